@@ -1,0 +1,55 @@
+"""The CPU Backend: numpy arrays are the handles, numpy views are the views."""
+from __future__ import annotations
+
+import os
+import warnings
+
+import ml_dtypes
+import numpy as np
+
+from dispatchtorch.backend import API_VERSION, DTYPE_NAMES, Backend, DeviceInfo
+
+from .kernels import KERNELS
+
+NP_DTYPES = {n: np.dtype(ml_dtypes.bfloat16) if n == "bfloat16" else np.dtype(n) for n in DTYPE_NAMES}
+
+# IEEE results such as 1/0 = inf are the semantics, not accidents: keep numpy's
+# floating-point warnings from our kernels out of the user's console (only ours).
+warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"dispatchtorch_cpu(\.|$)")
+
+
+class CPUBackend(Backend):
+    name = "cpu"
+    api_version = API_VERSION
+    kernels = KERNELS
+
+    def devices(self):
+        return [DeviceInfo(0, f"host CPU (numpy {np.__version__})", frozenset(DTYPE_NAMES),
+                           {"threads": os.cpu_count(), "fp64": True, "fp16": True})]
+
+    def empty(self, shape, dtype, device):
+        return np.empty(shape, NP_DTYPES[dtype])
+
+    def from_host(self, array, device, copy=True):
+        if copy or not array.flags.c_contiguous or not array.flags.writeable:
+            return np.array(array, order="C", copy=True)
+        return array
+
+    def to_host(self, handle):
+        return handle
+
+    def as_strided(self, storage, shape, strides, offset):
+        item = storage.itemsize
+        return np.ndarray(shape, storage.dtype, storage, offset * item, tuple(s * item for s in strides))
+
+    def copy_(self, dst, src):
+        np.copyto(dst, src, casting="unsafe")
+
+    def fill_(self, dst, value):
+        dst.fill(value)
+
+    def to_dlpack(self, handle, *args, **kwargs):
+        return handle.__dlpack__(*args, **kwargs)
+
+    def dlpack_device(self, handle):
+        return handle.__dlpack_device__()

@@ -1,0 +1,223 @@
+"""Every prim of the catalogue in numpy: the reference the others are checked against.
+
+float16 and bfloat16 are computed in float32 and rounded once, as PyTorch does.
+"""
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+
+_LOWP = frozenset({np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)})
+_F32 = np.dtype(np.float32)
+
+
+def _scipy_special(name):
+    import scipy.special
+    return getattr(scipy.special, name)
+
+
+def _lazy(name):
+    fn = []
+
+    def call(*args, **kwargs):
+        if not fn:
+            fn.append(_scipy_special(name))
+        return fn[0](*args, **kwargs)
+    return call
+
+
+def _unary(f):
+    def kernel(out, x):
+        if out.dtype in _LOWP:
+            out[...] = f(x.astype(_F32))
+        else:
+            f(x, out=out)
+    return kernel
+
+
+def _binary(f):
+    def kernel(out, a, b):
+        if a.dtype in _LOWP:
+            out[...] = f(a.astype(_F32), b.astype(_F32))
+        else:
+            f(a, b, out=out)
+    return kernel
+
+
+def _compare(f):
+    def kernel(out, a, b):
+        if a.dtype in _LOWP:
+            f(a.astype(_F32), b.astype(_F32), out=out)
+        else:
+            f(a, b, out=out)
+    return kernel
+
+
+def _div(out, a, b):
+    if a.dtype.kind == "f":
+        return _binary(np.true_divide)(out, a, b)
+    if np.any(b == 0):
+        raise ZeroDivisionError("integer division by zero")
+    rem = np.fmod(a, b)
+    out[...] = (a - rem) // b          # exact: a - rem is a multiple of b
+
+
+def _fmod(out, a, b):
+    if a.dtype.kind != "f" and np.any(b == 0):
+        raise ZeroDivisionError("integer modulo by zero")
+    _binary(np.fmod)(out, a, b)
+
+
+def _where(out, cond, a, b):
+    np.copyto(out, b)
+    np.copyto(out, a, where=cond)
+
+
+def _acc_dtype(x, out):
+    return _F32 if out.dtype in _LOWP else out.dtype
+
+
+def _reduce(f):
+    def kernel(out, x, *, dims, keepdim):
+        if x.dtype in _LOWP:
+            x = x.astype(_F32)
+        out[...] = f(x, axis=dims, keepdims=keepdim, dtype=_acc_dtype(x, out))
+    return kernel
+
+
+def _extreme(f):
+    def kernel(out, x, *, dims, keepdim):
+        out[...] = f(x.astype(_F32) if x.dtype in _LOWP else x, axis=dims, keepdims=keepdim)
+    return kernel
+
+
+def _arg(f):
+    def kernel(out, x, *, dim, keepdim):
+        if x.dtype in _LOWP:
+            x = x.astype(_F32)
+        out[...] = f(x, axis=dim, keepdims=keepdim)
+    return kernel
+
+
+def _scan(f):
+    def kernel(out, x, *, dim):
+        if x.dtype in _LOWP:
+            x = x.astype(_F32)
+        out[...] = f(x, axis=dim, dtype=_acc_dtype(x, out))
+    return kernel
+
+
+def _cumext(ufunc):
+    def kernel(values, indices, x, *, dim):
+        if x.shape[dim] == 0:
+            return
+        xs = x.astype(_F32) if x.dtype in _LOWP else x
+        run = ufunc.accumulate(xs, axis=dim)
+        # the index is the last position up to here where x reached the running value
+        hit = xs == run
+        if xs.dtype.kind == "f":
+            hit |= np.isnan(xs)
+        shape = [1] * x.ndim
+        shape[dim] = x.shape[dim]
+        pos = np.arange(x.shape[dim]).reshape(shape)
+        indices[...] = np.maximum.accumulate(np.where(hit, pos, 0), axis=dim)
+        values[...] = run
+    return kernel
+
+
+def _matmul(out, a, b):
+    if a.dtype in _LOWP:
+        out[...] = np.matmul(a.astype(_F32), b.astype(_F32))
+    elif out.flags.c_contiguous:
+        np.matmul(a, b, out=out)
+    else:
+        out[...] = np.matmul(a, b)
+
+
+def _gather(out, x, index, *, dim):
+    out[...] = np.take_along_axis(x, index, axis=dim)
+
+
+def _full_index(index, dim):
+    idx = list(np.ix_(*[np.arange(n) for n in index.shape]))
+    idx[dim] = index
+    return tuple(idx)
+
+
+_SCATTER_UFUNC = {"sum": np.add, "prod": np.multiply, "amax": np.maximum, "amin": np.minimum}
+
+
+def _scatter_(out, index, src, *, dim, reduce):
+    if index.size == 0:
+        return
+    if reduce == "none":
+        np.put_along_axis(out, index, src, axis=dim)
+        return
+    ufunc = _SCATTER_UFUNC[reduce]
+    if out.dtype in _LOWP:
+        acc = out.astype(_F32)
+        ufunc.at(acc, _full_index(index, dim), src.astype(_F32))
+        out[...] = acc
+    else:
+        ufunc.at(out, _full_index(index, dim), src)
+
+
+def _nonzero(out, x):
+    out[...] = np.argwhere(x)
+
+
+def _sort(values, indices, x, *, dim, descending):
+    xs = x.astype(_F32) if x.dtype in _LOWP else x
+    if descending:
+        # a stable ascending sort of the reversed data, reversed: values descend, NaN
+        # first, and equal values keep their original order
+        n = x.shape[dim]
+        order = n - 1 - np.flip(np.argsort(np.flip(xs, axis=dim), axis=dim, kind="stable"), axis=dim)
+    else:
+        order = np.argsort(xs, axis=dim, kind="stable")
+    indices[...] = order
+    values[...] = np.take_along_axis(x, order, axis=dim)
+
+
+def _searchsorted(out, seq, values, *, right):
+    side = "right" if right else "left"
+    if seq.dtype in _LOWP:
+        seq, values = seq.astype(_F32), values.astype(_F32)
+    for b in range(seq.shape[0]):
+        out[b] = np.searchsorted(seq[b], values[b], side=side)
+
+
+KERNELS = {
+    # unary, floating
+    "exp": _unary(np.exp), "exp2": _unary(np.exp2), "expm1": _unary(np.expm1),
+    "log": _unary(np.log), "log2": _unary(np.log2), "log10": _unary(np.log10),
+    "log1p": _unary(np.log1p), "sqrt": _unary(np.sqrt),
+    "sin": _unary(np.sin), "cos": _unary(np.cos), "tan": _unary(np.tan),
+    "asin": _unary(np.arcsin), "acos": _unary(np.arccos), "atan": _unary(np.arctan),
+    "sinh": _unary(np.sinh), "cosh": _unary(np.cosh), "tanh": _unary(np.tanh),
+    "asinh": _unary(np.arcsinh), "acosh": _unary(np.arccosh), "atanh": _unary(np.arctanh),
+    "erf": _unary(_lazy("erf")), "erfc": _unary(_lazy("erfc")), "erfinv": _unary(_lazy("erfinv")),
+    "floor": _unary(np.floor), "ceil": _unary(np.ceil), "round": _unary(np.rint),
+    "trunc": _unary(np.trunc),
+    # unary, other
+    "neg": _unary(np.negative), "abs": _unary(np.abs), "bitwise_not": _unary(np.invert),
+    # binary
+    "add": _binary(np.add), "sub": _binary(np.subtract), "mul": _binary(np.multiply),
+    "div": _div, "fmod": _fmod, "pow": _binary(np.power),
+    "maximum": _binary(np.maximum), "minimum": _binary(np.minimum), "atan2": _binary(np.arctan2),
+    "bitwise_and": _binary(np.bitwise_and), "bitwise_or": _binary(np.bitwise_or),
+    "bitwise_xor": _binary(np.bitwise_xor), "bitwise_left_shift": _binary(np.left_shift),
+    "bitwise_right_shift": _binary(np.right_shift),
+    "eq": _compare(np.equal), "ne": _compare(np.not_equal), "lt": _compare(np.less),
+    "le": _compare(np.less_equal), "gt": _compare(np.greater), "ge": _compare(np.greater_equal),
+    "where": _where,
+    # reductions and scans
+    "sum": _reduce(np.sum), "prod": _reduce(np.prod),
+    "amax": _extreme(np.amax), "amin": _extreme(np.amin),
+    "argmax": _arg(np.argmax), "argmin": _arg(np.argmin),
+    "cumsum": _scan(np.cumsum), "cumprod": _scan(np.cumprod),
+    "cummax": _cumext(np.maximum), "cummin": _cumext(np.minimum),
+    # linear algebra, indexing, sorting
+    "matmul": _matmul, "gather": _gather, "scatter_": _scatter_, "nonzero": _nonzero,
+    "sort": _sort, "searchsorted": _searchsorted,
+}

@@ -1,0 +1,56 @@
+"""dispatchtorch: a PyTorch-style frontend whose every op goes through one dispatcher
+to a backend package found through entry points.
+
+    import dispatchtorch as torch
+"""
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from . import _dtype
+from ._device import device
+from ._dtype import (bfloat16, dtype, finfo, float16, float32, float64, get_default_dtype, iinfo,
+                     int8, int16, int32, int64, promote_types, set_default_dtype, uint8)
+from ._dtype import bool_ as bool  # noqa: A001  (torch.bool)
+from ._repr import set_printoptions
+from ._shape import Size, broadcast_shapes
+from ._tensor import Tensor
+from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
+                                 is_inference_mode_enabled, no_grad, set_grad_enabled)
+from .ops import *  # noqa: F401,F403
+from .ops import _F, _I  # noqa: F401
+from . import ops as _ops
+from . import autograd, return_types  # noqa: F401
+
+globals().update({k: v for k, v in _ops._F.items()})
+globals().update({k: v for k, v in _ops._I.items()})
+abs = _ops.abs  # noqa: A001
+
+half, float, double = float16, float32, float64  # noqa: A001
+short, int, long = int16, int32, int64  # noqa: A001
+cfloat = None
+
+
+def is_tensor(obj) -> bool:
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(input) -> bool:
+    return input.dtype.is_floating_point
+
+
+def is_nonzero(input) -> bool:
+    return builtins_bool(input)
+
+
+def numel(input) -> int:
+    return input.numel()
+
+
+def typename(obj) -> str:
+    return obj.type() if isinstance(obj, Tensor) else type(obj).__name__
+
+
+import builtins as _builtins  # noqa: E402
+
+builtins_bool = _builtins.bool

@@ -1,0 +1,61 @@
+"""Places: the interned (backend, device index) pairs that tensors hold, so that the
+per-op path compares devices by identity and reaches its backend in one step."""
+from __future__ import annotations
+
+from ._device import device as Device
+from ._dtype import BY_NAME
+from .dispatch.loader import get_backend
+
+
+class Place:
+    """A usable device: its public `device`, backend runtime and supported dtypes."""
+
+    __slots__ = ("device", "type", "index", "rt", "bk", "dtypes", "info", "empty", "__weakref__")
+
+    def __init__(self, dev: Device):
+        rt = get_backend(dev.type)
+        index = 0 if dev.index is None else dev.index
+        info = rt.device_info(index)      # raises with the reason if unusable
+        self.device = dev if dev.type == "cpu" or dev.index is not None else Device(dev.type, 0)
+        self.type, self.index = dev.type, index
+        self.rt, self.bk, self.info = rt, rt.backend, info
+        self.dtypes = frozenset(BY_NAME[n] for n in info.dtypes if n in BY_NAME)
+        self.empty = rt.backend.empty
+
+    def __repr__(self):
+        return f"<place {self.device}>"
+
+    def check_dtype(self, dt, op="op"):
+        if dt not in self.dtypes:
+            have = ", ".join(sorted(d.name for d in self.dtypes))
+            raise TypeError(f"{op}: device {self.device} does not support dtype {dt.name} "
+                            f"(supported: {have})")
+
+
+_places: dict = {}        # (type, index) -> Place
+_lookup: dict = {}        # what users pass (str, device, None) -> Place
+
+
+def place_of(d) -> Place:
+    """The Place for a device-like (None means the default device, the cpu)."""
+    try:
+        p = _lookup.get(d)
+    except TypeError:
+        p = None
+    if p is not None:
+        return p
+    dev = Device("cpu") if d is None else Device(d) if not isinstance(d, Device) else d
+    key = (dev.type, 0 if dev.index is None else dev.index)
+    p = _places.get(key)
+    if p is None:
+        p = _places[key] = Place(dev)
+    try:
+        _lookup[d] = p
+    except TypeError:
+        pass
+    return p
+
+
+def reset():
+    _places.clear()
+    _lookup.clear()

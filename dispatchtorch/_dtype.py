@@ -1,0 +1,200 @@
+"""dtypes and PyTorch's type promotion, with every table built once at import."""
+from __future__ import annotations
+
+import builtins
+
+import ml_dtypes
+import numpy as np
+
+from .backend.dtypes import DTYPE_NAMES, ITEMSIZE
+
+# category order used by promotion: bool < integer < floating
+BOOL, INT, FLOAT = 0, 1, 2
+
+_PT_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
+             "int64": "Long", "float16": "Half", "bfloat16": "BFloat16", "float32": "Float",
+             "float64": "Double"}
+
+
+class dtype:
+    """A tensor element type; compare with `is` or `==`."""
+
+    __slots__ = ("name", "itemsize", "is_floating_point", "is_signed", "category", "np",
+                 "_promote", "_rank", "__weakref__")
+    is_complex = False
+
+    def __init__(self, name, rank):
+        self.name = name
+        self._rank = rank
+        self.itemsize = ITEMSIZE[name]
+        self.is_floating_point = name.startswith(("float", "bfloat"))
+        self.category = BOOL if name == "bool" else FLOAT if self.is_floating_point else INT
+        self.is_signed = name not in ("bool", "uint8")
+        self.np = np.dtype(ml_dtypes.bfloat16) if name == "bfloat16" else np.dtype(name)
+        self._promote = {}
+
+    def __repr__(self):
+        return f"dispatchtorch.{self.name}"
+
+    def __reduce__(self):
+        return (_by_name, (self.name,))
+
+    def to_real(self):
+        return self
+
+    @property
+    def pt_name(self):
+        """PyTorch's C++ scalar type name, used in error messages as PyTorch does."""
+        return _PT_NAMES[self.name]
+
+
+DTYPES = tuple(dtype(n, i) for i, n in enumerate(DTYPE_NAMES))
+BY_NAME = {d.name: d for d in DTYPES}
+(bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64) = DTYPES
+
+
+def _by_name(name):
+    return BY_NAME[name]
+
+
+def _promote_pair(a: dtype, b: dtype) -> dtype:
+    """torch.promote_types, derived from PyTorch's rules instead of a pasted table."""
+    if a is b:
+        return a
+    if a.category != b.category:
+        hi, lo = (a, b) if a.category > b.category else (b, a)
+        return hi
+    if a.category == FLOAT:
+        if {a.name, b.name} == {"float16", "bfloat16"}:
+            return float32
+        return a if a.itemsize > b.itemsize else b
+    # integers: uint8 with a signed type needs the next signed size up
+    if a is uint8 or b is uint8:
+        other = b if a is uint8 else a
+        return int16 if other is int8 else other
+    return a if a.itemsize > b.itemsize else b
+
+
+for _a in DTYPES:
+    for _b in DTYPES:
+        _a._promote[_b] = _promote_pair(_a, _b)
+
+
+def promote_types(a: dtype, b: dtype) -> dtype:
+    return a._promote[b]
+
+
+_default_float = float32
+on_default_dtype_change: list = []    # callbacks: tables that depend on the default dtype
+
+
+def get_default_dtype() -> dtype:
+    return _default_float
+
+
+def set_default_dtype(d) -> None:
+    global _default_float
+    d = to_dtype(d)
+    if d not in (float16, bfloat16, float32, float64):
+        raise TypeError(f"set_default_dtype: only floating-point types are supported as the "
+                        f"default type, got {d}")
+    _default_float = d
+    for callback in on_default_dtype_change:
+        callback()
+
+
+_NP_TO_DTYPE = {d.np: d for d in DTYPES}
+_PY_TYPES = {builtins.bool: bool_, builtins.int: int64}
+_ALIASES = {"float": "float32", "double": "float64", "half": "float16", "long": "int64",
+            "int": "int32", "short": "int16", "bool_": "bool"}
+
+
+def to_dtype(d) -> dtype:
+    """Accept a dtype, a name, a numpy dtype or a Python type; raise TypeError otherwise."""
+    if type(d) is dtype:
+        return d
+    if d is builtins.float:
+        return _default_float
+    if d in _PY_TYPES:
+        return _PY_TYPES[d]
+    if isinstance(d, str):
+        name = _ALIASES.get(d, d).removeprefix("torch.").removeprefix("dispatchtorch.")
+        if name in BY_NAME:
+            return BY_NAME[name]
+        raise TypeError(f"unknown dtype {d!r}; expected one of {', '.join(DTYPE_NAMES)}")
+    try:
+        return _NP_TO_DTYPE[np.dtype(d)]
+    except (TypeError, KeyError):
+        raise TypeError(f"unknown dtype {d!r}; expected one of {', '.join(DTYPE_NAMES)}") from None
+
+
+def from_numpy_dtype(npd) -> dtype:
+    try:
+        return _NP_TO_DTYPE[npd]
+    except KeyError:
+        raise TypeError(f"can't convert numpy array of type {npd}; the supported types are "
+                        f"{', '.join(DTYPE_NAMES)}") from None
+
+
+def scalar_dtype(value) -> dtype:
+    """The weak dtype of a Python scalar, as PyTorch types a wrapped number."""
+    t = type(value)
+    if t is builtins.bool:
+        return bool_
+    if t is builtins.int:
+        return int64
+    if t is builtins.float:
+        return _default_float
+    if isinstance(value, np.generic):
+        return from_numpy_dtype(value.dtype)
+    raise TypeError(f"expected a Python number, got {t.__name__}")
+
+
+def result_type_of(dim_dt, zero_dt, scalar_dt) -> dtype:
+    """PyTorch's ResultTypeState combination: tensors with dims beat 0-d tensors,
+    which beat Python scalars, unless the weaker participant is of a higher category."""
+    return _combine(dim_dt, _combine(zero_dt, scalar_dt))
+
+
+def _combine(higher, lower):
+    if higher is None:
+        return lower
+    if lower is None:
+        return higher
+    if higher.category == FLOAT:
+        return higher
+    if higher is bool_ or lower.category == FLOAT:
+        return higher._promote[lower]
+    return higher
+
+
+class finfo:
+    """Machine limits of a floating dtype, as torch.finfo."""
+
+    def __init__(self, type=None):
+        d = to_dtype(type) if type is not None else _default_float
+        if not d.is_floating_point:
+            raise TypeError(f"finfo: {d} is not a floating point type")
+        info = ml_dtypes.finfo(d.np) if d is bfloat16 else np.finfo(d.np)
+        self.dtype, self.bits = d, d.itemsize * 8
+        self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)
+        self.tiny = self.smallest_normal = float(info.tiny)
+        self.resolution = float(info.resolution)
+
+    def __repr__(self):
+        return f"finfo(min={self.min:g}, max={self.max:g}, eps={self.eps:g}, dtype={self.dtype.name})"
+
+
+class iinfo:
+    """Limits of an integer dtype, as torch.iinfo."""
+
+    def __init__(self, type):
+        d = to_dtype(type)
+        if d.is_floating_point:
+            raise TypeError(f"iinfo: {d} is not an integer type")
+        info = np.iinfo(np.uint8 if d is bool_ else d.np)
+        self.dtype, self.bits = d, d.itemsize * 8
+        self.min, self.max = (0, 1) if d is bool_ else (int(info.min), int(info.max))
+
+    def __repr__(self):
+        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype.name})"

@@ -1,0 +1,69 @@
+"""Autograd for in-place ops: leaf checks, version bumps and history rewriting.
+
+An in-place op under autograd runs as its functional form, then writes the result
+into self's memory and moves self's history to the new node. When self is a view,
+its base's history becomes "base with this region replaced" (PyTorch's
+CopySlices), so gradients reach everything that shares the memory.
+"""
+from __future__ import annotations
+
+from ._run import record, record_view, strides_of
+from ._tensor import Tensor
+from .autograd.grad_mode import STATE
+from .dispatch import OPS
+from .dispatch.registry import IN
+
+
+def inplace_needs_graph(name, operands):
+    """Whether an in-place op on operands[0] must be recorded; raises where PyTorch does."""
+    if not STATE.enabled:
+        return False
+    self = operands[0]
+    if self._rg and self._grad_fn is None:
+        raise RuntimeError(f"{name}: a leaf Variable that requires grad is being used in an "
+                           f"in-place operation.")
+    base = self._base
+    if base is not None and base._rg and base._grad_fn is None:
+        raise RuntimeError(f"{name}: a view of a leaf Variable that requires grad is being used in "
+                           f"an in-place operation.")
+    if self._rg:
+        return True
+    for x in operands[1:]:
+        if isinstance(x, Tensor) and x._rg:
+            return True
+    return False
+
+
+def self_for_rule(op, self):
+    """The tensor the functional op should read as `self`: a copy when the derivative
+    rule saves it, since the in-place write is about to overwrite it."""
+    for kind, key in op.getters:
+        if kind == IN and key == 0:
+            return self.clone()
+    return self
+
+
+def commit_inplace(self, r):
+    """Write r into self and give self r's history. Returns self."""
+    self._place.bk.copy_(self._h, r._h)
+    vc = self._vc()
+    vc[0] += 1
+    if not r._rg:
+        return self
+    base = self._base
+    if base is None:
+        self._grad_fn, self._out_nr, self._rg = r._grad_fn, r._out_nr, True
+        return self
+    params = {"size": self._shape, "stride": strides_of(self), "storage_offset": self._offset}
+    # base's new value is "old base with self's region replaced by r"
+    record(OPS["as_strided_scatter"], (base, r), params, (base,))
+    base._rg = True
+    self._view_vc = vc[0]
+    record_view(base, self)
+    return self
+
+
+def bump(self):
+    """An in-place write outside autograd (no_grad, or nothing requires grad)."""
+    self._vc()[0] += 1
+    return self

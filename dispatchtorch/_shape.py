@@ -1,0 +1,126 @@
+"""Shape arithmetic done in the frontend so that kernels never infer shapes."""
+from __future__ import annotations
+
+import operator
+
+
+def contiguous_strides(shape):
+    strides = []
+    acc = 1
+    for n in reversed(shape):
+        strides.append(acc)
+        acc *= n if n else 1
+    return tuple(reversed(strides))
+
+
+def numel(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def broadcast_shapes2(a, b):
+    """torch.broadcast_shapes for two shapes, with PyTorch's error message."""
+    if a == b:
+        return a
+    na, nb = len(a), len(b)
+    n = max(na, nb)
+    a1 = (1,) * (n - na) + a
+    b1 = (1,) * (n - nb) + b
+    out = []
+    for i, (x, y) in enumerate(zip(a1, b1)):
+        if x == y or y == 1:
+            out.append(x)
+        elif x == 1:
+            out.append(y)
+        else:
+            raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) "
+                               f"at non-singleton dimension {i}")
+    return tuple(out)
+
+
+def broadcast_shapes(*shapes):
+    out = ()
+    for s in shapes:
+        out = broadcast_shapes2(out, tuple(s))
+    return out
+
+
+def expand_strides(shape, strides, target):
+    """Strides that view (shape, strides) as the broadcast shape `target`."""
+    lead = len(target) - len(shape)
+    out = [0] * lead
+    for i, (n, st) in enumerate(zip(shape, strides)):
+        t = target[lead + i]
+        if n == t:
+            out.append(st)
+        elif n == 1:
+            out.append(0)
+        else:
+            raise RuntimeError(f"The expanded size of the tensor ({t}) must match the existing size "
+                               f"({n}) at non-singleton dimension {lead + i}.  Target sizes: "
+                               f"{list(target)}.  Tensor sizes: {list(shape)}")
+    return tuple(out)
+
+
+def norm_dim(dim, ndim, op="op"):
+    """A dim in [-ndim, ndim) made non-negative; 0-d tensors accept -1 and 0."""
+    try:
+        d = operator.index(dim)
+    except TypeError:
+        raise TypeError(f"{op}: dim must be an int, got {type(dim).__name__}") from None
+    n = ndim if ndim else 1
+    if not -n <= d < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    return d + n if d < 0 else d
+
+
+def norm_dims(dim, ndim, op="op"):
+    """dim=None/int/tuple -> sorted tuple of non-negative dims (None or () = all)."""
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, (tuple, list)):
+        if len(dim) == 0:
+            return tuple(range(ndim))
+        dims = [norm_dim(d, ndim, op) for d in dim]
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"{op}: dim {dims[0]} appears multiple times in the list of dims")
+        if ndim == 0:
+            return ()
+        return tuple(sorted(dims))
+    d = norm_dim(dim, ndim, op)
+    return () if ndim == 0 else (d,)
+
+
+def reduced_shape(shape, dims, keepdim):
+    if keepdim:
+        return tuple(1 if i in dims else n for i, n in enumerate(shape))
+    return tuple(n for i, n in enumerate(shape) if i not in dims)
+
+
+def as_shape(args, op="view"):
+    """Accept f(2, 3), f((2, 3)), f([2, 3]) and torch.Size."""
+    if len(args) == 1 and not isinstance(args[0], int):
+        args = args[0]
+    try:
+        return tuple(operator.index(a) for a in args)
+    except TypeError:
+        raise TypeError(f"{op}: size must be a tuple of ints, got {args!r}") from None
+
+
+class Size(tuple):
+    """torch.Size: a tuple of ints with PyTorch's repr and numel()."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return f"dispatchtorch.Size([{', '.join(map(str, self))}])"
+
+    def numel(self):
+        return numel(self)
+
+    def __getitem__(self, item):
+        r = tuple.__getitem__(self, item)
+        return Size(r) if isinstance(item, slice) else r

@@ -1,0 +1,402 @@
+"""The Tensor: frontend metadata around a backend-native handle.
+
+The frontend owns shape, dtype, device, view geometry (storage, offset, strides)
+and autograd metadata; the backend owns memory. Op methods are attached by the
+ops modules; this file holds what is about the object itself.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import _repr
+from ._shape import Size, contiguous_strides, numel as _numel
+from .autograd.grad_mode import STATE
+
+
+class Tensor:
+    """A multi-dimensional array on a device, with optional gradient tracking."""
+
+    # Class-level defaults: a fresh op output only sets what differs from these.
+    _storage = None       # the storage handle for views; None: `_h` is its own storage
+    _offset = 0           # element offset into the storage
+    _stride = None        # element strides; None: C-contiguous
+    _version = None       # [n], shared by every view of a storage; created on demand
+    _rg = False           # requires grad
+    _grad_fn = None
+    _out_nr = 0
+    _grad = None
+    _base = None          # the root tensor this is a view of
+    _view_vc = None       # the version at which a view's grad_fn was made
+    _hooks = None
+    _retains = False
+    __hash__ = object.__hash__
+    __array_priority__ = 1000    # numpy defers `ndarray op tensor` to us
+
+    def __init__(self, *args, **kwargs):
+        # torch.Tensor(data) / torch.Tensor(*sizes): the legacy constructor.
+        from . import ops
+        if len(args) == 1 and not isinstance(args[0], int):
+            src = ops.tensor(args[0], dtype=kwargs.get("dtype"), device=kwargs.get("device"))
+            if not src.dtype.is_floating_point and kwargs.get("dtype") is None:
+                src = src.float()
+        else:
+            src = ops.empty(*args, **kwargs)
+        self.__dict__.update(src.__dict__)
+
+    # -- identity and geometry --------------------------------------------------
+    @property
+    def shape(self):
+        return Size(self._shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(self._shape)
+        from ._shape import norm_dim
+        return self._shape[norm_dim(dim, len(self._shape), "size")]
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def device(self):
+        return self._place.device
+
+    @property
+    def is_cuda(self):
+        return self._place.type == "cuda"
+
+    @property
+    def is_cpu(self):
+        return self._place.type == "cpu"
+
+    @property
+    def is_meta(self):
+        return self._place.type == "meta"
+
+    @property
+    def ndim(self):
+        return len(self._shape)
+
+    def dim(self):
+        return len(self._shape)
+
+    ndimension = dim
+
+    def numel(self):
+        return _numel(self._shape)
+
+    nelement = numel
+
+    def element_size(self):
+        return self._dtype.itemsize
+
+    @property
+    def itemsize(self):
+        return self._dtype.itemsize
+
+    @property
+    def nbytes(self):
+        return self._dtype.itemsize * _numel(self._shape)
+
+    def stride(self, dim=None):
+        st = self._stride if self._stride is not None else contiguous_strides(self._shape)
+        if dim is None:
+            return st
+        from ._shape import norm_dim
+        return st[norm_dim(dim, len(self._shape), "stride")]
+
+    def storage_offset(self):
+        return self._offset
+
+    def is_contiguous(self, memory_format=None):
+        st = self._stride
+        if st is None:
+            return True
+        expected = 1
+        for n, s in zip(reversed(self._shape), reversed(st)):
+            if n != 1 and s != expected:
+                return False
+            expected *= n
+        return True
+
+    def _vc(self):
+        """The version counter, shared with every view of the same storage."""
+        v = self._version
+        if v is None:
+            v = self._version = [0]
+        return v
+
+    @property
+    def _version_num(self):
+        return self._vc()[0]
+
+    def data_ptr(self):
+        return id(self._storage if self._storage is not None else self._h) + self._offset
+
+    def untyped_storage_id(self):
+        return id(self._storage if self._storage is not None else self._h)
+
+    # -- autograd attributes ------------------------------------------------------
+    @property
+    def requires_grad(self):
+        return self._rg
+
+    @requires_grad.setter
+    def requires_grad(self, flag):
+        self.requires_grad_(flag)
+
+    def requires_grad_(self, requires_grad=True):
+        if self._grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError("you can only change requires_grad flags of leaf variables. If you "
+                                   "want to use a computed variable in a subgraph that doesn't require "
+                                   "differentiation use var_no_grad = var.detach().")
+            return self
+        if requires_grad and not self._dtype.is_floating_point:
+            raise RuntimeError(f"only Tensors of floating point dtype can require gradients, "
+                               f"got {self._dtype}")
+        self._rg = bool(requires_grad)
+        return self
+
+    @property
+    def grad(self):
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got "
+                                f"{type(value).__name__}")
+            if value._shape != self._shape:
+                raise RuntimeError(f"assigned grad has data of a different size: "
+                                   f"{list(value._shape)} vs {list(self._shape)}")
+            if value._dtype is not self._dtype:
+                raise RuntimeError(f"assigned grad has data of a different type: {value._dtype} vs "
+                                   f"{self._dtype}")
+            if value._place is not self._place:
+                raise RuntimeError(f"assigned grad has data located on a different device: "
+                                   f"{value.device} vs {self.device}")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self):
+        self._grad = None
+
+    @property
+    def grad_fn(self):
+        if self._base is not None and self._grad_fn is not None:
+            from ._run import refresh_view
+            refresh_view(self)
+        return self._grad_fn
+
+    @property
+    def is_leaf(self):
+        return self._grad_fn is None
+
+    @property
+    def retains_grad(self):
+        return self._retains
+
+    def retain_grad(self):
+        if self._grad_fn is None:
+            if not self._rg:
+                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+            return
+        if self._retains:
+            return
+        import weakref
+        node = self._grad_fn
+        if node.retains is None:
+            node.retains = {}
+        node.retains[self._out_nr] = weakref.ref(self)
+        self._retains = True
+
+    def register_hook(self, hook):
+        """hook(grad) -> Tensor or None, run when this tensor's gradient is computed."""
+        if not self._rg:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._grad_fn is not None:
+            return self._grad_fn.add_output_hook(self._out_nr, hook)
+        from .autograd.graph import _Removable
+        if self._hooks is None:
+            self._hooks = []
+        self._hooks.append(hook)
+        return _Removable(self._hooks, hook)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        from .autograd.engine import backward
+        backward(self, gradient, retain_graph, create_graph, inputs)
+
+    def detach(self):
+        """A new tensor sharing this one's memory and version, outside the graph."""
+        t = object.__new__(Tensor)
+        d = t.__dict__
+        d.update(self.__dict__)
+        for k in ("_rg", "_grad_fn", "_out_nr", "_grad", "_base", "_view_vc", "_hooks",
+                  "_retains"):
+            d.pop(k, None)
+        d["_version"] = self._vc()
+        return t
+
+    def detach_(self):
+        if self._base is not None and self._grad_fn is not None:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self._grad_fn = None
+        self._rg = False
+        self._out_nr = 0
+        return self
+
+    @property
+    def data(self):
+        return self.detach()
+
+    @data.setter
+    def data(self, other):
+        if not isinstance(other, Tensor):
+            raise TypeError(f"data must be a Tensor, got {type(other).__name__}")
+        for k in ("_h", "_shape", "_dtype", "_place", "_storage", "_offset", "_stride"):
+            setattr(self, k, getattr(other, k))
+        self._version = other._vc()
+
+    # -- host conversion ---------------------------------------------------------------
+    def _host(self):
+        """The values as a numpy array (may alias memory on host backends)."""
+        return self._place.bk.to_host(self._h)
+
+    def numpy(self, *, force=False):
+        if self._rg and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        if self._place.type != "cpu":
+            if not force:
+                raise TypeError(f"can't convert {self._place.device} device type tensor to numpy. "
+                                f"Use Tensor.cpu() to copy the tensor to host memory first.")
+            return np.array(self._host())
+        return self._host()
+
+    def tolist(self):
+        a = self._host()
+        if self._dtype.name == "bfloat16":
+            a = a.astype(np.float32)
+        return a.tolist()
+
+    def item(self):
+        n = _numel(self._shape)
+        if n != 1:
+            raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
+        v = self._host().reshape(())
+        return float(v) if self._dtype.name == "bfloat16" else v.item()
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.detach()._host() if self._place.type == "cpu" else np.array(self._host())
+        return a if dtype is None else a.astype(dtype)
+
+    def __dlpack__(self, *args, **kwargs):
+        if self._place.type != "cpu":
+            dl = getattr(self._place.bk, "to_dlpack", None)
+            if dl is None:
+                raise BufferError(f"__dlpack__: backend '{self._place.type}' does not export DLPack")
+            return dl(self._h, *args, **kwargs)
+        return self._host().__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self):
+        if self._place.type != "cpu":
+            dev = getattr(self._place.bk, "dlpack_device", None)
+            if dev is None:
+                raise BufferError(f"__dlpack_device__: backend '{self._place.type}' has no DLPack device")
+            return dev(self._h)
+        return self._host().__dlpack_device__()
+
+    # -- Python protocol -----------------------------------------------------------------
+    def __len__(self):
+        if not self._shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self._shape[0]
+
+    def __iter__(self):
+        if not self._shape:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._shape[0]))
+
+    def __bool__(self):
+        n = _numel(self._shape)
+        if n != 1:
+            raise RuntimeError(f"Boolean value of Tensor with {'more than one value' if n else 'no values'} "
+                               f"is ambiguous")
+        return bool(self.item())
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self._dtype.is_floating_point or _numel(self._shape) != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __complex__(self):
+        return complex(self.item())
+
+    def __repr__(self, *, tensor_contents=None):
+        return _repr.tensor_repr(self)
+
+    def __format__(self, spec):
+        if self.dim() == 0 and spec:
+            return self.item().__format__(spec)
+        return repr(self)
+
+    def __deepcopy__(self, memo):
+        if id(self) in memo:
+            return memo[id(self)]
+        with_grad = STATE.enabled
+        STATE.enabled = False
+        try:
+            new = self.clone()
+        finally:
+            STATE.enabled = with_grad
+        new.__class__ = self.__class__
+        for k, v in self.__dict__.items():
+            if not k.startswith("_") and k not in new.__dict__:
+                import copy
+                new.__dict__[k] = copy.deepcopy(v, memo)
+        new._rg = self._rg
+        if self._grad is not None:
+            new._grad = self._grad.__deepcopy__(memo)
+        memo[id(self)] = new
+        return new
+
+    def __reduce_ex__(self, protocol):
+        from .serialization import _rebuild_tensor
+        return (_rebuild_tensor, (self.detach().cpu().numpy().copy(), str(self.device), self._rg))
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+
+    @property
+    def output_nr(self):
+        return self._out_nr
+
+    @property
+    def layout(self):
+        return "strided"
+
+    @property
+    def is_sparse(self):
+        return False
+
+    @property
+    def is_quantized(self):
+        return False
+
+    def is_floating_point(self):
+        return self._dtype.is_floating_point
+
+    def is_complex(self):
+        return False
+
+    def get_device(self):
+        return -1 if self._place.type == "cpu" else self._place.index

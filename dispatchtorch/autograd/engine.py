@@ -1,0 +1,273 @@
+"""The backward engine: an iterative topological walk (no recursion, so a chain of
+100,000 ops is fine), freeing saved values as it goes unless retain_graph."""
+from __future__ import annotations
+
+from .. import ops as _ops
+from .._tensor import Tensor
+from .grad_mode import STATE
+from .graph import Node
+
+
+def _edge_of(t, what):
+    if t._grad_fn is not None:
+        return (t._grad_fn, t._out_nr)
+    if t._rg:
+        return (t, 0)
+    raise RuntimeError(f"element {what} of tensors does not require grad and does not have a grad_fn")
+
+
+def _root_grads(outputs, grads, create_graph):
+    if grads is None:
+        grads = (None,) * len(outputs)
+    elif isinstance(grads, Tensor) or not isinstance(grads, (list, tuple)):
+        grads = (grads,)
+    if len(grads) != len(outputs):
+        raise RuntimeError(f"grad_tensors has {len(grads)} entries but there are {len(outputs)} outputs")
+    out = []
+    for i, (t, g) in enumerate(zip(outputs, grads)):
+        if g is None:
+            if t.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if not t._dtype.is_floating_point:
+                raise RuntimeError(f"grad can be implicitly created only for real scalar outputs "
+                                   f"but got {t._dtype}")
+            g = _ops.ones_like(t)
+        elif not isinstance(g, Tensor):
+            g = _ops.full_like(t, g)
+        elif g._shape != t._shape:
+            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {tuple(g._shape)} "
+                               f"and output[{i}] has a shape of {tuple(t._shape)}.")
+        out.append(g)
+    return out
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulate d(tensors)/d(leaf) into every reachable leaf's .grad."""
+    tensors = (tensors,) if isinstance(tensors, Tensor) else tuple(tensors)
+    if retain_graph is None:
+        retain_graph = create_graph
+    edges = [_edge_of(t, i) for i, t in enumerate(tensors)]
+    grads = _root_grads(tensors, grad_tensors, create_graph)
+    only = None
+    if inputs is not None:
+        inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
+        if not inputs:
+            raise RuntimeError("backward: 'inputs' argument to backward() cannot be empty.")
+        only = {id(t) for t in inputs}
+    _Run(edges, grads, retain_graph, create_graph, accumulate=True, only=only,
+         capture=[_edge_of(t, i) for i, t in enumerate(inputs)] if inputs else None).go()
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """The gradients of outputs with respect to inputs, without touching any .grad."""
+    outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
+    single = isinstance(inputs, Tensor)
+    inputs = (inputs,) if single else tuple(inputs)
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    if retain_graph is None:
+        retain_graph = create_graph
+    for i, t in enumerate(inputs):
+        if not t.requires_grad:
+            raise RuntimeError(f"One of the differentiated Tensors (input {i}) does not require grad")
+    edges = [_edge_of(t, i) for i, t in enumerate(outputs)]
+    grads = _root_grads(outputs, grad_outputs, create_graph)
+    run = _Run(edges, grads, retain_graph, create_graph, accumulate=False, only=None,
+               capture=[_edge_of(t, i) for i, t in enumerate(inputs)])
+    results = run.go()
+    for i, r in enumerate(results):
+        if r is None:
+            if materialize_grads:
+                results[i] = _ops.zeros_like(inputs[i])
+            elif not allow_unused:
+                raise RuntimeError(f"One of the differentiated Tensors (input {i}) appears to not have "
+                                   f"been used in the graph. Set allow_unused=True if this is the "
+                                   f"desired behavior.")
+    return tuple(results)
+
+
+class _Run:
+    """One backward pass."""
+
+    def __init__(self, edges, grads, retain, create, accumulate, only, capture):
+        self.edges, self.grads = edges, grads
+        self.retain, self.create = retain, create
+        self.accumulate, self.only = accumulate, only
+        self.capture = capture
+        self.handed = {id(g) for g in grads}   # tensors someone else holds: clone before keeping
+        self.results = [None] * len(capture) if capture else None
+
+    def go(self):
+        deps, nodes = self._count()
+        needed = self._needed(nodes) if self.capture is not None and not self.accumulate else None
+        cap_nodes, cap_leaves = {}, {}
+        for slot, (target, nr) in enumerate(self.capture or ()):
+            if isinstance(target, Node):
+                cap_nodes.setdefault(id(target), []).append((nr, slot))
+            else:
+                cap_leaves.setdefault(id(target), []).append(slot)
+        buffers, leaf_buf = {}, {}
+        ready = []
+        for (target, nr), g in zip(self.edges, self.grads):
+            self._add(target, nr, g, buffers, leaf_buf)
+        for target, _ in self.edges:
+            key = id(target)
+            if deps.get(key, 0) == 0:
+                if isinstance(target, Node):
+                    if target not in ready:
+                        ready.append(target)
+                elif key in leaf_buf:
+                    self._finish_leaf(target, leaf_buf.pop(key), cap_leaves)
+        prev = STATE.enabled
+        STATE.enabled = self.create
+        try:
+            while ready:
+                node = ready.pop()
+                outs = buffers.pop(id(node), None) or [None] * node.n_out
+                self._pre(node, outs, cap_nodes)
+                if needed is not None and id(node) not in needed:
+                    continue
+                grads_in = self._apply(node, outs)
+                for i, e in enumerate(node.next):
+                    if e is None:
+                        continue
+                    target, nr = e
+                    key = id(target)
+                    self._add(target, nr, grads_in[i] if grads_in is not None else None,
+                              buffers, leaf_buf)
+                    left = deps[key] = deps[key] - 1
+                    if left == 0:
+                        if isinstance(target, Node):
+                            ready.append(target)
+                        elif key in leaf_buf:
+                            self._finish_leaf(target, leaf_buf.pop(key), cap_leaves)
+        finally:
+            STATE.enabled = prev
+        return self.results
+
+    def _count(self):
+        deps, seen = {}, set()
+        stack = [t for t, _ in self.edges if isinstance(t, Node)]
+        nodes = []
+        for n in stack:
+            seen.add(id(n))
+        while stack:
+            n = stack.pop()
+            nodes.append(n)
+            for e in n.next:
+                if e is None:
+                    continue
+                t = e[0]
+                key = id(t)
+                deps[key] = deps.get(key, 0) + 1
+                if isinstance(t, Node) and key not in seen:
+                    seen.add(key)
+                    stack.append(t)
+        return deps, nodes
+
+    def _needed(self, nodes):
+        """Nodes on a path to a captured input: the rest need not run."""
+        targets = {id(t) for t, _ in self.capture}
+        needed = set()
+        # nodes are in discovery order; iterate to a fixpoint over the reversed order
+        changed = True
+        while changed:
+            changed = False
+            for n in reversed(nodes):
+                key = id(n)
+                if key in needed:
+                    continue
+                if key in targets or any(e is not None and (id(e[0]) in needed or id(e[0]) in targets)
+                                         for e in n.next):
+                    needed.add(key)
+                    changed = True
+        return needed
+
+    @staticmethod
+    def _add(target, nr, g, buffers, leaf_buf):
+        if g is None:
+            return
+        key = id(target)
+        if isinstance(target, Node):
+            buf = buffers.get(key)
+            if buf is None:
+                buf = buffers[key] = [None] * target.n_out
+            buf[nr] = g if buf[nr] is None else buf[nr] + g
+        else:
+            old = leaf_buf.get(key)
+            leaf_buf[key] = g if old is None else old + g
+
+    def _pre(self, node, outs, cap_nodes):
+        if node.pre_hooks:
+            for nr, hooks in node.pre_hooks.items():
+                for h in list(hooks):
+                    if outs[nr] is not None:
+                        r = h(outs[nr])
+                        if r is not None:
+                            outs[nr] = r
+        if node.retains:
+            for nr, ref in node.retains.items():
+                t = ref()
+                if t is not None and outs[nr] is not None:
+                    self._keep_grad(t, outs[nr])
+        for nr, slot in cap_nodes.get(id(node), ()):
+            self.results[slot] = outs[nr]
+            if outs[nr] is not None:
+                self.handed.add(id(outs[nr]))
+
+    def _apply(self, node, outs):
+        if all(g is None for g in outs):
+            return None
+        saved = node.unpack_saved(self.retain)
+        g = outs[0] if node.n_out == 1 else tuple(outs)
+        grads = node.rule(g, *saved)
+        if not isinstance(grads, tuple):
+            grads = (grads,)
+        if len(grads) != len(node.next):
+            raise RuntimeError(f"{node.name()} returned {len(grads)} gradients but the op has "
+                               f"{len(node.next)} differentiable inputs")
+        fixed = []
+        for gi, e, meta in zip(grads, node.next, node.in_meta):
+            if gi is not None and e is not None:
+                shape, dt = meta
+                if gi._shape != shape:
+                    gi = _ops.sum_to(gi, shape, node.op_name)
+                if gi._dtype is not dt:
+                    gi = gi.to(dt)
+            fixed.append(gi)
+        if node.hooks:
+            for h in node.hooks:
+                r = h(tuple(fixed), tuple(outs))
+                if r is not None:
+                    fixed = list(r)
+        return fixed
+
+    def _finish_leaf(self, t, g, cap_leaves):
+        for h in t._hooks or ():
+            r = h(g)
+            if r is not None:
+                g = r
+        for slot in cap_leaves.get(id(t), ()):
+            self.results[slot] = g
+            self.handed.add(id(g))
+        if self.accumulate and (self.only is None or id(t) in self.only):
+            self._keep_grad(t, g)
+
+    def _keep_grad(self, t, g):
+        if not self.create:
+            g = g.detach()
+        if t._grad is None:
+            if id(g) in self.handed or g._storage is not None:
+                g = g.clone() if self.create else g.detach().clone()
+            self.handed.add(id(g))
+            t._grad = g
+        elif self.create:
+            t._grad = t._grad + g
+        else:
+            prev = STATE.enabled
+            STATE.enabled = False
+            try:
+                t._grad.add_(g)
+            finally:
+                STATE.enabled = prev

@@ -1,0 +1,99 @@
+"""Grad mode: whether ops record the graph. One module-level flag, read on every op."""
+from __future__ import annotations
+
+import functools
+
+
+class _State:
+    __slots__ = ("enabled", "inference")
+
+    def __init__(self):
+        self.enabled = True
+        self.inference = False
+
+
+STATE = _State()
+
+
+def is_grad_enabled() -> bool:
+    return STATE.enabled
+
+
+def is_inference_mode_enabled() -> bool:
+    return STATE.inference
+
+
+class _Mode:
+    """Base for the grad-mode switches: context manager and decorator at once."""
+
+    _enable = True
+    _inference = None
+
+    def __enter__(self):
+        self._prev = (STATE.enabled, STATE.inference)
+        STATE.enabled = self._enable
+        if self._inference is not None:
+            STATE.inference = self._inference
+
+    def __exit__(self, *exc):
+        STATE.enabled, STATE.inference = self._prev
+        return False
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with self.__class__(*self._args()):
+                return fn(*args, **kwargs)
+        return wrapper
+
+    def _args(self):
+        return ()
+
+    def clone(self):
+        return self.__class__(*self._args())
+
+
+class no_grad(_Mode):
+    """Ops inside record no graph; results do not require grad."""
+    _enable = False
+
+
+class enable_grad(_Mode):
+    """Re-enable recording inside a no_grad region."""
+    _enable = True
+
+
+class set_grad_enabled(_Mode):
+    """Set recording on or off: as a call, a context manager or a decorator."""
+
+    def __init__(self, mode: bool):
+        self._enable = bool(mode)
+        self._prev = (STATE.enabled, STATE.inference)
+        STATE.enabled = self._enable     # torch.set_grad_enabled(False) also works as a plain call
+
+    def __enter__(self):
+        STATE.enabled = self._enable     # the state before the call was saved by __init__
+
+    def __call__(self, fn):
+        STATE.enabled, STATE.inference = self._prev   # used as a decorator: undo the call
+        return super().__call__(fn)
+
+    def _args(self):
+        return (self._enable,)
+
+
+class inference_mode(_Mode):
+    """Like no_grad (tensors made inside are never recorded); mode=False is a no-op."""
+
+    def __init__(self, mode: bool = True):
+        self._mode = bool(mode)
+        self._enable = not self._mode if self._mode else STATE.enabled
+        self._inference = True if self._mode else None
+
+    def __enter__(self):
+        if not self._mode:
+            self._enable = STATE.enabled
+        super().__enter__()
+
+    def _args(self):
+        return (self._mode,)

@@ -1,0 +1,88 @@
+"""The Backend contract: what the core asks of every backend package."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+# major: incompatible contract changes; minor: additions a newer core understands.
+# A backend built for (M, m) loads in a core with the same M and a minor >= m.
+API_VERSION = (1, 0)
+
+
+def compatible(backend_version, core_version=API_VERSION) -> bool:
+    try:
+        major, minor = backend_version
+    except (TypeError, ValueError):
+        return False
+    return major == core_version[0] and minor <= core_version[1]
+
+
+class BackendError(RuntimeError):
+    """Raised by the core when a backend cannot do what was asked (no device,
+    unsupported dtype, a kernel failure); the message names op and backend."""
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    index: int
+    name: str
+    dtypes: frozenset            # dtype names this device computes in
+    properties: Mapping[str, Any] = field(default_factory=dict)
+
+
+class Backend:
+    """Subclass and fill in. Handles are backend-native objects (a numpy array, an
+    OpenCL buffer plus layout, a cupy array) that know their shape, strides and
+    dtype; the frontend never looks inside them.
+
+    Memory methods (required, no fallback): empty, from_host, to_host, as_strided,
+    copy_, fill_. Kernels: `kernels` maps prim or composite names to functions
+    `fn(*outs, *inputs, **params)` that write into preallocated outputs; see
+    `dispatchtorch.backend.prims.PRIMS` for each prim's exact semantics.
+    """
+
+    name: str = ""                       # the device type, e.g. "opencl"
+    api_version: tuple = API_VERSION     # the contract this backend was built for
+    kernels: Mapping[str, Callable] = {}
+    # Set when the backend loads but has no usable device (driver missing, ...).
+    unavailable_reason: str | None = None
+
+    def devices(self) -> list[DeviceInfo]:
+        raise NotImplementedError
+
+    # -- memory ------------------------------------------------------------------
+    def empty(self, shape: tuple, dtype: str, device: int):
+        """A fresh C-contiguous storage of `shape` on device index `device`."""
+        raise NotImplementedError
+
+    def from_host(self, array, device: int):
+        """A fresh storage holding a copy of a C-contiguous numpy array."""
+        raise NotImplementedError
+
+    def to_host(self, handle):
+        """A numpy array with the handle's values (shape and strides as a C-contiguous
+        array of the handle's shape). Synchronises."""
+        raise NotImplementedError
+
+    def as_strided(self, storage, shape: tuple, strides: tuple, offset: int):
+        """A view aliasing the memory of `storage` (a handle returned by `empty`,
+        `from_host` or a previous allocation): element strides and element offset
+        are counted from the start of that storage. Writes through the view
+        must be visible in the storage."""
+        raise NotImplementedError
+
+    def copy_(self, dst, src) -> None:
+        """dst[...] = src for handles of one shape, any layouts, possibly different
+        dtypes (C casts: float to int truncates, to bool is `!= 0`)."""
+        raise NotImplementedError
+
+    def fill_(self, dst, value) -> None:
+        """Set every element of the (possibly strided) handle to a Python scalar."""
+        raise NotImplementedError
+
+    def synchronize(self, device: int) -> None:
+        """Wait for all queued work on the device."""
+
+    def device_index(self, handle) -> int:
+        """The device index a handle lives on (backends with one device keep this)."""
+        return 0

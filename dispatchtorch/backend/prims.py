@@ -1,0 +1,119 @@
+"""The prim catalogue: the kernels every backend implements, with exact semantics.
+
+Calling convention for every kernel: `fn(*outs, *inputs, **params)`. The frontend
+has already promoted dtypes, broadcast shapes, normalised dims and allocated the
+outputs, so a kernel never infers a shape. Outputs are fresh C-contiguous storages,
+except for elementwise prims, whose `out` may be any strided view of the inputs'
+shape (that is how in-place ops run without a copy). Inputs may be any strided
+views, including stride 0 (broadcast).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class PrimSpec:
+    name: str
+    kind: str          # elementwise | reduction | scan | linalg | indexing | sort
+    signature: str
+    doc: str
+    dtypes: str        # which input dtypes the frontend sends: float | numeric | integral | all
+
+
+MEMORY_METHODS = ("empty", "from_host", "to_host", "as_strided", "copy_", "fill_")
+
+_UNARY_FLOAT = {
+    "exp": "e**x", "exp2": "2**x", "expm1": "e**x - 1, accurate near 0",
+    "log": "natural log; log(0) = -inf, log(<0) = nan", "log2": "base-2 log",
+    "log10": "base-10 log", "log1p": "log(1 + x), accurate near 0",
+    "sqrt": "square root; sqrt(<0) = nan", "sin": "sine", "cos": "cosine", "tan": "tangent",
+    "asin": "arcsine", "acos": "arccosine", "atan": "arctangent",
+    "sinh": "hyperbolic sine", "cosh": "hyperbolic cosine", "tanh": "hyperbolic tangent",
+    "asinh": "inverse hyperbolic sine", "acosh": "inverse hyperbolic cosine",
+    "atanh": "inverse hyperbolic tangent", "erf": "error function",
+    "erfc": "1 - erf(x), accurate for large x", "erfinv": "inverse of erf on (-1, 1); +-inf at +-1",
+    "floor": "round down", "ceil": "round up", "round": "round half to even", "trunc": "round toward zero",
+}
+_UNARY_OTHER = {
+    "neg": ("numeric", "-x (integers wrap)"),
+    "abs": ("numeric", "|x| (integers wrap at the minimum)"),
+    "bitwise_not": ("integral", "~x; for bool, logical not"),
+}
+_BINARY = {
+    "add": ("all", "a + b; for bool, logical or"),
+    "sub": ("numeric", "a - b"),
+    "mul": ("all", "a * b; for bool, logical and"),
+    "div": ("numeric", "floats: IEEE a / b; integers: division truncating toward zero"),
+    "fmod": ("numeric", "C fmod: remainder with the sign of a; integers: C %"),
+    "pow": ("numeric", "a ** b; integers: exact integer power (b >= 0)"),
+    "maximum": ("all", "larger of a, b; NaN if either is NaN"),
+    "minimum": ("all", "smaller of a, b; NaN if either is NaN"),
+    "atan2": ("float", "atan2(a, b), the angle of (b, a)"),
+    "bitwise_and": ("integral", "a & b (bool included)"),
+    "bitwise_or": ("integral", "a | b (bool included)"),
+    "bitwise_xor": ("integral", "a ^ b (bool included)"),
+    "bitwise_left_shift": ("integral", "a << b"),
+    "bitwise_right_shift": ("integral", "a >> b, arithmetic for signed types"),
+}
+_COMPARE = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+
+
+def _catalogue():
+    specs = {}
+
+    def add(name, kind, signature, doc, dtypes):
+        specs[name] = PrimSpec(name, kind, signature, doc, dtypes)
+
+    for name, doc in _UNARY_FLOAT.items():
+        add(name, "elementwise", f"{name}(out, x)", doc, "float")
+    for name, (dtypes, doc) in _UNARY_OTHER.items():
+        add(name, "elementwise", f"{name}(out, x)", doc, dtypes)
+    for name, (dtypes, doc) in _BINARY.items():
+        add(name, "elementwise", f"{name}(out, a, b)", doc, dtypes)
+    for name, sym in _COMPARE.items():
+        add(name, "elementwise", f"{name}(out: bool, a, b)",
+            f"a {sym} b, written as bool; NaN compares unequal", "all")
+    add("where", "elementwise", "where(out, cond: bool, a, b)", "cond ? a : b", "all")
+
+    for name, doc in [("sum", "sum; out may be wider than x (ints and bool sum into int64); "
+                               "accumulate float16/bfloat16 in float32"),
+                      ("prod", "product; out may be wider than x as for sum"),
+                      ("amax", "maximum; NaN if any reduced element is NaN"),
+                      ("amin", "minimum; NaN if any reduced element is NaN")]:
+        add(name, "reduction", f"{name}(out, x, *, dims: tuple[int], keepdim: bool)",
+            doc + ". dims are sorted, unique, non-negative and not empty", "all")
+    for name, which in [("argmax", "largest"), ("argmin", "smallest")]:
+        add(name, "reduction", f"{name}(out: int64, x, *, dim: int, keepdim: bool)",
+            f"index of the {which} element along dim; the first one on ties; "
+            "a NaN counts as the extreme (the first NaN wins)", "all")
+    for name, doc in [("cumsum", "inclusive running sum; out may be wider than x"),
+                      ("cumprod", "inclusive running product; out may be wider than x")]:
+        add(name, "scan", f"{name}(out, x, *, dim: int)", doc, "all")
+    for name, cmp in [("cummax", ">="), ("cummin", "<=")]:
+        add(name, "scan", f"{name}(values, indices: int64, x, *, dim: int)",
+            f"running extreme and its index; an element `{cmp}` the running value "
+            "replaces it (so ties take the later index); NaN propagates and its index is taken",
+            "all")
+    add("matmul", "linalg", "matmul(out, a, b)",
+        "a: (*B, M, K), b: (*B, K, N), identical batch dims B (possibly none) -> out (*B, M, N); "
+        "accumulate float16/bfloat16 in float32", "numeric")
+    add("gather", "indexing", "gather(out, x, index: int64, *, dim: int)",
+        "out[i][j][k] = x[index[i][j][k]][j][k] (for dim 0); index has x's ndim, out has "
+        "index's shape; indices are in range (the frontend checks)", "all")
+    add("scatter_", "indexing", "scatter_(out, index: int64, src, *, dim: int, reduce: str)",
+        "in place on out: out[index[i][j]][j] (op)= src[i][j] for dim 0, reduce one of "
+        "'none' (assign; the last write wins on duplicate indices), 'sum', 'prod', 'amax', 'amin'; "
+        "index and src have one shape; indices are in range", "all")
+    add("nonzero", "indexing", "nonzero(out: int64 (N, x.ndim), x)",
+        "coordinates of the non-zero elements in C order; N was counted by the frontend", "all")
+    add("sort", "sort", "sort(values, indices: int64, x, *, dim: int, descending: bool)",
+        "stable sort along dim (equal elements keep their order); NaN is larger than every "
+        "number (last ascending, first descending)", "all")
+    add("searchsorted", "sort", "searchsorted(out: int64, sorted_seq, values, *, right: bool)",
+        "sorted_seq (B, M), values (B, N) -> out (B, N): for each value the first index i with "
+        "seq[i] >= v (right=False) or seq[i] > v (right=True)", "all")
+    return specs
+
+
+PRIMS: dict[str, PrimSpec] = _catalogue()

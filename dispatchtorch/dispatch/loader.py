@@ -1,0 +1,197 @@
+"""Backend discovery through entry points, lazy loading, validation and status.
+
+A backend is loaded the first time its device type is used (or when all are
+listed), so `import dispatchtorch` never imports a driver. A plugin that raises,
+returns garbage or targets another API version is recorded as failed with the
+reason; it never breaks the import or the other backends.
+"""
+from __future__ import annotations
+
+import os
+import traceback
+from importlib import metadata
+
+import pluggy
+
+from ..backend import hookspecs
+from ..backend.contract import API_VERSION, Backend, BackendError, compatible
+from ..backend.prims import MEMORY_METHODS, PRIMS
+from .registry import OPS
+
+REFERENCE = "cpu"
+
+
+class BackendRuntime:
+    """A backend as the core sees it: the object, its status and what it lacks."""
+
+    def __init__(self, name, dist="", version=""):
+        self.name = name
+        self.dist, self.version = dist, version
+        self.status = "failed"          # ready | unavailable | failed
+        self.error = ""
+        self.backend: Backend | None = None
+        self.kernels = {}
+        self.devices = []
+        self.missing_prims: list[str] = []
+        self.unknown_ops: list[str] = []
+        self.fallbacks: set[str] = set()
+        self.is_reference = name == REFERENCE
+
+    def __repr__(self):
+        return f"<backend {self.name} {self.status}>"
+
+    def device_info(self, index):
+        if self.status != "ready":
+            raise RuntimeError(f"device '{self.name}' is not usable: {self.status}: {self.error}")
+        if index >= len(self.devices):
+            have = ", ".join(f"{self.name}:{d.index}" for d in self.devices)
+            raise RuntimeError(f"device '{self.name}:{index}' does not exist; backend '{self.name}' "
+                               f"has {len(self.devices)} device(s): {have}")
+        return self.devices[index]
+
+    def as_dict(self):
+        return {"name": self.name, "distribution": self.dist, "version": self.version,
+                "status": self.status, "error": self.error,
+                "devices": [{"index": d.index, "name": d.name, "dtypes": sorted(d.dtypes),
+                             "properties": dict(d.properties)} for d in self.devices],
+                "missing_prims": self.missing_prims, "unknown_ops": self.unknown_ops}
+
+
+_runtimes: dict[str, BackendRuntime] = {}
+_entry_points: dict[str, list] | None = None
+_pm: pluggy.PluginManager | None = None
+
+
+def _plugin_manager():
+    global _pm
+    if _pm is None:
+        _pm = pluggy.PluginManager(hookspecs.PROJECT)
+        _pm.add_hookspecs(hookspecs)
+    return _pm
+
+
+def _allowed():
+    env = os.environ.get("DISPATCHTORCH_BACKENDS", "").strip()
+    if not env:
+        return None
+    names = {n.strip() for n in env.split(",") if n.strip()}
+    return names | {REFERENCE}        # the reference is always there: fallback needs it
+
+
+def _discover():
+    global _entry_points
+    if _entry_points is None:
+        allowed = _allowed()
+        found = {}
+        for ep in metadata.entry_points(group=hookspecs.ENTRY_POINT_GROUP):
+            if allowed is None or ep.name in allowed:
+                found.setdefault(ep.name, []).append(ep)
+        _entry_points = found
+    return _entry_points
+
+
+def available_names():
+    """Device types with an installed (not necessarily loadable) backend."""
+    return sorted(_discover())
+
+
+def reset_backends():
+    """Forget everything loaded (tests install backends at run time)."""
+    global _entry_points, _pm
+    _runtimes.clear()
+    _entry_points = None
+    _pm = None
+    for op in OPS.values():
+        op.kernels.clear()
+    from .. import _device_runtime
+    _device_runtime.reset()
+
+
+def get_backend(name: str) -> BackendRuntime:
+    """The runtime for a device type, loading it on first use; raises if unknown."""
+    rt = _runtimes.get(name)
+    if rt is None:
+        eps = _discover().get(name)
+        if not eps:
+            installed = ", ".join(available_names()) or "none"
+            hint = "" if _allowed() is None or name in _allowed() else \
+                " (DISPATCHTORCH_BACKENDS excludes it)"
+            raise RuntimeError(f"no backend is installed for device type '{name}'{hint}; "
+                               f"installed: {installed}")
+        rt = _runtimes[name] = _load(name, eps)
+    return rt
+
+
+def list_backends() -> list[BackendRuntime]:
+    return [get_backend(n) for n in available_names()]
+
+
+def loaded_backends() -> list[BackendRuntime]:
+    return list(_runtimes.values())
+
+
+def _load(name, eps) -> BackendRuntime:
+    ep = eps[0]
+    dist = getattr(ep, "dist", None)
+    rt = BackendRuntime(name, dist.name if dist else "", dist.version if dist else "")
+    if len(eps) > 1:
+        others = ", ".join(e.value for e in eps[1:])
+        rt.error = f"several distributions register '{name}'; using {ep.value}, ignoring {others}. "
+    try:
+        plugin = ep.load()
+        pm = _plugin_manager()
+        pm.register(plugin, name=f"{name}:{ep.value}")
+        caller = pm.subset_hook_caller("dispatchtorch_backend",
+                                       remove_plugins=[p for p in pm.get_plugins() if p is not plugin])
+        results = caller()
+        if len(results) != 1:
+            raise BackendError(f"plugin {ep.value} returned {len(results)} backends from "
+                               f"dispatchtorch_backend; expected exactly one")
+        _adopt(rt, results[0])
+    except Exception as exc:    # a broken plugin is reported, never raised at import
+        rt.status = "failed"
+        rt.error += f"{type(exc).__name__}: {exc}"
+        rt.traceback = traceback.format_exc()
+    return rt
+
+
+def _adopt(rt, backend):
+    if not isinstance(backend, Backend):
+        raise BackendError(f"dispatchtorch_backend returned {type(backend).__name__}, "
+                           f"not a dispatchtorch.backend.Backend")
+    if backend.name != rt.name:
+        raise BackendError(f"the backend calls itself {backend.name!r} but its entry point is "
+                           f"named {rt.name!r}; they must match")
+    if not compatible(backend.api_version):
+        raise BackendError(f"backend '{rt.name}' was built for backend API version "
+                           f"{_fmt(backend.api_version)}, but this dispatchtorch provides "
+                           f"{_fmt(API_VERSION)}; install a '{rt.name}' backend built for "
+                           f"{API_VERSION[0]}.x")
+    missing_memory = [m for m in MEMORY_METHODS
+                      if getattr(type(backend), m, None) is getattr(Backend, m)]
+    if missing_memory:
+        raise BackendError(f"backend '{rt.name}' does not implement the required memory "
+                           f"methods: {', '.join(missing_memory)}")
+    kernels = dict(backend.kernels)
+    bad = [k for k, v in kernels.items() if not callable(v)]
+    if bad:
+        raise BackendError(f"backend '{rt.name}' has non-callable kernels: {', '.join(sorted(bad))}")
+    rt.unknown_ops = sorted(k for k in kernels if k not in OPS)
+    for k in rt.unknown_ops:
+        del kernels[k]
+    rt.missing_prims = sorted(p for p in PRIMS if p not in kernels)
+    rt.backend, rt.kernels = backend, kernels
+    devices = list(backend.devices())
+    rt.devices = devices
+    if devices:
+        rt.status = "ready"
+    else:
+        rt.status = "unavailable"
+        rt.error += backend.unavailable_reason or "the backend reports no devices"
+
+
+def _fmt(v):
+    try:
+        return ".".join(str(x) for x in v)
+    except TypeError:
+        return repr(v)

@@ -1,0 +1,330 @@
+"""The elementwise machinery: one executor per arity, shared by every elementwise op.
+
+An `Elementwise` pairs an OpDef (kernel, derivative rule) with a dtype rule. Its
+promotion table maps the promoted input dtype to the compute dtype once, so a call
+costs a dict lookup, a shape comparison, an allocation and the kernel.
+"""
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from .. import _dtype as D
+from .._run import (decompose, kernel_error, operand_handle, record, resolve, same_place,
+                    to_place, wrap)
+from .._inplace import commit_inplace, inplace_needs_graph, self_for_rule
+from .._shape import broadcast_shapes2
+from .._tensor import Tensor
+from ..autograd.grad_mode import STATE
+from ..dispatch import DECOMPOSE, OpDef, register_op
+
+_CATEGORIES = {"all": {D.BOOL, D.INT, D.FLOAT}, "numeric": {D.INT, D.FLOAT},
+               "float": {D.INT, D.FLOAT, D.BOOL}, "integral": {D.BOOL, D.INT},
+               "int_float": {D.INT, D.FLOAT}}
+_EXPECTS = {"all": "tensors of any dtype", "numeric": "numeric (non-bool) tensors",
+            "float": "numeric tensors", "integral": "integer or bool tensors",
+            "int_float": "numeric (non-bool) tensors"}
+_NOPARAMS = {}
+_SPECS: list["Elementwise"] = []
+
+
+class Elementwise:
+    """A frontend elementwise op. promote: 'default' (PyTorch's result type) or
+    'int_to_float' (integers and bool compute in the default float dtype)."""
+
+    __slots__ = ("op", "name", "promote", "dtypes", "out_bool", "table", "kernels", "error")
+
+    def __init__(self, op: OpDef, promote="default", dtypes=None, out_bool=False, error=None):
+        self.op = op
+        self.name = op.name
+        self.promote = promote
+        self.dtypes = dtypes or op.dtypes
+        self.out_bool = out_bool
+        self.kernels = op.kernels
+        self.error = error
+        self.table = {}
+        _SPECS.append(self)
+        self.build()
+
+    def build(self):
+        allowed = _CATEGORIES[self.dtypes]
+        table = {}
+        for d in D.DTYPES:
+            if d.category not in allowed:
+                continue
+            c = d
+            if self.promote == "int_to_float" and d.category != D.FLOAT:
+                c = D.get_default_dtype()
+            table[d] = c
+        self.table = table
+
+    def dtype_error(self, dt):
+        if self.error:
+            return RuntimeError(self.error)
+        return RuntimeError(f"{self.name}: not implemented for dtype {dt.name} "
+                            f"(expects {_EXPECTS[self.dtypes]})")
+
+
+def rebuild_tables():
+    """Called when the default dtype changes (int_to_float ops compute in it)."""
+    for spec in _SPECS:
+        spec.build()
+
+
+D.on_default_dtype_change.append(rebuild_tables)
+
+
+def define(name, *, args=("x",), grad=None, decomp=None, dtypes="all", promote="default",
+           out_bool=False, error=None, **opdef_kwargs):
+    """Declare an elementwise op: its schema row and its frontend executor."""
+    op = register_op(OpDef(name, kind="elementwise", args=args, grad=grad, decomp=decomp,
+                           dtypes=dtypes, **opdef_kwargs))
+    return Elementwise(op, promote, dtypes, out_bool, error)
+
+
+# -- promotion helpers ------------------------------------------------------------------
+
+def promote2(a, b):
+    """Result dtype of two tensors of different dtypes (0-d ones are weaker)."""
+    da, db = a._dtype, b._dtype
+    za, zb = not a._shape, not b._shape
+    if za == zb:
+        return da._promote[db]
+    return D.result_type_of(da if zb else db, db if zb else da, None)
+
+
+def with_scalar(d, v):
+    """Result dtype of a tensor of dtype d and a Python scalar (a weak type)."""
+    t = type(v)
+    if t is float:
+        return d if d.category == D.FLOAT else D.get_default_dtype()
+    if t is int:
+        return D.int64 if d is D.bool_ else d
+    if t is builtins.bool:
+        return d
+    if isinstance(v, (np.generic, np.ndarray)) and np.ndim(v) == 0:
+        return with_scalar(d, v.item())
+    if isinstance(v, complex):
+        raise TypeError("complex numbers are not supported")
+    raise TypeError(f"expected a Tensor or a Python number, got {type(v).__name__}")
+
+
+def result_type(*operands):
+    """torch.result_type for any mix of tensors and Python scalars."""
+    dim = zero = scal = None
+    for x in operands:
+        if isinstance(x, Tensor):
+            if x._shape:
+                dim = x._dtype if dim is None else dim._promote[x._dtype]
+            else:
+                zero = x._dtype if zero is None else zero._promote[x._dtype]
+        else:
+            d = D.scalar_dtype(x)
+            scal = d if scal is None else scal._promote[d]
+    return D.result_type_of(dim, zero, scal)
+
+
+def _bad_operand(name, x):
+    return TypeError(f"{name}(): argument must be a Tensor or a Python number, got "
+                     f"{type(x).__name__}")
+
+
+# -- executors -------------------------------------------------------------------------
+
+def unary(spec, x):
+    if not isinstance(x, Tensor):
+        raise _bad_operand(spec.name, x)
+    dt = x._dtype
+    ct = spec.table.get(dt)
+    if ct is None:
+        raise spec.dtype_error(dt)
+    place = x._place
+    op = spec.op
+    track = STATE.enabled and x._rg and op.differentiable
+    k = spec.kernels.get(place.type)
+    if k is None:
+        k = resolve(op, place.rt)
+    if k is DECOMPOSE or (track and op.grad is None):
+        return decompose(op, (x,), _NOPARAMS)
+    shape = x._shape
+    od = D.bool_ if spec.out_bool else ct
+    out = place.empty(shape, od.name, place.index)
+    h = x._h if dt is ct else operand_handle(x, ct, shape, place)
+    try:
+        k(out, h)
+    except Exception as exc:
+        raise kernel_error(spec.name, place.type, (ct,), exc) from exc
+    r = wrap(out, shape, od, place)
+    if track and od.is_floating_point:
+        record(op, (x,), _NOPARAMS, (r,))
+    return r
+
+
+def binary(spec, a, b):
+    ta = isinstance(a, Tensor)
+    tb = isinstance(b, Tensor)
+    if ta:
+        place = a._place
+        sa = a._shape
+        if tb:
+            da, db = a._dtype, b._dtype
+            dt = da if da is db else promote2(a, b)
+            if b._place is not place:
+                place = same_place(spec.name, (a, b))
+                a, b = to_place(a, place), to_place(b, place)
+            sb = b._shape
+            track = STATE.enabled and (a._rg or b._rg)
+        else:
+            dt = with_scalar(a._dtype, b)
+            sb = ()
+            track = STATE.enabled and a._rg
+    elif tb:
+        place = b._place
+        sa = ()
+        sb = b._shape
+        dt = with_scalar(b._dtype, a)
+        track = STATE.enabled and b._rg
+    else:
+        raise _bad_operand(spec.name, a)
+    ct = spec.table.get(dt)
+    if ct is None:
+        raise spec.dtype_error(dt)
+    op = spec.op
+    track = track and op.differentiable
+    k = spec.kernels.get(place.type)
+    if k is None:
+        k = resolve(op, place.rt)
+    if k is DECOMPOSE or (track and op.grad is None):
+        return decompose(op, (a, b), _NOPARAMS)
+    shape = sa if sa == sb else broadcast_shapes2(sa, sb)
+    od = D.bool_ if spec.out_bool else ct
+    out = place.empty(shape, od.name, place.index)
+    ha = a._h if ta and sa == shape and a._dtype is ct else operand_handle(a, ct, shape, place)
+    hb = b._h if tb and sb == shape and b._dtype is ct else operand_handle(b, ct, shape, place)
+    try:
+        k(out, ha, hb)
+    except Exception as exc:
+        raise kernel_error(spec.name, place.type, (ct,), exc) from exc
+    r = wrap(out, shape, od, place)
+    if track and od.is_floating_point:
+        record(op, (a, b), _NOPARAMS, (r,))
+    return r
+
+
+def nary(spec, operands, out_dtype=None, params=_NOPARAMS, compute=None):
+    """The general executor (where, lerp-like ops): operands are tensors or scalars,
+    all promoted together unless `compute` gives per-operand dtypes."""
+    tensors = [x for x in operands if isinstance(x, Tensor)]
+    if not tensors:
+        raise _bad_operand(spec.name, operands[0])
+    place = same_place(spec.name, tensors)
+    operands = [to_place(x, place) if isinstance(x, Tensor) else x for x in operands]
+    if compute is None:
+        dt = result_type(*operands)
+        ct = spec.table.get(dt)
+        if ct is None:
+            raise spec.dtype_error(dt)
+        compute = (ct,) * len(operands)
+    od = out_dtype or (D.bool_ if spec.out_bool else compute[-1])
+    op = spec.op
+    track = STATE.enabled and op.differentiable and any(x._rg for x in operands
+                                                           if isinstance(x, Tensor))
+    k = spec.kernels.get(place.type)
+    if k is None:
+        k = resolve(op, place.rt)
+    if k is DECOMPOSE or (track and op.grad is None):
+        return decompose(op, tuple(operands), params)
+    shape = ()
+    for x in operands:
+        if isinstance(x, Tensor):
+            shape = broadcast_shapes2(shape, x._shape)
+    out = place.empty(shape, od.name, place.index)
+    handles = [operand_handle(x, c, shape, place) for x, c in zip(operands, compute)]
+    try:
+        k(out, *handles, **params)
+    except Exception as exc:
+        raise kernel_error(spec.name, place.type, compute, exc) from exc
+    r = wrap(out, shape, od, place)
+    if track and od.is_floating_point:
+        record(op, tuple(operands), params, (r,))
+    return r
+
+
+# -- in place ----------------------------------------------------------------------------
+
+def can_cast(src, dst):
+    """PyTorch's canCast: no float -> integer, no non-bool -> bool."""
+    if src.category == D.FLOAT and dst.category != D.FLOAT:
+        return False
+    if src is not D.bool_ and dst is D.bool_:
+        return False
+    return True
+
+
+def check_inplace_target(name, self, result_dtype, shape):
+    if not can_cast(result_dtype, self._dtype):
+        raise RuntimeError(f"{name}: result type {result_dtype.pt_name} can't be cast to the "
+                           f"desired output type {self._dtype.pt_name}")
+    if shape != self._shape:
+        raise RuntimeError(f"{name}: output with shape {list(self._shape)} doesn't match the "
+                           f"broadcast shape {list(shape)}")
+
+
+def inplace(spec, self, *others):
+    """self = op(self, *others), written into self's memory."""
+    if not isinstance(self, Tensor):
+        raise _bad_operand(spec.name + "_", self)
+    operands = (self, *others)
+    if inplace_needs_graph(spec.name + "_", operands):
+        fn = {1: unary, 2: binary}.get(len(operands))
+        old = self_for_rule(spec.op, self)
+        r = fn(spec, old, *others) if fn else nary(spec, (old, *others))
+        check_inplace_target(spec.name + "_", self, r._dtype, r._shape)
+        return commit_inplace(self, r)
+    place = self._place
+    if len(operands) == 1:
+        dt = self._dtype
+        shape = self._shape
+    else:
+        dt = result_type(*operands)
+        shape = self._shape
+        for x in others:
+            if isinstance(x, Tensor):
+                if x._place is not place and x._shape:
+                    same_place(spec.name + "_", operands)
+                shape = broadcast_shapes2(shape, x._shape)
+    ct = spec.table.get(dt)
+    if ct is None:
+        raise spec.dtype_error(dt)
+    od = D.bool_ if spec.out_bool else ct
+    check_inplace_target(spec.name + "_", self, od, shape)
+    k = spec.kernels.get(place.type)
+    if k is None:
+        k = resolve(spec.op, place.rt)
+    direct = od is self._dtype and k is not DECOMPOSE and _no_overlap(self, others)
+    if not direct:
+        fn = {1: unary, 2: binary}.get(len(operands))
+        r = fn(spec, *operands) if fn else nary(spec, operands)
+        place.bk.copy_(self._h, r._h)
+    else:
+        handles = [operand_handle(x, ct, shape, place) for x in operands]
+        try:
+            k(self._h, *handles)
+        except Exception as exc:
+            raise kernel_error(spec.name + "_", place.type, (ct,), exc) from exc
+    self._vc()[0] += 1
+    return self
+
+
+def _no_overlap(self, others):
+    """Writing self while reading others is safe: each other either is self's exact
+    layout or lives in another storage."""
+    storage = self._storage if self._storage is not None else self._h
+    for x in others:
+        if isinstance(x, Tensor):
+            xs = x._storage if x._storage is not None else x._h
+            if xs is storage and (x._offset != self._offset or x._stride != self._stride
+                                  or x._shape != self._shape):
+                return False
+    return True

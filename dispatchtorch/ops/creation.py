@@ -1,0 +1,509 @@
+"""Factories: tensors made from Python data, numpy arrays, constants and ranges.
+
+Values are produced on the host (numpy) and sent to the device once; constants use
+the backend's fill_.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+import operator
+import warnings
+
+import numpy as np
+
+from .. import _dtype as D
+from .._device_runtime import place_of
+from .._run import wrap
+from .._shape import as_shape
+from .._tensor import Tensor
+from . import random as R
+
+_default_device = [None]
+
+
+def set_default_device(device):
+    """Where factories put tensors when no device is given (None: the cpu)."""
+    _default_device[0] = device
+
+
+def get_default_device():
+    from .._device import device as Device
+    return Device(_default_device[0] or "cpu")
+
+
+def _place(device):
+    return place_of(_default_device[0] if device is None else device)
+
+
+def _finish(t, requires_grad):
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _from_host(arr, dt, device, requires_grad=False, op="tensor"):
+    place = _place(device)
+    place.check_dtype(dt, op)
+    arr = np.asarray(arr, dtype=dt.np, order="C")
+    return _finish(wrap(place.bk.from_host(arr, place.index), arr.shape, dt, place), requires_grad)
+
+
+def _infer(data):
+    """A numpy array of Python data and the dtype PyTorch would give it."""
+    if isinstance(data, np.ndarray):
+        return data, D.from_numpy_dtype(data.dtype)
+    if isinstance(data, np.generic):
+        return np.asarray(data), D.from_numpy_dtype(data.dtype)
+    if isinstance(data, bool):
+        return np.asarray(data), D.bool_
+    if isinstance(data, numbers.Integral):
+        return np.asarray(data, dtype=np.int64), D.int64
+    if isinstance(data, numbers.Real):
+        return np.asarray(data, dtype=np.float64), D.get_default_dtype()
+    if isinstance(data, Tensor):
+        return np.asarray(data.detach()._host()), data.dtype
+    if isinstance(data, (list, tuple)):
+        flat = _plain(data)
+        try:
+            arr = np.array(flat)
+        except ValueError as exc:
+            raise ValueError(f"tensor(): data has an irregular shape (a nested sequence whose "
+                             f"lengths differ): {exc}") from None
+        if arr.dtype == object:
+            raise TypeError(f"tensor(): could not infer dtype of {type(data).__name__} elements")
+        kind = arr.dtype.kind
+        if arr.size == 0 or kind == "f":
+            return arr, D.get_default_dtype() if not _has_tensor_dtype(data) else _tensor_dtype(data)
+        if kind == "b":
+            return arr, D.bool_
+        if kind in "iu":
+            return arr, D.int64 if not _has_tensor_dtype(data) else _tensor_dtype(data)
+        raise TypeError(f"tensor(): could not infer dtype of elements of type {arr.dtype}")
+    if hasattr(data, "__array__") or hasattr(data, "__dlpack__"):
+        return _infer(np.asarray(data))
+    raise TypeError(f"tensor(): could not convert data of type {type(data).__name__}")
+
+
+def _plain(data):
+    if isinstance(data, Tensor):
+        if data.numel() == 1 and data.dim() == 0:
+            return data.item()
+        return data.tolist()
+    if isinstance(data, (list, tuple)):
+        return [_plain(x) for x in data]
+    return data
+
+
+def _tensors_in(data):
+    for x in data:
+        if isinstance(x, Tensor):
+            yield x
+        elif isinstance(x, (list, tuple)):
+            yield from _tensors_in(x)
+
+
+def _has_tensor_dtype(data):
+    return next(_tensors_in(data), None) is not None
+
+
+def _tensor_dtype(data):
+    dt = None
+    for t in _tensors_in(data):
+        dt = t.dtype if dt is None else dt._promote[t.dtype]
+    return dt
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    if isinstance(data, Tensor):
+        warnings.warn("To copy construct from a tensor, it is recommended to use "
+                      "sourceTensor.clone().detach() rather than tensor(sourceTensor).",
+                      UserWarning, stacklevel=2)
+        r = data.detach().clone()
+        r = r.to(device=device if device is not None else r.device,
+                 dtype=dtype if dtype is not None else r.dtype)
+        return _finish(r, requires_grad)
+    arr, dt = _infer(data)
+    if dtype is not None:
+        dt = D.to_dtype(dtype)
+    return _from_host(_cast_host(arr, dt), dt, device, requires_grad)
+
+
+def _cast_host(arr, dt):
+    if arr.dtype == dt.np:
+        return arr
+    with np.errstate(all="ignore"):
+        return arr.astype(dt.np)
+
+
+def as_tensor(data, dtype=None, device=None):
+    if isinstance(data, Tensor):
+        return data.to(device=device if device is not None else data.device,
+                       dtype=dtype if dtype is not None else data.dtype)
+    if isinstance(data, np.ndarray) and (device is None or str(device) == "cpu") and \
+            _default_device[0] is None and (dtype is None or D.to_dtype(dtype).np == data.dtype):
+        return from_numpy(data)
+    return tensor(data, dtype=dtype, device=device)
+
+
+asarray = as_tensor
+
+
+def from_numpy(ndarray):
+    """A cpu tensor sharing memory with a C-contiguous, writable numpy array (others
+    are copied: see docs/differences.md)."""
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    if any(s < 0 for s in ndarray.strides):
+        raise ValueError("At least one stride in the given numpy array is negative, and tensors "
+                         "with negative strides are not currently supported. (You can probably "
+                         "work around this by making a copy of your array with array.copy().)")
+    dt = D.from_numpy_dtype(ndarray.dtype)
+    arr = ndarray if ndarray.dtype.isnative else ndarray.astype(ndarray.dtype.newbyteorder("="))
+    place = place_of("cpu")
+    return wrap(place.bk.from_host(arr, 0, copy=False), arr.shape, dt, place)
+
+
+def from_dlpack(ext_tensor):
+    if isinstance(ext_tensor, Tensor):
+        return ext_tensor
+    dev = getattr(ext_tensor, "__dlpack_device__", None)
+    if dev is not None and dev()[0] != 1:      # not kDLCPU: let a backend adopt it
+        from ..dispatch import list_backends
+        for rt in list_backends():
+            adopt = getattr(rt.backend, "from_dlpack", None)
+            if rt.status == "ready" and adopt is not None:
+                result = adopt(ext_tensor)
+                if result is not None:
+                    h, shape, dtype_name, index = result
+                    place = place_of(f"{rt.name}:{index}")
+                    return wrap(h, tuple(shape), D.BY_NAME[dtype_name], place)
+        raise RuntimeError(f"from_dlpack: no installed backend accepts DLPack device {dev()}")
+    return from_numpy(np.from_dlpack(ext_tensor))
+
+
+def _dtype_or(dtype, default):
+    return D.to_dtype(dtype) if dtype is not None else default
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None,
+          pin_memory=False, memory_format=None):
+    shape = as_shape(size, "empty")
+    _check_sizes(shape, "empty")
+    dt = _dtype_or(dtype, D.get_default_dtype())
+    place = _place(device)
+    place.check_dtype(dt, "empty")
+    return _finish(wrap(place.empty(shape, dt.name, place.index), shape, dt, place), requires_grad)
+
+
+def _check_sizes(shape, op):
+    for s in shape:
+        if s < 0:
+            raise RuntimeError(f"{op}: Trying to create tensor with negative dimension {s}: "
+                               f"{list(shape)}")
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None,
+         layout=None, pin_memory=False):
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    if dtype is None:
+        dtype = D.bool_ if isinstance(fill_value, bool) else \
+            D.int64 if isinstance(fill_value, numbers.Integral) else D.get_default_dtype()
+    t = empty(as_shape((size,), "full"), dtype=dtype, device=device)
+    t._place.bk.fill_(t._h, _fill(fill_value, t.dtype))
+    return _finish(t, requires_grad)
+
+
+def _fill(value, dt):
+    if dt is D.bool_:
+        return bool(value)
+    return float(value) if dt.is_floating_point else int(value)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None,
+          pin_memory=False):
+    return full(as_shape(size, "zeros"), 0, dtype=_dtype_or(dtype, D.get_default_dtype()),
+                device=device, requires_grad=requires_grad)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None,
+         pin_memory=False):
+    return full(as_shape(size, "ones"), 1, dtype=_dtype_or(dtype, D.get_default_dtype()),
+                device=device, requires_grad=requires_grad)
+
+
+def _like(input, dtype, device):
+    return (_dtype_or(dtype, input.dtype), input.device if device is None else device)
+
+
+def empty_like(input, *, dtype=None, device=None, requires_grad=False, layout=None,
+               memory_format=None):
+    dt, dev = _like(input, dtype, device)
+    return empty(input._shape, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def zeros_like(input, *, dtype=None, device=None, requires_grad=False, layout=None,
+               memory_format=None):
+    dt, dev = _like(input, dtype, device)
+    return full(input._shape, 0, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def ones_like(input, *, dtype=None, device=None, requires_grad=False, layout=None,
+              memory_format=None):
+    dt, dev = _like(input, dtype, device)
+    return full(input._shape, 1, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None,
+              memory_format=None):
+    dt, dev = _like(input, dtype, device)
+    return full(input._shape, fill_value, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def _number(x, name):
+    if isinstance(x, Tensor):
+        return x.item()
+    if not isinstance(x, numbers.Real):
+        raise TypeError(f"arange(): argument '{name}' must be a number, got {type(x).__name__}")
+    return x
+
+
+def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False, out=None,
+           layout=None, pin_memory=False):
+    if end is None:
+        start, end = 0, start
+    start, end, step = _number(start, "start"), _number(end, "end"), _number(step, "step")
+    if dtype is None:
+        floating = any(isinstance(v, (float, np.floating)) for v in (start, end, step))
+        dt = D.get_default_dtype() if floating else D.int64
+    else:
+        dt = D.to_dtype(dtype)
+    if step == 0:
+        raise RuntimeError("arange: step must be nonzero")
+    if not all(math.isfinite(v) for v in (start, end)):
+        raise RuntimeError(f"arange: unsupported range: {start} -> {end}")
+    if (step > 0 and start > end) or (step < 0 and start < end):
+        raise RuntimeError("arange: upper bound and larger bound inconsistent with step sign")
+    size = math.ceil((end - start) / step)
+    # computed as PyTorch's CPU kernel does: start + i * step in double (or int64)
+    if dt.is_floating_point or any(isinstance(v, float) for v in (start, step)):
+        values = start + np.arange(size, dtype=np.float64) * step
+    else:
+        values = start + np.arange(size, dtype=np.int64) * step
+    return _from_host(_cast_host(values, dt), dt, device, requires_grad, "arange")
+
+
+def range_(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    warnings.warn("torch.range is deprecated; use arange (which excludes end)", UserWarning,
+                  stacklevel=2)
+    dt = _dtype_or(dtype, D.get_default_dtype())
+    n = int(math.floor((end - start) / step)) + 1
+    return _from_host((start + np.arange(n) * step).astype(dt.np), dt, device, requires_grad)
+
+
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, out=None,
+             layout=None):
+    steps = operator.index(steps)
+    if steps < 0:
+        raise RuntimeError("linspace: number of steps must be non-negative")
+    start, end = _number(start, "start"), _number(end, "end")
+    dt = _dtype_or(dtype, D.get_default_dtype())
+    values = np.empty(steps, dtype=np.float64)
+    if steps == 1:
+        values[:] = start
+    elif steps > 1:
+        step = (end - start) / (steps - 1)
+        half = steps // 2
+        i = np.arange(steps, dtype=np.float64)
+        # symmetric from both ends, as PyTorch computes it
+        values[:half] = start + step * i[:half]
+        values[half:] = end - step * (steps - 1 - i[half:])
+    if not dt.is_floating_point:
+        values = np.trunc(values) if dt is not D.bool_ else values
+    return _from_host(_cast_host(values, dt), dt, device, requires_grad, "linspace")
+
+
+def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
+    dt = _dtype_or(dtype, D.get_default_dtype())
+    exps = linspace(start, end, steps, dtype=D.float64)._host()
+    return _from_host(_cast_host(np.power(base, exps), dt), dt, device, requires_grad, "logspace")
+
+
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    if n < 0 or (m is not None and m < 0):
+        raise RuntimeError(f"eye: n and m must be non-negative, got {n}, {m}")
+    dt = _dtype_or(dtype, D.get_default_dtype())
+    return _from_host(np.eye(n, n if m is None else m, dtype=dt.np), dt, device, requires_grad, "eye")
+
+
+# -- random ------------------------------------------------------------------------------------
+
+def _float_dtype(dtype, op):
+    dt = _dtype_or(dtype, D.get_default_dtype())
+    if not dt.is_floating_point:
+        raise RuntimeError(f"\"{op}\" not implemented for '{dt.pt_name}'")
+    return dt
+
+
+def _sample_dtype(dt):
+    return np.float64 if dt is D.float64 else np.float32
+
+
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None,
+         layout=None, pin_memory=False):
+    shape = as_shape(size, "rand")
+    dt = _float_dtype(dtype, "check_uniform_bounds")
+    values = R.rng(generator).random(shape, dtype=_sample_dtype(dt))
+    return _from_host(_cast_host(values, dt), dt, device, requires_grad, "rand")
+
+
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None,
+          layout=None, pin_memory=False):
+    shape = as_shape(size, "randn")
+    dt = _float_dtype(dtype, "normal_kernel_cpu")
+    values = R.rng(generator).standard_normal(shape, dtype=_sample_dtype(dt))
+    return _from_host(_cast_host(values, dt), dt, device, requires_grad, "randn")
+
+
+def randint(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False,
+            low=None, high=None, out=None, layout=None, pin_memory=False):
+    args = list(args)
+    if size is None and args and isinstance(args[-1], (tuple, list)):
+        size = args.pop()
+    if high is None:
+        if len(args) == 1:
+            low, high = 0 if low is None else low, args[0]
+        elif len(args) == 2:
+            low, high = args
+        elif low is None:
+            raise TypeError("randint() missing required argument 'high'")
+    low = 0 if low is None else low
+    if size is None:
+        raise TypeError("randint() missing required argument 'size'")
+    if high <= low:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    dt = _dtype_or(dtype, D.int64)
+    values = R.rng(generator).integers(low, high, size=tuple(size), dtype=np.int64)
+    return _from_host(_cast_host(values, dt), dt, device, requires_grad, "randint")
+
+
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False, out=None,
+             layout=None, pin_memory=False):
+    dt = _dtype_or(dtype, D.int64)
+    return _from_host(R.rng(generator).permutation(n).astype(dt.np), dt, device, requires_grad,
+                      "randperm")
+
+
+def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    dt, dev = _like(input, dtype, device)
+    return rand(input._shape, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    dt, dev = _like(input, dtype, device)
+    return randn(input._shape, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False,
+                 memory_format=None):
+    if high is None:
+        low, high = 0, low
+    dt, dev = _like(input, dtype, device)
+    return randint(low, high, input._shape, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None,
+           requires_grad=False, out=None):
+    rng = R.rng(generator)
+    if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        ref = mean if isinstance(mean, Tensor) else std
+        m = mean._host() if isinstance(mean, Tensor) else mean
+        s = std._host() if isinstance(std, Tensor) else std
+        if np.any(np.asarray(s) < 0):
+            raise RuntimeError("normal expects std >= 0.0")
+        shape = np.broadcast_shapes(np.shape(m), np.shape(s))
+        values = rng.standard_normal(shape) * s + m
+        return _from_host(values.astype(ref.dtype.np), ref.dtype, ref.device, requires_grad, "normal")
+    if size is None:
+        raise TypeError("normal() with float mean and std needs a size")
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    dt = _float_dtype(dtype, "normal_kernel_cpu")
+    values = rng.standard_normal(tuple(size)) * std + mean
+    return _from_host(_cast_host(values, dt), dt, device, requires_grad, "normal")
+
+
+def bernoulli(input, p=None, *, generator=None, out=None):
+    probs = input._host() if p is None else np.full(input._shape, p)
+    probs = np.asarray(probs, dtype=np.float64)
+    if np.any((probs < 0) | (probs > 1)) or np.any(np.isnan(probs)):
+        raise RuntimeError("bernoulli: all elements of input should be between 0 and 1")
+    values = R.rng(generator).random(input._shape) < probs
+    return _from_host(values.astype(input.dtype.np), input.dtype, input.device, False, "bernoulli")
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
+    probs = np.asarray(input.detach()._host(), dtype=np.float64)
+    if probs.ndim not in (1, 2):
+        raise RuntimeError(f"prob_dist must be 1 or 2 dim, got {probs.ndim}")
+    rows = probs.reshape(-1, probs.shape[-1])
+    if np.any(rows < 0) or not np.all(np.isfinite(rows)):
+        raise RuntimeError("multinomial: probability tensor contains either `inf`, `nan` or element < 0")
+    if not replacement and num_samples > rows.shape[1]:
+        raise RuntimeError("multinomial: cannot sample n_sample > prob_dist.size(-1) samples "
+                           "without replacement")
+    rng = R.rng(generator)
+    out = np.empty((rows.shape[0], num_samples), dtype=np.int64)
+    for i, row in enumerate(rows):
+        total = row.sum()
+        if total <= 0:
+            raise RuntimeError("multinomial: invalid multinomial distribution (sum of probabilities <= 0)")
+        out[i] = rng.choice(row.size, size=num_samples, replace=replacement, p=row / total)
+    out = out.reshape(probs.shape[:-1] + (num_samples,))
+    return _from_host(out, D.int64, input.device, False, "multinomial")
+
+
+def _fill_random(self, values):
+    from .memory import copy_
+    src = _from_host(_cast_host(np.asarray(values), self.dtype), self.dtype, self.device)
+    return copy_(self, src)
+
+
+def uniform_(self, a=0.0, b=1.0, *, generator=None):
+    if a > b:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a} > to={b}")
+    return _fill_random(self, R.rng(generator).uniform(a, b, self._shape))
+
+
+def normal_(self, mean=0.0, std=1.0, *, generator=None):
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    return _fill_random(self, R.rng(generator).standard_normal(self._shape) * std + mean)
+
+
+def bernoulli_(self, p=0.5, *, generator=None):
+    probs = p._host() if isinstance(p, Tensor) else p
+    return _fill_random(self, R.rng(generator).random(self._shape) < probs)
+
+
+def random_(self, from_=0, to=None, *, generator=None):
+    if to is None:
+        from_, to = 0, (2 ** 24 if self.dtype.is_floating_point else D.iinfo(self.dtype).max + 1)
+    return _fill_random(self, R.rng(generator).integers(from_, to, self._shape))
+
+
+def exponential_(self, lambd=1.0, *, generator=None):
+    return _fill_random(self, R.rng(generator).exponential(1.0 / lambd, self._shape))
+
+
+def geometric_(self, p, *, generator=None):
+    return _fill_random(self, R.rng(generator).geometric(p, self._shape))
+
+
+def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+    return _fill_random(self, R.rng(generator).lognormal(mean, std, self._shape))
+
+
+def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+    return _fill_random(self, median + sigma * R.rng(generator).standard_cauchy(self._shape))

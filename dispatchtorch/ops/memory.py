@@ -1,0 +1,274 @@
+"""Copies, casts, device transfers, fills and concatenation: the memory methods'
+ops. Each is one of the backend's required memory methods plus autograd."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtype as D
+from .._device import device as Device
+from .._device_runtime import place_of
+from .._inplace import commit_inplace, inplace_needs_graph
+from .._run import operand_handle, record, same_place, to_place, wrap
+from .._shape import broadcast_shapes2, norm_dim
+from .._tensor import Tensor
+from ..autograd.grad_mode import STATE
+from ..dispatch import OpDef, register_op
+from . import _api
+
+CLONE = register_op(OpDef("clone", kind="memory", grad=lambda g: g,
+                          signature="clone(x)", doc="a copy in fresh contiguous memory"))
+CAST = register_op(OpDef("to_dtype", kind="memory", grad=lambda g, x: g.to(x.dtype),
+                         signature="to(x, dtype)", doc="convert elements (C casts)"))
+TRANSFER = register_op(OpDef("to_device", kind="memory", grad=lambda g, x: g.to(x.device),
+                             signature="to(x, device)", doc="copy to another device (via the host)"))
+FILL = register_op(OpDef("fill", kind="memory", grad=lambda g: _api.zeros_like(g),
+                         signature="fill_(x, value)", doc="set every element to one value"))
+
+
+def _cat_grad(g, dim, sizes):
+    return tuple(_api.narrow(g, dim, start, n) for start, n in _offsets(sizes))
+
+
+def _offsets(sizes):
+    start = 0
+    for n in sizes:
+        yield start, n
+        start += n
+
+
+CAT = register_op(OpDef("cat", kind="memory", args=("tensors",), differentiable=True,
+                        signature="cat(tensors, dim=0)", doc="concatenate along a dim"))
+
+
+def clone(input, *, memory_format=None):
+    place = input._place
+    out = place.empty(input._shape, input._dtype.name, place.index)
+    place.bk.copy_(out, input._h)
+    r = wrap(out, input._shape, input._dtype, place)
+    if STATE.enabled and input._rg:
+        record(CLONE, (input,), {}, (r,))
+    return r
+
+
+def contiguous(input, memory_format=None):
+    return input if input.is_contiguous() else clone(input)
+
+
+def _cast(input, dt):
+    place = input._place
+    place.check_dtype(dt, "to")
+    out = place.empty(input._shape, dt.name, place.index)
+    place.bk.copy_(out, input._h)
+    r = wrap(out, input._shape, dt, place)
+    if STATE.enabled and input._rg and dt.is_floating_point:
+        record(CAST, (input,), {}, (r,))
+    return r
+
+
+def to_device(input, place):
+    """input's values on another place, through the host."""
+    src = input._place
+    host = src.bk.to_host(input._h)
+    if host.dtype != input._dtype.np:
+        raise RuntimeError(f"backend '{src.type}' returned host data of dtype {host.dtype} for a "
+                           f"{input._dtype.name} tensor")
+    host = np.asarray(host, order="C")
+    place.check_dtype(input._dtype, "to")
+    r = wrap(place.bk.from_host(host, place.index), input._shape, input._dtype, place)
+    if STATE.enabled and input._rg:
+        record(TRANSFER, (input,), {}, (r,))
+    return r
+
+
+def _parse_to(args, kwargs):
+    dev = kwargs.pop("device", None)
+    dt = kwargs.pop("dtype", None)
+    for a in args:
+        if isinstance(a, Tensor):
+            dev, dt = a.device, a.dtype
+        elif isinstance(a, D.dtype):
+            dt = a
+        elif isinstance(a, (str, Device)) or isinstance(a, int) and not isinstance(a, bool):
+            dev = a if not isinstance(a, int) else Device("cuda", a)
+        elif a is not None:
+            raise TypeError(f"to() received an invalid combination of arguments: {a!r}")
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("non_blocking", None)
+    kwargs.pop("memory_format", None)
+    if kwargs:
+        raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+    return dev, (D.to_dtype(dt) if dt is not None else None), copy
+
+
+def to(input, *args, **kwargs):
+    dev, dt, copy = _parse_to(args, dict(kwargs))
+    r = input
+    if dev is not None:
+        place = place_of(dev)
+        if place is not input._place:
+            r = to_device(r, place)
+    if dt is not None and dt is not r._dtype:
+        r = _cast(r, dt)
+    if copy and r is input:
+        r = clone(input)
+    return r
+
+
+def _to_dtype(dt):
+    def convert(self, memory_format=None):
+        return self if self._dtype is dt else _cast(self, dt)
+    convert.__name__ = dt.name
+    return convert
+
+
+def type_(input, dtype=None, non_blocking=False):
+    if dtype is None:
+        return f"dispatchtorch.{input._dtype.pt_name}Tensor"
+    return to(input, dtype=dtype)
+
+
+def cpu(input, memory_format=None):
+    return to(input, "cpu")
+
+
+def cuda(input, device=None, non_blocking=False, memory_format=None):
+    return to(input, "cuda" if device is None else
+              (Device("cuda", device) if isinstance(device, int) else device))
+
+
+def copy_(self, src, non_blocking=False):
+    """Copy src (broadcast, cast, moved) into self's memory."""
+    if not isinstance(src, Tensor):
+        raise TypeError(f"copy_(): argument 'src' must be a Tensor, not {type(src).__name__}")
+    broadcast_shapes2(self._shape, src._shape)
+    if src._shape != self._shape and broadcast_shapes2(self._shape, src._shape) != self._shape:
+        raise RuntimeError(f"copy_: the size of src {list(src._shape)} can't be broadcast to the "
+                           f"size of self {list(self._shape)}")
+    if inplace_needs_graph("copy_", (self, src)):
+        r = src if src._place is self._place else to_device(src, self._place)
+        if r._shape != self._shape:
+            r = _api.expand(r, self._shape)
+        return commit_inplace(self, r if r._dtype is self._dtype else _cast(r, self._dtype))
+    place = self._place
+    if src._place is not place:
+        src = to_device(src, place)
+    h = operand_handle(src, src._dtype, self._shape, place) if src._shape != self._shape else src._h
+    place.bk.copy_(self._h, h)
+    self._vc()[0] += 1
+    return self
+
+
+def fill_(self, value):
+    if isinstance(value, Tensor):
+        if value.dim() != 0:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
+                               f"{value.dim()} dimensions.")
+        if inplace_needs_graph("fill_", (self, value)):
+            return copy_(self, value)
+        value = value.item()
+    if inplace_needs_graph("fill_", (self,)):
+        r = full_like_graph(self, value)
+        return commit_inplace(self, r)
+    self._place.bk.fill_(self._h, _fill_value(value, self._dtype))
+    self._vc()[0] += 1
+    return self
+
+
+def _fill_value(value, dt):
+    if isinstance(value, (bool, np.bool_)) or dt is D.bool_:
+        return bool(value)
+    if dt.is_floating_point:
+        return float(value)
+    if isinstance(value, float) and value != int(value):
+        return int(value)
+    return int(value)
+
+
+def full_like_graph(self, value):
+    """A filled tensor connected to self's graph with a zero gradient (for fill_/zero_)."""
+    place = self._place
+    out = place.empty(self._shape, self._dtype.name, place.index)
+    place.bk.fill_(out, _fill_value(value, self._dtype))
+    r = wrap(out, self._shape, self._dtype, place)
+    record(FILL, (self,), {}, (r,))
+    return r
+
+
+def zero_(self):
+    return fill_(self, 0)
+
+
+def cat(tensors, dim=0, *, out=None):
+    if out is not None:
+        raise NotImplementedError("cat(out=...) is not supported")
+    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
+        raise TypeError("cat(): argument 'tensors' must be a tuple or list of Tensors")
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    for t in tensors:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"cat(): expected a list of Tensors, got {type(t).__name__}")
+    # legacy rule: 1-d empty tensors are skipped
+    used = [t for t in tensors if not (t._shape == (0,))] or tensors[:1]
+    ref = used[0]
+    n = len(ref._shape)
+    if n == 0:
+        raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
+    d = norm_dim(dim, n, "cat")
+    for i, t in enumerate(used):
+        if len(t._shape) != n:
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {n} and "
+                               f"{len(t._shape)}")
+        for j in range(n):
+            if j != d and t._shape[j] != ref._shape[j]:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected "
+                                   f"size {ref._shape[j]} but got size {t._shape[j]} for tensor "
+                                   f"number {i} in the list.")
+    place = same_place("cat", used)
+    dt = used[0]._dtype
+    for t in used[1:]:
+        dt = dt._promote[t._dtype]
+    sizes = tuple(t._shape[d] for t in used)
+    shape = ref._shape[:d] + (sum(sizes),) + ref._shape[d + 1:]
+    out = wrap(place.empty(shape, dt.name, place.index), shape, dt, place)
+    with_grad = STATE.enabled
+    STATE.enabled = False
+    try:
+        for (start, size), t in zip(_offsets(sizes), used):
+            if size:
+                region = _api.narrow(out, d, start, size)
+                t = to_place(t, place)
+                place.bk.copy_(region._h, t._h)
+    finally:
+        STATE.enabled = with_grad
+    if with_grad and any(t._rg for t in used):
+        record(_cat_op(len(used)), tuple(used), {"dim": d, "sizes": sizes}, (out,))
+    return out
+
+
+_CAT_OPS = {}
+
+
+def _cat_op(n):
+    """cat's node differentiates n inputs; rows are made per arity on first use."""
+    op = _CAT_OPS.get(n)
+    if op is None:
+        op = OpDef("cat", kind="memory", args=tuple(f"t{i}" for i in range(n)), grad=_cat_grad)
+        _CAT_OPS[n] = op
+    return op
+
+
+def stack(tensors, dim=0, *, out=None):
+    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)) or not tensors:
+        raise TypeError("stack(): argument 'tensors' must be a non-empty tuple or list of Tensors")
+    shape = tensors[0]._shape
+    for i, t in enumerate(tensors):
+        if t._shape != shape:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(shape)} at "
+                               f"entry 0 and {list(t._shape)} at entry {i}")
+    d = norm_dim(dim, len(shape) + 1, "stack")
+    return cat([_api.unsqueeze(t, d) for t in tensors], d)
+
+
+concat = concatenate = cat

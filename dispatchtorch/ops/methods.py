@@ -1,0 +1,142 @@
+"""Tensor methods and operators, bound from the function forms in one table."""
+from __future__ import annotations
+
+from .. import _dtype as D
+from .._tensor import Tensor
+from . import creation as C
+from . import elementwise as E
+from . import indexing as IX
+from . import linalg as L
+from . import memory as M
+from . import pointwise as P
+from . import reductions as R
+from . import views as V
+from ._elementwise import inplace
+
+# method name -> function (the function's first argument becomes self)
+METHODS = {
+    **P.FUNCTIONS, **P.INPLACE,
+    "add": P.add, "add_": P.add_, "sub": P.sub, "sub_": P.sub_, "subtract": P.sub,
+    "multiply": P.mul, "div": P.div, "div_": P.div_, "divide": P.div, "true_divide": P.div,
+    "floor_divide": P.floor_divide, "remainder": P.remainder, "pow": P.pow, "float_power": P.float_power,
+    "floor": P.floor, "ceil": P.ceil, "trunc": P.trunc, "fix": P.trunc, "round": P.round,
+    "clamp": P.clamp, "clamp_": P.clamp_, "clip": P.clamp, "clip_": P.clamp_,
+    "clamp_min": P.clamp_min, "clamp_max": P.clamp_max,
+    "logical_not": P.logical_not, "logical_and": P.logical_and, "logical_or": P.logical_or,
+    "logical_xor": P.logical_xor, "isnan": P.isnan, "isinf": P.isinf, "isfinite": P.isfinite,
+    "isposinf": P.isposinf, "isneginf": P.isneginf, "where": lambda self, cond, other: P.where(cond, self, other),
+    "greater": P.gt, "greater_equal": P.ge, "less": P.lt, "less_equal": P.le, "not_equal": P.ne,
+    "arctan2": P.atan2, "positive": P.positive, "sgn": P.FUNCTIONS["sign"],
+    # reductions
+    "sum": R.sum, "nansum": R.nansum, "mean": R.mean, "nanmean": R.nanmean, "amax": R.amax,
+    "amin": R.amin, "max": R.max, "min": R.min, "argmax": R.argmax, "argmin": R.argmin,
+    "all": R.all, "any": R.any, "sum_to_size": R.sum_to_size, "count_nonzero": R.count_nonzero,
+    # linear algebra
+    "matmul": L.matmul, "mm": L.mm, "bmm": L.bmm,
+    # views
+    "view": V.view, "view_as": V.view_as, "reshape": V.reshape, "reshape_as": V.reshape_as,
+    "permute": V.permute, "transpose": V.transpose, "swapaxes": V.transpose, "swapdims": V.transpose,
+    "t": V.t, "movedim": V.movedim, "moveaxis": V.movedim, "expand": V.expand,
+    "expand_as": V.expand_as, "broadcast_to": V.broadcast_to, "squeeze": V.squeeze,
+    "unsqueeze": V.unsqueeze, "flatten": V.flatten, "unflatten": V.unflatten, "narrow": V.narrow,
+    "select": V.select, "diagonal": V.diagonal, "unfold": V.unfold, "split": V.split,
+    "chunk": V.chunk, "unbind": V.unbind, "as_strided": V.as_strided,
+    # memory
+    "clone": M.clone, "contiguous": M.contiguous, "to": M.to, "cpu": M.cpu, "cuda": M.cuda,
+    "type": M.type_, "copy_": M.copy_, "fill_": M.fill_, "zero_": M.zero_,
+    # indexing
+    "gather": IX.gather, "scatter": IX.scatter, "scatter_add": IX.scatter_add,
+    "scatter_reduce": IX.scatter_reduce, "index_select": IX.index_select, "index_add": IX.index_add,
+    "index_add_": IX.index_add_, "nonzero": IX.nonzero, "argwhere": IX.argwhere,
+    "masked_fill": IX.masked_fill, "masked_fill_": IX.masked_fill_, "masked_select": IX.masked_select,
+    "index_put_": IX.index_put_, "index_put": IX.index_put, "take": IX.take,
+    "take_along_dim": IX.take_along_dim,
+    "__getitem__": IX.getitem, "__setitem__": IX.setitem,
+    # random, in place
+    "uniform_": C.uniform_, "normal_": C.normal_, "bernoulli_": C.bernoulli_,
+    "random_": C.random_, "exponential_": C.exponential_, "geometric_": C.geometric_,
+    "log_normal_": C.log_normal_, "cauchy_": C.cauchy_,
+    "bernoulli": C.bernoulli,
+    # new_* factories
+    "new_zeros": lambda self, *size, dtype=None, device=None, requires_grad=False: C.zeros(
+        *size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad),
+    "new_ones": lambda self, *size, dtype=None, device=None, requires_grad=False: C.ones(
+        *size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad),
+    "new_empty": lambda self, *size, dtype=None, device=None, requires_grad=False: C.empty(
+        *size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad),
+    "new_full": lambda self, size, fill_value, dtype=None, device=None, requires_grad=False: C.full(
+        size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
+        requires_grad=requires_grad),
+    "new_tensor": lambda self, data, dtype=None, device=None, requires_grad=False: C.tensor(
+        data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad),
+}
+
+for _dt, _names in ((D.float32, ("float",)), (D.float64, ("double",)), (D.float16, ("half",)),
+                    (D.bfloat16, ("bfloat16",)), (D.int64, ("long",)), (D.int32, ("int",)),
+                    (D.int16, ("short",)), (D.int8, ("char",)), (D.uint8, ("byte",)),
+                    (D.bool_, ("bool",))):
+    for _n in _names:
+        METHODS[_n] = M._to_dtype(_dt)
+
+
+def _reflected(fn):
+    def r(self, other):
+        return fn(other, self)
+    return r
+
+
+def _operator(fn):
+    """An operator returns NotImplemented for operands it does not understand, so Python
+    can try the other side (and `t == None` is False, as in PyTorch)."""
+    def op(self, other):
+        if not isinstance(other, (Tensor, int, float, bool)) and not hasattr(other, "__index__") \
+                and not hasattr(other, "__float__"):
+            return NotImplemented
+        return fn(self, other)
+    op.__name__ = getattr(fn, "__name__", "op")
+    return op
+
+
+def _inplace_operator(fn):
+    def op(self, other):
+        return fn(self, other)
+    return op
+
+
+OPERATORS = {
+    "__add__": _operator(P.add), "__radd__": _operator(_reflected(P.add)),
+    "__sub__": _operator(P.sub), "__rsub__": _operator(_reflected(P.sub)),
+    "__mul__": _operator(P.mul), "__rmul__": _operator(_reflected(P.mul)),
+    "__truediv__": _operator(P.div), "__rtruediv__": _operator(_reflected(P.div)),
+    "__floordiv__": _operator(P.floor_divide), "__rfloordiv__": _operator(_reflected(P.floor_divide)),
+    "__mod__": _operator(P.remainder), "__rmod__": _operator(_reflected(P.remainder)),
+    "__pow__": _operator(P.pow), "__rpow__": _operator(_reflected(P.pow)),
+    "__matmul__": L.matmul, "__rmatmul__": _reflected(L.matmul),
+    "__and__": _operator(P.FUNCTIONS["bitwise_and"]), "__rand__": _operator(_reflected(P.FUNCTIONS["bitwise_and"])),
+    "__or__": _operator(P.FUNCTIONS["bitwise_or"]), "__ror__": _operator(_reflected(P.FUNCTIONS["bitwise_or"])),
+    "__xor__": _operator(P.FUNCTIONS["bitwise_xor"]), "__rxor__": _operator(_reflected(P.FUNCTIONS["bitwise_xor"])),
+    "__lshift__": _operator(P.FUNCTIONS["bitwise_left_shift"]),
+    "__rshift__": _operator(P.FUNCTIONS["bitwise_right_shift"]),
+    "__eq__": _operator(P.eq), "__ne__": _operator(P.ne), "__lt__": _operator(P.lt),
+    "__le__": _operator(P.le), "__gt__": _operator(P.gt), "__ge__": _operator(P.ge),
+    "__neg__": P.FUNCTIONS["neg"], "__pos__": P.positive, "__abs__": P.FUNCTIONS["abs"],
+    "__invert__": P.FUNCTIONS["bitwise_not"],
+    "__iadd__": _inplace_operator(P.add_), "__isub__": _inplace_operator(P.sub_),
+    "__imul__": _inplace_operator(P.INPLACE["mul_"]), "__itruediv__": _inplace_operator(P.div_),
+    "__iand__": _inplace_operator(P.INPLACE["bitwise_and_"]),
+    "__ior__": _inplace_operator(P.INPLACE["bitwise_or_"]),
+    "__ixor__": _inplace_operator(P.INPLACE["bitwise_xor_"]),
+    "__ipow__": _inplace_operator(lambda s, o: inplace(E.pow_, s, o)),
+    "__imod__": _inplace_operator(lambda s, o: s.copy_(P.remainder(s, o))),
+    "__ifloordiv__": _inplace_operator(lambda s, o: s.copy_(P.floor_divide(s, o))),
+}
+
+
+def bind():
+    for name, fn in {**METHODS, **OPERATORS}.items():
+        setattr(Tensor, name, fn)
+    Tensor.__hash__ = object.__hash__       # __eq__ above would otherwise unset it
+    Tensor.abs_ = P.INPLACE["abs_"]
+
+
+bind()
