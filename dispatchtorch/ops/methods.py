@@ -133,7 +133,15 @@ OPERATORS = {
 
 
 def bind():
-    for name, fn in {**METHODS, **OPERATORS}.items():
+    """Bind this table, then every op module's own `METHODS` dict (a module that adds
+    ops declares its methods next to them and needs no edit here)."""
+    import sys
+    extra = {}
+    for mod in list(sys.modules.values()):
+        name = getattr(mod, "__name__", "") or ""
+        if name.startswith(("dispatchtorch.ops.", "dispatchtorch.nn.")) and mod is not sys.modules[__name__]:
+            extra.update(getattr(mod, "METHODS", {}) or {})
+    for name, fn in {**METHODS, **OPERATORS, **extra}.items():
         setattr(Tensor, name, fn)
     Tensor.__hash__ = object.__hash__       # __eq__ above would otherwise unset it
     Tensor.abs_ = P.INPLACE["abs_"]
