@@ -19,12 +19,11 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ..dispatch import DECOMPOSE, OpDef, register_op
 
+# dtypes rule -> the input categories an op accepts. "float" ops accept integers and
+# bool too and compute them in the default float dtype; "floating" ops refuse them.
 _CATEGORIES = {"all": {D.BOOL, D.INT, D.FLOAT}, "numeric": {D.INT, D.FLOAT},
                "float": {D.INT, D.FLOAT, D.BOOL}, "integral": {D.BOOL, D.INT},
-               "int_float": {D.INT, D.FLOAT}}
-_EXPECTS = {"all": "tensors of any dtype", "numeric": "numeric (non-bool) tensors",
-            "float": "numeric tensors", "integral": "integer or bool tensors",
-            "int_float": "numeric (non-bool) tensors"}
+               "int_float": {D.INT, D.FLOAT}, "floating": {D.FLOAT}, "integer": {D.INT}}
 _NOPARAMS = {}
 _SPECS: list["Elementwise"] = []
 
@@ -62,8 +61,8 @@ class Elementwise:
     def dtype_error(self, dt):
         if self.error:
             return RuntimeError(self.error)
-        return RuntimeError(f"{self.name}: not implemented for dtype {dt.name} "
-                            f"(expects {_EXPECTS[self.dtypes]})")
+        # PyTorch raises NotImplementedError when an op has no kernel for a dtype
+        return NotImplementedError(f"\"{self.name}\" not implemented for '{dt.pt_name}'")
 
 
 def rebuild_tables():
@@ -132,6 +131,11 @@ def _bad_operand(name, x):
 
 # -- executors -------------------------------------------------------------------------
 
+def _cast(x, dt):
+    from .memory import _cast as cast
+    return cast(x, dt)
+
+
 def unary(spec, x):
     if not isinstance(x, Tensor):
         raise _bad_operand(spec.name, x)
@@ -146,7 +150,7 @@ def unary(spec, x):
     if k is None:
         k = resolve(op, place.rt)
     if k is DECOMPOSE or (track and op.grad is None):
-        return decompose(op, (x,), _NOPARAMS)
+        return decompose(op, (x if dt is ct else _cast(x, ct),), _NOPARAMS)
     shape = x._shape
     od = D.bool_ if spec.out_bool else ct
     out = place.empty(shape, od.name, place.index)
@@ -196,6 +200,10 @@ def binary(spec, a, b):
     if k is None:
         k = resolve(op, place.rt)
     if k is DECOMPOSE or (track and op.grad is None):
+        # the decomposition computes in ct, as a kernel would
+        if True:
+            a = _cast(a, ct) if ta and a._dtype is not ct else a
+            b = _cast(b, ct) if tb and b._dtype is not ct else b
         return decompose(op, (a, b), _NOPARAMS)
     shape = sa if sa == sb else broadcast_shapes2(sa, sb)
     od = D.bool_ if spec.out_bool else ct

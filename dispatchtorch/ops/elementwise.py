@@ -12,6 +12,7 @@ from .. import _dtype as D
 from .._tensor import Tensor
 from . import _api
 from ._elementwise import binary, define, inplace, nary, unary
+from ..dispatch import OpDef, register_op
 
 SQRT_PI = math.sqrt(math.pi)
 LN2, LN10 = math.log(2.0), math.log(10.0)
@@ -108,8 +109,8 @@ I = dict(args=B, dtypes="integral")
 bitwise_and = define("bitwise_and", **I)
 bitwise_or = define("bitwise_or", **I)
 bitwise_xor = define("bitwise_xor", **I)
-bitwise_left_shift = define("bitwise_left_shift", **I)
-bitwise_right_shift = define("bitwise_right_shift", **I)
+bitwise_left_shift = define("bitwise_left_shift", args=B, dtypes="integer")
+bitwise_right_shift = define("bitwise_right_shift", args=B, dtypes="integer")
 C = dict(args=B, out_bool=True)
 eq, ne = define("eq", **C), define("ne", **C)
 lt, le = define("lt", **C), define("le", **C)
@@ -126,12 +127,112 @@ def _c(name, decomp, grad=None, **kw):
 
 sigmoid = _c("sigmoid", lambda x: 1 / (1 + _api.exp(-x)),
              grad=lambda g, result: g * result * (1 - result), **F)
-relu = _c("relu", lambda x: _api.where(x > 0, x, _api.zeros_like(x)) if x.dtype.is_floating_point
-          else _api.maximum(x, 0), grad=lambda g, result: g * (result > 0), dtypes="numeric")
+# maximum(x, 0), not where(x > 0, ...): relu(nan) is nan, as in PyTorch
+relu = _c("relu", lambda x: binary(maximum, x, 0), grad=lambda g, result: g * (result > 0),
+          dtypes="numeric", error="Boolean inputs not supported for relu")
 rsqrt = _c("rsqrt", lambda x: 1 / _api.sqrt(x),
            grad=lambda g, result: -0.5 * g * result * result * result, **F)
 reciprocal = _c("reciprocal", lambda x: 1 / x, grad=lambda g, result: -g * result * result, **F)
-square = _c("square", lambda x: x * x, grad=lambda g, x: 2 * g * x, dtypes="all")
+square = _c("square", lambda x: x * x, grad=lambda g, x: 2 * g * x, dtypes="numeric")
 sign = _c("sign", lambda x: (x > 0).to(x.dtype) - (x < 0).to(x.dtype) if x.dtype is not D.bool_
           else x.clone(), grad=lambda g: _zeros(g))
 sgn = sign
+
+
+# -- composites of the full op set -----------------------------------------------------------------
+
+FL = dict(dtypes="floating")      # floating inputs only, as PyTorch (no integer kernels)
+
+
+def _logit_grad(g, x):
+    return g / (x * (1 - x))
+
+
+logit = _c("logit", lambda x: _api.log(x / (1 - x)), grad=_logit_grad, **F)
+frac = _c("frac", lambda x: x - _api.trunc(x), grad=lambda g: g, **FL)
+hypot = _c("hypot", lambda a, b: _api.sqrt(a * a + b * b), args=B, **FL,
+           grad=lambda g, a, b, result, needs: (g * a / result if needs[0] else None,
+                                                g * b / result if needs[1] else None))
+
+
+def _isnan(x):
+    return x != x
+
+
+def _fextreme(pick):
+    """fmax / fmin: like maximum / minimum, but a NaN loses to a number."""
+    def decomp(a, b):
+        r = binary(pick, a, b)
+        if not r.dtype.is_floating_point:
+            return r
+        r = _api.where(_isnan(a), b, r) if isinstance(a, Tensor) else r
+        return _api.where(_isnan(b), a, r) if isinstance(b, Tensor) else r
+    return decomp
+
+
+def _fextreme_grad(wins):
+    # PyTorch: ties and NaN-vs-number go wholly to the winner, no split
+    def grad(g, a, b, needs):
+        first = wins(a, b) | _isnan(b)
+        return (_api.where(first, g, 0.0) if needs[0] else None,
+                _api.where(first, 0.0, g) if needs[1] else None)
+    return grad
+
+
+fmax = _c("fmax", _fextreme(maximum), args=B, grad=_fextreme_grad(lambda a, b: a >= b))
+fmin = _c("fmin", _fextreme(minimum), args=B, grad=_fextreme_grad(lambda a, b: a <= b))
+
+
+def _lerp(start, end, weight):
+    # PyTorch's formula: exact at weight 0 and 1 (from the nearer end)
+    diff = end - start
+    if not isinstance(weight, Tensor):
+        return start + weight * diff if abs(weight) < 0.5 else end - diff * (1 - weight)
+    return _api.where(weight.abs() < 0.5, start + weight * diff, end - diff * (1 - weight))
+
+
+def _lerp_grad(g, start, end, weight, needs):
+    return (g * (1 - weight) if needs[0] else None, g * weight if needs[1] else None,
+            g * (end - start) if needs[2] else None)
+
+
+lerp = _c("lerp", _lerp, args=("start", "end", "weight"), grad=_lerp_grad, **FL,
+          save_for={"start": ("weight",), "end": ("weight",)})
+
+
+def _log(x):
+    if isinstance(x, Tensor):
+        return _api.log(x)
+    return math.log(x) if x > 0 else -math.inf if x == 0 else math.nan
+
+
+def _xlogy(a, b):
+    zero = (a == 0) & ~_isnan(b) if isinstance(b, Tensor) else a == 0
+    return _api.where(zero, 0.0, a * _log(b))
+
+
+def _xlogy_grad(g, a, b, needs):
+    ga = gb = None
+    if needs[0]:
+        ga = _api.where((a == 0) & (b <= 0), 0.0, g * _log(b))
+    if needs[1]:
+        gb = g * a / b
+    return ga, gb
+
+
+xlogy = _c("xlogy", _xlogy, args=B, grad=_xlogy_grad, **F)
+
+
+def _nan_to_num(x, nan, posinf, neginf):
+    if not x.dtype.is_floating_point:
+        return x.clone()
+    info = D.finfo(x.dtype)
+    r = _api.where(_isnan(x), nan, x)
+    r = _api.where(r == math.inf, info.max if posinf is None else posinf, r)
+    return _api.where(r == -math.inf, info.min if neginf is None else neginf, r)
+
+
+NAN_TO_NUM = register_op(OpDef(
+    "nan_to_num", kind="elementwise", decomp=_nan_to_num, grad=lambda g, x: g * _api.isfinite(x),
+    signature="nan_to_num(x, nan=0.0, posinf=None, neginf=None)",
+    doc="NaN, +inf and -inf replaced by numbers (the dtype's largest and smallest by default)"))

@@ -12,7 +12,8 @@ from .._tensor import Tensor
 from . import _api
 from . import elementwise as E
 from ._elementwise import binary, inplace, nary, result_type, unary
-from .._run import decompose
+from .._run import decompose, scalar_handle, wrap
+from ..autograd.grad_mode import no_grad
 from ..dispatch import OpDef, register_op
 
 
@@ -41,11 +42,30 @@ def _unary_inplace(spec):
     return fn
 
 
-def _binary_fn(spec):
-    def fn(input, other, *, out=None):
-        return write_out(out, binary(spec, input, other))
-    fn.__name__ = fn.__qualname__ = spec.name
-    fn.__doc__ = f"Elementwise {spec.name} with broadcasting and type promotion."
+def _tensor_arg(fn_name, arg, x, position):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{fn_name}(): argument '{arg}' (position {position}) must be Tensor, "
+                        f"not {type(x).__name__}")
+
+
+def _binary_fn(spec, scalars="both"):
+    """scalars: which operands PyTorch's function form accepts as Python numbers:
+    'both', 'other' (input must be a tensor) or 'none'."""
+    name = spec.name
+    if scalars == "both":
+        def fn(input, other, *, out=None):
+            return write_out(out, binary(spec, input, other))
+    elif scalars == "other":
+        def fn(input, other, *, out=None):
+            _tensor_arg(name, "input", input, 1)
+            return write_out(out, binary(spec, input, other))
+    else:
+        def fn(input, other, *, out=None):
+            _tensor_arg(name, "input", input, 1)
+            _tensor_arg(name, "other", other, 2)
+            return write_out(out, binary(spec, input, other))
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Elementwise {name} with broadcasting and type promotion."
     return fn
 
 
@@ -59,18 +79,25 @@ def _binary_inplace(spec):
 UNARY = [E.exp, E.exp2, E.expm1, E.log, E.log2, E.log10, E.log1p, E.sqrt, E.sin, E.cos, E.tan,
          E.asin, E.acos, E.atan, E.sinh, E.cosh, E.tanh, E.asinh, E.acosh, E.atanh, E.erf, E.erfc,
          E.erfinv, E.neg, E.abs_, E.bitwise_not, E.sigmoid, E.relu, E.rsqrt, E.reciprocal,
-         E.square, E.sign]
-BINARY = [E.mul, E.maximum, E.minimum, E.atan2, E.bitwise_and, E.bitwise_or, E.bitwise_xor,
-          E.bitwise_left_shift, E.bitwise_right_shift, E.eq, E.ne, E.lt, E.le, E.gt, E.ge, E.fmod]
+         E.sign, E.frac]
+# (spec, which operands may be Python numbers in the function form)
+BINARY = [(E.mul, "both"), (E.maximum, "none"), (E.minimum, "none"), (E.atan2, "none"),
+          (E.bitwise_and, "both"), (E.bitwise_or, "both"), (E.bitwise_xor, "both"),
+          (E.eq, "other"), (E.ne, "other"), (E.lt, "other"), (E.le, "other"), (E.gt, "other"),
+          (E.ge, "other"), (E.fmax, "none"), (E.fmin, "none"),
+          (E.hypot, "none"), (E.xlogy, "both")]
 
 FUNCTIONS = {}
 INPLACE = {}
 for _s in UNARY:
     FUNCTIONS[_s.name] = _unary_fn(_s)
     INPLACE[_s.name + "_"] = _unary_inplace(_s)
-for _s in BINARY:
-    FUNCTIONS[_s.name] = _binary_fn(_s)
-    INPLACE[_s.name + "_"] = _binary_inplace(_s)
+for _s, _scalars in BINARY:
+    FUNCTIONS[_s.name] = _binary_fn(_s, _scalars)
+    if _s.name not in ("maximum", "minimum", "fmax", "fmin"):     # PyTorch has no maximum_
+        INPLACE[_s.name + "_"] = _binary_inplace(_s)
+globals().update(FUNCTIONS)
+globals().update(INPLACE)
 
 
 # -- ops with arguments of their own -------------------------------------------------------------
@@ -93,17 +120,29 @@ def add_(input, other, *, alpha=1):
     return inplace(E.add, input, _scaled(other, alpha, "add"))
 
 
+def _no_bool_sub(a, b, op):
+    for x in (a, b):
+        if isinstance(x, bool) or isinstance(x, Tensor) and x._dtype is D.bool_:
+            raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                               "If you are trying to invert a mask, use the `~` or `logical_not()` "
+                               "operator instead.")
+
+
 def sub(input, other, *, alpha=1, out=None):
+    _no_bool_sub(input, other, "sub")
     return write_out(out, binary(E.sub, input, _scaled(other, alpha, "sub")))
 
 
 def sub_(input, other, *, alpha=1):
+    _no_bool_sub(input, other, "sub_")
     return inplace(E.sub, input, _scaled(other, alpha, "sub"))
 
 
 def rsub(input, other, *, alpha=1):
-    return sub(other, input, alpha=alpha) if isinstance(other, Tensor) else \
-        binary(E.sub, other, _scaled(input, alpha, "rsub"))
+    """other - alpha * input."""
+    _tensor_arg("rsub", "input", input, 1)
+    _no_bool_sub(input, other, "rsub")
+    return binary(E.sub, other, _scaled(input, alpha, "rsub"))
 
 
 subtract, multiply = sub, FUNCTIONS["mul"]
@@ -123,14 +162,33 @@ def div(input, other, *, rounding_mode=None, out=None):
 def div_(input, other, *, rounding_mode=None):
     if rounding_mode is None:
         return inplace(E.div, input, other)
-    return input.copy_(div(input, other, rounding_mode=rounding_mode))
+    return _inplace_of(div, "div_")(input, other, rounding_mode=rounding_mode)
 
 
 true_divide = divide = div
 
 
-def _div_trunc(a, b):
+def _promoted(a, b):
+    """(a, b, dtype): both operands as tensors of their result dtype. A Python number
+    becomes a 0-d tensor around a cached constant, so this costs no transfer."""
     dt = result_type(a, b)
+    ref = a if isinstance(a, Tensor) else b
+    if not isinstance(ref, Tensor):
+        raise TypeError(f"expected a Tensor, got {type(a).__name__} and {type(b).__name__}")
+    return _as(a, dt, ref), _as(b, dt, ref), dt
+
+
+def _as(x, dt, ref):
+    if isinstance(x, Tensor):
+        return x if x._dtype is dt else x.to(dt)
+    if isinstance(x, bool) or not isinstance(x, numbers.Number):
+        x = int(x) if isinstance(x, bool) else x
+    place = ref._place
+    return wrap(scalar_handle(x, dt, place), (), dt, place)
+
+
+def _div_trunc(a, b):
+    a, b, dt = _promoted(a, b)
     if dt.is_floating_point:
         return trunc(binary(E.div, a, b))
     _check_int_divisor(b, "div")
@@ -138,11 +196,12 @@ def _div_trunc(a, b):
 
 
 def _check_int_divisor(b, op):
+    """Integer division by zero raises, as on PyTorch's CPU (this syncs on a device)."""
     if isinstance(b, Tensor):
         if not b.dtype.is_floating_point and bool((b == 0).any()):
-            raise RuntimeError(f"ZeroDivisionError ({op}: integer division by zero)")
+            raise RuntimeError("ZeroDivisionError")
     elif b == 0 and not isinstance(b, float):
-        raise RuntimeError(f"ZeroDivisionError ({op}: integer division by zero)")
+        raise RuntimeError("ZeroDivisionError")
 
 
 from ._elementwise import Elementwise  # noqa: E402
@@ -152,72 +211,159 @@ _INT_DIV = Elementwise(E.div.op, promote="default", dtypes="numeric")
 
 
 def floor_divide(input, other, *, out=None):
-    dt = result_type(input, other)
+    a, b, dt = _promoted(input, other)
+    if dt is D.bool_:
+        raise NotImplementedError("\"div_floor\" not implemented for 'Bool'")
     if dt.is_floating_point:
-        # Python's float floor division: exact via fmod, as PyTorch's div_floor
-        a = input if isinstance(input, Tensor) else _api.full_like(other, input, dtype=dt)
-        mod = binary(E.fmod, a, other)
-        q = binary(E.div, a - mod, other)
-        adjust = (mod != 0) & ((other < 0) != (mod < 0))
-        q = _api.where(adjust, q - 1, q)
-        fq = floor(q)
+        return write_out(out, _floor_div_float(a, b))
+    _check_int_divisor(b, "floor_divide")
+    q = binary(_INT_DIV, a, b)
+    rem = binary(E.fmod, a, b)
+    return write_out(out, _api.where((rem != 0) & ((rem < 0) != (b < 0)), q - 1, q))
+
+
+def _floor_div_float(a, b):
+    """PyTorch's div_floor for floats: computed from fmod so that it is exact."""
+    with no_grad():
+        mod = binary(E.fmod, a, b)
+        q = binary(E.div, a - mod, b)
+        q = _api.where((mod != 0) & ((b < 0) != (mod < 0)), q - 1, q)
+        fq = _api.floor(q)
         r = _api.where(q - fq > 0.5, fq + 1, fq)
-        r = _api.where(other == 0, binary(E.div, a, other), r)
-        return write_out(out, r.detach() if r.requires_grad else r)
-    _check_int_divisor(other, "floor_divide")
-    q = binary(_INT_DIV, input, other)
-    rem = binary(E.fmod, input, other)
-    adjust = (rem != 0) & ((rem < 0) != (other < 0))
-    return write_out(out, _api.where(adjust, q - 1, q))
+        # q == 0: the sign of the true quotient; b == 0: IEEE a / b
+        r = _api.where(q == 0, binary(E.mul, _api.zeros_like(q), binary(E.div, a, b)), r)
+        return _api.where(b == 0, binary(E.div, a, b), r)
 
 
 def remainder(input, other, *, out=None):
     """Python's modulo: the result has the divisor's sign."""
-    if not isinstance(input, Tensor):
-        input = _api.full_like(other, input, dtype=result_type(input, other))
-    if not result_type(input, other).is_floating_point:
-        _check_int_divisor(other, "remainder")
-    r = binary(E.fmod, input, other)
-    fix = (r != 0) & ((r < 0) != (other < 0))
-    return write_out(out, _api.where(fix, r + other, r))
+    a, b, dt = _promoted(input, other)
+    if dt is D.bool_:
+        raise NotImplementedError("\"remainder_cpu\" not implemented for 'Bool'")
+    if not dt.is_floating_point:
+        _check_int_divisor(b, "remainder")
+    r = binary(E.fmod, a, b)
+    fix = (r != 0) & ((r < 0) != (b < 0))
+    return write_out(out, _api.where(fix, r + b, r))
 
 
-def floor(input, *, out=None):
-    return write_out(out, input.clone() if not input.dtype.is_floating_point else unary(E._floor, input))
+def fmod(input, other, *, out=None):
+    _tensor_arg("fmod", "input", input, 1)
+    dt = result_type(input, other)
+    if dt is D.bool_:
+        raise NotImplementedError("\"fmod\" not implemented for 'Bool'")
+    if not dt.is_floating_point:
+        _check_int_divisor(other, "fmod")
+    return write_out(out, binary(E.fmod, input, other))
 
 
-def ceil(input, *, out=None):
-    return write_out(out, input.clone() if not input.dtype.is_floating_point else unary(E._ceil, input))
+def _rounding(spec, name):
+    def fn(input, *, out=None):
+        _tensor_arg(name, "input", input, 1)
+        if input._dtype is D.bool_:
+            raise NotImplementedError(f"\"{name}\" not implemented for 'Bool'")
+        if not input._dtype.is_floating_point:
+            return write_out(out, input.clone())
+        return write_out(out, unary(spec, input))
+    fn.__name__ = fn.__qualname__ = name
+    return fn
 
 
-def trunc(input, *, out=None):
-    return write_out(out, input.clone() if not input.dtype.is_floating_point else unary(E._trunc, input))
-
-
-fix = trunc
+floor = _rounding(E._floor, "floor")
+ceil = _rounding(E._ceil, "ceil")
+trunc = fix = _rounding(E._trunc, "trunc")
+_round0 = _rounding(E._round, "round")
 
 
 def round(input, *, decimals=0, out=None):
-    if not input.dtype.is_floating_point:
-        return write_out(out, input.clone())
     if decimals == 0:
-        return write_out(out, unary(E._round, input))
-    scale = 10.0 ** decimals
-    return write_out(out, unary(E._round, input * scale) / scale)
+        return _round0(input, out=out)
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"round\" not implemented for '{input.dtype.pt_name}'")
+    # as PyTorch: scale by 10**decimals, round half to even, scale back
+    if decimals > 0:
+        scale = 10.0 ** decimals
+        return write_out(out, unary(E._round, input * scale) / scale)
+    scale = 10.0 ** -decimals
+    return write_out(out, unary(E._round, input / scale) * scale)
 
 
 def pow(input, exponent, *, out=None):
-    if isinstance(exponent, numbers.Number) and not isinstance(exponent, bool) and \
-            isinstance(input, Tensor) and not input.dtype.is_floating_point and exponent < 0 and \
-            not isinstance(exponent, float):
-        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    if isinstance(exponent, Tensor) and not isinstance(input, Tensor):
+        dt = result_type(input, exponent)
+        if dt is D.bool_:
+            raise NotImplementedError("\"pow\" not implemented for 'Bool'")
+        return write_out(out, _int_pow(input, exponent, dt) if dt.category != D.FLOAT
+                         else binary(E.pow_, input, exponent))
+    _tensor_arg("pow", "input", input, 1)
+    dt = result_type(input, exponent)
+    if dt is D.bool_:
+        if isinstance(exponent, Tensor):
+            raise NotImplementedError("\"pow\" not implemented for 'Bool'")
+        return write_out(out, input.clone() if exponent else _api.ones_like(input))
+    if dt.category != D.FLOAT:
+        if isinstance(exponent, Tensor):
+            return write_out(out, _int_pow(input, exponent, dt))
+        if exponent < 0:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
     return write_out(out, binary(E.pow_, input, exponent))
 
 
-def float_power(input, exponent):
+def _int_pow(a, b, dt):
+    """Integer powers with tensor exponents: PyTorch gives 1 ** -n = 1,
+    (-1) ** -n = +-1 and 0 otherwise where the prim requires b >= 0."""
+    a, b, _ = _promoted(a, b)
+    negative = b < 0
+    r = binary(E.pow_, a, _api.where(negative, 0, b))
+    if not dt.is_signed:
+        return r
+    odd = binary(E.fmod, b, 2) != 0
+    special = _api.where(a == 1, 1, _api.where(a == -1, _api.where(odd, -1, 1), 0)).to(dt)
+    return _api.where(negative, special, r)
+
+
+def float_power(input, exponent, *, out=None):
     a = input.double() if isinstance(input, Tensor) else float(input)
     b = exponent.double() if isinstance(exponent, Tensor) else float(exponent)
-    return pow(a, b)
+    return write_out(out, binary(E.pow_, a, b))
+
+
+def square(input, *, out=None):
+    _tensor_arg("square", "input", input, 1)
+    if input._dtype is D.bool_:          # as pow(x, 2): bool ** 2 is int64
+        input = input.to(D.int64)
+    return write_out(out, unary(E.square, input))
+
+
+def _shift(spec, left):
+    """Shifts by a negative amount or by at least the width give 0 (left) or the sign
+    fill (right), as PyTorch; the prim is only asked for in-range amounts."""
+    name = spec.name
+
+    def fn(input, other, *, out=None):
+        dt = result_type(input, other)
+        a = input
+        if dt is D.bool_ or dt.is_floating_point:
+            raise NotImplementedError(f"\"{name}\" not implemented for '{dt.pt_name}'")
+        bits = dt.itemsize * 8
+        if not isinstance(other, Tensor):
+            if 0 <= other < bits:
+                return write_out(out, binary(spec, input, other))
+            if left:
+                return write_out(out, _api.zeros_like(_promoted(input, other)[0]))
+            a, _, _ = _promoted(input, other)
+            return write_out(out, binary(spec, a, bits - 1) if dt.is_signed else _api.zeros_like(a))
+        a, b, _ = _promoted(input, other)
+        bad = (b < 0) | (b >= bits)
+        r = binary(spec, a, _api.where(bad, 0, b))
+        fill = 0 if left or not dt.is_signed else binary(spec, a, bits - 1)
+        return write_out(out, _api.where(bad, fill, r))
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+bitwise_left_shift = _shift(E.bitwise_left_shift, True)
+bitwise_right_shift = _shift(E.bitwise_right_shift, False)
 
 
 def where(condition, input=None, other=None, *, out=None):
@@ -265,18 +411,13 @@ CLAMP = register_op(OpDef("clamp", kind="elementwise", args=("x", "min", "max"),
 def clamp(input, min=None, max=None, *, out=None):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    if not isinstance(input, Tensor):
-        raise TypeError(f"clamp(): argument 'input' must be a Tensor, not {type(input).__name__}")
+    _tensor_arg("clamp", "input", input, 1)
     if input.dtype is D.bool_:
-        raise RuntimeError("clamp is not supported for boolean tensors")
+        raise NotImplementedError("\"clamp\" not implemented for 'Bool'")
     return write_out(out, decompose(CLAMP, (input, min, max), {}))
 
 
-def clamp_(input, min=None, max=None):
-    return input.copy_(clamp(input, min, max))
-
-
-clip, clip_ = clamp, clamp_
+clip = clamp
 
 
 def clamp_min(input, min):
@@ -288,15 +429,20 @@ def clamp_max(input, max):
 
 
 def logical_not(input, *, out=None):
+    _tensor_arg("logical_not", "input", input, 1)
     return write_out(out, input == 0 if input.dtype is not D.bool_ else unary(E.bitwise_not, input))
 
 
 def _logical(spec):
+    name = "logical_" + spec.name.split("_")[1]
+
     def fn(input, other, *, out=None):
-        a = input if getattr(input, "dtype", None) is D.bool_ else input != 0
-        b = other if getattr(other, "dtype", None) is D.bool_ else other != 0
+        _tensor_arg(name, "input", input, 1)
+        _tensor_arg(name, "other", other, 2)
+        a = input if input._dtype is D.bool_ else input != 0
+        b = other if other._dtype is D.bool_ else other != 0
         return write_out(out, binary(spec, a, b))
-    fn.__name__ = "logical_" + spec.name.split("_")[1]
+    fn.__name__ = fn.__qualname__ = name
     return fn
 
 
@@ -329,14 +475,73 @@ def isneginf(input):
     return input == float("-inf") if input.dtype.is_floating_point else _api.zeros_like(input, dtype=D.bool_)
 
 
+def isreal(input):
+    return _api.ones_like(input, dtype=D.bool_)
+
+
 def positive(input):
     if input.dtype is D.bool_:
         raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
     return input
 
 
+def logit(input, eps=None, *, out=None):
+    _tensor_arg("logit", "input", input, 1)
+    if eps is not None:
+        input = clamp(input if input.dtype.is_floating_point else input.to(D.get_default_dtype()),
+                      eps, 1 - eps)
+    return write_out(out, unary(E.logit, input))
+
+
+def lerp(input, end, weight, *, out=None):
+    _tensor_arg("lerp", "input", input, 1)
+    _tensor_arg("lerp", "end", end, 2)
+    if end._dtype is not input._dtype:
+        raise RuntimeError(f"expected dtype {input.dtype.name.replace('float32', 'float')} for `end` "
+                           f"but got dtype {end.dtype.name.replace('float32', 'float')}")
+    if isinstance(weight, Tensor) and weight._shape and weight._dtype is not input._dtype:
+        raise RuntimeError(f"expected dtype {input.dtype.name} for `weight` but got dtype "
+                           f"{weight.dtype.name}")
+    return write_out(out, nary(E.lerp, (input, end, weight)))
+
+
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
+    _tensor_arg("nan_to_num", "input", input, 1)
+    return write_out(out, decompose(E.NAN_TO_NUM, (input,),
+                                    {"nan": nan, "posinf": posinf, "neginf": neginf}))
+
+
+# -- in-place forms of the ops above --------------------------------------------------------------
+
+from ._composite import inplace_variant as _inplace_of  # noqa: E402
+
+true_divide_ = divide_ = div_
+floor_divide_ = _inplace_of(floor_divide, "floor_divide_")
+remainder_ = _inplace_of(remainder, "remainder_")
+fmod_ = _inplace_of(fmod, "fmod_")
+floor_ = _inplace_of(floor, "floor_")
+ceil_ = _inplace_of(ceil, "ceil_")
+trunc_ = fix_ = _inplace_of(trunc, "trunc_")
+round_ = _inplace_of(round, "round_")
+pow_ = _inplace_of(pow, "pow_")
+float_power_ = _inplace_of(float_power, "float_power_")
+square_ = _inplace_of(square, "square_")
+bitwise_left_shift_ = _inplace_of(bitwise_left_shift, "bitwise_left_shift_")
+bitwise_right_shift_ = _inplace_of(bitwise_right_shift, "bitwise_right_shift_")
+clamp_ = clip_ = _inplace_of(clamp, "clamp_")
+clamp_min_ = _inplace_of(clamp_min, "clamp_min_")
+clamp_max_ = _inplace_of(clamp_max, "clamp_max_")
+logical_not_ = _inplace_of(logical_not, "logical_not_")
+logical_and_ = _inplace_of(logical_and, "logical_and_")
+logical_or_ = _inplace_of(logical_or, "logical_or_")
+logical_xor_ = _inplace_of(logical_xor, "logical_xor_")
+logit_ = _inplace_of(logit, "logit_")
+lerp_ = _inplace_of(lerp, "lerp_")
+nan_to_num_ = _inplace_of(nan_to_num, "nan_to_num_")
+
 mul = FUNCTIONS["mul"]
 eq, ne, lt, le, gt, ge = (FUNCTIONS[n] for n in ("eq", "ne", "lt", "le", "gt", "ge"))
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
-maximum, minimum, fmod, atan2 = (FUNCTIONS[n] for n in ("maximum", "minimum", "fmod", "atan2"))
+maximum, minimum, atan2 = (FUNCTIONS[n] for n in ("maximum", "minimum", "atan2"))
+fmax, fmin, hypot, xlogy = (FUNCTIONS[n] for n in ("fmax", "fmin", "hypot", "xlogy"))
 arctan2 = atan2

@@ -53,8 +53,12 @@ def _compare(f):
     return kernel
 
 
+def _is_float(x):
+    return x.dtype.kind == "f" or x.dtype in _LOWP     # bfloat16's numpy kind is "V"
+
+
 def _div(out, a, b):
-    if a.dtype.kind == "f":
+    if _is_float(a):
         return _binary(np.true_divide)(out, a, b)
     if np.any(b == 0):
         raise ZeroDivisionError("integer division by zero")
@@ -63,7 +67,7 @@ def _div(out, a, b):
 
 
 def _fmod(out, a, b):
-    if a.dtype.kind != "f" and np.any(b == 0):
+    if not _is_float(a) and np.any(b == 0):
         raise ZeroDivisionError("integer modulo by zero")
     _binary(np.fmod)(out, a, b)
 

@@ -1,0 +1,48 @@
+"""Helpers shared by composite ops: their schema rows, and in-place forms made from
+function forms.
+
+A composite is defined by a decomposition into public ops. With a derivative rule of
+its own, the decomposition runs without recording and backward sees one node.
+"""
+from __future__ import annotations
+
+from .._inplace import commit_inplace, inplace_needs_graph
+from .._run import decompose
+from .._tensor import Tensor
+from ..dispatch import OpDef, register_op
+
+
+def composite(name, decomp, *, kind, args=("x",), grad=None, n_out=1, dtypes="all",
+              signature="", doc="", differentiable=None, save_for=None):
+    """Declare a composite op's schema row."""
+    return register_op(OpDef(name, kind=kind, args=args, decomp=decomp, grad=grad, n_out=n_out,
+                             dtypes=dtypes, signature=signature, doc=doc,
+                             differentiable=differentiable, save_for=save_for))
+
+
+def run(op, inputs, params):
+    """Call a composite: its decomposition, recorded as one node if it has a rule."""
+    return decompose(op, inputs, params)
+
+
+def inplace_variant(fn, name):
+    """`self.op_(...)` for an op without an in-place kernel: computed out of place and
+    written into self under PyTorch's rules (the result must fit self's dtype and
+    shape; a leaf that requires grad refuses). Under autograd the op reads a copy of
+    self, so a rule that saved self is not tripped by the write."""
+    from ._elementwise import check_inplace_target
+
+    def method(self, *args, **kwargs):
+        if not isinstance(self, Tensor):
+            raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(self).__name__}")
+        if inplace_needs_graph(name, (self, *args, *kwargs.values())):
+            r = fn(self.clone(), *args, **kwargs)
+        else:
+            r = fn(self, *args, **kwargs)
+        check_inplace_target(name, self, r._dtype, r._shape)
+        if r._dtype is not self._dtype:
+            r = r.to(self._dtype)
+        return commit_inplace(self, r)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"In-place form of {fn.__name__} (writes into self)."
+    return method
