@@ -21,6 +21,12 @@ from .ops import *  # noqa: F401,F403
 from .ops import _F, _I  # noqa: F401
 from . import ops as _ops
 from . import autograd, return_types  # noqa: F401
+import importlib as _importlib  # noqa: E402
+
+# the namespaces torch.linalg / torch.special (imported by name: `from .ops import *`
+# already bound `linalg` to the ops module of the same name)
+linalg = _importlib.import_module(".linalg", __name__)
+special = _importlib.import_module(".special", __name__)
 
 globals().update({k: v for k, v in _ops._F.items()})
 globals().update({k: v for k, v in _ops._I.items()})

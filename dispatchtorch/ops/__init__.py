@@ -1,23 +1,35 @@
 """The public op functions. Each module declares a family's schema rows and their
 function forms; methods.py binds the Tensor methods and operators."""
-from . import creation, elementwise, indexing, linalg, memory, pointwise, random, reductions, views
+from . import (counting, creation, einsum, elementwise, indexing, linalg, memory, norms, pointwise,
+               random, reductions, scans, shape_ops, sorting, statistics, views)
 from ._elementwise import result_type, can_cast
+from .counting import bincount, unique, unique_consecutive
 from .creation import (arange, as_tensor, asarray, bernoulli, empty, empty_like, eye, from_dlpack,
                        from_numpy, full, full_like, get_default_device, linspace, logspace,
-                       multinomial, normal, ones, ones_like, rand, rand_like, randint,
+                       meshgrid, multinomial, normal, ones, ones_like, rand, rand_like, randint,
                        randint_like, randn, randn_like, randperm, set_default_device, tensor,
-                       zeros, zeros_like)
-from .indexing import (argwhere, gather, index_add, index_put, index_select, masked_fill,
-                       masked_select, nonzero, scatter, scatter_add, scatter_reduce, take,
-                       take_along_dim)
-from .linalg import bmm, matmul, mm
+                       tril_indices, triu_indices, zeros, zeros_like)
+from .einsum import einsum, tensordot
+from .indexing import (argwhere, gather, index_add, index_fill, index_put, index_put_,
+                       index_select, masked_fill, masked_scatter, masked_select, nonzero, scatter,
+                       scatter_add, scatter_reduce, take, take_along_dim)
+from .linalg import (addmm, addmv, baddbmm, bmm, dot, ger, matmul, mm, mv, outer, vdot)
 from .memory import cat, clone, concat, concatenate, contiguous, stack
+from .norms import norm
 from .pointwise import *  # noqa: F401,F403
 from .pointwise import FUNCTIONS as _F, INPLACE as _I
 from .random import (Generator, default_generator, get_rng_state, initial_seed, manual_seed,
                      seed, set_rng_state)
-from .reductions import (all, amax, amin, any, argmax, argmin, count_nonzero, max, mean, min,
-                         nanmean, nansum, sum, sum_to)
+from .reductions import (all, amax, amin, aminmax, any, argmax, argmin, count_nonzero, max, mean,
+                         min, nanmean, nansum, prod, sum, sum_to)
+from .scans import cummax, cummin, cumprod, cumsum, logcumsumexp
+from .shape_ops import (atleast_1d, atleast_2d, atleast_3d, broadcast_tensors, column_stack,
+                        diag, diag_embed, dsplit, dstack, flip, fliplr, flipud, hsplit, hstack,
+                        repeat_interleave, roll, row_stack, tensor_split, tile, tril, triu,
+                        vsplit, vstack)
+from .sorting import (argsort, bucketize, kthvalue, median, msort, nanmedian, searchsorted, sort,
+                      topk)
+from .statistics import logsumexp, std, std_mean, var, var_mean
 from .views import (as_strided, broadcast_to, chunk, diagonal, expand, flatten, movedim,
                     moveaxis, narrow, permute, reshape, select, split, squeeze, swapaxes,
                     swapdims, t, transpose, unbind, unflatten, unsqueeze)

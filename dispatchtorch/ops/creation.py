@@ -507,3 +507,65 @@ def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
 
 def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
     return _fill_random(self, median + sigma * R.rng(generator).standard_cauchy(self._shape))
+
+
+# -- index grids --------------------------------------------------------------------------------
+
+def _triangle_indices(row, col, offset, lower, dtype, device):
+    if row < 0 or col < 0:
+        raise RuntimeError(f"row and col must be non-negative, got row={row}, col={col}")
+    dt = _dtype_or(dtype, D.int64)
+    if dt not in (D.int64, D.int32):
+        raise RuntimeError(f"\"{'tril' if lower else 'triu'}_indices\" not implemented for "
+                           f"'{dt.pt_name}'")
+    r, c = np.indices((row, col)).reshape(2, -1)
+    keep = (c - r <= offset) if lower else (c - r >= offset)
+    return _from_host(np.stack([r[keep], c[keep]]).astype(dt.np), dt, device, False,
+                      "tril_indices" if lower else "triu_indices")
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """The (2, N) coordinates of the lower triangle of a row x col matrix, row-major."""
+    return _triangle_indices(row, col, offset, True, dtype, device)
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """The (2, N) coordinates of the upper triangle of a row x col matrix, row-major."""
+    return _triangle_indices(row, col, offset, False, dtype, device)
+
+
+def meshgrid(*tensors, indexing=None):
+    """Coordinate grids (views that broadcast each 1-d input along the other dims)."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the "
+                      "indexing argument.", UserWarning, stacklevel=2)
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but "
+                           f"received: {indexing}")
+    for t in tensors:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"meshgrid(): expected Tensors, got {type(t).__name__}")
+        if t.dim() > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but "
+                               f"got: {t.dim()}D")
+    if not tensors:
+        return ()
+    for t in tensors[1:]:
+        if t.dtype is not tensors[0].dtype:
+            raise RuntimeError("torch.meshgrid: expects all tensors to have the same dtype")
+    flat = [t.reshape(-1) for t in tensors]
+    swap = indexing == "xy" and len(flat) >= 2
+    if swap:
+        flat[0], flat[1] = flat[1], flat[0]
+    shape = tuple(t.shape[0] for t in flat)
+    grids = []
+    for i, t in enumerate(flat):
+        view = [1] * len(flat)
+        view[i] = -1
+        grids.append(t.reshape(view).expand(shape))
+    if swap:
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)

@@ -9,8 +9,8 @@ import operator
 import numpy as np
 
 from .. import _dtype as D
-from .._run import (kernel_for, launch, make_view, operand_handle, record, same_place, to_place,
-                    wrap)
+from .._run import (decompose, kernel_for, launch, make_view, operand_handle, record, same_place,
+                    to_place, wrap)
 from .._shape import broadcast_shapes, contiguous_strides, norm_dim, numel
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
@@ -152,55 +152,120 @@ def scatter_add(input, dim, index, src):
     return _scatter(input, dim, index, src, "sum", SCATTER_ADD)
 
 
-def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
-    modes = {"sum": "sum", "prod": "prod", "amax": "amax", "amin": "amin", "mean": "mean"}
-    if reduce not in modes:
-        raise RuntimeError(f"reduce argument must be one of sum, prod, mean, amax, amin; got {reduce}")
-    if STATE.enabled and (input.requires_grad or src.requires_grad) and reduce != "sum":
-        raise NotImplementedError(f"scatter_reduce(reduce='{reduce}') is not differentiable here yet")
-    d = norm_dim(dim, input.dim(), "scatter_reduce")
-    base = input
+_REDUCES = ("sum", "prod", "mean", "amax", "amin")
+
+
+def _scatter_reduce(x, index, src, dim, reduce, include_self):
+    base = x
     if not include_self:
         identity = {"sum": 0, "mean": 0, "prod": 1,
-                    "amax": float("-inf") if input.dtype.is_floating_point else D.iinfo(input.dtype).min,
-                    "amin": float("inf") if input.dtype.is_floating_point else D.iinfo(input.dtype).max}
-        base = input.scatter(d, index, identity[reduce])
+                    "amax": float("-inf") if x.dtype.is_floating_point else D.iinfo(x.dtype).min,
+                    "amin": float("inf") if x.dtype.is_floating_point else D.iinfo(x.dtype).max}
+        base = x.scatter(dim, index, identity[reduce])
     if reduce == "mean":
-        total = _scatter(base, d, index, src, "sum", SCATTER_ADD)
-        ones = _api.ones_like(src)
-        count = _scatter(_api.ones_like(input) if include_self else _api.zeros_like(input),
-                         d, index, ones, "sum")
+        total = _scatter(base, dim, index, src, "sum")
+        count = _scatter(_api.ones_like(x) if include_self else _api.zeros_like(x),
+                         dim, index, _api.ones_like(src), "sum")
         count = _api.where(count == 0, _api.ones_like(count), count)
-        r = total / count
-        return r if input.dtype.is_floating_point else _api.div(total, count, rounding_mode="floor")
-    return _scatter(base, d, index, src, modes[reduce], SCATTER_ADD if reduce == "sum" else None)
+        return total / count if x.dtype.is_floating_point else \
+            _api.div(total, count, rounding_mode="floor")
+    return _scatter(base, dim, index, src, reduce)
+
+
+def _scatter_reduce_grad(g, x, index, src, result, dim, reduce, include_self, needs):
+    """PyTorch's scatter_reduce_backward, in public ops."""
+    if reduce == "sum":
+        gx, gs = g, g.gather(dim, index)
+    elif reduce == "mean":
+        n = (_api.ones_like(g) if include_self else _api.zeros_like(g)).scatter_add(
+            dim, index, _api.ones_like(src))
+        n = _api.where(n == 0, 1.0, n)
+        gx, gs = g / n, g.gather(dim, index) / n.gather(dim, index)
+    elif reduce == "prod":
+        masked_x = _api.where(x == 0, 1.0, x)
+        gx = g * _scatter_reduce(masked_x, index, src, dim, "prod", include_self) / masked_x
+        src_zero = src == 0
+        zeros_per = _api.zeros_like(x).scatter_add(dim, index, src_zero.to(x.dtype)).gather(dim, index)
+        single_zero = src_zero & (zeros_per == 1)
+        masked_src_result = _scatter_reduce(x, index, _api.where(single_zero, 1.0, src), dim,
+                                            "prod", include_self)
+        gs = _api.where(single_zero, (g * masked_src_result).gather(dim, index),
+                        (g * result).gather(dim, index) / _api.where(src_zero, 1.0, src))
+    else:       # amax / amin: ties share the gradient evenly
+        value = result.gather(dim, index)
+        x_is = (x == result).to(g.dtype)
+        src_is = (src == value).to(g.dtype)
+        share = g / x_is.scatter_add(dim, index, src_is)
+        gx, gs = x_is * share, src_is * share.gather(dim, index)
+    if not include_self:
+        gx = gx.scatter(dim, index, 0.0)
+    return (gx if needs[0] else None), None, (gs if needs[2] else None)
+
+
+SCATTER_REDUCE = register_op(OpDef(
+    "scatter_reduce", kind="indexing", args=("x", "index", "src"), decomp=_scatter_reduce,
+    grad=_scatter_reduce_grad, signature="scatter_reduce(x, dim, index, src, reduce, *, "
+                                         "include_self=True)",
+    doc="reduce src into x at index along dim: sum, prod, mean (floor for integers), amax, amin"))
+
+
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
+    if reduce not in _REDUCES:
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
+                           f"{reduce}")
+    d = norm_dim(dim, input.dim(), "scatter_reduce")
+    return decompose(SCATTER_REDUCE, (input, index, src),
+                     {"dim": d, "reduce": reduce, "include_self": bool(include_self)})
+
+
+def _index_select(x, index, dim):
+    if x.dim() == 0:
+        return x.reshape(1).expand(index._shape).clone()
+    shape = list(x._shape)
+    shape[dim] = index._shape[0]
+    view = [1] * x.dim()
+    view[dim] = index._shape[0]
+    return gather(x, dim, index.reshape(view).expand(shape))
+
+
+INDEX_SELECT = register_op(OpDef(
+    "index_select", kind="indexing", args=("x", "index"), decomp=_index_select,
+    signature="index_select(x, dim, index)", doc="the slices of x at index along dim (a gather)"))
 
 
 def index_select(input, dim, index, *, out=None):
     d = norm_dim(dim, input.dim(), "index_select")
+    if not isinstance(index, Tensor):
+        raise TypeError(f"index_select(): argument 'index' must be Tensor, not "
+                        f"{type(index).__name__}")
     if index.dim() > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
     index = index.reshape(-1)
     if input.dim() == 0:
         check_index(index, 1, "index_select", d)
-        return input.reshape(1).expand(index._shape).clone() if index.numel() else input.reshape(1)[:0]
-    shape = list(input._shape)
-    shape[d] = index._shape[0]
-    view = [1] * input.dim()
-    view[d] = index._shape[0]
-    return gather(input, d, index.reshape(view).expand(shape))
+    return decompose(INDEX_SELECT, (input, index), {"dim": d})
+
+
+def _index_add(x, index, source, dim, alpha):
+    if alpha != 1:
+        source = source * alpha
+    if x.dim() == 0:
+        return x + source.sum()
+    view = [1] * x.dim()
+    view[dim] = index._shape[0]
+    return scatter_add(x, dim, index.reshape(view).expand(source.shape), source)
+
+
+INDEX_ADD = register_op(OpDef(
+    "index_add", kind="indexing", args=("x", "index", "source"), decomp=_index_add,
+    signature="index_add(x, dim, index, source, *, alpha=1)",
+    doc="x with alpha * source's slices added at index along dim (a scatter_add)"))
 
 
 def index_add(input, dim, index, source, *, alpha=1):
     d = norm_dim(dim, input.dim(), "index_add")
     index = index.reshape(-1)
-    if alpha != 1:
-        source = source * alpha
-    if input.dim() == 0:
-        return input + source.sum()
-    view = [1] * input.dim()
-    view[d] = index._shape[0]
-    return scatter_add(input, d, index.reshape(view).expand(source.shape), source)
+    return decompose(INDEX_ADD, (input, index, source), {"dim": d, "alpha": alpha})
 
 
 def index_add_(self, dim, index, source, *, alpha=1):
@@ -216,6 +281,8 @@ def _index_add_raw(self, dim, index, source, alpha):
         source = source * alpha
     if source.dtype is not self.dtype:
         source = source.to(self.dtype)
+    if self.dim() == 0:
+        return self.copy_(self + source.sum())
     view = [1] * self.dim()
     view[d] = index._shape[0]
     idx = _positive(index, self._shape[d]).reshape(view).expand(source.shape)
@@ -223,10 +290,37 @@ def _index_add_raw(self, dim, index, source, alpha):
     place = self._place
     idx, source = to_place(idx, place), to_place(source, place)
     if idx.numel():
-        launch(SCATTER_PRIM, kernel_for(SCATTER_PRIM, place), place, (self._h, idx._h, source._h),
+        launch(SCATTER_PRIM, kernel_for(SCATTER_PRIM, place), place,
+               (self._h, idx.contiguous()._h, source.contiguous()._h),
                {"dim": d, "reduce": "sum"}, (self.dtype,))
     self._vc()[0] += 1
     return self
+
+
+def _index_fill(x, index, value, dim):
+    if x.dim() == 0:
+        return _api.full_like(x, value.item() if isinstance(value, Tensor) else value) \
+            if index.numel() else x.clone()
+    view = [1] * x.dim()
+    view[dim] = index._shape[0]
+    shape = list(x._shape)
+    shape[dim] = index._shape[0]
+    if isinstance(value, Tensor):
+        return x.scatter(dim, index.reshape(view).expand(shape), value.to(x.dtype).expand(shape))
+    return x.scatter(dim, index.reshape(view).expand(shape), value)
+
+
+INDEX_FILL = register_op(OpDef(
+    "index_fill", kind="indexing", args=("x", "index", "value"), decomp=_index_fill,
+    signature="index_fill(x, dim, index, value)", doc="x with the slices at index set to value"))
+
+
+def index_fill(input, dim, index, value):
+    d = norm_dim(dim, input.dim(), "index_fill")
+    if isinstance(value, Tensor) and value.dim() != 0:
+        raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got "
+                           f"tensor with {value.dim()} dimension(s).")
+    return decompose(INDEX_FILL, (input, index.reshape(-1), value), {"dim": d})
 
 
 def nonzero(input, *, out=None, as_tuple=False):
@@ -242,22 +336,36 @@ def nonzero(input, *, out=None, as_tuple=False):
     return coords
 
 
+ARGWHERE = register_op(OpDef("argwhere", kind="indexing", decomp=lambda x: nonzero(x),
+                             differentiable=False, signature="argwhere(x)",
+                             doc="the coordinates of the non-zero elements, one row each"))
+
+
 def argwhere(input):
-    return nonzero(input)
+    return decompose(ARGWHERE, (input,), {})
 
 
-def masked_fill(input, mask, value):
+def _mask_value(input, mask, value, op):
     if not isinstance(mask, Tensor) or mask.dtype is not D.bool_:
-        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
+        raise RuntimeError(f"{op} only supports boolean masks, but got mask with dtype "
                            f"{getattr(mask, 'dtype', type(mask).__name__)}")
     if isinstance(value, Tensor):
         if value.dim() != 0:
-            raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "
-                               f"tensor with {value.dim()} dimension(s).")
-        value = value.to(input.dtype)
-    else:
-        value = _api.tensor(value, dtype=input.dtype, device=input.device)
-    return _api.where(mask, value, input)
+            raise RuntimeError(f"{op} only supports a 0-dimensional value tensor, but got tensor "
+                               f"with {value.dim()} dimension(s).")
+        return value.to(input.dtype)
+    return _api.tensor(value, dtype=input.dtype, device=input.device)
+
+
+MASKED_FILL = register_op(OpDef(
+    "masked_fill", kind="indexing", args=("x", "mask", "value"),
+    decomp=lambda x, mask, value: _api.where(mask, value, x),
+    signature="masked_fill(x, mask, value)", doc="value where mask (broadcast to x) is True"))
+
+
+def masked_fill(input, mask, value):
+    value = _mask_value(input, mask, value, "masked_fill_")
+    return decompose(MASKED_FILL, (input, mask, value), {})
 
 
 def masked_fill_(self, mask, value):
@@ -268,9 +376,53 @@ def masked_fill_(self, mask, value):
     return self.copy_(r)
 
 
-def masked_select(input, mask):
+def _masked_select(x, mask):
+    shape = broadcast_shapes(x._shape, mask._shape)
+    return x.expand(shape)[mask.expand(shape)]
+
+
+MASKED_SELECT = register_op(OpDef(
+    "masked_select", kind="indexing", args=("x", "mask"), decomp=_masked_select,
+    data_dependent=True, signature="masked_select(x, mask)",
+    doc="the elements where mask (broadcast with x) is True, as a 1-d tensor"))
+
+
+def masked_select(input, mask, *, out=None):
+    if not isinstance(mask, Tensor) or mask.dtype is not D.bool_:
+        raise RuntimeError(f"masked_select: expected BoolTensor for mask")
+    return decompose(MASKED_SELECT, (input, mask), {})
+
+
+def _masked_scatter(x, mask, source):
+    """Where mask is True, the next element of source in row-major order."""
+    shape = broadcast_shapes(x._shape, mask._shape)
+    m = mask.expand(shape).reshape(-1)
+    if x._shape != shape:
+        x = x.expand(shape)
+    position = _api.cumsum(m, 0) - 1                     # the source element each True takes
+    n = source.numel()
+    picked = source.reshape(-1)[_api.clamp(position, 0, max(n - 1, 0))] if n else \
+        _api.zeros(m.shape, dtype=source.dtype, device=source.device)
+    return _api.where(m, picked.to(x.dtype), x.reshape(-1)).reshape(shape)
+
+
+MASKED_SCATTER = register_op(OpDef(
+    "masked_scatter", kind="indexing", args=("x", "mask", "source"), decomp=_masked_scatter,
+    signature="masked_scatter(x, mask, source)",
+    doc="x with the True positions of mask filled from source in order"))
+
+
+def masked_scatter(input, mask, source):
+    if not isinstance(mask, Tensor) or mask.dtype is not D.bool_:
+        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype "
+                           f"{getattr(mask, 'dtype', type(mask).__name__)}")
+    if not isinstance(source, Tensor) or source.dtype is not input.dtype:
+        raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but got "
+                           f"{input.dtype.pt_name} and {getattr(source, 'dtype', None)}")
     shape = broadcast_shapes(input._shape, mask._shape)
-    return input.expand(shape)[mask.expand(shape)]
+    if int(mask.expand(shape).sum().item()) > source.numel():
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    return decompose(MASKED_SCATTER, (input, mask, source), {})
 
 
 # -- __getitem__ -------------------------------------------------------------------------------------
@@ -526,17 +678,57 @@ def index_put(self, indices, values, accumulate=False):
     return index_put_(r, indices, values, accumulate)
 
 
+def _take(x, index):
+    flat = x.reshape(-1)
+    return index_select(flat, 0, _positive_checked(index.reshape(-1), flat.numel(), 0)) \
+        .reshape(index.shape)
+
+
+TAKE = register_op(OpDef("take", kind="indexing", args=("x", "index"), decomp=_take,
+                         signature="take(x, index)",
+                         doc="x flattened, at index (the result has index's shape)"))
+
+
 def take(input, index):
-    flat = input.reshape(-1)
-    return index_select(flat, 0, _positive_checked(index.reshape(-1), flat.numel(), 0)).reshape(index.shape)
+    if not isinstance(index, Tensor) or index.dtype.is_floating_point:
+        raise RuntimeError("take(): Expected a long tensor for index")
+    return decompose(TAKE, (input, index), {})
+
+
+def _take_along_dim(x, indices, dim):
+    if dim is None:
+        return _take(x, indices)
+    shape = list(broadcast_shapes(x._shape[:dim] + (1,) + x._shape[dim + 1:],
+                                  indices._shape[:dim] + (1,) + indices._shape[dim + 1:]))
+    ishape, xshape = shape.copy(), shape.copy()
+    ishape[dim], xshape[dim] = indices._shape[dim], x._shape[dim]
+    return gather(x.expand(xshape), dim, indices.expand(ishape))
+
+
+TAKE_ALONG_DIM = register_op(OpDef(
+    "take_along_dim", kind="indexing", args=("x", "indices"), decomp=_take_along_dim,
+    signature="take_along_dim(x, indices, dim=None)",
+    doc="gather with broadcasting of the other dims (flattened when dim is None)"))
 
 
 def take_along_dim(input, indices, dim=None):
-    if dim is None:
-        return take(input, indices)
-    d = norm_dim(dim, input.dim(), "take_along_dim")
-    shape = list(broadcast_shapes(input._shape[:d] + (1,) + input._shape[d + 1:],
-                                  indices._shape[:d] + (1,) + indices._shape[d + 1:]))
-    ishape, xshape = shape.copy(), shape.copy()
-    ishape[d], xshape[d] = indices._shape[d], input._shape[d]
-    return gather(input.expand(xshape), d, indices.expand(ishape))
+    if dim is not None:
+        dim = norm_dim(dim, input.dim(), "take_along_dim")
+        if input.dim() != indices.dim():
+            raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same "
+                               f"number of dimensions, but got {input.dim()} dimensions for input, "
+                               f"and {indices.dim()} dimensions for indices")
+    return decompose(TAKE_ALONG_DIM, (input, indices), {"dim": dim})
+
+
+from ._composite import inplace_variant as _inplace_of  # noqa: E402
+
+scatter_ = _inplace_of(scatter, "scatter_")
+scatter_add_ = _inplace_of(scatter_add, "scatter_add_")
+scatter_reduce_ = _inplace_of(scatter_reduce, "scatter_reduce_")
+masked_scatter_ = _inplace_of(masked_scatter, "masked_scatter_")
+index_fill_ = _inplace_of(index_fill, "index_fill_")
+
+METHODS = {"scatter_": scatter_, "scatter_add_": scatter_add_, "scatter_reduce_": scatter_reduce_,
+           "masked_scatter": masked_scatter, "masked_scatter_": masked_scatter_,
+           "index_fill": index_fill, "index_fill_": index_fill_}

@@ -58,11 +58,30 @@ def matmul(input, other, *, out=None):
     return _batched(input, other)
 
 
+# -- composites over matmul -------------------------------------------------------------------
+
+from .. import _dtype as D  # noqa: E402
+from ._composite import composite, inplace_variant, run  # noqa: E402
+
+
+def _need(x, name, op):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}(): argument '{name}' must be Tensor, not {type(x).__name__}")
+
+
+MM = composite("mm", lambda a, b: _batched(a, b), kind="linalg", args=("a", "b"),
+               dtypes="numeric", signature="mm(a: (n, m), b: (m, p)) -> (n, p)",
+               doc="the matmul prim on two matrices")
+BMM = composite("bmm", lambda a, b: _batched(a, b), kind="linalg", args=("a", "b"),
+                dtypes="numeric", signature="bmm(a: (B, n, m), b: (B, m, p)) -> (B, n, p)",
+                doc="the matmul prim on two batches of matrices")
+
+
 def mm(input, mat2, *, out=None):
     _check(input, mat2, "mm")
     if input.dim() != 2 or mat2.dim() != 2:
         raise RuntimeError(f"mm: expected 2D tensors, got {input.dim()}D and {mat2.dim()}D")
-    return _batched(input, mat2)
+    return _out(out, run(MM, (input, mat2), {}))
 
 
 def bmm(input, mat2, *, out=None):
@@ -72,4 +91,148 @@ def bmm(input, mat2, *, out=None):
                            f"{input.dim()}D and {mat2.dim()}D")
     if input._shape[0] != mat2._shape[0]:
         raise RuntimeError(f"bmm: batch sizes differ: {input._shape[0]} and {mat2._shape[0]}")
-    return _batched(input, mat2)
+    return _out(out, run(BMM, (input, mat2), {}))
+
+
+def _out(out, r):
+    if out is None:
+        return r
+    from .pointwise import write_out
+    return write_out(out, r)
+
+
+DOT = composite("dot", lambda a, b: _batched(a.unsqueeze(0), b.unsqueeze(1)).reshape(()),
+                kind="linalg", args=("a", "b"), dtypes="numeric",
+                signature="dot(a: (n,), b: (n,)) -> ()", doc="inner product of two vectors")
+
+
+def dot(input, other, *, out=None):
+    _need(input, "input", "dot")
+    _need(other, "tensor", "dot")
+    if input.dim() != 1 or other.dim() != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.dim()}D and {other.dim()}D "
+                           f"tensors")
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
+                           f"{input.dtype.pt_name} and {other.dtype.pt_name}")
+    if input._shape != other._shape:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{input._shape[0]}] and src "
+                           f"[{other._shape[0]}] to have the same number of elements, but got "
+                           f"{input._shape[0]} and {other._shape[0]} elements respectively")
+    if input.dtype is D.bool_:
+        raise NotImplementedError("\"dot\" not implemented for 'Bool'")
+    return _out(out, run(DOT, (input, other), {}))
+
+
+vdot = dot          # real tensors only: conj is the identity
+
+
+MV = composite("mv", lambda a, v: _batched(a, v.unsqueeze(1)).squeeze(-1), kind="linalg",
+               args=("a", "v"), dtypes="numeric", signature="mv(a: (n, m), v: (m,)) -> (n,)",
+               doc="matrix times vector")
+
+
+def mv(input, vec, *, out=None):
+    _need(input, "input", "mv")
+    _need(vec, "vec", "mv")
+    if input.dim() != 2 or vec.dim() != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {input.dim()}, {vec.dim()}")
+    _check(input, vec, "mv")
+    if input._shape[1] != vec._shape[0]:
+        raise RuntimeError(f"size mismatch, got input ({input._shape[0]}), mat ({input._shape[0]}x"
+                           f"{input._shape[1]}), vec ({vec._shape[0]})")
+    return _out(out, run(MV, (input, vec), {}))
+
+
+OUTER = composite("outer", lambda a, b: a.unsqueeze(1) * b.unsqueeze(0), kind="linalg",
+                  args=("a", "b"), signature="outer(a: (n,), b: (m,)) -> (n, m)",
+                  doc="a[i] * b[j], with type promotion")
+
+
+def outer(input, vec2, *, out=None):
+    _need(input, "input", "outer")
+    _need(vec2, "vec2", "outer")
+    if input.dim() != 1 or vec2.dim() != 1:
+        raise RuntimeError(f"outer: Expected 1-D argument self, but got {input.dim()}-D")
+    return _out(out, run(OUTER, (input, vec2), {}))
+
+
+ger = outer
+
+
+def _scaled_sum(product, input, beta, alpha):
+    """beta * input + alpha * product (input ignored when beta is 0, NaN included)."""
+    r = product if alpha == 1 else product * alpha
+    if beta == 0:
+        return r
+    return r + (input if beta == 1 else input * beta)
+
+
+ADDMM = composite("addmm", lambda x, a, b, beta, alpha: _scaled_sum(_batched(a, b), x, beta, alpha),
+                  kind="linalg", args=("x", "a", "b"), dtypes="numeric",
+                  signature="addmm(x, a, b, *, beta=1, alpha=1)",
+                  doc="beta * x + alpha * (a @ b); x broadcasts; beta=0 ignores x")
+BADDBMM = composite("baddbmm", lambda x, a, b, beta, alpha: _scaled_sum(_batched(a, b), x, beta,
+                                                                        alpha),
+                    kind="linalg", args=("x", "a", "b"), dtypes="numeric",
+                    signature="baddbmm(x, a, b, *, beta=1, alpha=1)",
+                    doc="beta * x + alpha * bmm(a, b); x broadcasts; beta=0 ignores x")
+ADDMV = composite("addmv", lambda x, a, v, beta, alpha: _scaled_sum(
+                      _batched(a, v.unsqueeze(1)).squeeze(-1), x, beta, alpha),
+                  kind="linalg", args=("x", "a", "v"), dtypes="numeric",
+                  signature="addmv(x, a, v, *, beta=1, alpha=1)",
+                  doc="beta * x + alpha * (a @ v)")
+
+
+def _add_product(op, name, ndims):
+    def fn(input, mat1, mat2, *, beta=1, alpha=1, out=None):
+        for arg, x in (("input", input), ("mat1", mat1), ("mat2", mat2)):
+            _need(x, arg, name)
+        _check(mat1, mat2, name)
+        if (mat1.dim(), mat2.dim()) != ndims:
+            raise RuntimeError(f"{name}: expected {ndims[0]}D and {ndims[1]}D tensors, got "
+                               f"{mat1.dim()}D and {mat2.dim()}D")
+        if input.dtype is not mat1.dtype:
+            raise RuntimeError(f"self and mat2 must have the same dtype, but got "
+                               f"{input.dtype.pt_name} and {mat1.dtype.pt_name}")
+        if name == "baddbmm" and mat1._shape[0] != mat2._shape[0]:
+            raise RuntimeError(f"baddbmm: batch sizes differ: {mat1._shape[0]} and "
+                               f"{mat2._shape[0]}")
+        if ndims[1] == 1 and mat1._shape[1] != mat2._shape[0]:
+            raise RuntimeError(f"size mismatch, got input ({input._shape}), mat "
+                               f"({mat1._shape[0]}x{mat1._shape[1]}), vec ({mat2._shape[0]})")
+        if not mat1.dtype.is_floating_point and (isinstance(beta, float) or
+                                                 isinstance(alpha, float)):
+            raise RuntimeError("For integral input tensors, argument beta and alpha must not be "
+                               "a floating point number.")
+        r = run(op, (input, mat1, mat2), {"beta": beta, "alpha": alpha})
+        if r._shape != broadcast_shapes(r._shape, input._shape):
+            raise RuntimeError(f"{name}: the input of shape {list(input._shape)} can't be "
+                               f"broadcast to the result's shape {list(r._shape)}")
+        return _out(out, r)
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+addmm = _add_product(ADDMM, "addmm", (2, 2))
+baddbmm = _add_product(BADDBMM, "baddbmm", (3, 3))
+addmv = _add_product(ADDMV, "addmv", (2, 1))
+addmm_ = inplace_variant(addmm, "addmm_")
+baddbmm_ = inplace_variant(baddbmm, "baddbmm_")
+addmv_ = inplace_variant(addmv, "addmv_")
+
+
+def multi_dot(tensors, *, out=None):
+    """linalg.multi_dot: left to right (first may be 1-d, last may be 1-d)."""
+    if len(tensors) < 2:
+        raise RuntimeError("multi_dot(): expected at least 2 tensors but got "
+                           f"{len(tensors)}")
+    r = tensors[0]
+    for t in tensors[1:]:
+        r = matmul(r, t)
+    return _out(out, r)
+
+
+METHODS = {"matmul": matmul, "mm": mm, "bmm": bmm, "dot": dot, "vdot": vdot, "mv": mv,
+           "outer": outer, "ger": ger, "addmm": addmm, "addmm_": addmm_, "baddbmm": baddbmm,
+           "baddbmm_": baddbmm_, "addmv": addmv, "addmv_": addmv_}

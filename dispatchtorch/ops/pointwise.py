@@ -545,3 +545,17 @@ greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 maximum, minimum, atan2 = (FUNCTIONS[n] for n in ("maximum", "minimum", "atan2"))
 fmax, fmin, hypot, xlogy = (FUNCTIONS[n] for n in ("fmax", "fmin", "hypot", "xlogy"))
 arctan2 = atan2
+
+
+# what `from .pointwise import *` exports: the op functions, not this module's helpers
+__all__ = sorted(set(FUNCTIONS) | set(INPLACE) | {
+    "add", "add_", "sub", "sub_", "rsub", "subtract", "multiply", "div", "div_", "divide",
+    "divide_", "true_divide", "true_divide_", "floor_divide", "floor_divide_", "remainder",
+    "remainder_", "fmod", "fmod_", "floor", "floor_", "ceil", "ceil_", "trunc", "trunc_", "fix",
+    "fix_", "round", "round_", "pow", "pow_", "float_power", "float_power_", "square", "square_",
+    "bitwise_left_shift", "bitwise_left_shift_", "bitwise_right_shift", "bitwise_right_shift_",
+    "where", "clamp", "clamp_", "clip", "clip_", "clamp_min", "clamp_min_", "clamp_max",
+    "clamp_max_", "logical_not", "logical_not_", "logical_and", "logical_and_", "logical_or",
+    "logical_or_", "logical_xor", "logical_xor_", "isnan", "isinf", "isfinite", "isposinf",
+    "isneginf", "isreal", "positive", "logit", "logit_", "lerp", "lerp_", "nan_to_num",
+    "nan_to_num_", "greater", "greater_equal", "less", "less_equal", "not_equal", "arctan2"})

@@ -511,3 +511,37 @@ Tensor.T = property(_T)
 Tensor.mT = property(_mT)
 swapaxes = swapdims = transpose
 moveaxis = movedim
+
+
+# -- in-place view ops: self takes the view's geometry ----------------------------------------------
+
+def _restride_(name, make):
+    """t_(), transpose_(), squeeze_(), unsqueeze_(): self becomes the view `make(self)`.
+    Under autograd self's old value is kept as a hidden base, so self is then a view of
+    it and gradients flow as for the out-of-place view."""
+    def method(self, *args):
+        from .._inplace import inplace_needs_graph
+        graph = inplace_needs_graph(name, (self,))
+        if graph and self._base is None:
+            root = self.detach()
+            root._rg, root._grad_fn, root._out_nr = self._rg, self._grad_fn, self._out_nr
+            v = make(root, *args)
+        else:
+            v = make(self, *args)
+        for k in ("_h", "_shape", "_storage", "_offset", "_stride"):
+            setattr(self, k, getattr(v, k))
+        if graph or self._base is not None:
+            self._base, self._view_vc = v._base, v._view_vc
+            self._grad_fn, self._out_nr, self._rg = v._grad_fn, v._out_nr, v._rg
+        return self
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+t_ = _restride_("t_", t)
+transpose_ = swapaxes_ = swapdims_ = _restride_("transpose_", transpose)
+squeeze_ = _restride_("squeeze_", squeeze)
+unsqueeze_ = _restride_("unsqueeze_", unsqueeze)
+
+METHODS = {"t_": t_, "transpose_": transpose_, "swapaxes_": swapaxes_, "swapdims_": swapdims_,
+           "squeeze_": squeeze_, "unsqueeze_": unsqueeze_}

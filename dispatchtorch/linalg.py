@@ -1,0 +1,4 @@
+"""dispatchtorch.linalg: the torch.linalg functions the reference op set covers."""
+from .ops.linalg import matmul, multi_dot  # noqa: F401
+from .ops.norms import linalg_norm as norm  # noqa: F401
+from .ops.norms import matrix_norm, vecdot, vector_norm  # noqa: F401

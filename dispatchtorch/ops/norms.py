@@ -1,0 +1,206 @@
+"""Norms: linalg.vector_norm (with PyTorch's derivative rule), linalg.matrix_norm,
+linalg.norm and torch.norm, all composites over the reduction prims."""
+from __future__ import annotations
+
+import math
+import numbers
+
+from .. import _dtype as D
+from .._shape import norm_dim, norm_dims
+from . import _api
+from ._composite import composite, run
+from .reductions import check_tensor, expand_back
+
+INF = math.inf
+
+
+def _vector_norm(x, ord, dims, keepdim):
+    if ord == 2:
+        return _api.sqrt((x * x).sum(dims, keepdim))
+    if ord == 1:
+        return x.abs().sum(dims, keepdim)
+    if ord == INF:
+        return _api.amax(x.abs(), dims, keepdim)
+    if ord == -INF:
+        return _api.amin(x.abs(), dims, keepdim)
+    if ord == 0:
+        return (x != 0).sum(dims, keepdim).to(x.dtype)
+    return _api.pow(_api.pow(x.abs(), ord).sum(dims, keepdim), 1.0 / ord)
+
+
+def _vector_norm_grad(g, x, result, ord, dims, keepdim):
+    """PyTorch's norm_backward, in public ops (so double backward works)."""
+    if ord == 0:
+        return _api.zeros_like(x)
+    g = expand_back(g, x.shape, dims, keepdim)
+    n = expand_back(result, x.shape, dims, keepdim)
+    if ord == 1:
+        return g * _api.sign(x)
+    if ord == 2:
+        return x * _api.where(n == 0, 0.0, g / n)
+    if abs(ord) == INF:
+        mask = (x.abs() == n).to(x.dtype)
+        count = mask.sum(dims, keepdim=True) if x.dim() else mask
+        return _api.sign(x) * g * mask / count
+    if ord < 1:
+        scaled = _api.sign(x) * _api.where(x == 0, 0.0, _api.pow(x.abs(), ord - 1))
+        return scaled * g * _api.pow(n, 1 - ord)
+    if ord < 2:
+        scaled = _api.sign(x) * _api.pow(x.abs(), ord - 1)
+    else:
+        scaled = x * _api.pow(x.abs(), ord - 2)
+    return scaled * _api.where(n == 0, 0.0, g / _api.pow(n, ord - 1))
+
+
+VECTOR_NORM = composite(
+    "linalg_vector_norm", _vector_norm, kind="reduction", grad=_vector_norm_grad,
+    dtypes="floating", signature="linalg.vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None)",
+    doc="(sum |x|^ord)^(1/ord); ord inf/-inf: max/min |x|; ord 0: count of non-zeros")
+
+
+def _float_input(x, dtype, name):
+    check_tensor(x, name)
+    if dtype is not None:
+        dt = D.to_dtype(dtype)
+        if not x.dtype.is_floating_point or not dt.is_floating_point:
+            raise RuntimeError(f"{name}: dtype should be floating point, but got {dt.pt_name}")
+        x = x.to(dt)
+    if not x.dtype.is_floating_point:
+        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
+                           f"{x.dtype.pt_name}")
+    return x
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
+    x = _float_input(x, dtype, "linalg.vector_norm")
+    if not isinstance(ord, numbers.Real) or isinstance(ord, bool):
+        raise TypeError(f"linalg.vector_norm(): argument 'ord' must be a number, not "
+                        f"{type(ord).__name__}")
+    ord = float(ord)
+    dims = norm_dims(dim, x.dim(), "linalg.vector_norm") or tuple(range(x.dim()))
+    if ord < 0 or ord == INF:
+        for d in dims:
+            if x.shape[d] == 0:
+                raise RuntimeError(f"linalg.vector_norm cannot compute the {ord:g} norm on an "
+                                   f"empty tensor because the operation does not have an identity")
+        if not x.dim() and x.numel() == 0:
+            raise RuntimeError("linalg.vector_norm: empty input")
+    r = run(VECTOR_NORM, (x,), {"ord": ord, "dims": dims, "keepdim": keepdim})
+    if out is not None:
+        from .pointwise import write_out
+        return write_out(out, r)
+    return r
+
+
+def _matrix_norm(x, ord, dims, keepdim):
+    if ord == "fro":
+        return vector_norm(x, 2, dims, keepdim)
+    d0, d1 = dims
+    # ord 1 / -1: max / min column sum; inf / -inf: max / min row sum
+    summed, over = (d0, d1) if abs(ord) == 1 else (d1, d0)
+    sums = x.abs().sum(summed, keepdim=True)
+    r = (_api.amax if ord > 0 else _api.amin)(sums, over, keepdim=True)
+    return r if keepdim else r.squeeze((d0, d1))
+
+
+MATRIX_NORM = composite(
+    "linalg_matrix_norm", _matrix_norm, kind="reduction", dtypes="floating",
+    signature="linalg.matrix_norm(A, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None)",
+    doc="ord 'fro', 1, -1, inf, -inf ('nuc', 2 and -2 need singular values: not provided)")
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
+    A = _float_input(A, dtype, "linalg.matrix_norm")
+    if A.dim() < 2:
+        raise RuntimeError(f"linalg.matrix_norm: The input tensor A must have at least 2 "
+                           f"dimensions.")
+    if not isinstance(dim, (tuple, list)) or len(dim) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {dim}")
+    d0, d1 = (norm_dim(d, A.dim(), "linalg.matrix_norm") for d in dim)
+    if d0 == d1:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({d0}, {d1})")
+    if ord in ("nuc", 2, -2):
+        raise NotImplementedError(f"linalg.matrix_norm(ord={ord!r}) needs singular values (an "
+                                  f"SVD), which dispatchtorch does not provide")
+    if ord not in ("fro", 1, -1, INF, -INF):
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    if ord != "fro":
+        for d in (d0, d1):
+            if A.shape[d] == 0:
+                raise RuntimeError(f"linalg.matrix_norm cannot compute the {ord} norm on an "
+                                   f"empty tensor because the operation does not have an identity")
+    r = run(MATRIX_NORM, (A,), {"ord": ord, "dims": (d0, d1), "keepdim": keepdim})
+    if out is not None:
+        from .pointwise import write_out
+        return write_out(out, r)
+    return r
+
+
+def _linalg_norm(A, ord, dim, keepdim, dtype):
+    if dim is not None and not isinstance(dim, (tuple, list)):
+        dim = (dim,)
+    if dim is None:
+        if ord is None:
+            return vector_norm(A, 2, None, keepdim, dtype=dtype)
+        if A.dim() == 1:
+            return vector_norm(A, ord, None, keepdim, dtype=dtype)
+        if A.dim() == 2:
+            return matrix_norm(A, ord, (0, 1), keepdim, dtype=dtype)
+        raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be "
+                           f"1D or 2D. Got {A.dim()}D.")
+    if len(dim) == 1:
+        if isinstance(ord, str):
+            raise RuntimeError(f"linalg.norm: Order {ord} not supported for vectors")
+        return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+    if len(dim) == 2:
+        return matrix_norm(A, "fro" if ord is None else ord, dim, keepdim, dtype=dtype)
+    raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. Got {dim}")
+
+
+LINALG_NORM = composite(
+    "linalg_norm", _linalg_norm, kind="reduction", dtypes="floating",
+    signature="linalg.norm(A, ord=None, dim=None, keepdim=False, *, dtype=None)",
+    doc="vector_norm over one dim (or all, ord None), matrix_norm over two")
+
+
+def linalg_norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
+    check_tensor(A, "linalg.norm")
+    r = run(LINALG_NORM, (A,), {"ord": ord, "dim": dim, "keepdim": keepdim, "dtype": dtype})
+    if out is not None:
+        from .pointwise import write_out
+        return write_out(out, r)
+    return r
+
+
+def _norm(x, p, dim, keepdim, dtype):
+    if p is None or p == "fro":
+        if dim is not None and not isinstance(dim, (tuple, list)):
+            dim = (dim,)
+        if dim is not None and len(dim) > 2:
+            raise RuntimeError(f"norm(p='fro'): expected at most 2 dims, got {len(dim)}")
+        return vector_norm(x, 2, dim, keepdim, dtype=dtype)
+    if p == "nuc":
+        return matrix_norm(x, "nuc", (-2, -1) if dim is None else dim, keepdim, dtype=dtype)
+    return vector_norm(x, p, dim, keepdim, dtype=dtype)
+
+
+NORM = composite("norm", _norm, kind="reduction", dtypes="floating",
+                 signature="norm(x, p='fro', dim=None, keepdim=False, dtype=None)",
+                 doc="torch.norm: 'fro' and numbers p are vector norms over dim")
+
+
+def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
+    check_tensor(input, "norm")
+    r = run(NORM, (input,), {"p": p, "dim": dim, "keepdim": keepdim, "dtype": dtype})
+    if out is not None:
+        from .pointwise import write_out
+        return write_out(out, r)
+    return r
+
+
+def vecdot(x, y, *, dim=-1):
+    """linalg.vecdot: sum(x * y, dim) for real tensors."""
+    return (x * y).sum(dim)
+
+
+METHODS = {"norm": norm}

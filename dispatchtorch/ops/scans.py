@@ -1,0 +1,139 @@
+"""Scans: running sums, products and extremes along one dim (prims), and logcumsumexp
+(a composite over them)."""
+from __future__ import annotations
+
+from .. import _dtype as D
+from .. import return_types
+from .._run import apply
+from .._shape import norm_dim
+from ..dispatch import OpDef, register_op
+from . import _api
+from ._composite import composite, run
+from .reductions import check_tensor
+
+
+def _reverse_cumsum(g, dim):
+    """sum_{j >= i} g_j, without flipping: total - inclusive prefix + g."""
+    return g.sum(dim, keepdim=True) - _api.cumsum(g, dim) + g
+
+
+def _cumsum_grad(g, dim):
+    return _reverse_cumsum(g, dim)
+
+
+def _cumprod_grad(g, x, result, dim):
+    """PyTorch's cumprod backward, written in public ops and safe with zeros: before the
+    first zero of a slice the division formula holds; at the first zero the gradient
+    is sum_{i >= z} g_i * prod_{j <= i, j != z} x_j; after it, zero."""
+    if x.numel() == 0:
+        return g
+    zero = x == 0
+    seen = _api.cumsum(zero, dim)            # number of zeros up to and including i
+    before = seen == 0
+    first = zero & (seen == 1)
+    safe_x = _api.where(before, x, 1.0)
+    grad_before = _reverse_cumsum(g * result, dim) / safe_x
+    # with the first zero replaced by one, the running product skips it
+    skip = _api.cumprod(_api.where(first, 1.0, x), dim)
+    at_first = (g * skip * (seen >= 1)).sum(dim, keepdim=True)
+    return _api.where(before, grad_before, _api.where(first, at_first, 0.0))
+
+
+def _cumext_grad(g, shape, result1, dim):
+    return _api.zeros(shape, dtype=g[0].dtype, device=g[0].device).scatter_add(dim, result1, g[0])
+
+
+CUMSUM = register_op(OpDef("cumsum", kind="scan", grad=_cumsum_grad))
+CUMPROD = register_op(OpDef("cumprod", kind="scan", grad=_cumprod_grad))
+CUMMAX = register_op(OpDef("cummax", kind="scan", n_out=2, grad=_cumext_grad))
+CUMMIN = register_op(OpDef("cummin", kind="scan", n_out=2, grad=_cumext_grad))
+
+
+def _scan_input(input, dim, name):
+    check_tensor(input, name)
+    d = norm_dim(dim, input.dim(), name)
+    return d, (input if input.dim() else input.reshape(1))
+
+
+def _scan(op, name):
+    def fn(input, dim, *, dtype=None, out=None):
+        d, x = _scan_input(input, dim, name)
+        if dtype is not None:
+            dt = D.to_dtype(dtype)
+        else:
+            dt = input._dtype if input._dtype.is_floating_point else D.int64
+        if dtype is not None and input._dtype is not dt:
+            input = input.to(dt)
+            x = input if input.dim() else input.reshape(1)
+        r = apply(op, x._place, (x,), (x._h,), ((x._shape, dt),), {"dim": d})
+        if not input.dim():
+            r = r.reshape(())
+        if out is not None:
+            from .pointwise import write_out
+            return write_out(out, r)
+        return r
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+cumsum = _scan(CUMSUM, "cumsum")
+cumprod = _scan(CUMPROD, "cumprod")
+
+
+def _cumext(op, name):
+    tuple_type = getattr(return_types, name)
+
+    def fn(input, dim, *, out=None):
+        d, x = _scan_input(input, dim, name)
+        shape = input._shape
+        if input.numel() == 0:
+            return tuple_type(_api.empty_like(input), _api.empty(shape, dtype=D.int64,
+                                                                 device=input.device))
+        values, indices = apply(op, x._place, (x,), (x._h,),
+                                ((x._shape, x._dtype), (x._shape, D.int64)), {"dim": d},
+                                {"dim": d, "shape": x._shape})
+        if not input.dim():
+            values, indices = values.reshape(()), indices.reshape(())
+        return tuple_type(values, indices)
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+cummax = _cumext(CUMMAX, "cummax")
+cummin = _cumext(CUMMIN, "cummin")
+
+
+def _inplace_scan(fn, name):
+    def method(self, dim, *, dtype=None):
+        from ._composite import inplace_variant
+        return inplace_variant(lambda x: fn(x, dim, dtype=dtype), name)(self)
+    method.__name__ = name
+    return method
+
+
+cumsum_ = _inplace_scan(cumsum, "cumsum_")
+cumprod_ = _inplace_scan(cumprod, "cumprod_")
+
+
+def _logcumsumexp(x, dim):
+    if x.numel() == 0:
+        return x.clone()
+    m = _api.amax(x, dim, keepdim=True) if x.dim() else x
+    m = _api.where(m.abs() == float("inf"), 0.0, m).detach()
+    return _api.log(_api.cumsum(_api.exp(x - m), dim)) + m
+
+
+LOGCUMSUMEXP = composite("logcumsumexp", _logcumsumexp, kind="scan", dtypes="floating",
+                         signature="logcumsumexp(x, dim)",
+                         doc="log(cumsum(exp(x))), shifted by the slice maximum for range")
+
+
+def logcumsumexp(input, dim, *, out=None):
+    d, _ = _scan_input(input, dim, "logcumsumexp")
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"logcumsumexp\" not implemented for '{input.dtype.pt_name}'")
+    return run(LOGCUMSUMEXP, (input,), {"dim": d})
+
+
+METHODS = {"cumsum": cumsum, "cumprod": cumprod, "cummax": cummax, "cummin": cummin,
+           "cumsum_": cumsum_, "cumprod_": cumprod_, "logcumsumexp": logcumsumexp}

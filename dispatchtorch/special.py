@@ -1,0 +1,4 @@
+"""dispatchtorch.special: torch.special names for ops of the reference set."""
+from .ops import (erf, erfc, erfinv, exp2, expm1, log1p, logit, logsumexp, round,  # noqa: F401
+                  sigmoid as expit, xlogy)
+from .ops.scans import logcumsumexp  # noqa: F401
