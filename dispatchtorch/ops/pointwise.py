@@ -15,6 +15,7 @@ from ._elementwise import binary, inplace, nary, result_type, unary
 from .._run import decompose, scalar_handle, wrap
 from ..autograd.grad_mode import no_grad
 from ..dispatch import OpDef, register_op
+from ._composite import composite as _composite, run as _run_composite
 
 
 def write_out(out, r):
@@ -96,6 +97,13 @@ for _s, _scalars in BINARY:
     FUNCTIONS[_s.name] = _binary_fn(_s, _scalars)
     if _s.name not in ("maximum", "minimum", "fmax", "fmin"):     # PyTorch has no maximum_
         INPLACE[_s.name + "_"] = _binary_inplace(_s)
+# PyTorch's other names for the same ops
+ALIASES = {"sgn": "sign", "negative": "neg", "absolute": "abs", "arccos": "acos",
+           "arcsin": "asin", "arctan": "atan", "arccosh": "acosh", "arcsinh": "asinh",
+           "arctanh": "atanh", "arctan2": "atan2"}
+for _alias, _name in ALIASES.items():
+    FUNCTIONS[_alias] = FUNCTIONS[_name]
+    INPLACE[_alias + "_"] = INPLACE[_name + "_"]
 globals().update(FUNCTIONS)
 globals().update(INPLACE)
 
@@ -210,16 +218,27 @@ from ._elementwise import Elementwise  # noqa: E402
 _INT_DIV = Elementwise(E.div.op, promote="default", dtypes="numeric")
 
 
-def floor_divide(input, other, *, out=None):
-    a, b, dt = _promoted(input, other)
-    if dt is D.bool_:
-        raise NotImplementedError("\"div_floor\" not implemented for 'Bool'")
+def _floor_divide(a, b):
+    a, b, dt = _promoted(a, b)
     if dt.is_floating_point:
-        return write_out(out, _floor_div_float(a, b))
+        return _floor_div_float(a, b)
     _check_int_divisor(b, "floor_divide")
     q = binary(_INT_DIV, a, b)
     rem = binary(E.fmod, a, b)
-    return write_out(out, _api.where((rem != 0) & ((rem < 0) != (b < 0)), q - 1, q))
+    return _api.where((rem != 0) & ((rem < 0) != (b < 0)), q - 1, q)
+
+
+FLOOR_DIVIDE = _composite("floor_divide", _floor_divide, kind="elementwise", args=("a", "b"),
+                          dtypes="numeric", differentiable=False,
+                          signature="floor_divide(a, b)",
+                          doc="floor(a / b); floats exact via fmod as PyTorch's div_floor, "
+                              "integers raise on division by zero")
+
+
+def floor_divide(input, other, *, out=None):
+    if result_type(input, other) is D.bool_:
+        raise NotImplementedError("\"div_floor\" not implemented for 'Bool'")
+    return write_out(out, _run_composite(FLOOR_DIVIDE, (input, other), {}))
 
 
 def _floor_div_float(a, b):
@@ -235,16 +254,27 @@ def _floor_div_float(a, b):
         return _api.where(b == 0, binary(E.div, a, b), r)
 
 
-def remainder(input, other, *, out=None):
-    """Python's modulo: the result has the divisor's sign."""
-    a, b, dt = _promoted(input, other)
-    if dt is D.bool_:
-        raise NotImplementedError("\"remainder_cpu\" not implemented for 'Bool'")
+def _remainder(a, b):
+    a, b, dt = _promoted(a, b)
     if not dt.is_floating_point:
         _check_int_divisor(b, "remainder")
     r = binary(E.fmod, a, b)
-    fix = (r != 0) & ((r < 0) != (b < 0))
-    return write_out(out, _api.where(fix, r + b, r))
+    return _api.where((r != 0) & ((r < 0) != (b < 0)), r + b, r)
+
+
+REMAINDER = _composite("remainder", _remainder, kind="elementwise", args=("a", "b"),
+                       dtypes="numeric", grad=lambda g, a, b, needs: (
+                           g if needs[0] else None,
+                           -g * floor_divide(a, b) if needs[1] else None),
+                       signature="remainder(a, b)",
+                       doc="Python's modulo: the result takes the divisor's sign")
+
+
+def remainder(input, other, *, out=None):
+    """Python's modulo: the result has the divisor's sign."""
+    if result_type(input, other) is D.bool_:
+        raise NotImplementedError("\"remainder_cpu\" not implemented for 'Bool'")
+    return write_out(out, _run_composite(REMAINDER, (input, other), {}))
 
 
 def fmod(input, other, *, out=None):
@@ -428,20 +458,30 @@ def clamp_max(input, max):
     return clamp(input, max=max)
 
 
+def _truth(x):
+    return x if x._dtype is D.bool_ else x != 0
+
+
+LOGICAL_NOT = _composite("logical_not", lambda x: unary(E.bitwise_not, _truth(x)),
+                         kind="elementwise", differentiable=False, signature="logical_not(x)",
+                         doc="bool: x == 0")
+
+
 def logical_not(input, *, out=None):
     _tensor_arg("logical_not", "input", input, 1)
-    return write_out(out, input == 0 if input.dtype is not D.bool_ else unary(E.bitwise_not, input))
+    return write_out(out, _run_composite(LOGICAL_NOT, (input,), {}))
 
 
 def _logical(spec):
     name = "logical_" + spec.name.split("_")[1]
+    row = _composite(name, lambda a, b: binary(spec, _truth(a), _truth(b)), kind="elementwise",
+                     args=("a", "b"), differentiable=False, signature=f"{name}(a, b)",
+                     doc=f"bool: {spec.name} of (a != 0) and (b != 0)")
 
     def fn(input, other, *, out=None):
         _tensor_arg(name, "input", input, 1)
         _tensor_arg(name, "other", other, 2)
-        a = input if input._dtype is D.bool_ else input != 0
-        b = other if other._dtype is D.bool_ else other != 0
-        return write_out(out, binary(spec, a, b))
+        return write_out(out, _run_composite(row, (input, other), {}))
     fn.__name__ = fn.__qualname__ = name
     return fn
 
@@ -451,28 +491,26 @@ logical_or = _logical(E.bitwise_or)
 logical_xor = _logical(E.bitwise_xor)
 
 
-def isnan(input):
-    return input != input if input.dtype.is_floating_point else _api.zeros_like(input, dtype=D.bool_)
+def _classifier(name, floating, doc):
+    """isnan and friends: bool results; integers are always finite numbers."""
+    integral = name == "isfinite"
+    row = _composite(name, lambda x: floating(x) if x.dtype.is_floating_point else
+                     _api.full(x.shape, integral, dtype=D.bool_, device=x.device),
+                     kind="elementwise", differentiable=False, signature=f"{name}(x)", doc=doc)
+
+    def fn(input):
+        _tensor_arg(name, "input", input, 1)
+        return _run_composite(row, (input,), {})
+    fn.__name__ = fn.__qualname__ = name
+    return fn
 
 
-def isinf(input):
-    if not input.dtype.is_floating_point:
-        return _api.zeros_like(input, dtype=D.bool_)
-    return input.abs() == float("inf")
-
-
-def isfinite(input):
-    if not input.dtype.is_floating_point:
-        return _api.ones_like(input, dtype=D.bool_)
-    return (input == input) & (input.abs() != float("inf"))
-
-
-def isposinf(input):
-    return input == float("inf") if input.dtype.is_floating_point else _api.zeros_like(input, dtype=D.bool_)
-
-
-def isneginf(input):
-    return input == float("-inf") if input.dtype.is_floating_point else _api.zeros_like(input, dtype=D.bool_)
+isnan = _classifier("isnan", lambda x: x != x, "x != x")
+isinf = _classifier("isinf", lambda x: x.abs() == float("inf"), "|x| == inf")
+isfinite = _classifier("isfinite", lambda x: (x == x) & (x.abs() != float("inf")),
+                       "neither NaN nor infinite")
+isposinf = _classifier("isposinf", lambda x: x == float("inf"), "x == +inf")
+isneginf = _classifier("isneginf", lambda x: x == float("-inf"), "x == -inf")
 
 
 def isreal(input):
