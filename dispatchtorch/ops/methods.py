@@ -110,6 +110,13 @@ def _inplace_operator(fn):
     return op
 
 
+def _invert(self):
+    if self.dtype.is_floating_point:
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
+                        "tensors")
+    return P.FUNCTIONS["bitwise_not"](self)
+
+
 OPERATORS = {
     "__add__": _operator(P.add), "__radd__": _operator(_reflected(P.add)),
     "__sub__": _operator(P.sub), "__rsub__": _operator(_reflected(P.sub)),
@@ -130,7 +137,7 @@ OPERATORS = {
     "__eq__": _operator(P.eq), "__ne__": _operator(P.ne), "__lt__": _operator(P.lt),
     "__le__": _operator(P.le), "__gt__": _operator(P.gt), "__ge__": _operator(P.ge),
     "__neg__": P.FUNCTIONS["neg"], "__pos__": P.positive, "__abs__": P.FUNCTIONS["abs"],
-    "__invert__": P.FUNCTIONS["bitwise_not"],
+    "__invert__": _invert,
     "__iadd__": _inplace_operator(P.add_), "__isub__": _inplace_operator(P.sub_),
     "__imul__": _inplace_operator(P.INPLACE["mul_"]), "__itruediv__": _inplace_operator(P.div_),
     "__iand__": _inplace_operator(P.INPLACE["bitwise_and_"]),

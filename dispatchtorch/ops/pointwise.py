@@ -8,6 +8,7 @@ from __future__ import annotations
 import numbers
 
 from .. import _dtype as D
+from .._shape import broadcast_shapes2
 from .._tensor import Tensor
 from . import _api
 from . import elementwise as E
@@ -113,6 +114,8 @@ globals().update(INPLACE)
 def _scaled(other, alpha, op):
     if alpha == 1:
         return other
+    if isinstance(other, Tensor) and other._dtype is D.bool_ and isinstance(alpha, int):
+        alpha = bool(alpha)            # bool tensors stay bool (alpha != 0 keeps them)
     if isinstance(other, Tensor) and not other.dtype.is_floating_point \
             and isinstance(alpha, float) and alpha != int(alpha):
         raise RuntimeError(f"For integral input tensors, argument alpha must not be a floating point "
@@ -199,14 +202,18 @@ def _div_trunc(a, b):
     a, b, dt = _promoted(a, b)
     if dt.is_floating_point:
         return trunc(binary(E.div, a, b))
-    _check_int_divisor(b, "div")
+    _check_int_divisor(b, "div", a)
     return binary(_INT_DIV, a, b)
 
 
-def _check_int_divisor(b, op):
-    """Integer division by zero raises, as on PyTorch's CPU (this syncs on a device)."""
+def _check_int_divisor(b, op, a=None):
+    """Integer division by zero raises, as on PyTorch's CPU (this syncs on a device);
+    an empty result divides nothing."""
+    if isinstance(a, Tensor) and isinstance(b, Tensor) and \
+            0 in broadcast_shapes2(a._shape, b._shape):
+        return
     if isinstance(b, Tensor):
-        if not b.dtype.is_floating_point and bool((b == 0).any()):
+        if b.numel() and not b.dtype.is_floating_point and bool((b == 0).any()):
             raise RuntimeError("ZeroDivisionError")
     elif b == 0 and not isinstance(b, float):
         raise RuntimeError("ZeroDivisionError")
@@ -222,7 +229,7 @@ def _floor_divide(a, b):
     a, b, dt = _promoted(a, b)
     if dt.is_floating_point:
         return _floor_div_float(a, b)
-    _check_int_divisor(b, "floor_divide")
+    _check_int_divisor(b, "floor_divide", a)
     q = binary(_INT_DIV, a, b)
     rem = binary(E.fmod, a, b)
     return _api.where((rem != 0) & ((rem < 0) != (b < 0)), q - 1, q)
@@ -257,7 +264,7 @@ def _floor_div_float(a, b):
 def _remainder(a, b):
     a, b, dt = _promoted(a, b)
     if not dt.is_floating_point:
-        _check_int_divisor(b, "remainder")
+        _check_int_divisor(b, "remainder", a)
     r = binary(E.fmod, a, b)
     return _api.where((r != 0) & ((r < 0) != (b < 0)), r + b, r)
 
@@ -283,7 +290,7 @@ def fmod(input, other, *, out=None):
     if dt is D.bool_:
         raise NotImplementedError("\"fmod\" not implemented for 'Bool'")
     if not dt.is_floating_point:
-        _check_int_divisor(other, "fmod")
+        _check_int_divisor(other, "fmod", input)
     return write_out(out, binary(E.fmod, input, other))
 
 
@@ -310,12 +317,16 @@ def round(input, *, decimals=0, out=None):
         return _round0(input, out=out)
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f"\"round\" not implemented for '{input.dtype.pt_name}'")
-    # as PyTorch: scale by 10**decimals, round half to even, scale back
+    # as PyTorch: scale by 10**decimals, round half to even, scale back (half precision
+    # computes in float32)
+    x = input if input.dtype.itemsize >= 4 else input.float()
     if decimals > 0:
         scale = 10.0 ** decimals
-        return write_out(out, unary(E._round, input * scale) / scale)
-    scale = 10.0 ** -decimals
-    return write_out(out, unary(E._round, input / scale) * scale)
+        r = unary(E._round, x * scale) / scale
+    else:
+        scale = 10.0 ** -decimals
+        r = unary(E._round, x / scale) * scale
+    return write_out(out, r if r._dtype is input._dtype else r.to(input._dtype))
 
 
 def pow(input, exponent, *, out=None):
@@ -411,7 +422,8 @@ def where(condition, input=None, other=None, *, out=None):
 
 
 def _clamp_decomp(x, min, max):
-    r = x
+    dt = result_type(x, *(b for b in (min, max) if b is not None))
+    r = x = x if x._dtype is dt else x.to(dt)       # bounds apply in the result dtype
     if min is not None:
         r = binary(E.maximum, r, min)
     if max is not None:
@@ -442,7 +454,7 @@ def clamp(input, min=None, max=None, *, out=None):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     _tensor_arg("clamp", "input", input, 1)
-    if input.dtype is D.bool_:
+    if result_type(input, *(b for b in (min, max) if b is not None)) is D.bool_:
         raise NotImplementedError("\"clamp\" not implemented for 'Bool'")
     return write_out(out, decompose(CLAMP, (input, min, max), {}))
 
@@ -534,6 +546,8 @@ def logit(input, eps=None, *, out=None):
 def lerp(input, end, weight, *, out=None):
     _tensor_arg("lerp", "input", input, 1)
     _tensor_arg("lerp", "end", end, 2)
+    if not input._dtype.is_floating_point:
+        raise NotImplementedError(f"\"lerp\" not implemented for '{input.dtype.pt_name}'")
     if end._dtype is not input._dtype:
         raise RuntimeError(f"expected dtype {input.dtype.name.replace('float32', 'float')} for `end` "
                            f"but got dtype {end.dtype.name.replace('float32', 'float')}")

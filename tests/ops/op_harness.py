@@ -81,6 +81,7 @@ class Case:
     ref: Callable | None = None              # numpy float64 reference: ref(*arrays)
     grad: bool = True                        # differentiable in the float inputs
     gradgrad: bool = False                   # also check second derivatives
+    fd: bool = True                          # finite differences apply (not at a kink)
     rtol: float | None = None
     atol: float | None = None
     name: str = ""
@@ -134,16 +135,20 @@ def run(lib, case, vals, dtype, noncontig=False, requires_grad=False):
     return ins, case.fn(lib, *ins)
 
 
+_RTOL = {"float16": 2e-3, "bfloat16": 1.6e-2, "float32": 2e-6, "float64": 1e-7}
+_ATOL = {"float16": 1e-3, "bfloat16": 1e-2, "float32": 1e-5, "float64": 1e-7}
+
+
 def tolerance(case, dtype):
-    rtol = {"float16": 2e-3, "bfloat16": 1.6e-2, "float32": 1.3e-6, "float64": 1e-7}.get(dtype, 0)
-    atol = {"float16": 1e-3, "bfloat16": 1e-2, "float32": 1e-5, "float64": 1e-7}.get(dtype, 0)
-    return (case.rtol if case.rtol is not None else rtol,
-            case.atol if case.atol is not None else atol)
+    """The case's tolerances; None: by the dtype of each compared result."""
+    return case.rtol, case.atol
 
 
 def host(t):
     """A dispatchtorch or torch tensor as a float64 (or integer) numpy array."""
     t = t.detach().cpu()
+    if getattr(t, "_is_zerotensor", lambda: False)():      # torch's symbolic zeros
+        return np.zeros(tuple(t.shape))
     if t.dtype.is_floating_point:
         t = t.double()
     return np.asarray(t.numpy())
@@ -159,12 +164,15 @@ def assert_close(ours, theirs, rtol, atol, where="result"):
         assert tuple(ours.shape) == tuple(theirs.shape), \
             f"{where}: shape {tuple(ours.shape)} != torch {tuple(theirs.shape)}"
         a, b = host(ours), host(theirs)
-        _values(a, b, rtol, atol, where)
+        _values(a, b, _RTOL.get(tname, 0) if rtol is None else rtol,
+                _ATOL.get(tname, 0) if atol is None else atol, where)
         return
     if isinstance(theirs, np.ndarray):
         assert isinstance(ours, dt.Tensor), f"{where}: expected a tensor, got {type(ours)}"
         assert tuple(ours.shape) == theirs.shape, f"{where}: shape {tuple(ours.shape)} != {theirs.shape}"
-        _values(host(ours), theirs, rtol, atol, where)
+        name = ours.dtype.name
+        _values(host(ours), theirs, _RTOL.get(name, 0) if rtol is None else rtol,
+                _ATOL.get(name, 0) if atol is None else atol, where)
         return
     if isinstance(theirs, (tuple, list)):
         assert isinstance(ours, (tuple, list)), f"{where}: expected a sequence, got {type(ours)}"
@@ -311,7 +319,8 @@ def check_forward(case, dtype):
             assert_close(ours, theirs, *tolerance(case, dtype), where)
         elif oerr is not None and case.raises is None:
             raise oerr
-        if case.ref is not None and oerr is None and dtype in FLOATS:
+        if case.ref is not None and oerr is None and dtype in FLOATS and all(
+                s.dtype in (None,) + FLOATS for s in case.inputs if isinstance(s, A)):
             expected = case.ref(*[quantized(v, s.dtype or dtype) if isinstance(s, A) else v
                                   for v, s in zip(vals, case.inputs)])
             assert_close(ours, _as_arrays(expected), *tolerance(case, dtype), where + " vs numpy")
@@ -328,13 +337,19 @@ def check_grad(case, dtype="float64"):
     """gradcheck in float64 (finite differences), and the gradient of sum(out * w)
     against PyTorch's on contiguous and strided inputs."""
     vals = arrays(case, dtype)
-    assert gradcheck_case(case, vals, gradgrad=case.gradgrad)
+    if call(dt, case, vals, dtype)[1] is not None:
+        return           # an invalid call (checked by the forward test): nothing to differentiate
+    if case.fd:
+        assert gradcheck_case(case, vals, gradgrad=case.gradgrad)
     torch = torch_or_none()
     if torch is None:
         return
     for nc in (False, True) if case.layouts else (False,):
         ours = backward_grads(dt, case, vals, dtype, nc)
-        theirs = backward_grads(torch, case, vals, dtype, nc)
+        try:
+            theirs = backward_grads(torch, case, vals, dtype, nc)
+        except (RuntimeError, NotImplementedError):
+            continue          # a derivative PyTorch lacks (asinh_, remainder(scalar, t), ...)
         assert (ours is None) == (theirs is None), f"{case.id}: gradient presence differs"
         if ours is not None:
             assert_close(list(ours), list(theirs), 1e-6, 1e-7, f"{case.id} grad")

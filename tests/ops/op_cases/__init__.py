@@ -1,0 +1,4 @@
+"""Every sample case, by category (one module each)."""
+from . import elementwise
+
+CASES = [*elementwise.CASES]
