@@ -21,8 +21,8 @@ from .views import SLICE, _sub_view
 # -- gather / scatter ------------------------------------------------------------------------------
 
 
-def _gather_grad(g, x, dim, index):
-    return _api.zeros(x.shape, dtype=g.dtype, device=g.device).scatter_add(dim, index, g)
+def _gather_grad(g, shape, dim, index):
+    return _api.zeros(shape, dtype=g.dtype, device=g.device).scatter_add(dim, index, g), None
 
 
 GATHER = register_op(OpDef("gather", kind="indexing", args=("x", "index"), grad=_gather_grad))
@@ -84,7 +84,7 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
     idx = idx if idx.dim() else idx.reshape(1)
     from .._run import apply
     r = apply(GATHER, place, (input, index), (x._h, idx._h), ((idx._shape, input.dtype),),
-              {"dim": d}, {"dim": d, "index": index})
+              {"dim": d}, {"dim": d, "index": index, "shape": input._shape})
     return r if input.dim() else r.reshape(index._shape)
 
 

@@ -194,20 +194,22 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
 # -- extremes ----------------------------------------------------------------------------------------
 
 def _check_nonempty(input, dims, name):
+    """Extremes have no identity: an empty reduction raises (dims: the dims the caller
+    named; () when it named none)."""
     if input.numel() == 0:
-        for d in dims or range(input.dim()):
-            if input._shape[d] == 0:
-                raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
         if not dims:
             raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() "
                                f"== 0. Specify the reduction dim with the 'dim' argument.")
+        for d in dims:
+            if input._shape[d] == 0:
+                raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
 
 
 def _extreme_reduce(op, name):
     def fn(input, dim=(), keepdim=False, *, out=None):
         check_tensor(input, name)
         dims = norm_dims(dim, input.dim(), name)
-        _check_nonempty(input, dims, name)
+        _check_nonempty(input, dims if dim not in (None, ()) else (), name)
         return _write(out, _reduce(op, input, dims or tuple(range(input.dim())), keepdim,
                                    input._dtype))
     fn.__name__ = fn.__qualname__ = name
@@ -221,7 +223,8 @@ amin = _extreme_reduce(AMIN, "amin")
 def _arg(op, name, input, dim, keepdim):
     check_tensor(input, name)
     if dim is None:
-        _check_nonempty(input, (), name)
+        if input.numel() == 0:
+            raise IndexError(f"{name}(): Expected reduction dim 0 to have non-zero size.")
         r = _arg(op, name, input.reshape(-1), 0, False)
         return r.reshape((1,) * input.dim()) if keepdim else r
     d = norm_dim(dim, input.dim(), name)
@@ -232,11 +235,18 @@ def _arg(op, name, input, dim, keepdim):
                  {"dim": kdims[0], "keepdim": keepdim and bool(input._shape)})
 
 
+def _no_bool(input, name):
+    if isinstance(input, Tensor) and input._dtype is D.bool_:
+        raise RuntimeError(f"{name}(): does not support bool input")
+
+
 def argmax(input, dim=None, keepdim=False, *, out=None):
+    _no_bool(input, "argmax")
     return _write(out, _arg(ARGMAX, "argmax", input, dim, keepdim))
 
 
 def argmin(input, dim=None, keepdim=False, *, out=None):
+    _no_bool(input, "argmin")
     return _write(out, _arg(ARGMIN, "argmin", input, dim, keepdim))
 
 
@@ -254,11 +264,13 @@ def _value_index(extreme, arg, name):
     return decomp
 
 
-MAX = composite("max", _value_index(amax, argmax, "max"), kind="reduction", n_out=2,
+MAX = composite("max", _value_index(amax, lambda x, d, keepdim: _arg(ARGMAX, "max", x, d, keepdim),
+                                    "max"), kind="reduction", n_out=2,
                 signature="max(x) | max(x, dim, keepdim=False) -> (values, indices) | max(x, other)",
                 doc="full: amax (NaN propagates); along a dim: values and the first index of the "
                     "maximum; with a tensor: maximum")
-MIN = composite("min", _value_index(amin, argmin, "min"), kind="reduction", n_out=2,
+MIN = composite("min", _value_index(amin, lambda x, d, keepdim: _arg(ARGMIN, "min", x, d, keepdim),
+                                    "min"), kind="reduction", n_out=2,
                 signature="min(x) | min(x, dim, keepdim=False) -> (values, indices) | min(x, other)",
                 doc="full: amin (NaN propagates); along a dim: values and the first index of the "
                     "minimum; with a tensor: minimum")

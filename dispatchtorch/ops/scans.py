@@ -6,6 +6,7 @@ from .. import _dtype as D
 from .. import return_types
 from .._run import apply
 from .._shape import norm_dim
+from ..autograd.grad_mode import STATE
 from ..dispatch import OpDef, register_op
 from . import _api
 from ._composite import composite, run
@@ -27,6 +28,8 @@ def _cumprod_grad(g, x, result, dim):
     is sum_{i >= z} g_i * prod_{j <= i, j != z} x_j; after it, zero."""
     if x.numel() == 0:
         return g
+    if STATE.enabled:       # create_graph: a formula whose own derivative is right at zeros
+        return _cumprod_grad_differentiable(g, x, dim)
     zero = x == 0
     seen = _api.cumsum(zero, dim)            # number of zeros up to and including i
     before = seen == 0
@@ -37,6 +40,21 @@ def _cumprod_grad(g, x, result, dim):
     skip = _api.cumprod(_api.where(first, 1.0, x), dim)
     at_first = (g * skip * (seen >= 1)).sum(dim, keepdim=True)
     return _api.where(before, grad_before, _api.where(first, at_first, 0.0))
+
+
+def _cumprod_grad_differentiable(g, x, dim):
+    """grad_k = sum_{i >= k} g_i prod_{m <= i, m != k} x_m, one k at a time (O(n^2), as
+    PyTorch does for double backward): products only, so differentiable everywhere."""
+    n = x.shape[dim]
+    one = _api.ones_like(x.narrow(dim, 0, 1))
+    before = one
+    cols = []
+    for k in range(n):
+        after = _api.cumprod(x.narrow(dim, k + 1, n - k - 1), dim)
+        omitted = _api.cat([one, after], dim) * before
+        cols.append((g.narrow(dim, k, n - k) * omitted).sum(dim, keepdim=True))
+        before = before * x.narrow(dim, k, 1)
+    return _api.cat(cols, dim)
 
 
 def _cumext_grad(g, shape, result1, dim):

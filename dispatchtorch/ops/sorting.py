@@ -155,6 +155,8 @@ NANMEDIAN_DIM = composite("nanmedian_dim", _median_dim(True), kind="sort", n_out
 def _median_fn(full, along, name):
     def fn(input, dim=None, keepdim=False, *, out=None):
         check_tensor(input, name)
+        if input.dtype is D.bool_:
+            raise NotImplementedError(f"\"{name}\" not implemented for 'Bool'")
         if dim is None:
             return run(full, (input,), {})
         d = norm_dim(dim, input.dim(), name)

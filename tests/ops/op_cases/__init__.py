@@ -1,4 +1,4 @@
 """Every sample case, by category (one module each)."""
-from . import elementwise
+from . import elementwise, reductions
 
-CASES = [*elementwise.CASES]
+CASES = [*elementwise.CASES, *reductions.CASES]
