@@ -178,7 +178,7 @@ reduction("logsumexp", lambda T, x, d, k: T.logsumexp(x, tuple(range(x.dim())) i
                                                    else d, k),
           lambda x, d, k: sp.logsumexp(x, axis=_axis(d), keepdims=k), ALL, gradgrad=True,
           dims=[0, -1, (0, 1)], empty_dims=(0, 1))
-add(Case("logsumexp", lambda T, x: T.logsumexp(x * 100, 1), (A((3, 4)),), FLOATS,
+add(Case("logsumexp", lambda T, x: T.logsumexp(x * 100, 1), (A((3, 4)),), ("float32", "float64"),
          lambda x: sp.logsumexp(x * 100, 1), name="large values", rtol=1e-5, atol=1e-3),
     Case("logsumexp", lambda T, x: T.logsumexp(x, 0), (A((7,), "special"),), FLOATS,
          grad=False, name="inf and nan"),
