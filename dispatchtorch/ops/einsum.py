@@ -136,12 +136,13 @@ def _einsum(*operands, equation):
     sizes = {}
     for i, (x, lab) in enumerate(zip(operands, labels)):
         for c, n in zip(lab, x.shape):
-            seen = sizes.get(c, 1)
-            if n != seen and n != 1 and seen != 1:
+            seen = sizes.get(c)
+            if seen is None or seen == 1:
+                sizes[c] = n
+            elif n != seen and n != 1:
                 name = c if isinstance(c, str) else "..."
                 raise RuntimeError(f"einsum(): subscript {name} has size {n} for operand {i} which "
                                    f"does not broadcast with previously seen size {seen}")
-            sizes[c] = max(seen, n)
     work = []
     for i, (x, lab) in enumerate(zip(operands, labels)):
         x, lab = _diagonals(x, lab)
@@ -186,13 +187,12 @@ def _from_sublists(args):
                                        f"valid range [0, 52), got {i}")
                 out.append(_LETTERS[26 + i] if i < 26 else _LETTERS[i - 26])
         return "".join(out)
-    operands = list(args[0::2])
-    subs = list(args[1::2])
-    eq = ",".join(letters(s) for s in subs[:len(operands)])
-    if len(subs) > len(operands):
-        eq += "->" + letters(subs[-1])
-    elif len(args) % 2:
-        raise RuntimeError("einsum(): sublist form needs a sublist after every operand")
+    out = args[-1] if len(args) % 2 else None         # an odd count ends with the output
+    pairs = args[:-1] if out is not None else args
+    operands = list(pairs[0::2])
+    eq = ",".join(letters(s) for s in pairs[1::2])
+    if out is not None:
+        eq += "->" + letters(out)
     return eq, operands
 
 
@@ -249,8 +249,9 @@ def tensordot(a, b, dims=2, out=None):
         dims_a, dims_b = list(range(a.dim() - dims, a.dim())), list(range(dims))
     else:
         dims_a, dims_b = dims
-        dims_a = [dims_a] if isinstance(dims_a, int) else list(dims_a)
-        dims_b = [dims_b] if isinstance(dims_b, int) else list(dims_b)
+        if isinstance(dims_a, int) or isinstance(dims_b, int):
+            raise TypeError("tensordot(): argument 'dims_self' must be tuple of ints, not int")
+        dims_a, dims_b = list(dims_a), list(dims_b)
     if len(dims_a) != len(dims_b):
         raise RuntimeError("both dimension lists should have same length")
     from .._shape import norm_dim

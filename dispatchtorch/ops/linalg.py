@@ -201,10 +201,8 @@ def _add_product(op, name, ndims):
         if ndims[1] == 1 and mat1._shape[1] != mat2._shape[0]:
             raise RuntimeError(f"size mismatch, got input ({input._shape}), mat "
                                f"({mat1._shape[0]}x{mat1._shape[1]}), vec ({mat2._shape[0]})")
-        if not mat1.dtype.is_floating_point and (isinstance(beta, float) or
-                                                 isinstance(alpha, float)):
-            raise RuntimeError("For integral input tensors, argument beta and alpha must not be "
-                               "a floating point number.")
+        if not mat1.dtype.is_floating_point:      # integer ops take integer scale factors
+            beta, alpha = int(beta), int(alpha)
         r = run(op, (input, mat1, mat2), {"beta": beta, "alpha": alpha})
         if r._shape != broadcast_shapes(r._shape, input._shape):
             raise RuntimeError(f"{name}: the input of shape {list(input._shape)} can't be "

@@ -1,4 +1,4 @@
 """Every sample case, by category (one module each)."""
-from . import elementwise, reductions
+from . import elementwise, linalg, reductions
 
-CASES = [*elementwise.CASES, *reductions.CASES]
+CASES = [*elementwise.CASES, *reductions.CASES, *linalg.CASES]
