@@ -50,6 +50,11 @@ def commit_inplace(self, r):
     vc[0] += 1
     if not r._rg:
         return self
+    if r._grad_fn is None:
+        # r is a leaf (copy_ of a tensor that requires grad): self's history must lead to
+        # it, so take it through an identity view (no copy)
+        from .ops.views import view
+        r = view(r, r._shape)
     base = self._base
     if base is None:
         self._grad_fn, self._out_nr, self._rg = r._grad_fn, r._out_nr, True

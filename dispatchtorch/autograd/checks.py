@@ -47,7 +47,9 @@ def _numerical(func, inputs, i, eps):
             x[idx] = orig
         cols.append(np.concatenate([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
                     if plus else np.zeros(0))
-    return np.stack(cols, axis=1) if cols else np.zeros((0, 0))
+    if not cols:        # an empty input: no columns, one row per output element
+        return np.zeros((sum(o.size for o in evaluate()), 0))
+    return np.stack(cols, axis=1)
 
 
 def _analytical(func, inputs, i):

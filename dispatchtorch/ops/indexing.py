@@ -9,6 +9,7 @@ import operator
 import numpy as np
 
 from .. import _dtype as D
+from .._inplace import inplace_needs_graph
 from .._run import (decompose, kernel_for, launch, make_view, operand_handle, record, same_place,
                     to_place, wrap)
 from .._shape import broadcast_shapes, contiguous_strides, norm_dim, numel
@@ -29,14 +30,24 @@ GATHER = register_op(OpDef("gather", kind="indexing", args=("x", "index"), grad=
 SCATTER_PRIM = register_op(OpDef("scatter_", kind="indexing"))
 
 
-def _scatter_grad(g, dim, index, needs):
+def _scatter_grad(g, dim, index, src_shape, needs):
     gx = g.scatter(dim, index, 0.0) if needs[0] else None
-    gs = g.gather(dim, index) if needs[2] else None
+    gs = pad_to(g.gather(dim, index), src_shape) if needs[2] else None
     return gx, None, gs
 
 
-def _scatter_add_grad(g, dim, index, needs):
-    return g if needs[0] else None, None, g.gather(dim, index) if needs[2] else None
+def _scatter_add_grad(g, dim, index, src_shape, needs):
+    return (g if needs[0] else None, None,
+            pad_to(g.gather(dim, index), src_shape) if needs[2] else None)
+
+
+def pad_to(g, shape):
+    """g placed at the start of a zero tensor of `shape` (src may be larger than index)."""
+    if tuple(g.shape) == tuple(shape):
+        return g
+    z = _api.zeros(shape, dtype=g.dtype, device=g.device)
+    z[tuple(slice(0, n) for n in g.shape)] = g
+    return z
 
 
 SCATTER = register_op(OpDef("scatter", kind="indexing", args=("x", "index", "src"),
@@ -48,18 +59,29 @@ SCATTER_ADD = register_op(OpDef("scatter_add", kind="indexing", args=("x", "inde
 NONZERO = register_op(OpDef("nonzero", kind="indexing", data_dependent=True))
 
 
-def check_index(index, size, op, dim=None):
-    """Indices must be integers in [-size, size); checked here once for every backend."""
+def check_index(index, size, op, dim=None, negative=False, error=RuntimeError, message=None):
+    """Integer indices in [0, size) (or [-size, size) where negatives count from the end),
+    checked here once for every backend with one read-back. Returns index as int64 with
+    negatives resolved. message: the error text ({i}: the bad index), PyTorch's per op."""
     if not isinstance(index, Tensor):
         raise TypeError(f"{op}(): index must be a Tensor, not {type(index).__name__}")
     if index.dtype not in (D.int64, D.int32, D.int16, D.int8, D.uint8):
-        raise RuntimeError(f"{op}(): Expected dtype int64 for index, got {index.dtype}")
-    if index.numel():
-        lo, hi = int(index.amin().item()), int(index.amax().item())
-        bad = hi if hi >= size else lo if lo < -size else None
-        if bad is not None:
-            where = f" for dimension {dim}" if dim is not None else ""
-            raise IndexError(f"{op}(): index {bad} is out of bounds{where} with size {size}")
+        raise IndexError(f"{op}(): tensors used as indices must be long, int, byte or bool "
+                         f"tensors, got {index.dtype.pt_name}")
+    if index.dtype is not D.int64:
+        index = index.long()
+    if not index.numel():
+        return index
+    lo, hi = _api.stack(_api.aminmax(index)).tolist()
+    low = -size if negative else 0
+    bad = hi if hi >= size else lo if lo < low else None
+    if bad is not None:
+        text = message or "index {i} is out of bounds for dimension {d} with size {n}"
+        raise error(text.format(i=bad, d=dim if dim is not None else 0, n=size))
+    return _api.where(index < 0, index + size, index) if lo < 0 else index
+
+
+_SELF = "index out of range in self"
 
 
 def _check_gather_shapes(x, d, index, op):
@@ -76,8 +98,12 @@ def _check_gather_shapes(x, d, index, op):
 def gather(input, dim, index, *, sparse_grad=False, out=None):
     d = norm_dim(dim, input.dim(), "gather")
     _check_gather_shapes(input, d, index, "gather")
-    check_index(index, input._shape[d] if input.dim() else 1, "gather", d)
-    index = _positive(index, input._shape[d] if input.dim() else 1)
+    index = check_index(index, input._shape[d] if input.dim() else 1, "gather", d)
+    return _gather(input, d, index)
+
+
+def _gather(input, d, index):
+    """gather with a checked int64 index."""
     place = same_place("gather", (input, index))
     x = input if input.dim() else input.reshape(1)
     idx = index.to(place.device) if index._place is not place else index
@@ -88,13 +114,7 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
     return r if input.dim() else r.reshape(index._shape)
 
 
-def _positive(index, size):
-    if index.numel() and int(index.amin().item()) < 0:
-        index = _api.where(index < 0, index + size, index)
-    return index if index.dtype is D.int64 else index.long()
-
-
-def _scatter(input, dim, index, src, reduce, op=None):
+def _scatter(input, dim, index, src, reduce, op=None, checked=None):
     d = norm_dim(dim, input.dim(), "scatter")
     if not isinstance(src, Tensor):
         src = _api.full(index._shape, src, dtype=input.dtype, device=input.device)
@@ -106,8 +126,8 @@ def _scatter(input, dim, index, src, reduce, op=None):
         if index._shape[i] > src._shape[i]:
             raise RuntimeError(f"scatter(): Expected index {list(index._shape)} to be smaller than "
                                f"src {list(src._shape)} at dimension {i}")
-    check_index(index, input._shape[d] if input.dim() else 1, "scatter", d)
-    index = _positive(index, input._shape[d] if input.dim() else 1)
+    if checked is None:
+        index = check_index(index, input._shape[d] if input.dim() else 1, "scatter", d)
     place = same_place("scatter", (input, index, src))
     index, src = to_place(index, place), to_place(src, place)
     with_grad = STATE.enabled
@@ -122,7 +142,8 @@ def _scatter(input, dim, index, src, reduce, op=None):
         launch(SCATTER_PRIM, k, place, (out._h, index._h, src_view._h),
                {"dim": d, "reduce": reduce}, (input.dtype,))
     if op is not None and with_grad and (input._rg or src._rg):
-        record(op, (input, index, src), {"dim": d, "index": index, "reduce": reduce}, (out,))
+        record(op, (input, index, src), {"dim": d, "index": index, "reduce": reduce,
+                                         "src_shape": src._shape}, (out,))
     return out
 
 
@@ -218,14 +239,19 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
                      {"dim": d, "reduce": reduce, "include_self": bool(include_self)})
 
 
+def _along(x, index, dim, shape):
+    """A 1-d index along dim viewed (stride 0) as an index tensor of `shape`."""
+    view = [1] * x.dim()
+    view[dim] = index._shape[0]
+    return index.reshape(view).expand(shape)
+
+
 def _index_select(x, index, dim):
     if x.dim() == 0:
         return x.reshape(1).expand(index._shape).clone()
     shape = list(x._shape)
     shape[dim] = index._shape[0]
-    view = [1] * x.dim()
-    view[dim] = index._shape[0]
-    return gather(x, dim, index.reshape(view).expand(shape))
+    return _gather(x, dim, _along(x, index, dim, shape))
 
 
 INDEX_SELECT = register_op(OpDef(
@@ -233,27 +259,37 @@ INDEX_SELECT = register_op(OpDef(
     signature="index_select(x, dim, index)", doc="the slices of x at index along dim (a gather)"))
 
 
+def _vector_index(index, op):
+    if not isinstance(index, Tensor):
+        raise TypeError(f"{op}(): argument 'index' must be Tensor, not {type(index).__name__}")
+    if index.dim() > 1:
+        raise IndexError(f"{op}(): Index is supposed to be a vector")
+    return index.reshape(-1)
+
+
 def index_select(input, dim, index, *, out=None):
     d = norm_dim(dim, input.dim(), "index_select")
-    if not isinstance(index, Tensor):
-        raise TypeError(f"index_select(): argument 'index' must be Tensor, not "
-                        f"{type(index).__name__}")
-    if index.dim() > 1:
-        raise IndexError("index_select(): Index is supposed to be a vector")
-    index = index.reshape(-1)
-    if input.dim() == 0:
-        check_index(index, 1, "index_select", d)
+    index = _vector_index(index, "index_select")
+    if input.dim() == 0 and index.numel() > 1:
+        raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got "
+                           f"{index.numel()} value(s)")
+    index = check_index(index, input._shape[d] if input.dim() else 1, "index_select", d,
+                        error=IndexError, message=_SELF)
     return decompose(INDEX_SELECT, (input, index), {"dim": d})
 
 
+def _scaled_source(source, alpha):
+    if alpha == 1:
+        return source
+    return source * (bool(alpha) if source.dtype is D.bool_ else alpha)
+
+
 def _index_add(x, index, source, dim, alpha):
-    if alpha != 1:
-        source = source * alpha
+    source = _scaled_source(source, alpha)
     if x.dim() == 0:
         return x + source.sum()
-    view = [1] * x.dim()
-    view[dim] = index._shape[0]
-    return scatter_add(x, dim, index.reshape(view).expand(source.shape), source)
+    return _scatter(x, dim, _along(x, index, dim, source.shape), source.to(x.dtype), "sum",
+                    SCATTER_ADD, checked=True)
 
 
 INDEX_ADD = register_op(OpDef(
@@ -262,52 +298,57 @@ INDEX_ADD = register_op(OpDef(
     doc="x with alpha * source's slices added at index along dim (a scatter_add)"))
 
 
+def _index_add_args(input, dim, index, op):
+    d = norm_dim(dim, input.dim(), op)
+    index = _vector_index(index, op)
+    return d, check_index(index, input._shape[d] if input.dim() else 1, op, d,
+                          error=IndexError, message=_SELF)
+
+
 def index_add(input, dim, index, source, *, alpha=1):
-    d = norm_dim(dim, input.dim(), "index_add")
-    index = index.reshape(-1)
+    d, index = _index_add_args(input, dim, index, "index_add")
     return decompose(INDEX_ADD, (input, index, source), {"dim": d, "alpha": alpha})
 
 
 def index_add_(self, dim, index, source, *, alpha=1):
-    return self.copy_(index_add(self, dim, index, source, alpha=alpha)) if \
-        (STATE.enabled and (self.requires_grad or source.requires_grad)) else \
-        _index_add_raw(self, dim, index, source, alpha)
-
-
-def _index_add_raw(self, dim, index, source, alpha):
-    d = norm_dim(dim, self.dim(), "index_add_")
-    index = index.reshape(-1)
-    if alpha != 1:
-        source = source * alpha
+    if inplace_needs_graph("index_add_", (self, source)):
+        return self.copy_(index_add(self, dim, index, source, alpha=alpha))
+    d, index = _index_add_args(self, dim, index, "index_add_")
+    source = _scaled_source(source, alpha)
     if source.dtype is not self.dtype:
         source = source.to(self.dtype)
     if self.dim() == 0:
         return self.copy_(self + source.sum())
-    view = [1] * self.dim()
-    view[d] = index._shape[0]
-    idx = _positive(index, self._shape[d]).reshape(view).expand(source.shape)
-    check_index(idx, self._shape[d], "index_add_", d)
     place = self._place
-    idx, source = to_place(idx, place), to_place(source, place)
+    idx = to_place(_along(self, index, d, source.shape).contiguous(), place)
+    source = to_place(source, place)
     if idx.numel():
         launch(SCATTER_PRIM, kernel_for(SCATTER_PRIM, place), place,
-               (self._h, idx.contiguous()._h, source.contiguous()._h),
-               {"dim": d, "reduce": "sum"}, (self.dtype,))
+               (self._h, idx._h, source.contiguous()._h), {"dim": d, "reduce": "sum"},
+               (self.dtype,))
     self._vc()[0] += 1
     return self
+
+
+def _fill_value(value, dtype, op):
+    """A scalar fill value as PyTorch accepts it: integer tensors refuse what overflows."""
+    if isinstance(value, Tensor) or dtype.is_floating_point or dtype is D.bool_:
+        return value
+    v = int(value)
+    info = D.iinfo(dtype)
+    if not info.min <= v <= info.max:
+        raise RuntimeError(f"value cannot be converted to type {dtype.name}_t without overflow")
+    return v
 
 
 def _index_fill(x, index, value, dim):
     if x.dim() == 0:
         return _api.full_like(x, value.item() if isinstance(value, Tensor) else value) \
             if index.numel() else x.clone()
-    view = [1] * x.dim()
-    view[dim] = index._shape[0]
     shape = list(x._shape)
     shape[dim] = index._shape[0]
-    if isinstance(value, Tensor):
-        return x.scatter(dim, index.reshape(view).expand(shape), value.to(x.dtype).expand(shape))
-    return x.scatter(dim, index.reshape(view).expand(shape), value)
+    src = value.to(x.dtype).expand(shape) if isinstance(value, Tensor) else value
+    return _scatter(x, dim, _along(x, index, dim, shape), src, "none", SCATTER, checked=True)
 
 
 INDEX_FILL = register_op(OpDef(
@@ -320,7 +361,10 @@ def index_fill(input, dim, index, value):
     if isinstance(value, Tensor) and value.dim() != 0:
         raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got "
                            f"tensor with {value.dim()} dimension(s).")
-    return decompose(INDEX_FILL, (input, index.reshape(-1), value), {"dim": d})
+    value = _fill_value(value, input.dtype, "index_fill")
+    index = check_index(_vector_index(index, "index_fill"), input._shape[d] if input.dim() else 1,
+                        "index_fill", d, negative=True, error=IndexError)
+    return decompose(INDEX_FILL, (input, index, value), {"dim": d})
 
 
 def nonzero(input, *, out=None, as_tuple=False):
@@ -364,7 +408,8 @@ MASKED_FILL = register_op(OpDef(
 
 
 def masked_fill(input, mask, value):
-    value = _mask_value(input, mask, value, "masked_fill_")
+    value = _mask_value(input, mask, _fill_value(value, input.dtype, "masked_fill"),
+                        "masked_fill_")
     return decompose(MASKED_FILL, (input, mask, value), {})
 
 
@@ -567,7 +612,7 @@ def _advanced(v, adv):
     rest = [d for d in range(v.dim()) if d not in dims]
     u = v.permute(dims + rest)
     flat = u.reshape((numel(sizes),) + tuple(v._shape[d] for d in rest))
-    out = index_select(flat, 0, linear.reshape(-1))
+    out = decompose(INDEX_SELECT, (flat, linear.reshape(-1)), {"dim": 0})    # checked above
     out = out.reshape(bshape + tuple(v._shape[d] for d in rest))
     adjacent = dims == list(range(dims[0], dims[0] + len(dims)))
     if adjacent and dims[0] > 0 and bshape:
@@ -577,10 +622,7 @@ def _advanced(v, adv):
 
 
 def _positive_checked(t, n, d):
-    if t.dtype is not D.int64:
-        t = t.long()
-    check_index(t, n, "index", d)
-    return _positive(t, n)
+    return check_index(t, n, "index", d, negative=True, error=IndexError)
 
 
 # -- __setitem__ --------------------------------------------------------------------------------------
@@ -680,8 +722,11 @@ def index_put(self, indices, values, accumulate=False):
 
 def _take(x, index):
     flat = x.reshape(-1)
-    return index_select(flat, 0, _positive_checked(index.reshape(-1), flat.numel(), 0)) \
-        .reshape(index.shape)
+    n = flat.numel()
+    checked = check_index(index.reshape(-1), n, "take", negative=True, error=IndexError,
+                          message=f"out of range: tried to access index {{i}} on a tensor of {n} "
+                                  f"elements.")
+    return decompose(INDEX_SELECT, (flat, checked), {"dim": 0}).reshape(index.shape)
 
 
 TAKE = register_op(OpDef("take", kind="indexing", args=("x", "index"), decomp=_take,

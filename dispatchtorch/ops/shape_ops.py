@@ -92,6 +92,8 @@ def roll(input, shifts, dims=None):
         if len(shifts) != len(dims):
             raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:"
                                f"{len(dims)}")
+        if input.dim() == 0:
+            raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
         dims = tuple(norm_dim(d, input.dim(), "roll") for d in dims)
     if input.dim() == 0:
         return input.clone()

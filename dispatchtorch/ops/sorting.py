@@ -69,6 +69,8 @@ TOPK = composite("topk", _topk, kind="sort", n_out=2,
 
 def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
     check_tensor(input, "topk")
+    if input.dtype is D.bool_:
+        raise RuntimeError("topk does not support bool dtypes")
     d = norm_dim(dim, input.dim(), "topk")
     size = input.shape[d] if input.dim() else 1
     if not 0 <= k <= size:
@@ -99,6 +101,8 @@ KTHVALUE = composite("kthvalue", _kthvalue, kind="sort", n_out=2,
 
 def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     check_tensor(input, "kthvalue")
+    if input.dtype is D.bool_:
+        raise NotImplementedError("\"kthvalue\" not implemented for 'Bool'")
     d = norm_dim(dim, input.dim(), "kthvalue")
     size = input.shape[d] if input.dim() else 1
     if not 1 <= k <= size:

@@ -59,6 +59,8 @@ class A:
                 v[(i * 7) % n] = specials[i]
         elif k == "bool":
             v = rng.random(n) < 0.5
+        elif k.startswith("index"):         # "index3": valid indices of a dim of size 3
+            v = rng.integers(0, int(k[5:]), n).astype(np.float64)
         else:
             raise ValueError(k)
         v = v.reshape(self.shape)

@@ -1,4 +1,4 @@
 """Every sample case, by category (one module each)."""
-from . import elementwise, linalg, reductions
+from . import elementwise, linalg, reductions, shape_indexing
 
-CASES = [*elementwise.CASES, *reductions.CASES, *linalg.CASES]
+CASES = [*elementwise.CASES, *reductions.CASES, *linalg.CASES, *shape_indexing.CASES]
