@@ -279,18 +279,24 @@ def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=
         dt = D.get_default_dtype() if floating else D.int64
     else:
         dt = D.to_dtype(dtype)
+    if not dt.is_floating_point and dtype is not None and dt is D.int64:
+        # PyTorch reads every bound as int64 first when asked for int64
+        start, end, step = int(start), int(end), int(step)
+        if step == 0:
+            raise ValueError("step must be nonzero")
     if step == 0:
-        raise RuntimeError("arange: step must be nonzero")
+        raise RuntimeError("step must be nonzero")
     if not all(math.isfinite(v) for v in (start, end)):
-        raise RuntimeError(f"arange: unsupported range: {start} -> {end}")
+        raise RuntimeError(f"unsupported range: {start} -> {end}")
     if (step > 0 and start > end) or (step < 0 and start < end):
-        raise RuntimeError("arange: upper bound and larger bound inconsistent with step sign")
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     size = math.ceil((end - start) / step)
-    # computed as PyTorch's CPU kernel does: start + i * step in double (or int64)
-    if dt.is_floating_point or any(isinstance(v, float) for v in (start, step)):
+    # computed as PyTorch's CPU kernel does: start + i * step in double, or in integers
+    # (bounds truncated) for an integer dtype
+    if dt.is_floating_point:
         values = start + np.arange(size, dtype=np.float64) * step
     else:
-        values = start + np.arange(size, dtype=np.int64) * step
+        values = int(start) + np.arange(size, dtype=np.int64) * int(step)
     return _from_host(_cast_host(values, dt), dt, device, requires_grad, "arange")
 
 
@@ -569,3 +575,42 @@ def meshgrid(*tensors, indexing=None):
     if swap:
         grids[0], grids[1] = grids[1], grids[0]
     return tuple(grids)
+
+
+# -- schema rows of the factories (the table documents them; they run on the host and
+# reach the device through from_host / fill_, so they need no kernel) ---------------------------
+
+def _factory_rows():
+    from ..dispatch import OpDef, register_op
+    rows = {
+        "empty": "empty(*size, dtype=None, device=None): uninitialised memory",
+        "full": "full(size, fill_value, dtype=None, device=None): the dtype follows fill_value",
+        "zeros": "zeros(*size, dtype=None, device=None)", "ones": "ones(*size, dtype=None, device=None)",
+        "arange": "arange(start=0, end, step=1): start + i * step in double (or int64), "
+                  "ceil((end - start) / step) elements",
+        "linspace": "linspace(start, end, steps): symmetric from both ends as PyTorch",
+        "logspace": "logspace(start, end, steps, base=10.0): base ** linspace in double",
+        "eye": "eye(n, m=None)", "tril_indices": "tril_indices(row, col, offset=0): (2, N) int64",
+        "triu_indices": "triu_indices(row, col, offset=0): (2, N) int64",
+        "rand": "rand(*size): uniform [0, 1) from the Generator (numpy PCG64)",
+        "randn": "randn(*size): standard normal", "randint": "randint(low=0, high, size)",
+        "randperm": "randperm(n)", "normal": "normal(mean, std, size=None): tensor or float "
+                                              "mean and std",
+        "bernoulli": "bernoulli(p): 0/1 with probability p, p's dtype",
+        "multinomial": "multinomial(probs, num_samples, replacement=False)",
+        "uniform_": "Tensor.uniform_(a=0, b=1): fill in place", "normal_": "Tensor.normal_(mean=0, "
+                                                                         "std=1): fill in place",
+    }
+    for name, sig in rows.items():
+        register_op(OpDef(name, kind="factory", differentiable=False, signature=sig.split(":")[0],
+                          doc=sig.split(":", 1)[1].strip() if ":" in sig else ""))
+
+
+_factory_rows()
+
+from ._composite import composite as _composite  # noqa: E402
+
+MESHGRID = _composite("meshgrid", lambda *tensors, indexing: meshgrid(*tensors, indexing=indexing),
+                      kind="view", args=("tensors",),
+                      signature="meshgrid(*tensors, indexing='ij')",
+                      doc="broadcast views of 0-d / 1-d tensors ('xy' swaps the first two)")

@@ -1,4 +1,5 @@
 """Every sample case, by category (one module each)."""
-from . import elementwise, linalg, reductions, shape_indexing
+from . import creation, elementwise, linalg, reductions, shape_indexing
 
-CASES = [*elementwise.CASES, *reductions.CASES, *linalg.CASES, *shape_indexing.CASES]
+CASES = [*elementwise.CASES, *reductions.CASES, *linalg.CASES, *shape_indexing.CASES,
+         *creation.CASES]
