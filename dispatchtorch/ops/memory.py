@@ -37,7 +37,9 @@ def _offsets(sizes):
 
 
 CAT = register_op(OpDef("cat", kind="memory", args=("tensors",), differentiable=True,
-                        signature="cat(tensors, dim=0)", doc="concatenate along a dim"))
+                        grad=_cat_grad, signature="cat(tensors, dim=0)",
+                        doc="concatenate along a dim (promoting dtypes); stack is cat of "
+                            "unsqueezed tensors"))
 
 
 def clone(input, *, memory_format=None):

@@ -139,7 +139,7 @@ reduction("argmax", lambda T, x, d, k: T.argmax(x, d, keepdim=k), None, FLOATS, 
 reduction("aminmax", lambda T, x, d, k: T.aminmax(x) if d is None else T.aminmax(x, dim=d,
                                                                                   keepdim=k),
           lambda x, d, k: (np.amin(x, axis=d, keepdims=k), np.amax(x, axis=d, keepdims=k)),
-          ALL, kind="distinct", dims=[None, 0, -1], empty_dims=(0, 1), grad=False)
+          ALL, kind="distinct", dims=[None, 0, -1], empty_dims=(0, 1))
 
 # -- logical, counting --------------------------------------------------------------------------
 reduction("all", lambda T, x, d, k: T.all(x, **_dim_kw(d, k)),
