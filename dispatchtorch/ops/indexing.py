@@ -72,7 +72,7 @@ def check_index(index, size, op, dim=None, negative=False, error=RuntimeError, m
         index = index.long()
     if not index.numel():
         return index
-    lo, hi = _api.stack(_api.aminmax(index)).tolist()
+    lo, hi = _bounds(index)
     low = -size if negative else 0
     bad = hi if hi >= size else lo if lo < low else None
     if bad is not None:
@@ -82,6 +82,14 @@ def check_index(index, size, op, dim=None, negative=False, error=RuntimeError, m
 
 
 _SELF = "index out of range in self"
+
+
+def _bounds(index):
+    """(min, max) of a non-empty integer tensor: two reduction prims, two host reads."""
+    from .reductions import AMAX, AMIN, _ALL_DIMS, _reduce
+    dims = _ALL_DIMS[len(index._shape)]
+    return (int(_reduce(AMIN, index, dims, False, index._dtype).item()),
+            int(_reduce(AMAX, index, dims, False, index._dtype).item()))
 
 
 def _check_gather_shapes(x, d, index, op):
@@ -586,9 +594,14 @@ def _geometry(items, shape, stride, offset):
 def getitem(self, key):
     if not isinstance(self, Tensor):
         raise TypeError("getitem: not a Tensor")
-    if type(key) is int and self._shape:        # the common case, cheap
+    if type(key) is int and self._shape:        # the common cases, cheap
         from .views import select
         return select(self, 0, key)
+    if type(key) is Tensor and key._shape and key._dtype is not D.bool_ and self._shape \
+            and not key._dtype.is_floating_point:
+        index = _positive_checked(key.reshape(-1), self._shape[0], 0)
+        out = decompose(INDEX_SELECT, (self, to_place(index, self._place)), {"dim": 0})
+        return out.reshape(key._shape + self._shape[1:])
     items = _expand_items(self, _parse(self, key))
     from .._run import strides_of
     shape, stride, offset, adv = _geometry(items, self._shape, strides_of(self), self._offset)

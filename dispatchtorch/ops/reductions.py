@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from .. import _dtype as D
 from .. import return_types
-from .._run import apply
+from .._run import apply, kernel_error, record, resolve, wrap
+from ..autograd.grad_mode import STATE
+from ..dispatch import DECOMPOSE
 from .._shape import norm_dim, norm_dims, numel, reduced_shape
 from .._tensor import Tensor
 from ..dispatch import OpDef, register_op
@@ -85,17 +87,52 @@ def check_tensor(x, name, arg="input"):
                         f"{type(x).__name__}")
 
 
+_GEOMETRY: dict = {}          # (shape, dims, keepdim) -> (out shape, kernel dims, kernel keepdim)
+
+
+def _geometry(shape, dims, keepdim):
+    """Output shape and kernel parameters of a reduction, computed once per geometry."""
+    key = (shape, dims, keepdim)
+    g = _GEOMETRY.get(key)
+    if g is None:
+        g = (reduced_shape(shape, dims, keepdim), dims if shape else (0,),
+             keepdim and bool(shape))
+        if len(_GEOMETRY) > 4096:
+            _GEOMETRY.clear()
+        _GEOMETRY[key] = g
+    return g
+
+
 def _reduce(op, input, dims, keepdim, out_dtype):
-    """Run a reduction prim over normalised dims (a sorted tuple; () = every dim)."""
-    shape = reduced_shape(input._shape, dims, keepdim)
-    x, kdims = reduction_input(input, dims or tuple(range(input.dim())))
-    return apply(op, input._place, (input,), (x._h,), ((shape, out_dtype),),
-                 {"dims": kdims, "keepdim": keepdim and bool(input._shape)},
-                 {"dims": dims, "keepdim": keepdim, "shape": input._shape})
+    """Run a reduction prim over normalised dims (a sorted tuple; () = every dim): the
+    per-call work is a cached geometry lookup, an allocation and the kernel."""
+    out_shape, kdims, kkeep = _geometry(input._shape, dims, keepdim)
+    place = input._place
+    k = op.kernels.get(place.type)
+    if k is None:
+        k = resolve(op, place.rt)
+    track = STATE.enabled and input._rg and op.differentiable
+    if k is DECOMPOSE or (track and op.grad is None):
+        return apply(op, place, (input,), (None,), ((out_shape, out_dtype),))
+    out = place.empty(out_shape, out_dtype.name, place.index)
+    h = input._h if input._shape else input.reshape(1)._h
+    try:
+        k(out, h, dims=kdims, keepdim=kkeep)
+    except Exception as exc:
+        raise kernel_error(op.name, place.type, (input._dtype,), exc) from exc
+    r = wrap(out, out_shape, out_dtype, place)
+    if track and out_dtype.is_floating_point:
+        record(op, (input,), {"dims": dims, "keepdim": keepdim, "shape": input._shape}, (r,))
+    return r
+
+
+_ALL_DIMS = [tuple(range(n)) for n in range(65)]
 
 
 def _dims(input, dim, name):
-    return norm_dims(dim, input.dim(), name) or tuple(range(input.dim()))
+    if dim is None:
+        return _ALL_DIMS[len(input._shape)]
+    return norm_dims(dim, input.dim(), name) or _ALL_DIMS[len(input._shape)]
 
 
 def _sum_dtype(x, dtype):
@@ -105,11 +142,16 @@ def _sum_dtype(x, dtype):
 
 
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
-    check_tensor(input, "sum")
-    dt = _sum_dtype(input, dtype)
-    if dtype is not None and input._dtype is not dt:
-        input = input.to(dt)
-    return _write(out, _reduce(SUM, input, _dims(input, dim, "sum"), keepdim, dt))
+    if type(input) is not Tensor:
+        check_tensor(input, "sum")
+    if dtype is None:
+        dt = input._dtype if input._dtype.is_floating_point else D.int64
+    else:
+        dt = D.to_dtype(dtype)
+        if input._dtype is not dt:
+            input = input.to(dt)
+    r = _reduce(SUM, input, _dims(input, dim, "sum"), keepdim, dt)
+    return r if out is None else _write(out, r)
 
 
 def _write(out, r):
@@ -134,7 +176,7 @@ def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
 
 def _mean(x, dims, keepdim):
     count = numel(tuple(x._shape[d] for d in dims))
-    s = sum(x, dims, keepdim)
+    s = _reduce(SUM, x, dims, keepdim, x._dtype)          # dims are normalised already
     return s / count if count else s * float("nan")
 
 

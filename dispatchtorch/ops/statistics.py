@@ -9,19 +9,23 @@ from .. import _dtype as D
 from .._shape import norm_dims, numel
 from . import _api
 from ._composite import composite, run
-from .reductions import check_tensor, expand_back
+from .reductions import SUM, _reduce, check_tensor, expand_back
 
 
 def _count(shape, dims):
     return numel(tuple(shape[d] for d in dims))
 
 
-def _var_decomp(x, dims, correction, keepdim):
-    """(var, mean): two passes (mean first), as accurate as PyTorch's for training data."""
+def _var_decomp(x, dims, correction, keepdim, with_mean=True):
+    """(var, mean): two passes (mean first), as accurate as PyTorch's for training data.
+    dims are normalised (sorted, non-negative)."""
     n = _count(x.shape, dims)
-    mean = x.sum(dims, keepdim=True) / n if n else x.sum(dims, keepdim=True) * math.nan
+    total = _reduce(SUM, x, dims, True, x._dtype)
+    mean = total / n if n else total * math.nan
     d = x - mean
-    var = (d * d).sum(dims, keepdim) / builtin_max(0, n - correction)
+    var = _reduce(SUM, d * d, dims, keepdim, x._dtype) / builtin_max(0, n - correction)
+    if not with_mean:
+        return var, None
     return var, (mean if keepdim else mean.squeeze(dims) if x.dim() else mean)
 
 
@@ -70,12 +74,12 @@ def _std_mean_grad(g, x, result, dims, correction, keepdim):
 
 _SIG = "(x, dim=None, *, correction=1, keepdim=False)"
 VAR = composite("var", lambda x, dims, correction, keepdim: _var_decomp(x, dims, correction,
-                                                                          keepdim)[0],
+                                                                          keepdim, False)[0],
                 kind="reduction", grad=_var_grad, dtypes="floating", signature="var" + _SIG,
                 doc="sum((x - mean)^2) / max(0, N - correction); unbiased=True/False is "
                     "correction 1/0")
 STD = composite("std", lambda x, dims, correction, keepdim: _api.sqrt(
-                    _var_decomp(x, dims, correction, keepdim)[0]),
+                    _var_decomp(x, dims, correction, keepdim, False)[0]),
                 kind="reduction", grad=_std_grad, dtypes="floating", signature="std" + _SIG,
                 doc="sqrt(var); the gradient is zero where std is zero")
 VAR_MEAN = composite("var_mean", _var_decomp, kind="reduction", n_out=2, grad=_var_mean_grad,
