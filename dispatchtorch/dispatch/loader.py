@@ -176,7 +176,8 @@ def _adopt(rt, backend):
     bad = [k for k, v in kernels.items() if not callable(v)]
     if bad:
         raise BackendError(f"backend '{rt.name}' has non-callable kernels: {', '.join(sorted(bad))}")
-    rt.unknown_ops = sorted(k for k in kernels if k not in OPS)
+    # a prim of the catalogue is known even before the ops layer declares its row
+    rt.unknown_ops = sorted(k for k in kernels if k not in OPS and k not in PRIMS)
     for k in rt.unknown_ops:
         del kernels[k]
     rt.missing_prims = sorted(p for p in PRIMS if p not in kernels)
