@@ -40,6 +40,10 @@ def forget(name: str) -> None:
     """Drop one backend's runtime, places and cached kernels; rediscover entry points."""
     loader._runtimes.pop(name, None)
     loader._entry_points = None
+    if loader._pm is not None:
+        for registered, _ in loader._pm.list_name_plugin():
+            if registered.startswith(name + ":"):
+                loader._pm.unregister(name=registered)
     for key in [k for k in _device_runtime._places if k[0] == name]:
         del _device_runtime._places[key]
     for key, place in list(_device_runtime._lookup.items()):

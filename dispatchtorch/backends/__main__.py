@@ -11,8 +11,9 @@ from . import report
 def _format(entries) -> str:
     lines = []
     for b in entries:
-        head = f"{b['name']}  ({b['distribution'] or '?'} {b['version'] or ''})".rstrip()
-        lines.append(f"{head}: {b['status'].upper()}")
+        dist = f"{b['distribution'] or '?'} {b['version'] or ''}".rstrip()
+        api = f", backend API {b['api_version']}" if b["api_version"] else ""
+        lines.append(f"{b['name']}  ({dist}{api}): {b['status'].upper()}")
         if b["error"]:
             lines.append(f"    reason: {b['error']}")
         for d in b["devices"]:
@@ -23,6 +24,8 @@ def _format(entries) -> str:
                 lines.append(f"        {props}")
         if b["missing_prims"]:
             lines.append(f"    missing prims (run on the CPU): {', '.join(b['missing_prims'])}")
+        if b["composite_kernels"]:
+            lines.append(f"    own kernels for composites: {', '.join(b['composite_kernels'])}")
         if b["unknown_ops"]:
             lines.append(f"    unknown op names (ignored): {', '.join(b['unknown_ops'])}")
     return "\n".join(lines) if lines else "no backends installed"

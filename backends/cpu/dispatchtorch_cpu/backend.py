@@ -7,7 +7,7 @@ import warnings
 import ml_dtypes
 import numpy as np
 
-from dispatchtorch.backend import API_VERSION, DTYPE_NAMES, Backend, DeviceInfo
+from dispatchtorch.backend import DTYPE_NAMES, Backend, DeviceInfo
 
 from .kernels import KERNELS
 
@@ -20,7 +20,7 @@ warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"dispatchtorc
 
 class CPUBackend(Backend):
     name = "cpu"
-    api_version = API_VERSION
+    api_version = (1, 0)
     kernels = KERNELS
 
     def devices(self):
