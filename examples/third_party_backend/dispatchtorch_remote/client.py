@@ -126,7 +126,10 @@ class Worker:
             raise self._gone() from None
 
     def _gone(self):
-        code = self.process.poll()
+        try:
+            code = self.process.wait(timeout=2)     # a closed connection: it is exiting
+        except subprocess.TimeoutExpired:
+            code = None
         status = "is still running but closed its end" if code is None else \
             f"exited with status {code} (its stderr says why)"
         return RemoteError(f"remote worker {self.index} (pid {self.process.pid}) {status}; "
