@@ -48,7 +48,7 @@ def test_tensors_live_in_the_worker_and_are_freed_there():
     before = worker_stats()["arrays"]
     x, y = compute()
     assert y.tolist() == [16.0, 48.0, 80.0]
-X
+    assert worker_stats()["arrays"] == before + 3       # x's storage, x (a view) and y
     del x, y
     assert worker_stats()["arrays"] == before
 
