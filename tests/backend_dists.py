@@ -65,7 +65,7 @@ def installed(root: Path, dist: str, entry_points: dict, files: dict | None = No
         yield
     finally:
         sys.path.remove(str(root))
-        for mod in [m for m, v in sys.modules.items()
+        for mod in [m for m, v in list(sys.modules.items())
                     if str(getattr(v, "__file__", "") or "").startswith(str(root))]:
             del sys.modules[mod]
         for name in entry_points:
