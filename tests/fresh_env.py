@@ -17,9 +17,20 @@ from pathlib import Path
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 
-def make_venv(path: Path, scripts: dict[str, str]) -> dict:
-    """Create the venv; scripts maps a command name to the module run by `python -m`.
-    Returns the environment to run commands in (PATH starting with the venv's bin)."""
+# runs console script NAME (argv[1]) as pip's generated scripts do: its entry point's main()
+_CONSOLE_SCRIPT = """import sys
+from importlib.metadata import entry_points
+found = entry_points(group="console_scripts", name=sys.argv[1])
+if not found:
+    sys.exit(f"{sys.argv[1]}: not installed")
+sys.argv = sys.argv[1:]
+sys.exit(next(iter(found)).load()())"""
+
+
+def make_venv(path: Path, scripts=()) -> dict:
+    """Create the venv, with shims for the named console scripts of installed
+    distributions. Returns the environment to run commands in (PATH starting with the
+    venv's bin)."""
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True)
     bindir = path / "bin"
     venv_python = bindir / "python"
@@ -28,10 +39,12 @@ def make_venv(path: Path, scripts: dict[str, str]) -> dict:
     parents = [p for p in site.getsitepackages() if Path(p).is_dir()]
     lines = [f"import site; site.addsitedir({p!r})" for p in parents]
     Path(purelib, "_parent_environment.pth").write_text("\n".join(lines) + "\n")
-    for name, module in {"pip": "pip", **scripts}.items():
-        shim = bindir / name
-        shim.write_text(f'#!/bin/sh\nexec "{venv_python}" -m {module} "$@"\n')
-        shim.chmod(0o755)
+    shims = {"pip": f'exec "{venv_python}" -m pip "$@"'}
+    for name in scripts:
+        shims[name] = f"exec \"{venv_python}\" -c '{_CONSOLE_SCRIPT}' {name} \"$@\""
+    for name, line in shims.items():
+        (bindir / name).write_text(f"#!/bin/sh\n{line}\n")
+        (bindir / name).chmod(0o755)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "VIRTUAL_ENV"))}
     env.update(PATH=f"{bindir}{os.pathsep}{SYSTEM_PATH}", VIRTUAL_ENV=str(path),
                PIP_NO_INDEX="1", PIP_NO_BUILD_ISOLATION="0", PIP_DISABLE_PIP_VERSION_CHECK="1")

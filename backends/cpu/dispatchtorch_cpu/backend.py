@@ -39,6 +39,8 @@ class CPUBackend(Backend):
         return handle
 
     def as_strided(self, storage, shape, strides, offset):
+        if 0 in shape:      # nothing to alias; the offset may point past the storage's end
+            return np.empty(shape, storage.dtype)
         item = storage.itemsize
         return np.ndarray(shape, storage.dtype, storage, offset * item, tuple(s * item for s in strides))
 

@@ -38,6 +38,9 @@ class Device:
     def view(self, id_, storage, shape, strides, offset):
         """A worker-side view: strides and offset in elements from the storage's start."""
         base = self.arrays[storage]
+        if 0 in shape:      # nothing to alias; the offset may point past the storage's end
+            self.arrays[id_] = np.empty(shape, base.dtype)
+            return
         item = base.itemsize
         self.arrays[id_] = np.ndarray(shape, base.dtype, base, offset * item,
                                       tuple(s * item for s in strides))
