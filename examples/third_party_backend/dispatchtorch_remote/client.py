@@ -10,9 +10,11 @@ from __future__ import annotations
 import builtins
 import collections
 import itertools
+import os
 import subprocess
 import sys
 import threading
+import weakref
 from multiprocessing import Pipe
 from pathlib import Path
 
@@ -23,6 +25,18 @@ MAX_QUEUED = 256
 
 class RemoteError(RuntimeError):
     """A worker failure that has no builtin exception type of the same name."""
+
+
+_live: "weakref.WeakSet[Worker]" = weakref.WeakSet()
+
+
+def _orphan_after_fork():
+    """A forked child shares its parent's connections: it must not touch them."""
+    for w in list(_live):
+        w.forked = w.closed = True
+
+
+os.register_at_fork(after_in_child=_orphan_after_fork)
 
 
 class RemoteArray:
@@ -53,7 +67,8 @@ class Worker:
         self.process = subprocess.Popen([sys.executable, str(WORKER), str(child.fileno())],
                                         pass_fds=(child.fileno(),), stdin=subprocess.DEVNULL)
         child.close()
-        self.closed = False
+        self.closed = self.forked = False
+        _live.add(self)
         try:
             self.conn.send(([("hello",)], True))
             answered = self.conn.poll(START_TIMEOUT_S)
@@ -111,6 +126,10 @@ class Worker:
         raise exc
 
     def _send(self, reply):
+        if self.forked:
+            raise RemoteError(f"remote worker {self.index} belongs to the parent process; a "
+                              f"forked process cannot use its tensors (start processes with "
+                              f"'spawn', or move tensors to the CPU before forking)")
         batch = self._queue
         self._queue = []
         freed = []

@@ -181,3 +181,23 @@ def test_a_dead_worker_is_reported_not_hung_on():
             print(type(exc).__name__, exc)
     """)
     assert "remote worker 0" in out and "exited with status -9" in out
+
+
+def test_a_forked_child_gets_a_clear_error_and_the_parent_keeps_its_device():
+    x = torch.arange(3.0, device="remote")
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:                                     # the child
+        try:
+            (x + 1).tolist()
+            message = "no error"
+        except Exception as exc:                     # noqa: BLE001
+            message = f"{type(exc).__name__}: {exc}"
+        os.write(write, message.encode())
+        os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    message = os.read(read, 4096).decode()
+    os.close(read)
+    assert "belongs to the parent process" in message
+    assert (x + 1).tolist() == [1.0, 2.0, 3.0]
