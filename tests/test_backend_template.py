@@ -97,3 +97,15 @@ def test_generated_backend_works_in_process(tmp_path):
         x[:, 1] *= 2
         r = (t.T @ t).relu().sum(dim=0) / 3
         np.testing.assert_allclose(r.cpu().numpy(), np.maximum(x.T @ x, 0).sum(axis=0) / 3)
+
+
+def test_every_template_file_is_packaged():
+    import fnmatch
+    import tomllib
+    globs = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "package-data"]["dispatchtorch.backends"]
+    base = ROOT / "dispatchtorch" / "backends"
+    files = [str(p.relative_to(base)) for p in (base / "template").rglob("*")
+             if p.is_file() and "__pycache__" not in p.parts]
+    assert files and all(any(fnmatch.fnmatch(f, g) and f.count("/") == g.count("/") for g in globs)
+                         for f in files), files
