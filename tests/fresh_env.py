@@ -9,6 +9,7 @@ the same entry points with the venv's interpreter; `pip` is the venv's.
 from __future__ import annotations
 
 import os
+import shlex
 import site
 import subprocess
 import sys
@@ -27,10 +28,11 @@ sys.argv = sys.argv[1:]
 sys.exit(next(iter(found)).load()())"""
 
 
-def make_venv(path: Path, scripts=()) -> dict:
+def make_venv(path: Path, scripts=(), extra_args=None) -> dict:
     """Create the venv, with shims for the named console scripts of installed
-    distributions. Returns the environment to run commands in (PATH starting with the
-    venv's bin)."""
+    distributions (extra_args: {script: arguments the shim appends}). Returns the
+    environment to run commands in (PATH starting with the venv's bin)."""
+    extra_args = extra_args or {}
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True)
     bindir = path / "bin"
     venv_python = bindir / "python"
@@ -41,7 +43,8 @@ def make_venv(path: Path, scripts=()) -> dict:
     Path(purelib, "_parent_environment.pth").write_text("\n".join(lines) + "\n")
     shims = {"pip": f'exec "{venv_python}" -m pip "$@"'}
     for name in scripts:
-        shims[name] = f"exec \"{venv_python}\" -c '{_CONSOLE_SCRIPT}' {name} \"$@\""
+        extra = "".join(f" {shlex.quote(a)}" for a in extra_args.get(name, ()))
+        shims[name] = f"exec \"{venv_python}\" -c '{_CONSOLE_SCRIPT}' {name} \"$@\"{extra}"
     for name, line in shims.items():
         (bindir / name).write_text(f"#!/bin/sh\n{line}\n")
         (bindir / name).chmod(0o755)
