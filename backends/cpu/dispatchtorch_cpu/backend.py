@@ -39,9 +39,9 @@ class CPUBackend(Backend):
         return handle
 
     def as_strided(self, storage, shape, strides, offset):
-        if 0 in shape:      # nothing to alias; the offset may point past the storage's end
-            return np.empty(shape, storage.dtype)
         item = storage.itemsize
+        if 0 in shape:
+            offset = 0      # an empty view reads nothing; its offset may lie past the end
         return np.ndarray(shape, storage.dtype, storage, offset * item, tuple(s * item for s in strides))
 
     def copy_(self, dst, src):

@@ -134,16 +134,14 @@ def _matmul(out, a, b):
         out[...] = np.matmul(a, b)
 
 
+def _gather(out, x, index, *, dim):
+    out[...] = np.take_along_axis(x, index, axis=dim)
+
+
 def _full_index(index, dim):
-    """Coordinates of x addressed by index along dim; the other dims count up to
-    index's sizes, which may be smaller than x's (take/put_along_axis need them equal)."""
     idx = list(np.ix_(*[np.arange(n) for n in index.shape]))
     idx[dim] = index
     return tuple(idx)
-
-
-def _gather(out, x, index, *, dim):
-    out[...] = x[_full_index(index, dim)]
 
 
 _SCATTER_UFUNC = {"sum": np.add, "prod": np.multiply, "amax": np.maximum, "amin": np.minimum}
@@ -153,7 +151,7 @@ def _scatter_(out, index, src, *, dim, reduce):
     if index.size == 0:
         return
     if reduce == "none":
-        out[_full_index(index, dim)] = src
+        np.put_along_axis(out, index, src, axis=dim)
         return
     ufunc = _SCATTER_UFUNC[reduce]
     if out.dtype in _LOWP:
