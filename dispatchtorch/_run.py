@@ -100,13 +100,19 @@ def operand_handle(x, dt, shape, place):
                 return storage
             st, off = contiguous_strides(x._shape), 0
         return place.bk.as_strided(storage, shape, expand_strides(x._shape, st, shape), off)
-    h = scalar_handle(x, dt, place)
     if not shape:
-        return h
-    return place.bk.as_strided(h, shape, (0,) * len(shape), 0)
+        return scalar_handle(x, dt, place)
+    key = (x, type(x), dt, place, shape)
+    h = _expanded_cache.get(key)
+    if h is None:
+        h = place.bk.as_strided(scalar_handle(x, dt, place), shape, (0,) * len(shape), 0)
+        if (type(x) is not float or (x != 0.0 and x == x)) and len(_expanded_cache) < 4096:
+            _expanded_cache[key] = h
+    return h
 
 
 _scalar_cache: dict = {}
+_expanded_cache: dict = {}     # (value, type, dtype, place, shape) -> a broadcast view
 
 
 def scalar_handle(value, dt, place):

@@ -275,6 +275,27 @@ def inplace(spec, self, *others):
     """self = op(self, *others), written into self's memory."""
     if not isinstance(self, Tensor):
         raise _bad_operand(spec.name + "_", self)
+    place = self._place
+    if len(others) == 1 and (not STATE.enabled or not (self._rg or _any_rg(others))):
+        other = others[0] if len(others) == 1 else None
+        # the common case (optimizer updates, grad accumulation): same dtype, shape, device
+        if type(other) is Tensor and other._dtype is self._dtype and other._shape == self._shape \
+                and other._place is place and self._dtype in spec.table \
+                and spec.table[self._dtype] is self._dtype and not spec.out_bool:
+            k = spec.kernels.get(place.type)
+            if k is None:
+                k = resolve(spec.op, place.rt)
+            if k is not DECOMPOSE and _no_overlap(self, others):
+                try:
+                    k(self._h, self._h, other._h)
+                except Exception as exc:
+                    raise kernel_error(spec.name + "_", place.type, (self._dtype,), exc) from exc
+                v = self._version
+                if v is None:
+                    self._version = [1]
+                else:
+                    v[0] += 1
+                return self
     operands = (self, *others)
     if inplace_needs_graph(spec.name + "_", operands):
         fn = {1: unary, 2: binary}.get(len(operands))
@@ -282,7 +303,6 @@ def inplace(spec, self, *others):
         r = fn(spec, old, *others) if fn else nary(spec, (old, *others))
         check_inplace_target(spec.name + "_", self, r._dtype, r._shape)
         return commit_inplace(self, r)
-    place = self._place
     if len(operands) == 1:
         dt = self._dtype
         shape = self._shape
@@ -315,6 +335,13 @@ def inplace(spec, self, *others):
             raise kernel_error(spec.name + "_", place.type, (ct,), exc) from exc
     self._vc()[0] += 1
     return self
+
+
+def _any_rg(others):
+    for x in others:
+        if isinstance(x, Tensor) and x._rg:
+            return True
+    return False
 
 
 def _no_overlap(self, others):

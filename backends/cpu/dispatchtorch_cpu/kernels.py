@@ -77,17 +77,25 @@ def _acc_dtype(x, out):
     return _F32 if out.dtype in _LOWP else out.dtype
 
 
-def _reduce(f):
+def _reduce(ufunc):
+    reduce = ufunc.reduce
+
     def kernel(out, x, *, dims, keepdim):
-        if x.dtype in _LOWP:
-            x = x.astype(_F32)
-        out[...] = f(x, axis=dims, keepdims=keepdim, dtype=_acc_dtype(x, out))
+        if x.dtype in _LOWP or out.dtype in _LOWP:
+            out[...] = reduce(x.astype(_F32), axis=dims, dtype=_F32, keepdims=keepdim)
+        else:
+            reduce(x, axis=dims, dtype=out.dtype, out=out, keepdims=keepdim)
     return kernel
 
 
-def _extreme(f):
+def _extreme(ufunc):
+    reduce = ufunc.reduce
+
     def kernel(out, x, *, dims, keepdim):
-        out[...] = f(x.astype(_F32) if x.dtype in _LOWP else x, axis=dims, keepdims=keepdim)
+        if x.dtype in _LOWP:
+            out[...] = reduce(x.astype(_F32), axis=dims, keepdims=keepdim)
+        else:
+            reduce(x, axis=dims, out=out, keepdims=keepdim)
     return kernel
 
 
@@ -212,8 +220,8 @@ KERNELS = {
     "le": _compare(np.less_equal), "gt": _compare(np.greater), "ge": _compare(np.greater_equal),
     "where": _where,
     # reductions and scans
-    "sum": _reduce(np.sum), "prod": _reduce(np.prod),
-    "amax": _extreme(np.amax), "amin": _extreme(np.amin),
+    "sum": _reduce(np.add), "prod": _reduce(np.multiply),
+    "amax": _extreme(np.maximum), "amin": _extreme(np.minimum),
     "argmax": _arg(np.argmax), "argmin": _arg(np.argmin),
     "cumsum": _scan(np.cumsum), "cumprod": _scan(np.cumprod),
     "cummax": _cumext(np.maximum), "cummin": _cumext(np.minimum),
