@@ -11,8 +11,8 @@ import builtins
 import numpy as np
 
 from .. import _dtype as D
-from .._run import (decompose, kernel_error, operand_handle, record, resolve, same_place,
-                    to_place, wrap)
+from .._run import (any_requires_grad, decompose, kernel_error, operand_handle, record, resolve,
+                    same_place, to_place, wrap)
 from .._inplace import commit_inplace, inplace_needs_graph, self_for_rule
 from .._shape import broadcast_shapes2
 from .._tensor import Tensor
@@ -276,7 +276,7 @@ def inplace(spec, self, *others):
     if not isinstance(self, Tensor):
         raise _bad_operand(spec.name + "_", self)
     place = self._place
-    if len(others) == 1 and (not STATE.enabled or not (self._rg or _any_rg(others))):
+    if len(others) == 1 and (not STATE.enabled or not (self._rg or any_requires_grad(others))):
         other = others[0] if len(others) == 1 else None
         # the common case (optimizer updates, grad accumulation): same dtype, shape, device
         if type(other) is Tensor and other._dtype is self._dtype and other._shape == self._shape \
@@ -335,13 +335,6 @@ def inplace(spec, self, *others):
             raise kernel_error(spec.name + "_", place.type, (ct,), exc) from exc
     self._vc()[0] += 1
     return self
-
-
-def _any_rg(others):
-    for x in others:
-        if isinstance(x, Tensor) and x._rg:
-            return True
-    return False
 
 
 def _no_overlap(self, others):

@@ -196,20 +196,19 @@ max = _extreme("max", amax, argmax, lambda a, b: _api.maximum(a, b), return_type
 min = _extreme("min", amin, argmin, lambda a, b: _api.minimum(a, b), return_types.min)
 
 
-def all(input, dim=None, keepdim=False, *, out=None):
-    b = input if input.dtype is D.bool_ else input != 0
-    if b.numel() == 0:
-        return _api.ones(reduced_shape(b._shape, norm_dims(dim, b.dim(), "all"), keepdim),
-                         dtype=D.bool_, device=b.device)
-    return _reduce(AMIN, b, dim, keepdim, D.bool_, "all")
+def _logical_reduce(name, op, empty_value):
+    def fn(input, dim=None, keepdim=False, *, out=None):
+        b = input if input.dtype is D.bool_ else input != 0
+        if b.numel() == 0:      # the identity of the reduction: all() of nothing is True
+            return _api.full(reduced_shape(b._shape, norm_dims(dim, b.dim(), name), keepdim),
+                             empty_value, dtype=D.bool_, device=b.device)
+        return _reduce(op, b, dim, keepdim, D.bool_, name)
+    fn.__name__ = name
+    return fn
 
 
-def any(input, dim=None, keepdim=False, *, out=None):
-    b = input if input.dtype is D.bool_ else input != 0
-    if b.numel() == 0:
-        return _api.zeros(reduced_shape(b._shape, norm_dims(dim, b.dim(), "any"), keepdim),
-                          dtype=D.bool_, device=b.device)
-    return _reduce(AMAX, b, dim, keepdim, D.bool_, "any")
+all = _logical_reduce("all", AMIN, True)
+any = _logical_reduce("any", AMAX, False)
 
 
 def sum_to(g, shape, op="op"):
