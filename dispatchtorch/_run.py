@@ -232,8 +232,12 @@ def apply(op, place, inputs, handles, outs_meta, kparams=None, params=None):
         # a composite's own kernel is opaque to autograd: without a derivative rule
         # of its own, differentiate through the decomposition
         return decompose(op, inputs, params)
-    outs = [place.empty(shape, dt.name, place.index) for shape, dt in outs_meta]
-    launch(op, k, place, (*outs, *handles), kparams, [d for _, d in outs_meta])
+    dtypes = [d for _, d in outs_meta]
+    try:        # out of device memory: say which op asked
+        outs = [place.empty(shape, dt.name, place.index) for shape, dt in outs_meta]
+    except Exception as exc:
+        raise kernel_error(op.name, place.type, dtypes, exc) from exc
+    launch(op, k, place, (*outs, *handles), kparams, dtypes)
     results = tuple(wrap(h, shape, dt, place) for h, (shape, dt) in zip(outs, outs_meta))
     if track:
         record(op, inputs, params, results)

@@ -149,9 +149,9 @@ def unary(spec, x):
         return decompose(op, (x,), _NOPARAMS)
     shape = x._shape
     od = D.bool_ if spec.out_bool else ct
-    out = place.empty(shape, od.name, place.index)
     h = x._h if dt is ct else operand_handle(x, ct, shape, place)
-    try:
+    try:        # allocation inside: out of device memory names the op
+        out = place.empty(shape, od.name, place.index)
         k(out, h)
     except Exception as exc:
         raise kernel_error(spec.name, place.type, (ct,), exc) from exc
@@ -199,10 +199,10 @@ def binary(spec, a, b):
         return decompose(op, (a, b), _NOPARAMS)
     shape = sa if sa == sb else broadcast_shapes2(sa, sb)
     od = D.bool_ if spec.out_bool else ct
-    out = place.empty(shape, od.name, place.index)
     ha = a._h if ta and sa == shape and a._dtype is ct else operand_handle(a, ct, shape, place)
     hb = b._h if tb and sb == shape and b._dtype is ct else operand_handle(b, ct, shape, place)
     try:
+        out = place.empty(shape, od.name, place.index)
         k(out, ha, hb)
     except Exception as exc:
         raise kernel_error(spec.name, place.type, (ct,), exc) from exc
@@ -239,9 +239,9 @@ def nary(spec, operands, out_dtype=None, params=_NOPARAMS, compute=None):
     for x in operands:
         if isinstance(x, Tensor):
             shape = broadcast_shapes2(shape, x._shape)
-    out = place.empty(shape, od.name, place.index)
     handles = [operand_handle(x, c, shape, place) for x, c in zip(operands, compute)]
     try:
+        out = place.empty(shape, od.name, place.index)
         k(out, *handles, **params)
     except Exception as exc:
         raise kernel_error(spec.name, place.type, compute, exc) from exc

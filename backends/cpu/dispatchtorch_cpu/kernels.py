@@ -53,8 +53,12 @@ def _compare(f):
     return kernel
 
 
+def _is_float(dt):
+    return dt.kind == "f" or dt in _LOWP      # ml_dtypes' bfloat16 has kind 'V'
+
+
 def _div(out, a, b):
-    if a.dtype.kind == "f":
+    if _is_float(a.dtype):
         return _binary(np.true_divide)(out, a, b)
     if np.any(b == 0):
         raise ZeroDivisionError("integer division by zero")
@@ -63,7 +67,7 @@ def _div(out, a, b):
 
 
 def _fmod(out, a, b):
-    if a.dtype.kind != "f" and np.any(b == 0):
+    if not _is_float(a.dtype) and np.any(b == 0):
         raise ZeroDivisionError("integer modulo by zero")
     _binary(np.fmod)(out, a, b)
 
@@ -143,7 +147,8 @@ def _matmul(out, a, b):
 
 
 def _gather(out, x, index, *, dim):
-    out[...] = np.take_along_axis(x, index, axis=dim)
+    # not take_along_axis: index may be smaller than x in the other dims, as in PyTorch
+    out[...] = x[_full_index(index, dim)]
 
 
 def _full_index(index, dim):
@@ -159,7 +164,7 @@ def _scatter_(out, index, src, *, dim, reduce):
     if index.size == 0:
         return
     if reduce == "none":
-        np.put_along_axis(out, index, src, axis=dim)
+        out[_full_index(index, dim)] = src
         return
     ufunc = _SCATTER_UFUNC[reduce]
     if out.dtype in _LOWP:

@@ -1,0 +1,24 @@
+"""The few hand-written CUDA kernels, for where cupy has no one-pass function.
+
+Each has an xp-op twin that the CPU-only tests run under numpy (`_bf16.py`); the GPU
+tests check every kernel here against its twin. Keep this file small: a kernel
+belongs here only when it replaces several passes over memory with one.
+"""
+from __future__ import annotations
+
+import cupy
+
+# bfloat16 bits -> float32: the bits are the float32's top half.
+BF16_TO_F32_BODY = "f = __uint_as_float(((unsigned int)b) << 16);"
+
+# float32 -> bfloat16 bits, round to nearest even; NaN keeps its sign and stays quiet.
+F32_TO_BF16_BODY = (
+    "unsigned int u = __float_as_uint(f);"
+    "b = (f != f) ? (unsigned short)((u >> 16) | 0x40u)"
+    " : (unsigned short)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);"
+)
+
+bf16_to_f32 = cupy.ElementwiseKernel("uint16 b", "float32 f", BF16_TO_F32_BODY,
+                                     "dispatchtorch_bf16_to_f32")
+f32_to_bf16 = cupy.ElementwiseKernel("float32 f", "uint16 b", F32_TO_BF16_BODY,
+                                     "dispatchtorch_f32_to_bf16")
