@@ -27,7 +27,7 @@ _UNARY_FLOAT = {
     "tan": "tan", "asin": "arcsin", "acos": "arccos", "atan": "arctan", "sinh": "sinh",
     "cosh": "cosh", "tanh": "tanh", "asinh": "arcsinh", "acosh": "arccosh",
     "atanh": "arctanh", "floor": "floor", "ceil": "ceil", "round": "rint", "trunc": "trunc",
-    "neg": "negative", "abs": "absolute", "bitwise_not": "invert",
+    "neg": "negative", "abs": "absolute",
 }
 _SPECIAL = ("erf", "erfc", "erfinv")
 _BINARY = {
@@ -92,20 +92,30 @@ def build_kernels(am) -> dict:
 
     true_divide, float_fmod = binary(xp.true_divide), binary(xp.fmod)
 
-    def check_divisor(b, what):
+    def c_division(a, b, what):
+        """C's integer a / b (toward zero) as (floor quotient, floor remainder, the
+        correction to both), in integer ops only: cupy's integer fmod goes through
+        double and is inexact past 2**53."""
         if bool((b == 0).any()):                 # synchronises: the CPU raises here too
             raise ZeroDivisionError(f"integer {what} by zero")
+        q = xp.floor_divide(a, b)
+        r = a - q * b                            # the sign of b
+        return q, r, (r != 0) & ((r < 0) != (a < 0))
 
     def div(out, a, b):
         if a.dtype.char in _FLOAT:
             return true_divide(out, a, b)
-        check_divisor(b, "division")
-        xp.floor_divide(a - xp.fmod(a, b), b, out=out)     # exact: truncates toward zero
+        q, _, fix = c_division(a, b, "division")
+        xp.add(q, fix, out=out, casting="unsafe")
 
     def fmod(out, a, b):
-        if a.dtype.char not in _FLOAT:
-            check_divisor(b, "modulo")
-        float_fmod(out, a, b)
+        if a.dtype.char in _FLOAT:
+            return float_fmod(out, a, b)
+        _, r, fix = c_division(a, b, "modulo")
+        xp.subtract(r, fix * b, out=out, casting="unsafe")
+
+    def bitwise_not(out, x):
+        (xp.logical_not if x.dtype.char == "?" else xp.invert)(x, out=out)
 
     def same_memory(p, q):
         return p is q or (p.strides == q.strides and am.ptr(p) == am.ptr(q))
@@ -252,7 +262,7 @@ def build_kernels(am) -> dict:
         for _ in range(m.bit_length()):
             mid = (lo + hi) >> 1
             probe = xp.take_along_axis(s, xp.minimum(mid, m - 1), axis=1)
-            go_right = ~before(v, probe) if right else before(probe, v)
+            go_right = xp.logical_not(before(v, probe)) if right else before(probe, v)
             go_right &= mid < hi
             lo = xp.where(go_right, mid + 1, lo)
             hi = xp.where(go_right, hi, mid)
@@ -263,7 +273,7 @@ def build_kernels(am) -> dict:
     table.update({name: binary(getattr(xp, fn)) for name, fn in _BINARY.items()})
     table.update({name: compare(getattr(xp, fn)) for name, fn in _COMPARE.items()})
     table.update({
-        "div": div, "fmod": fmod, "where": where,
+        "div": div, "fmod": fmod, "bitwise_not": bitwise_not, "where": where,
         "sum": reduction(xp.sum), "prod": reduction(xp.prod),
         "amax": extreme(xp.amax), "amin": extreme(xp.amin),
         "argmax": arg(xp.argmax), "argmin": arg(xp.argmin),

@@ -133,8 +133,8 @@ def rand_values(rng, dtype, shape, domain="any"):
             return cast(v, dtype)
         elif domain == "shift":
             lo, hi = 0, info.bits - 1
-        elif domain == "wide":
-            lo, hi = info.min, info.max
+        elif domain == "wide":           # all but the minimum (whose negation overflows)
+            lo, hi = info.min + 1, info.max
         return cast(rng.integers(lo, hi, shape, endpoint=True), dtype)
     if domain == "unit":
         v = rng.uniform(-1.2, 1.2, n)
@@ -195,7 +195,7 @@ def _elementwise_inputs(rng, prim, dtype, shape, nin):
     if prim == "pow":
         a_dom, b_dom = ("base", "exponent") if dtype in INTS else ("any", "exponent")
     elif prim in ("div", "fmod") and dtype in INTS:
-        b_dom = "divisor"
+        a_dom, b_dom = "wide", "divisor"
     elif prim in ("bitwise_left_shift", "bitwise_right_shift"):
         a_dom, b_dom = "wide", "shift"
     elif prim in ("maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge") and dtype in FLOATS:
