@@ -73,13 +73,13 @@ def _reduce(op, input, dim, keepdim, out_dtype, name):
         k = resolve(op, place.rt)
     if k is DECOMPOSE:
         return decompose(op, (input,), {"dims": dims, "keepdim": keepdim})
-    out = place.empty(shape, out_dtype.name, place.index)
     if nd:
         h, kdims, kkeep = input._h, dims, keepdim
     else:       # 0-d reduces as shape (1,): kernels always get non-empty dims
         h = place.bk.as_strided(storage_of(input), (1,), (1,), input._offset)
         kdims, kkeep = (0,), False
-    try:
+    try:        # allocation inside: out of device memory names the op
+        out = place.empty(shape, out_dtype.name, place.index)
         k(out, h, dims=kdims, keepdim=kkeep)
     except Exception as exc:
         raise kernel_error(op.name, place.type, (input._dtype,), exc) from exc

@@ -26,6 +26,7 @@ def refuse_7x7(monkeypatch):
     (lambda a, b, sq: torch.exp(sq), "exp"),                         # unary
     (lambda a, b, sq: torch.where(sq > 0, sq, 1.0), "gt"),           # the mask comes first
     (lambda a, b, sq: torch.matmul(a, b), "matmul"),                 # the generic path
+    (lambda a, b, sq: sq.reshape(7, 7, 1).sum(2), "sum"),            # the reduction path
 ])
 def test_out_of_memory_names_the_op(refuse_7x7, op, name):
     a, b, flat = torch.ones(7, 1), torch.full((1, 7), 2.0), torch.arange(49.0)
