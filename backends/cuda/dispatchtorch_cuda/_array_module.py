@@ -40,6 +40,23 @@ class ArrayModule:
         """Round float values into the bfloat16 handle `out` (any layout)."""
         self.xp.copyto(out, _bf16.from_f32(self.xp, values))
 
+    def same_memory(self, p, q):
+        return p is q or (p.strides == q.strides and self.ptr(p) == self.ptr(q))
+
+    def where(self, out, cond, a, b):
+        """out = cond ? a : b, where out may be a or b (same layout)."""
+        xp = self.xp
+        if self.same_memory(out, a):             # in place on a: only b's places change
+            xp.copyto(out, b, where=xp.logical_not(cond))
+            return
+        if not self.same_memory(out, b):
+            xp.copyto(out, b)
+        xp.copyto(out, a, where=cond)
+
+    def relu(self, out, x):
+        """out = x > 0 ? x : 0 (float32, float64)."""
+        self.where(out, x > 0, x, self.xp.zeros((), x.dtype))
+
 
 class NumpyModule(ArrayModule):
     """numpy standing in for cupy, so the kernels' logic is tested without a GPU."""
@@ -107,3 +124,9 @@ class CupyModule(ArrayModule):
         if not (isinstance(values, xp.ndarray) and values.dtype == xp.float32):
             values = xp.asarray(values, dtype=xp.float32)
         self._fused.f32_to_bf16(values, out)
+
+    def where(self, out, cond, a, b):
+        self._fused.where(cond, a, b, out)
+
+    def relu(self, out, x):
+        self._fused.relu(x, out)

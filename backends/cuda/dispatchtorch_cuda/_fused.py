@@ -18,6 +18,16 @@ F32_TO_BF16_BODY = (
     " : (unsigned short)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);"
 )
 
+# where: one pass over any dtype (bfloat16 bits included) instead of two masked copies.
+# An output aliasing `a` or `b` element for element is safe: each thread reads then writes.
+WHERE_BODY = "out = c ? a : b;"
+
+# relu as the frontend's decomposition where(x > 0, x, 0) defines it (NaN -> 0), one pass
+# instead of four (compare, zeros, two copies); float32 and float64.
+RELU_BODY = "out = x > (T)0 ? x : (T)0;"
+
+where = cupy.ElementwiseKernel("bool c, T a, T b", "T out", WHERE_BODY, "dispatchtorch_where")
+relu = cupy.ElementwiseKernel("T x", "T out", RELU_BODY, "dispatchtorch_relu")
 bf16_to_f32 = cupy.ElementwiseKernel("uint16 b", "float32 f", BF16_TO_F32_BODY,
                                      "dispatchtorch_bf16_to_f32")
 f32_to_bf16 = cupy.ElementwiseKernel("float32 f", "uint16 b", F32_TO_BF16_BODY,

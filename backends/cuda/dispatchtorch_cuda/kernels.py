@@ -41,7 +41,8 @@ _COMPARE = {"eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal",
 
 
 def build_kernels(am) -> dict:
-    """The kernel table `prim name -> fn` over the array module `am`."""
+    """The kernel table `op name -> fn` over the array module `am`: every prim, and the
+    composites that run faster as one kernel."""
     xp = am.xp
 
     def values(x):
@@ -117,16 +118,24 @@ def build_kernels(am) -> dict:
     def bitwise_not(out, x):
         (xp.logical_not if x.dtype.char == "?" else xp.invert)(x, out=out)
 
-    def same_memory(p, q):
-        return p is q or (p.strides == q.strides and am.ptr(p) == am.ptr(q))
-
     def where(out, cond, a, b):
-        if same_memory(out, a):                  # in place on a: only b's places change
-            xp.copyto(out, b, where=xp.logical_not(cond))
-            return
-        if not same_memory(out, b):
-            xp.copyto(out, b)
-        xp.copyto(out, a, where=cond)
+        am.where(out, cond, a, b)
+
+    # -- composites with a kernel of their own (one pass instead of the decomposition's
+    # several); exactly the decomposition's values ----------------------------------------
+    bf16_inf = np.uint16(0x7F80)                # above it: NaN, then the negatives
+
+    def relu(out, x):           # where(x > 0, x, 0) for floats, maximum(x, 0) for integers
+        c = x.dtype.char
+        zero = xp.zeros((), x.dtype)
+        if c in "fd":
+            am.relu(out, x)
+        elif c == BF16:         # positive, not zero, not NaN: straight from the bits
+            am.where(out, (x != 0) & (x <= bf16_inf), x, zero)
+        elif c == "e":
+            am.where(out, x > 0, x, zero)
+        else:
+            xp.maximum(x, zero, out=out)
 
     # -- reductions and scans ----------------------------------------------------------
     def accumulate_into(fn):
@@ -281,5 +290,6 @@ def build_kernels(am) -> dict:
         "cummax": running_extreme(xp.maximum), "cummin": running_extreme(xp.minimum),
         "matmul": matmul, "gather": gather, "scatter_": scatter_, "nonzero": nonzero,
         "sort": sort, "searchsorted": searchsorted,
+        "relu": relu,
     })
     return table

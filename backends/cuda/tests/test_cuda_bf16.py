@@ -58,21 +58,34 @@ def test_strided_input_rounds_too():
     assert (_bf16.from_f32(np, f) == f.astype(BF16).view(np.uint16)).all()
 
 
+def _elementwise_like(name, params, body, t="float"):
+    """A CUDA kernel shaped like the one cupy's ElementwiseKernel generates for `body`:
+    params are (C type, name, is output); T is the type placeholder."""
+    args = ", ".join(f"{'' if out else 'const '}{t if ty == 'T' else ty}* {n}_"
+                     for ty, n, out in params)
+    refs = " ".join(f"{'' if out else 'const '}{ty}& {n} = {n}_[i];" for ty, n, out in params)
+    return (f'extern "C" __global__ void {name}({args}, long n) {{\n  typedef {t} T;\n'
+            "  long i = blockIdx.x * (long)blockDim.x + threadIdx.x; if (i >= n) return;\n"
+            f"  {refs}\n  {body}\n}}\n")
+
+
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
 def test_fused_kernel_bodies_compile_for_hopper(tmp_path):
-    """The fused bodies, inside a kernel shaped like cupy's ElementwiseKernel, compile."""
-    cupy = pytest.importorskip("cupy")       # noqa: F841  (_fused builds cupy kernels)
+    """Every fused body, inside a kernel shaped like cupy's ElementwiseKernel, compiles."""
+    pytest.importorskip("cupy")              # _fused builds cupy kernels at import
     from dispatchtorch_cuda import _fused
     src = tmp_path / "fused.cu"
-    src.write_text(
-        'extern "C" __global__ void to_f32(const unsigned short* b_, float* f_, long n) {\n'
-        "  long i = blockIdx.x * (long)blockDim.x + threadIdx.x; if (i >= n) return;\n"
-        "  const unsigned short& b = b_[i]; float& f = f_[i];\n"
-        f"  {_fused.BF16_TO_F32_BODY}\n}}\n"
-        'extern "C" __global__ void to_bf16(const float* f_, unsigned short* b_, long n) {\n'
-        "  long i = blockIdx.x * (long)blockDim.x + threadIdx.x; if (i >= n) return;\n"
-        "  const float& f = f_[i]; unsigned short& b = b_[i];\n"
-        f"  {_fused.F32_TO_BF16_BODY}\n}}\n")
+    src.write_text("".join([
+        _elementwise_like("to_f32", [("unsigned short", "b", 0), ("float", "f", 1)],
+                          _fused.BF16_TO_F32_BODY),
+        _elementwise_like("to_bf16", [("float", "f", 0), ("unsigned short", "b", 1)],
+                          _fused.F32_TO_BF16_BODY),
+        *(_elementwise_like(f"where_{i}", [("bool", "c", 0), ("T", "a", 0), ("T", "b", 0),
+                                            ("T", "out", 1)], _fused.WHERE_BODY, t)
+          for i, t in enumerate(("float", "double", "unsigned short", "bool", "long long"))),
+        *(_elementwise_like(f"relu_{i}", [("T", "x", 0), ("T", "out", 1)], _fused.RELU_BODY, t)
+          for i, t in enumerate(("float", "double"))),
+    ]))
     r = subprocess.run(["nvcc", "-arch=sm_90", "-c", str(src), "-o", str(tmp_path / "fused.o")],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr

@@ -167,7 +167,8 @@ def test_low_precision(dev, dtype, rtol):
     d = [torch.tensor(v, dtype=dtype, device=dev) for v in (a, b)]
 
     def prog(x, w):
-        return (x @ w).tanh() * 3, x.sum(0), x.amax(dim=1), x.float() + 1, x > 0
+        return ((x @ w).tanh() * 3, x.sum(0), x.amax(dim=1), x.float() + 1, x > 0,
+                torch.relu(x), torch.where(x > 0.5, x, w[0, 0]))
     for cr, dr in zip(prog(*c), prog(*d)):
         assert dr.dtype is cr.dtype
         same(cr, dr, rtol=rtol, atol=rtol)

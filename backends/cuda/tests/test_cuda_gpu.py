@@ -18,7 +18,7 @@ import cupy  # noqa: E402
 import dispatchtorch as torch  # noqa: E402
 from dispatchtorch.backend import BackendError  # noqa: E402
 from test_cuda_bf16 import ALL_BITS, _f32_probe  # noqa: E402
-from test_cuda_kernels import PARAMS, check_prim  # noqa: E402
+from test_cuda_kernels import PARAMS, check_prim, check_relu  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
@@ -26,6 +26,20 @@ pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 @pytest.mark.parametrize("prim,dtype", PARAMS)
 def test_prim_on_the_gpu_matches_reference(prim, dtype):
     check_prim(GPU, prim, dtype, exact=False)
+
+
+def test_relu_kernel_on_the_gpu():
+    check_relu(GPU)
+
+
+def test_float16_matmul_accumulates_in_float32():
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((64, 4096)).astype(np.float16)
+    b = rng.standard_normal((4096, 64)).astype(np.float16)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    got = (torch.tensor(a, device="cuda") @ torch.tensor(b, device="cuda")).float().cpu().numpy()
+    # float16 accumulation would be off by ~1e-2 of the largest value; float32 by rounding
+    assert np.abs(got - want).max() / np.abs(want).max() < 3e-3
 
 
 def test_fused_bfloat16_kernels_match_their_twins():

@@ -4,10 +4,12 @@ The kernels run under numpy here (the same code cupy runs on a GPU): results mus
 match the reference exactly, except where the GPU algorithm reassociates floating
 point (scatter's product). With a GPU, test_cuda_gpu.py runs these cases on cupy.
 """
+import numpy as np
 import pytest
 
 import prim_cases as pc
 from dispatchtorch.backend import PRIMS
+from dispatchtorch.dispatch import OPS
 from dispatchtorch_cpu.backend import CPUBackend
 from dispatchtorch_cuda._array_module import NumpyModule
 from dispatchtorch_cuda.backend import CUDABackend
@@ -29,8 +31,27 @@ def check_prim(backend, prim, dtype, exact):
             pc.assert_close(g, w, exact, f"{prim} {dtype} [{case.label}] output {i}")
 
 
-def test_every_prim_has_a_kernel():
-    assert sorted(EMULATED.kernels) == sorted(PRIMS)
+def test_every_prim_has_a_kernel_and_extra_kernels_are_known_ops():
+    assert set(PRIMS) <= set(EMULATED.kernels)
+    assert set(EMULATED.kernels) - set(PRIMS) <= set(OPS)
+
+
+def check_relu(backend):
+    """relu's own kernel gives its decomposition's values: where(x > 0, x, 0)."""
+    rng = np.random.default_rng(7)
+    for dtype in pc.KIND_DTYPES["numeric"]:
+        x = pc.rand_values(rng, dtype, (6, 7))
+        if dtype in pc.FLOATS:
+            x[0, :4] = [np.nan, -0.0, np.inf, -np.inf]
+        want = np.where(x.astype(np.float64) > 0, x, np.zeros((), x.dtype)).astype(x.dtype)
+        for op in (pc.dense(x), pc.transposed(x), pc.strided(x, pc.poison(dtype))):
+            case = pc.Case("relu", dtype, [pc.fresh(x.shape, dtype)], [op])
+            got, = pc.run(backend, backend.kernels["relu"], case)
+            pc.assert_close(got, want, True, f"relu {dtype}")
+
+
+def test_relu_kernel():
+    check_relu(EMULATED)
 
 
 @pytest.mark.parametrize("prim,dtype", PARAMS)

@@ -22,7 +22,7 @@ def adopt(backend, name="cuda"):
 
 def test_the_hook_returns_a_backend_that_explains_itself():
     b = dispatchtorch_backend()
-    assert sorted(b.kernels) == sorted(PRIMS)
+    assert set(PRIMS) <= set(b.kernels)
     if b.devices():
         assert b.unavailable_reason is None
     else:      # this machine: the exact CUDA error, and the versions involved
