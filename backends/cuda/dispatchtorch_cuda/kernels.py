@@ -234,15 +234,15 @@ def build_kernels(am) -> dict:
             lin = lin // x.shape[d]
 
     def sort_keys(x):
-        """Values ordered as the reference orders them: -0.0 equal to 0.0, NaN last."""
+        """Values ordered as the reference orders them: -0.0 equal to 0.0 and every NaN
+        positive (thrust's radix sort orders float bits: -0.0 first, negative NaN first)."""
         c = x.dtype.char
         if c == "?":
             return x.astype(np.uint8)
-        if c in _LOWP:
-            return values32(x) + F32.type(0)
-        if c in _FLOAT:
-            return x + x.dtype.type(0)
-        return x
+        if c not in _FLOAT:
+            return x
+        v = values32(x) if c in _LOWP else x
+        return xp.where(v != v, v.dtype.type(np.nan), v + v.dtype.type(0))
 
     def sort(out_values, indices, x, *, dim, descending):
         keys = sort_keys(x)

@@ -321,7 +321,7 @@ def sort_cases(rng, dtype):
     for shape in ((3, 7), (12,), (0,), (2, 3, 4)):
         x = rand_values(rng, dtype, shape, "ties" if dtype in FLOATS else "any")
         if dtype in FLOATS and x.size > 8:
-            x.reshape(-1)[[1, 5]] = [-0.0, np.nan]
+            x.reshape(-1)[[1, 5, 7]] = [-0.0, np.nan, -np.nan]     # every NaN sorts last
         for dim in range(len(shape)):
             for descending in (False, True):
                 for label, op in _layouts(x, poison(dtype)):
