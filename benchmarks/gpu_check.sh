@@ -7,10 +7,10 @@
 # 2. installs this checkout into a private folder, from nothing but the checkout and any
 #    wheels carried under .whl/ (pip --no-index: no network)
 # 3. lists the backends: cuda must be ready with no prim left to the CPU
-# 4. runs the cuda backend's tests, GPU tests included (every prim and dtype on cupy)
-# 5. runs the conformance suite against cuda in strict mode (no CPU fallback)
-# 6. trains examples/train_digits.py on cpu and on cuda: cuda must reach the CPU's accuracy
-# 7. times matmul, elementwise ops and a training step against PyTorch CUDA
+# 4. runs the conformance suite against cuda in strict mode (no CPU fallback)
+# 5. trains examples/train_digits.py on cpu and on cuda: cuda must reach the CPU's accuracy
+# 6. times matmul, elementwise ops and a training step against PyTorch CUDA
+# 7. runs the cuda backend's tests, GPU tests included (every prim and dtype on cupy)
 # 8. runs the benchmarks package on cuda (for the record)
 # and prints a summary. Logs and JSON go to $OUT (default /tmp/gpu-check).
 # Exit status: 0 all passed, 1 something failed or missed its target, 2 no usable GPU.
@@ -119,22 +119,16 @@ print(f"ready, {len(rt.devices)} device(s), every registered prim on the GPU")
 EOF
 ); then record "backends" PASS "$listing"; else record "backends" FAIL "$(echo "$listing" | tail -1)"; fi
 
-# -- 4. the backend's own tests --------------------------------------------------------
-note "4. cuda backend tests (GPU tests included, $WORKERS workers)"
-xdist=()
-"$PY" -c "import xdist" 2>/dev/null && xdist=(-n "$WORKERS")
-run_logged "$OUT/backend_tests.log" "$(limit 200)" "$PY" -m pytest -q -rs -p no:cacheprovider \
-    "${xdist[@]}" backends/cuda/tests
-rc=$?
-tally=$(grep -E "^[0-9]+ (passed|failed)|^=+ .*(passed|failed)" "$OUT/backend_tests.log" | tail -1)
-if [ "$rc" = 124 ]; then record "backend tests" TIMEOUT "$tally"
-elif grep -q "no usable GPU" "$OUT/backend_tests.log"; then
-    record "backend tests" FAIL "GPU tests skipped: $(grep -m1 'no usable GPU' "$OUT/backend_tests.log")"
-elif [ "$rc" = 0 ]; then record "backend tests" PASS "$tally"
-else record "backend tests" FAIL "${tally:-pytest exited $rc}"; fi
+# the CPU run of the training example needs no GPU: start it now, read it in step 5
+cpu_training=
+if [ -f examples/train_digits.py ]; then
+    timeout 200 "$PY" examples/train_digits.py --device cpu --checkpoint "$OUT/digits-cpu.ckpt" \
+        >"$OUT/train_cpu.log" 2>&1 &
+    cpu_training=$!
+fi
 
-# -- 5. conformance --------------------------------------------------------------------
-note "5. conformance suite on cuda (DISPATCHTORCH_FALLBACK=error)"
+# -- 4. conformance --------------------------------------------------------------------
+note "4. conformance suite on cuda (DISPATCHTORCH_FALLBACK=error)"
 if command -v dispatchtorch-conformance >/dev/null; then
     DISPATCHTORCH_FALLBACK=error run_logged "$OUT/conformance.log" "$(limit 200)" \
         dispatchtorch-conformance --backend cuda --report "$OUT/conformance.json"
@@ -154,15 +148,15 @@ else
     record "conformance" MISSING "dispatchtorch-conformance is not installed (no conformance/ package in this checkout)"
 fi
 
-# -- 6. training -----------------------------------------------------------------------
-note "6. examples/train_digits.py on cpu and cuda"
+# -- 5. training -----------------------------------------------------------------------
+note "5. examples/train_digits.py on cuda (and on cpu, in the background since step 3)"
 if [ -f examples/train_digits.py ]; then
     accuracy() { grep -oE "test accuracy [0-9.]+%" "$1" | head -1 | grep -oE "[0-9.]+"; }
-    run_logged "$OUT/train_cpu.log" "$(limit 150)" "$PY" examples/train_digits.py --device cpu \
-        --checkpoint "$OUT/digits-cpu.ckpt"
     run_logged "$OUT/train_cuda.log" "$(limit 150)" "$PY" examples/train_digits.py --device cuda \
         --checkpoint "$OUT/digits-cuda.ckpt"
     rc=$?
+    wait "$cpu_training" 2>/dev/null
+    echo "--- cpu:"; tail -3 "$OUT/train_cpu.log"
     cpu_acc=$(accuracy "$OUT/train_cpu.log"); cuda_acc=$(accuracy "$OUT/train_cuda.log")
     if [ "$rc" != 0 ] || [ -z "$cuda_acc" ] || [ -z "$cpu_acc" ]; then
         record "train digits" FAIL "exit $rc; accuracy cuda ${cuda_acc:-?}% cpu ${cpu_acc:-?}%"
@@ -175,15 +169,29 @@ else
     record "train digits" MISSING "examples/train_digits.py is not in this checkout"
 fi
 
-# -- 7. against PyTorch CUDA -----------------------------------------------------------
-note "7. dispatchtorch cuda vs PyTorch CUDA"
-run_logged "$OUT/gpu_bench.log" "$(limit 150)" "$PY" benchmarks/gpu/compare_torch.py --out "$OUT"
+# -- 6. against PyTorch CUDA -----------------------------------------------------------
+note "6. dispatchtorch cuda vs PyTorch CUDA"
+run_logged "$OUT/gpu_bench.log" "$(limit 120)" "$PY" benchmarks/gpu/compare_torch.py --out "$OUT"
 rc=$?
 worst=$(grep -cE "<-- MISS" "$OUT/gpu_bench.log")
 if [ "$rc" = 0 ]; then record "vs pytorch" PASS "every case within its target (see the table above)"
 elif [ "$rc" = 1 ]; then record "vs pytorch" MISS "$worst case(s) over target (see the table above)"
 elif [ "$rc" = 124 ]; then record "vs pytorch" TIMEOUT "see $OUT/gpu_bench.log"
 else record "vs pytorch" FAIL "exit $rc: $(tail -1 "$OUT/gpu_bench.log")"; fi
+
+# -- 7. the backend's own tests --------------------------------------------------------
+note "7. cuda backend tests (GPU tests included, $WORKERS workers)"
+xdist=()
+"$PY" -c "import xdist" 2>/dev/null && xdist=(-n "$WORKERS")
+run_logged "$OUT/backend_tests.log" "$(limit 200)" "$PY" -m pytest -q -rs -p no:cacheprovider \
+    "${xdist[@]}" backends/cuda/tests
+rc=$?
+tally=$(grep -E "^[0-9]+ (passed|failed)|^=+ .*(passed|failed)" "$OUT/backend_tests.log" | tail -1)
+if [ "$rc" = 124 ]; then record "backend tests" TIMEOUT "$tally"
+elif grep -q "no usable GPU" "$OUT/backend_tests.log"; then
+    record "backend tests" FAIL "GPU tests skipped: $(grep -m1 'no usable GPU' "$OUT/backend_tests.log")"
+elif [ "$rc" = 0 ]; then record "backend tests" PASS "$tally"
+else record "backend tests" FAIL "${tally:-pytest exited $rc}"; fi
 
 # -- 8. the benchmarks package ---------------------------------------------------------
 note "8. python -m benchmarks --device cuda --quick"
