@@ -54,8 +54,12 @@ class ArrayModule:
         xp.copyto(out, a, where=cond)
 
     def relu(self, out, x):
-        """out = x > 0 ? x : 0 (float32, float64)."""
-        self.where(out, x > 0, x, self.xp.zeros((), x.dtype))
+        """out = x <= 0 ? 0 : x (float32, float64; NaN passes through)."""
+        self.where(out, x <= 0, self.xp.zeros((), x.dtype), x)
+
+    def run_product(self, flat, ts, vs):
+        """flat[ts[i]] *= vs[i] in order, ts sorted (stable): the reference's rounding."""
+        self.xp.multiply.at(flat, ts, vs)
 
 
 class NumpyModule(ArrayModule):
@@ -72,6 +76,8 @@ class NumpyModule(ArrayModule):
 
     def view(self, storage, shape, strides, offset):
         item = storage.itemsize
+        if 0 in shape:
+            offset = 0          # an empty view reads nothing; its offset may lie past the end
         return np.ndarray(shape, storage.dtype, storage, offset * item,
                           tuple(s * item for s in strides))
 
@@ -104,6 +110,8 @@ class CupyModule(ArrayModule):
 
     def view(self, storage, shape, strides, offset):
         item = storage.itemsize
+        if 0 in shape:
+            offset = 0
         return self.xp.ndarray(shape, storage.dtype, storage.data + offset * item,
                                tuple(s * item for s in strides))
 
@@ -130,3 +138,6 @@ class CupyModule(ArrayModule):
 
     def relu(self, out, x):
         self._fused.relu(x, out)
+
+    def run_product(self, flat, ts, vs):
+        self._fused.run_product(ts, vs, ts.shape[0], flat, size=ts.shape[0])   # count, out

@@ -1,7 +1,7 @@
-"""Running scans cupy lacks (its ufunc.accumulate covers only add and multiply).
+"""A running scan cupy lacks (its ufunc.accumulate covers only add and multiply).
 
-Both use doubling (Hillis-Steele): ceil(log2 n) passes, each one vectorised op over
-the whole array, so they run unchanged on numpy and cupy, in parallel and without a
+Doubling (Hillis-Steele): ceil(log2 n) passes, each one vectorised op over the whole
+array, so it runs unchanged on numpy and cupy, in parallel and without a
 synchronisation.
 """
 from __future__ import annotations
@@ -19,16 +19,3 @@ def inclusive_scan(xp, op, x, axis):
         v = nxt
         k *= 2
     return xp.moveaxis(v, -1, axis)
-
-
-def segmented_scan(xp, op, values, keys):
-    """op-running values within each run of equal consecutive keys (1-D arrays)."""
-    n = values.shape[0]
-    k = 1
-    while k < n:
-        same_run = keys[k:] == keys[:-k]     # runs are contiguous: equal keys k apart
-        nxt = values.copy()
-        nxt[k:] = xp.where(same_run, op(values[k:], values[:-k]), values[k:])
-        values = nxt
-        k *= 2
-    return values

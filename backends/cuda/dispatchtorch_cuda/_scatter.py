@@ -7,8 +7,8 @@
   max/min). Other dtypes accumulate in a wider copy; max/min go through
   order-preserving unsigned keys (cupy's float atomicMax ignores NaN and its
   float64 one rounds through float32), with NaN restored afterwards.
-- 'prod' (no atomic multiply): sort by target, a segmented running product, and one
-  store per element of its run's total (equal values for equal targets).
+- 'prod' (no atomic multiply): a stable sort by target, then each run multiplied into
+  its target in index order (one thread per run), the reference's exact rounding.
 
 Nothing is written to `out` until every temporary is allocated, so running out of
 memory leaves it as it was.
@@ -18,7 +18,6 @@ from __future__ import annotations
 import numpy as np
 
 from ._bf16 import CHAR as BF16
-from ._scans import segmented_scan
 
 I32, I64, U32, U64 = (np.dtype(t) for t in (np.int32, np.int64, np.uint32, np.uint64))
 F32, F64 = np.dtype(np.float32), np.dtype(np.float64)
@@ -82,8 +81,9 @@ def _from_key(xp, key, dtype):
     return bits.view(dtype)
 
 
-def scatter_(xp, values, store, out, index, src, *, dim, reduce):
+def scatter_(am, values, store, out, index, src, *, dim, reduce):
     """`values(x)` widens bfloat16 to float32; `store(out, r)` writes back with a cast."""
+    xp = am.xp
     if index.size == 0:
         return
     t = targets(xp, index, dim, out.shape)
@@ -102,7 +102,7 @@ def scatter_(xp, values, store, out, index, src, *, dim, reduce):
     elif reduce in ("amax", "amin"):
         _extreme(xp, "maximum" if reduce == "amax" else "minimum", flat, t, v)
     elif reduce == "prod":
-        _product(xp, flat, t, v)
+        _product(am, flat, t, v)
     else:
         raise ValueError(f"scatter_: unknown reduce {reduce!r}")
     if not direct:
@@ -131,9 +131,6 @@ def _extreme(xp, name, flat, t, v):
     xp.copyto(flat, result)
 
 
-def _product(xp, flat, t, v):
-    order = xp.argsort(t, kind="stable")
-    ts, vs = t[order], v[order]
-    running = segmented_scan(xp, xp.multiply, vs, ts)
-    last = xp.searchsorted(ts, ts, side="right") - 1        # end of each element's run
-    flat[ts] = flat[ts] * running[last]
+def _product(am, flat, t, v):
+    order = am.xp.argsort(t, kind="stable")     # runs of equal targets, in C order
+    am.run_product(flat, t[order], v[order])

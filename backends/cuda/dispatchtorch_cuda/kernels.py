@@ -121,19 +121,21 @@ def build_kernels(am) -> dict:
     def where(out, cond, a, b):
         am.where(out, cond, a, b)
 
-    # -- composites with a kernel of their own (one pass instead of the decomposition's
-    # several); exactly the decomposition's values ----------------------------------------
-    bf16_inf = np.uint16(0x7F80)                # above it: NaN, then the negatives
+    # -- composites with a kernel of their own: one pass instead of the decomposition's
+    # several, PyTorch's values -------------------------------------------------------------
+    bf16_sign, bf16_inf = np.uint16(0x8000), np.uint16(0x7F80)
 
-    def relu(out, x):           # where(x > 0, x, 0) for floats, maximum(x, 0) for integers
+    def relu(out, x):           # x <= 0 ? 0 : x (NaN passes through); maximum(x, 0) for ints
         c = x.dtype.char
         zero = xp.zeros((), x.dtype)
         if c in "fd":
             am.relu(out, x)
-        elif c == BF16:         # positive, not zero, not NaN: straight from the bits
-            am.where(out, (x != 0) & (x <= bf16_inf), x, zero)
+        elif c == BF16:         # x <= 0 from the bits: a zero, or a negative that is not NaN
+            magnitude = x & np.uint16(0x7FFF)
+            am.where(out, (magnitude == 0) | ((x >= bf16_sign) & (magnitude <= bf16_inf)),
+                     zero, x)
         elif c == "e":
-            am.where(out, x > 0, x, zero)
+            am.where(out, x <= 0, zero, x)
         else:
             xp.maximum(x, zero, out=out)
 
@@ -213,7 +215,7 @@ def build_kernels(am) -> dict:
         out[...] = x[open_grid(index, dim)]
 
     def scatter_(out, index, src, *, dim, reduce):
-        _scatter.scatter_(xp, values, store, out, index, src, dim=dim, reduce=reduce)
+        _scatter.scatter_(am, values, store, out, index, src, dim=dim, reduce=reduce)
 
     def nonzero(out, x):
         n = out.shape[0]

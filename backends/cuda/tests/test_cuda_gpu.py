@@ -17,7 +17,7 @@ import cupy  # noqa: E402
 
 import dispatchtorch as torch  # noqa: E402
 from dispatchtorch.backend import BackendError  # noqa: E402
-from test_cuda_bf16 import ALL_BITS, _f32_probe  # noqa: E402
+from test_cuda_fused import ALL_BITS, _f32_probe  # noqa: E402
 from test_cuda_kernels import PARAMS, check_prim, check_relu  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")

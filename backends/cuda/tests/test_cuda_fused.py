@@ -1,5 +1,6 @@
-"""bfloat16 as uint16 bits: the conversions against ml_dtypes, exhaustively, and the
-fused CUDA versions compiled with nvcc where it is installed."""
+"""The fused kernels' logic without a GPU: bfloat16 conversions (xp twins) against
+ml_dtypes exhaustively; every CUDA body compiled by nvcc for sm_90 where nvcc is
+installed; the bodies' arithmetic run on the host with g++."""
 import shutil
 import subprocess
 
@@ -69,6 +70,15 @@ def _elementwise_like(name, params, body, t="float"):
             f"  {refs}\n  {body}\n}}\n")
 
 
+def _raw_like(name, body, t):
+    """The run-product kernel as cupy generates it: raw arrays, the loop index i, n."""
+    return (f'extern "C" __global__ void {name}(const long long* ts, const {t}* vs,'
+            f" long long count, {t}* flat) {{\n  typedef {t} T;\n"
+            "  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count;"
+            " i += (long long)blockDim.x * gridDim.x) {\n"
+            f"  {body}\n  }}\n}}\n")
+
+
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
 def test_fused_kernel_bodies_compile_for_hopper(tmp_path):
     """Every fused body, inside a kernel shaped like cupy's ElementwiseKernel, compiles."""
@@ -85,6 +95,9 @@ def test_fused_kernel_bodies_compile_for_hopper(tmp_path):
           for i, t in enumerate(("float", "double", "unsigned short", "bool", "long long"))),
         *(_elementwise_like(f"relu_{i}", [("T", "x", 0), ("T", "out", 1)], _fused.RELU_BODY, t)
           for i, t in enumerate(("float", "double"))),
+        *(_raw_like(f"run_product_{i}", _fused.RUN_PRODUCT_BODY, t)
+          for i, t in enumerate(("float", "double", "signed char", "unsigned char", "short",
+                                 "int", "long long", "bool"))),
     ]))
     r = subprocess.run(["nvcc", "-arch=sm_90", "-c", str(src), "-o", str(tmp_path / "fused.o")],
                        capture_output=True, text=True, timeout=300)
@@ -126,3 +139,41 @@ def test_fused_kernel_bodies_compute_the_same_bits_on_the_host(tmp_path):
     widened = np.frombuffer(raw[2 * f.size:], np.float32)
     assert (narrowed == _bf16.from_f32(np, f)).all()
     assert (widened.view(np.uint32) == _bf16.to_f32(np, ALL_BITS).view(np.uint32)).all()
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+def test_run_product_body_multiplies_in_the_reference_order(tmp_path):
+    """Every 'thread' of the run-product body, run on the host, gives np.multiply.at's
+    bits (the threads write distinct targets, so running them one by one is exact)."""
+    pytest.importorskip("cupy")
+    from dispatchtorch_cuda import _fused
+    rng = np.random.default_rng(3)
+    n, m = 4000, 37
+    ts = np.sort(rng.integers(0, m, n)).astype(np.int64)
+    vs = rng.uniform(0.5, 1.7, n).astype(np.float32)
+    flat = rng.uniform(-2, 2, m).astype(np.float32)
+    src = tmp_path / "run_product.cpp"
+    src.write_text(
+        "#include <cstdio>\n#include <vector>\ntypedef float T;\n"
+        "int main(int argc, char** argv) {\n"
+        "  FILE* in = std::fopen(argv[1], \"rb\"); long long count, m;\n"
+        "  std::fread(&count, 8, 1, in); std::fread(&m, 8, 1, in);\n"
+        "  std::vector<long long> ts(count); std::vector<T> vs(count), flat(m);\n"
+        "  std::fread(ts.data(), 8, count, in); std::fread(vs.data(), 4, count, in);\n"
+        "  std::fread(flat.data(), 4, m, in); std::fclose(in);\n"
+        "  for (long long i = 0; i < count; ++i) {\n"
+        f"    {_fused.RUN_PRODUCT_BODY}\n  }}\n"
+        "  FILE* out = std::fopen(argv[2], \"wb\"); std::fwrite(flat.data(), 4, m, out);\n"
+        "  std::fclose(out); return 0; }\n")
+    exe = tmp_path / "run_product"
+    r = subprocess.run(["g++", "-O1", "-ffp-contract=off", "-o", str(exe), str(src)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    (tmp_path / "in.bin").write_bytes(np.array([n, m], np.int64).tobytes() + ts.tobytes()
+                                      + vs.tobytes() + flat.tobytes())
+    subprocess.run([str(exe), str(tmp_path / "in.bin"), str(tmp_path / "out.bin")], check=True,
+                   timeout=300)
+    got = np.frombuffer((tmp_path / "out.bin").read_bytes(), np.float32)
+    want = flat.copy()
+    np.multiply.at(want, ts, vs)
+    assert (got.view(np.uint32) == want.view(np.uint32)).all()
