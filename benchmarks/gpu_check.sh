@@ -12,7 +12,9 @@
 # 6. times matmul, elementwise ops and a training step against PyTorch CUDA
 # 7. runs the cuda backend's tests, GPU tests included (every prim and dtype on cupy)
 # 8. runs the benchmarks package on cuda (for the record)
-# and prints a summary. Logs and JSON go to $OUT (default /tmp/gpu-check).
+# and prints a summary. Logs go to $GPU_CHECK_LOGS (default /tmp/gpu-check); when $OUT is
+# set (the device tool sets it) it receives summary.txt, conformance.json, gpu_bench.json
+# and logs.tar.gz (every log), few files, as what comes back from such a machine is limited.
 # Exit status: 0 all passed, 1 something failed or missed its target, 2 no usable GPU.
 # --continue-without-gpu runs every step even without a GPU (to test this script).
 set -u -o pipefail
@@ -20,13 +22,14 @@ set -u -o pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 PY=${PYTHON:-python3}
-OUT=${OUT:-/tmp/gpu-check}
+RESULTS=${OUT:-}
+OUT=${GPU_CHECK_LOGS:-/tmp/gpu-check}        # every log and report of this run
 SITE=${GPU_CHECK_SITE:-/tmp/dispatchtorch-gpu-check-site}
 BUDGET=${GPU_CHECK_BUDGET_S:-460}          # seconds for everything, start to summary
 WORKERS=${GPU_CHECK_WORKERS:-$(( $(nproc 2>/dev/null || echo 4) > 12 ? 12 : $(nproc 2>/dev/null || echo 4) ))}
 CONTINUE=0
 [ "${1:-}" = "--continue-without-gpu" ] && CONTINUE=1
-mkdir -p "$OUT"
+mkdir -p "$OUT" && rm -f "$OUT"/*.log "$OUT"/*.json "$OUT"/*.txt "$OUT"/*.ckpt
 START=$(date +%s)
 SUMMARY=()
 FAILED=0
@@ -83,7 +86,11 @@ echo "$torch_info"
 
 # -- 2. install ------------------------------------------------------------------------
 note "2. install into $SITE (no network)"
-rm -rf "$SITE" && mkdir -p "$SITE"
+if [ -e "$SITE" ] && [ ! -f "$SITE/.gpu_check_site" ]; then
+    echo "gpu_check: $SITE exists and was not made by this script; set GPU_CHECK_SITE elsewhere"
+    exit 1
+fi
+rm -rf "$SITE" && mkdir -p "$SITE" && touch "$SITE/.gpu_check_site"
 install_ok=1
 if compgen -G ".whl/*.whl" >/dev/null; then
     "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
@@ -215,4 +222,13 @@ note "summary ($(( $(date +%s) - START )) s)"
     printf '%s\n' "${SUMMARY[@]}"
     [ -f "$OUT/gpu_bench.log" ] && grep -E "^(case|matmul|add|mul|exp|relu|sum|train)" "$OUT/gpu_bench.log"
 } | tee "$OUT/summary.txt"
+if [ -n "$RESULTS" ]; then
+    mkdir -p "$RESULTS"
+    cp "$OUT/summary.txt" "$RESULTS/"
+    for f in conformance.json gpu_bench.json; do [ -f "$OUT/$f" ] && cp "$OUT/$f" "$RESULTS/"; done
+    tar czf "$RESULTS/logs.tar.gz" -C "$OUT" --exclude='*.ckpt' .
+    echo "results in $RESULTS (summary.txt, logs.tar.gz, JSON reports)"
+else
+    echo "logs in $OUT"
+fi
 exit "$FAILED"
