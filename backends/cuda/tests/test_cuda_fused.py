@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from dispatchtorch_cuda import _bf16
+from dispatchtorch_cuda import _cuda_sources as _src
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 ALL_BITS = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
@@ -82,20 +83,18 @@ def _raw_like(name, body, t):
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
 def test_fused_kernel_bodies_compile_for_hopper(tmp_path):
     """Every fused body, inside a kernel shaped like cupy's ElementwiseKernel, compiles."""
-    pytest.importorskip("cupy")              # _fused builds cupy kernels at import
-    from dispatchtorch_cuda import _fused
     src = tmp_path / "fused.cu"
     src.write_text("".join([
         _elementwise_like("to_f32", [("unsigned short", "b", 0), ("float", "f", 1)],
-                          _fused.BF16_TO_F32_BODY),
+                          _src.BF16_TO_F32_BODY),
         _elementwise_like("to_bf16", [("float", "f", 0), ("unsigned short", "b", 1)],
-                          _fused.F32_TO_BF16_BODY),
+                          _src.F32_TO_BF16_BODY),
         *(_elementwise_like(f"where_{i}", [("bool", "c", 0), ("T", "a", 0), ("T", "b", 0),
-                                            ("T", "out", 1)], _fused.WHERE_BODY, t)
+                                            ("T", "out", 1)], _src.WHERE_BODY, t)
           for i, t in enumerate(("float", "double", "unsigned short", "bool", "long long"))),
-        *(_elementwise_like(f"relu_{i}", [("T", "x", 0), ("T", "out", 1)], _fused.RELU_BODY, t)
+        *(_elementwise_like(f"relu_{i}", [("T", "x", 0), ("T", "out", 1)], _src.RELU_BODY, t)
           for i, t in enumerate(("float", "double"))),
-        *(_raw_like(f"run_product_{i}", _fused.RUN_PRODUCT_BODY, t)
+        *(_raw_like(f"run_product_{i}", _src.RUN_PRODUCT_BODY, t)
           for i, t in enumerate(("float", "double", "signed char", "unsigned char", "short",
                                  "int", "long long", "bool"))),
     ]))
@@ -108,17 +107,15 @@ def test_fused_kernel_bodies_compile_for_hopper(tmp_path):
 def test_fused_kernel_bodies_compute_the_same_bits_on_the_host(tmp_path):
     """The fused bodies' arithmetic, run on the CPU with the two intrinsics emulated,
     gives ml_dtypes' bits for every probe value (the GPU test repeats this on device)."""
-    pytest.importorskip("cupy")
-    from dispatchtorch_cuda import _fused
     src = tmp_path / "bodies.cpp"
     src.write_text(
         "#include <cstdio>\n#include <cstring>\n#include <vector>\n"
         "static float __uint_as_float(unsigned int u) { float f; std::memcpy(&f, &u, 4); return f; }\n"
         "static unsigned int __float_as_uint(float f) { unsigned int u; std::memcpy(&u, &f, 4); return u; }\n"
         "static float widen(unsigned short b) { float f; "
-        f"{_fused.BF16_TO_F32_BODY} return f; }}\n"
+        f"{_src.BF16_TO_F32_BODY} return f; }}\n"
         "static unsigned short narrow(float f) { unsigned short b; "
-        f"{_fused.F32_TO_BF16_BODY} return b; }}\n"
+        f"{_src.F32_TO_BF16_BODY} return b; }}\n"
         "int main(int argc, char** argv) {\n"
         "  FILE* in = std::fopen(argv[1], \"rb\"); long n; std::fread(&n, 8, 1, in);\n"
         "  std::vector<float> f(n); std::fread(f.data(), 4, n, in); std::fclose(in);\n"
@@ -145,8 +142,6 @@ def test_fused_kernel_bodies_compute_the_same_bits_on_the_host(tmp_path):
 def test_run_product_body_multiplies_in_the_reference_order(tmp_path):
     """Every 'thread' of the run-product body, run on the host, gives np.multiply.at's
     bits (the threads write distinct targets, so running them one by one is exact)."""
-    pytest.importorskip("cupy")
-    from dispatchtorch_cuda import _fused
     rng = np.random.default_rng(3)
     n, m = 4000, 37
     ts = np.sort(rng.integers(0, m, n)).astype(np.int64)
@@ -162,7 +157,7 @@ def test_run_product_body_multiplies_in_the_reference_order(tmp_path):
         "  std::fread(ts.data(), 8, count, in); std::fread(vs.data(), 4, count, in);\n"
         "  std::fread(flat.data(), 4, m, in); std::fclose(in);\n"
         "  for (long long i = 0; i < count; ++i) {\n"
-        f"    {_fused.RUN_PRODUCT_BODY}\n  }}\n"
+        f"    {_src.RUN_PRODUCT_BODY}\n  }}\n"
         "  FILE* out = std::fopen(argv[2], \"wb\"); std::fwrite(flat.data(), 4, m, out);\n"
         "  std::fclose(out); return 0; }\n")
     exe = tmp_path / "run_product"
