@@ -118,19 +118,16 @@ def build_kernels(am) -> dict:
     def bitwise_not(out, x):
         (xp.logical_not if x.dtype.char == "?" else xp.invert)(x, out=out)
 
-    def where(out, cond, a, b):
-        am.where(out, cond, a, b)
-
     # -- composites with a kernel of their own: one pass instead of the decomposition's
     # several, PyTorch's values -------------------------------------------------------------
     bf16_sign, bf16_inf = np.uint16(0x8000), np.uint16(0x7F80)
 
     def relu(out, x):           # x <= 0 ? 0 : x (NaN passes through); maximum(x, 0) for ints
         c = x.dtype.char
-        zero = xp.zeros((), x.dtype)
         if c in "fd":
-            am.relu(out, x)
-        elif c == BF16:         # x <= 0 from the bits: a zero, or a negative that is not NaN
+            return am.relu(out, x)
+        zero = xp.zeros((), x.dtype)
+        if c == BF16:           # x <= 0 from the bits: a zero, or a negative that is not NaN
             magnitude = x & np.uint16(0x7FFF)
             am.where(out, (magnitude == 0) | ((x >= bf16_sign) & (magnitude <= bf16_inf)),
                      zero, x)
@@ -284,7 +281,7 @@ def build_kernels(am) -> dict:
     table.update({name: binary(getattr(xp, fn)) for name, fn in _BINARY.items()})
     table.update({name: compare(getattr(xp, fn)) for name, fn in _COMPARE.items()})
     table.update({
-        "div": div, "fmod": fmod, "bitwise_not": bitwise_not, "where": where,
+        "div": div, "fmod": fmod, "bitwise_not": bitwise_not, "where": am.where,
         "sum": reduction(xp.sum), "prod": reduction(xp.prod),
         "amax": extreme(xp.amax), "amin": extreme(xp.amin),
         "argmax": arg(xp.argmax), "argmin": arg(xp.argmin),
