@@ -6,7 +6,7 @@ from pathlib import Path
 
 from dispatchtorch.backend import MEMORY_METHODS, PRIMS, Backend
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "writing-a-backend.md"
 
 

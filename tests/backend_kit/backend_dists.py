@@ -17,7 +17,7 @@ from dispatchtorch import _device_runtime
 from dispatchtorch.dispatch import loader
 from dispatchtorch.dispatch.registry import OPS
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 GROUP = "dispatchtorch.backends"
 
 

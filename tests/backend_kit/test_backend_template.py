@@ -15,7 +15,7 @@ from dispatchtorch.dispatch import get_backend
 
 from backend_dists import installed
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "third_party_backend"
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from fresh_env import make_venv
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "docs" / "writing-a-backend.md"
 # Here the conformance command runs these ops (one or more per family) and the contract
 # checks, to stay quick; .ci/third_party_backend.sh runs every op against the remote

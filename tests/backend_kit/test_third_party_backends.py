@@ -11,7 +11,7 @@ import pytest
 
 from dispatchtorch.backends.new import create
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "third_party_backend"
 
 
