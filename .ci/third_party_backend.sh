@@ -36,9 +36,14 @@ where = metadata.distribution("dispatchtorch-remote").locate_file("")
 assert str(where).startswith(sys.argv[1]), f"dispatchtorch-remote found at {where}, not in the venv"
 EOF
 
+echo "== the example's own tests"
+(cd "$work" && "$venv/bin/python" -m pytest -q -p no:cacheprovider \
+    "$OLDPWD/$EXAMPLE/tests/test_remote_device.py")
+
 echo "== conformance against 'remote'"
 report="$work/remote-report.json"
-"$venv/bin/python" - --backend remote --report "$report" <<'EOF'
+status=0
+"$venv/bin/python" - --backend remote --report "$report" --no-progress <<'EOF' || status=$?
 import sys
 from importlib.metadata import entry_points
 found = entry_points(group="console_scripts", name="dispatchtorch-conformance")
@@ -49,9 +54,9 @@ script = next(iter(found))
 sys.argv = ["dispatchtorch-conformance", *sys.argv[1:]]
 sys.exit(script.load()())
 EOF
-mkdir -p reports
-cp "$report" reports/remote-conformance.json
-
-echo "== the example's own tests"
-(cd "$work" && "$venv/bin/python" -m pytest -q -p no:cacheprovider \
-    "$OLDPWD/$EXAMPLE/tests/test_remote_device.py")
+if [ -f "$report" ]; then
+    mkdir -p reports
+    cp "$report" reports/remote-conformance.json
+    echo "report: reports/remote-conformance.json"
+fi
+exit "$status"
