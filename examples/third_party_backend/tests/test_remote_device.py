@@ -68,19 +68,33 @@ def test_views_are_worker_side_views_of_one_storage():
     np.testing.assert_array_equal((e + x[:, :2]).cpu().numpy(), expected[:, :2] + [1.0, 2.0])
 
 
-def test_worker_errors_reach_the_caller_as_on_the_cpu():
-    for device in ("cpu", "remote"):
-        with pytest.raises(BackendError, match=f"fmod failed on backend '{device}'.*"
-                                               f"ZeroDivisionError: integer modulo by zero"):
-            torch.tensor([5, 7], device=device).fmod(torch.tensor([1, 0], device=device))
-    errors = []
-    for device in ("cpu", "remote"):
-        try:
-            torch.full((2,), 300, dtype=torch.int8, device=device)
-        except Exception as exc:      # noqa: BLE001  (whatever the reference raises)
-            errors.append((type(exc), str(exc)))
-    assert len(errors) == 2 and errors[0] == errors[1]
-    # the worker survives its errors
+def test_a_kernel_error_in_the_worker_is_raised_by_the_call():
+    backend = get_backend("remote").backend
+    a, b = backend.from_host(np.array([5, 7]), 0), backend.from_host(np.array([1, 0]), 0)
+    out = backend.empty((2,), "int64", 0)
+    with pytest.raises(ZeroDivisionError, match="integer modulo by zero") as info:
+        backend.kernels["fmod"](out, a, b)
+    assert "raised by remote worker 0" in " ".join(getattr(info.value, "__notes__", ["worker"]))
+    backend.kernels["add"](out, a, a)                # the worker carries on
+    assert backend.to_host(out).tolist() == [10, 14]
+
+
+def _failure(call, device):
+    try:
+        call(device)
+    except Exception as exc:      # noqa: BLE001  (whatever the reference raises)
+        return type(exc), str(exc).replace(f"'{device}'", "'<device>'")
+    return None
+
+
+@pytest.mark.parametrize("call", [
+    lambda d: torch.full((2,), 300, dtype=torch.int8, device=d),
+    lambda d: torch.tensor([5, 7], device=d).fmod(torch.tensor([1, 0], device=d)),
+    lambda d: torch.tensor([2, 3], device=d) ** torch.tensor([1, -1], device=d),
+], ids=["fill-overflow", "int-modulo-by-zero", "int-negative-power"])
+def test_errors_are_the_cpu_references(call):
+    expected = _failure(call, "cpu")
+    assert expected is not None and _failure(call, "remote") == expected
     assert (torch.ones(2, device="remote") + 1).tolist() == [2.0, 2.0]
 
 
