@@ -140,14 +140,18 @@ def test_meta_shapes_agree_with_a_real_forward_pass():
 
 def test_nn_model_on_meta_reports_parameters_and_output_shapes():
     nn = pytest.importorskip("dispatchtorch.nn")
+    tracemalloc.start()
     torch.set_default_device("meta")
     try:
-        model = nn.Sequential(nn.Linear(1000, 4000), nn.ReLU(), nn.Linear(4000, 10))
+        model = nn.Sequential(nn.Linear(4000, 8000), nn.ReLU(), nn.Linear(8000, 10))
+        out = model(torch.empty(8, 4000))
+        _, peak = tracemalloc.get_traced_memory()
     finally:
         torch.set_default_device(None)
+        tracemalloc.stop()
     shapes = [tuple(p.shape) for p in model.parameters()]
-    assert shapes == [(4000, 1000), (4000,), (10, 4000), (10,)]
-    assert sum(p.numel() for p in model.parameters()) == 1000 * 4000 + 4000 + 4000 * 10 + 10
+    assert shapes == [(8000, 4000), (8000,), (10, 8000), (10,)]
+    assert sum(p.numel() for p in model.parameters()) == 4000 * 8000 + 8000 + 8000 * 10 + 10
     assert all(p.is_meta for p in model.parameters())
-    out = model(torch.empty(8, 1000, device="meta"))
     assert out.shape == (8, 10) and out.is_meta
+    assert peak < 16 * 2 ** 20, f"building on meta allocated {peak / 2 ** 20:.0f} MiB"
