@@ -39,6 +39,17 @@ def _orphan_after_fork():
 os.register_at_fork(after_in_child=_orphan_after_fork)
 
 
+def _rebuild(kind, message):
+    """The worker's exception as the same builtin type, else as a RemoteError."""
+    cls = getattr(builtins, kind, None)
+    if isinstance(cls, type) and issubclass(cls, Exception):
+        try:
+            return cls(message)
+        except TypeError:            # a builtin whose constructor wants more than a message
+            pass
+    return RemoteError(f"{kind}: {message}")
+
+
 class RemoteArray:
     """A handle: the id of an array held by a worker. Dropping it frees the array."""
 
@@ -116,10 +127,7 @@ class Worker:
         if status == "ok":
             return rest[0]
         kind, message, failed = rest
-        cls = getattr(builtins, kind, None)
-        if not (isinstance(cls, type) and issubclass(cls, Exception)):
-            cls, message = RemoteError, f"{kind}: {message}"
-        exc = cls(message)
+        exc = _rebuild(kind, message)
         if hasattr(exc, "add_note"):
             exc.add_note(f"raised by remote worker {self.index} (pid {self.process.pid}) "
                          f"running {failed!r}")
