@@ -6,7 +6,8 @@
 #   PYTHON=.venv/bin/python .ci/third_party_backend.sh
 #
 # PYTHON is an environment with dispatchtorch, the cpu backend and the conformance suite
-# installed (what `make setup-dev` makes). The fresh venv sees that environment's packages
+# installed (what `make setup-dev` makes). CONFORMANCE_ARGS adds options to the
+# conformance command (e.g. "--isolate --timeout 120"). The fresh venv sees that environment's packages
 # behind its own (a .pth file), so nothing is downloaded; the example is built and
 # installed into the fresh venv only.
 set -euo pipefail
@@ -43,7 +44,9 @@ echo "== the example's own tests"
 echo "== conformance against 'remote'"
 report="$work/remote-report.json"
 status=0
-"$venv/bin/python" - --backend remote --report "$report" --no-progress <<'EOF' || status=$?
+# shellcheck disable=SC2086  # CONFORMANCE_ARGS: extra options, word-split on purpose
+"$venv/bin/python" - --backend remote --report "$report" --no-progress ${CONFORMANCE_ARGS:-} \
+    <<'EOF' || status=$?
 import sys
 from importlib.metadata import entry_points
 found = entry_points(group="console_scripts", name="dispatchtorch-conformance")
