@@ -1,0 +1,163 @@
+"""The benchmark harness: end to end on a quick case, its files, and its honesty rules
+(skips name what is missing, wrong results are never timed). No timed assertions."""
+from __future__ import annotations
+
+import json
+import sys
+
+import numpy as np
+import pytest
+
+from benchmarks import __main__ as cli
+from benchmarks import cases, runner, timer
+from benchmarks.cases import Case
+from benchmarks.frameworks import numpy_framework, ours_framework, torch_framework
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def run_cli(tmp_path, *extra):
+    return cli.main(["-k", "tiny/add", "--quick", "--repeats", "2", "--device", "cpu",
+                     "--out", str(tmp_path), *extra])
+
+
+def load(tmp_path):
+    with open(tmp_path / "benchmarks.json") as f:
+        return json.load(f)
+
+
+def test_quick_case_end_to_end_writes_json_and_png(tmp_path, capsys):
+    assert run_cli(tmp_path) == 0
+    doc = load(tmp_path)
+    [case] = doc["cases"]
+    assert case["name"] == "tiny/add" and case["size"] == 10
+    ours = case["entries"]["ours:cpu"]
+    assert ours["status"] == "ok" and ours["timing"]["repeats"] == 2
+    assert ours["timing"]["median_s"] > 0 and len(ours["timing"]["samples_s"]) == 2
+    numpy_median = case["entries"]["numpy"]["timing"]["median_s"]
+    assert case["ratios"]["ours:cpu"]["numpy"] == pytest.approx(
+        ours["timing"]["median_s"] / numpy_median)
+    assert case["ratios"]["ours:cpu"]["target"]["ref"] == "torch"
+    assert doc["meta"]["frameworks"]["ours:cpu"]["kind"] == "dispatchtorch"
+    png = (tmp_path / "benchmarks.png").read_bytes()
+    assert png.startswith(PNG_MAGIC)
+    import matplotlib.image
+    img = matplotlib.image.imread(tmp_path / "benchmarks.png")
+    assert img.shape[0] > 100 and img.shape[1] > 100
+    table = capsys.readouterr().out
+    assert "tiny/add" in table and "ours/numpy" in table and "ours/torch" in table
+
+
+def test_torch_column_present_when_installed(tmp_path):
+    pytest.importorskip("torch")
+    assert run_cli(tmp_path, "--no-chart") == 0
+    case = load(tmp_path)["cases"][0]
+    assert case["entries"]["torch"]["status"] == "ok"
+    assert case["ratios"]["ours:cpu"]["torch"] > 0
+
+
+def test_runs_without_torch(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "torch", None)      # `import torch` raises ImportError
+    fw, why = torch_framework()
+    assert fw is None and "not installed" in why
+    assert run_cli(tmp_path) == 0
+    doc = load(tmp_path)
+    case = doc["cases"][0]
+    assert "torch" not in case["entries"]
+    assert case["ratios"]["ours:cpu"]["torch"] is None
+    assert case["ratios"]["ours:cpu"]["target"]["met"] is None
+    assert "not installed" in doc["meta"]["torch_missing"]
+    assert (tmp_path / "benchmarks.png").exists()
+    assert "torch: not run" in capsys.readouterr().out
+
+
+def test_case_selection():
+    assert [c.name for c in cases.select("matmul")] == ["matmul/1024", "matmul/4096"]
+    assert [c.name for c in cases.select("tiny/sum,large/sum")] == ["tiny/sum", "large/sum"]
+    assert cases.select(None) == cases.CASES
+    assert cli.main(["-k", "no-such-case", "--out", "unused"]) == 2
+
+
+def _frameworks():
+    return [numpy_framework(), ours_framework("cpu")]
+
+
+def test_missing_api_is_skipped_with_its_name():
+    case = Case("test/needs", "needs an API nobody has", lambda fw, n: (lambda: None), 1,
+                numpy=False, needs=("nn.NoSuchLayer", "add"))
+    res = runner.run_case(case, _frameworks(), runner.Settings.quick_mode())
+    e = res.entries["ours:cpu"]
+    assert e.status == "skipped" and e.timing is None
+    assert e.reason == "dispatchtorch has no nn.NoSuchLayer yet"
+    assert "numpy" not in res.entries
+
+
+def test_wrong_result_is_not_timed():
+    def build(fw, n):
+        a = fw.tensor(np.arange(n, dtype=np.float32))
+        return (lambda: a + 1) if fw.is_ours else (lambda: a + 2)
+    case = Case("test/wrong", "ours computes a different value", build, 5)
+    res = runner.run_case(case, _frameworks(), runner.Settings.quick_mode())
+    assert res.entries["numpy"].status == "ok"
+    ours = res.entries["ours:cpu"]
+    assert ours.status == "wrong" and ours.timing is None
+    assert "max abs error 1" in ours.reason
+    assert res.ratio("ours:cpu", "numpy") is None
+
+
+def test_error_in_a_framework_is_reported_and_others_still_run():
+    def build(fw, n):
+        if fw.is_ours:
+            raise ValueError("boom")
+        return lambda: np.zeros(n)
+    case = Case("test/error", "ours raises", build, 3)
+    res = runner.run_case(case, _frameworks(), runner.Settings.quick_mode(), log=lambda s: None)
+    assert res.entries["ours:cpu"].status == "error"
+    assert res.entries["ours:cpu"].reason == "ValueError: boom"
+    assert res.entries["numpy"].status == "ok" and res.entries["numpy"].timing.samples
+
+
+def test_every_case_builds_and_agrees_on_torch_and_ours():
+    """Each case runs (at its quick size) on PyTorch and on our cpu; where ours lacks
+    an API the case is skipped, and it never errors or disagrees."""
+    fws = _frameworks()
+    torch_fw, _ = torch_framework()
+    if torch_fw is not None:
+        fws.insert(1, torch_fw)
+    settings = runner.Settings.quick_mode()
+    for case in cases.CASES:
+        res = runner.prepare(case, fws, case.size_for(True), settings, log=lambda s: None)
+        for label, e in res.entries.items():
+            assert e.status in ("ok", "skipped"), (case.name, label, e.reason)
+        if torch_fw is not None:
+            assert res.entries["torch"].status == "ok", case.name
+
+
+class FakeClock:
+    """perf_counter that advances only when the timed function runs."""
+
+    def __init__(self, per_call):
+        self.now, self.per_call = 0.0, per_call
+
+    def __call__(self):
+        return self.now
+
+    def fn(self):
+        self.now += self.per_call
+
+
+def test_calibrate_picks_the_smallest_sufficient_batch(monkeypatch):
+    clock = FakeClock(per_call=0.003)
+    monkeypatch.setattr(timer.time, "perf_counter", clock)
+    assert timer.calibrate(clock.fn, min_batch_s=0.1) == 50       # 20 * 3 ms < 0.1 <= 50 * 3 ms
+    assert timer.calibrate(clock.fn, min_batch_s=0.001) == 1
+    assert timer.time_batch(clock.fn, 10) == pytest.approx(0.003)
+
+
+def test_timing_statistics():
+    t = timer.Timing(number=4, samples=[5.0, 1.0, 3.0, 2.0, 4.0])
+    assert t.median == 3.0
+    assert t.spread == (2.0, 4.0)
+    assert timer.Timing(1, [2.0, 1.0]).spread == (1.0, 2.0)
+    d = t.as_dict()
+    assert d["min_s"] == 1.0 and d["max_s"] == 5.0 and d["repeats"] == 5
