@@ -67,7 +67,10 @@ def main(argv=None) -> int:
 
     meta = report.metadata(frameworks, settings, argv, not_run)
     print(f"dispatchtorch benchmarks  {meta['time']}  commit {meta['git_commit'] or '?'}")
-    print("  " + ", ".join(f"{fw.label} {fw.version}" for fw in frameworks))
+    print("  " + ", ".join(f"{fw.label} {fw.version}" + (f" ({fw.threads} threads)" if fw.threads
+                                                         else "") for fw in frameworks))
+    if meta["environment"]:
+        print("  " + " ".join(f"{k}={v}" for k, v in meta["environment"].items()))
     if meta["load_average"]:
         print("  load average: " + " ".join(f"{x:.2f}" for x in meta["load_average"])
               + f" on {meta['machine']['cpu_count']} cpus")

@@ -8,8 +8,17 @@ once against the framework's module (`fw.mod` is numpy, torch or dispatchtorch).
 from __future__ import annotations
 
 import importlib
+import os
 
 import numpy as np
+
+# On a machine shared with other busy processes, OpenMP threads that spin while
+# waiting (libgomp's default) make PyTorch's multi-threaded ops tens of times
+# slower whenever one of its threads is descheduled (an MLP step measured 4 ms
+# alone and 240 ms here). Waiting threads that sleep cost little when the machine
+# is idle and keep the figures meaningful when it is not. Set before torch loads
+# its OpenMP runtime; an explicit setting in the environment wins.
+OPENMP_ENV = {"OMP_WAIT_POLICY": "PASSIVE"}
 
 OURS = "dispatchtorch"
 
@@ -25,6 +34,7 @@ class Framework:
         self.version = version
         self.sync = _nothing
         self.is_ours = kind == OURS
+        self.threads = None           # PyTorch's intra-op threads
 
     def __repr__(self):
         return f"<framework {self.label}>"
@@ -67,13 +77,17 @@ def numpy_framework() -> Framework:
 
 def torch_framework(threads=None):
     """PyTorch's CPU build, or (None, why) when it is not installed."""
+    for k, v in OPENMP_ENV.items():
+        os.environ.setdefault(k, v)
     try:
         torch = importlib.import_module("torch")
     except ImportError as exc:
         return None, f"PyTorch is not installed ({exc})"
     if threads:
         torch.set_num_threads(threads)
-    return Framework("torch", torch, device="cpu", label="torch", version=torch.__version__), ""
+    fw = Framework("torch", torch, device="cpu", label="torch", version=torch.__version__)
+    fw.threads = torch.get_num_threads()
+    return fw, ""
 
 
 def ready_devices() -> tuple[list[str], dict[str, str]]:

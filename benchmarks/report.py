@@ -96,6 +96,10 @@ def _git_commit():
         return ""
 
 
+_ENV_SHOWN = ("OMP_WAIT_POLICY", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+              "DISPATCHTORCH_BACKENDS", "DISPATCHTORCH_FALLBACK")
+
+
 def _loadavg():
     try:
         return list(os.getloadavg())
@@ -111,8 +115,9 @@ def metadata(frameworks, settings, argv, skipped_devices) -> dict:
                     "cpu_count": os.cpu_count(), "python": sys.version.split()[0]},
         "git_commit": _git_commit(),
         "load_average": _loadavg(),
-        "frameworks": {fw.label: {"kind": fw.kind, "version": fw.version, "device": fw.device}
-                       for fw in frameworks},
+        "frameworks": {fw.label: {"kind": fw.kind, "version": fw.version, "device": fw.device,
+                                  "threads": fw.threads} for fw in frameworks},
+        "environment": {k: os.environ.get(k) for k in _ENV_SHOWN if k in os.environ},
         "devices_not_run": skipped_devices,
         "settings": {k: getattr(settings, k) for k in settings.__dataclass_fields__},
     }

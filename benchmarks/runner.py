@@ -7,6 +7,7 @@ rather than one framework's whole run.
 """
 from __future__ import annotations
 
+import statistics
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -59,18 +60,32 @@ class Result:
     entries: dict = field(default_factory=dict)     # label -> Entry
 
     def median(self, label):
-        e = self.entries.get(label)
-        return e.timing.median if e is not None and e.status == "ok" and e.timing else None
+        e = self._ok(label)
+        return e.timing.median if e is not None else None
 
     def ratio(self, ours, ref):
+        """ours / ref: the median over rounds of the two batches timed in the same round,
+        so that load from other processes drifting between rounds cancels out."""
+        a, b = self._ok(ours), self._ok(ref)
+        if a is None or b is None:
+            return None
+        return statistics.median(x / y for x, y in zip(a.timing.samples, b.timing.samples))
+
+    def ratio_of_medians(self, ours, ref):
         a, b = self.median(ours), self.median(ref)
         return a / b if a is not None and b is not None else None
+
+    def _ok(self, label):
+        e = self.entries.get(label)
+        return e if e is not None and e.status == "ok" and e.timing and e.timing.samples else None
 
     def as_dict(self, ours_labels):
         c = self.case
         ratios = {}
         for o in ours_labels:
-            ratios[o] = {"numpy": self.ratio(o, "numpy"), "torch": self.ratio(o, "torch")}
+            ratios[o] = {"numpy": self.ratio(o, "numpy"), "torch": self.ratio(o, "torch"),
+                         "numpy_ratio_of_medians": self.ratio_of_medians(o, "numpy"),
+                         "torch_ratio_of_medians": self.ratio_of_medians(o, "torch")}
             t = target_for(c, self.entries[o].fw) if o in self.entries else None
             if t is not None:
                 r = ratios[o][t.ref]

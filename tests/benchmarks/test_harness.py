@@ -34,9 +34,11 @@ def test_quick_case_end_to_end_writes_json_and_png(tmp_path, capsys):
     ours = case["entries"]["ours:cpu"]
     assert ours["status"] == "ok" and ours["timing"]["repeats"] == 2
     assert ours["timing"]["median_s"] > 0 and len(ours["timing"]["samples_s"]) == 2
-    numpy_median = case["entries"]["numpy"]["timing"]["median_s"]
-    assert case["ratios"]["ours:cpu"]["numpy"] == pytest.approx(
-        ours["timing"]["median_s"] / numpy_median)
+    numpy_samples = case["entries"]["numpy"]["timing"]["samples_s"]
+    paired = sorted(o / n for o, n in zip(ours["timing"]["samples_s"], numpy_samples))
+    assert case["ratios"]["ours:cpu"]["numpy"] == pytest.approx((paired[0] + paired[1]) / 2)
+    assert case["ratios"]["ours:cpu"]["numpy_ratio_of_medians"] == pytest.approx(
+        ours["timing"]["median_s"] / case["entries"]["numpy"]["timing"]["median_s"])
     assert case["ratios"]["ours:cpu"]["target"]["ref"] == "torch"
     assert doc["meta"]["frameworks"]["ours:cpu"]["kind"] == "dispatchtorch"
     png = (tmp_path / "benchmarks.png").read_bytes()
@@ -154,6 +156,16 @@ def test_calibrate_picks_the_smallest_sufficient_batch(monkeypatch):
     assert timer.time_batch(clock.fn, 10) == pytest.approx(0.003)
 
 
+def test_ratio_pairs_the_batches_of_each_round():
+    res = runner.Result(cases.BY_NAME["tiny/add"], 10)
+    res.entries["numpy"] = runner.Entry("numpy", "numpy", timing=timer.Timing(1, [1.0, 4.0, 2.0]))
+    res.entries["ours:cpu"] = runner.Entry("ours:cpu", "dispatchtorch",
+                                           timing=timer.Timing(1, [2.0, 8.0, 10.0]))
+    assert res.ratio("ours:cpu", "numpy") == 2.0          # median of 2, 2, 5
+    assert res.ratio_of_medians("ours:cpu", "numpy") == 4.0
+    assert res.ratio("ours:cpu", "torch") is None
+
+
 def test_timing_statistics():
     t = timer.Timing(number=4, samples=[5.0, 1.0, 3.0, 2.0, 4.0])
     assert t.median == 3.0
@@ -161,3 +173,15 @@ def test_timing_statistics():
     assert timer.Timing(1, [2.0, 1.0]).spread == (1.0, 2.0)
     d = t.as_dict()
     assert d["min_s"] == 1.0 and d["max_s"] == 5.0 and d["repeats"] == 5
+
+
+def test_profile_ops_attributes_time_to_our_functions(capsys):
+    import dispatchtorch
+    from benchmarks import profile_ops
+    fns = profile_ops.snippets(dispatchtorch)
+    assert set(fns) == {"add", "sum", "view", "index", "mul_sum_backward"}
+    us, rows = profile_ops.report("add", fns["add"], calls=50, top=5)
+    assert us > 0
+    names = [where for _, _, _, where in rows]
+    assert any(w.endswith("(binary)") and "_elementwise.py" in w for w in names)
+    assert "== add:" in capsys.readouterr().out
