@@ -42,11 +42,17 @@ class Framework:
     def has(self, path: str) -> bool:
         """Whether the module provides a dotted attribute path such as 'nn.Linear'."""
         obj = self.mod
+        name = self.mod.__name__
         for part in path.split("."):
+            name = f"{name}.{part}"
             try:
                 obj = getattr(obj, part)
-            except (AttributeError, ImportError):
-                return False
+            except AttributeError:
+                # a subpackage the top-level import does not load (`import x.nn`)
+                try:
+                    obj = importlib.import_module(name)
+                except ImportError:
+                    return False
         return True
 
     def tensor(self, array, requires_grad=False):

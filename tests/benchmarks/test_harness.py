@@ -185,3 +185,22 @@ def test_profile_ops_attributes_time_to_our_functions(capsys):
     names = [where for _, _, _, where in rows]
     assert any(w.endswith("(binary)") and "_elementwise.py" in w for w in names)
     assert "== add:" in capsys.readouterr().out
+
+
+def test_device_selection_follows_the_backend_report(monkeypatch):
+    import dispatchtorch.backends as backends
+    from benchmarks import frameworks
+    fake = [
+        {"name": "cpu", "status": "ready", "error": "", "devices": [{"index": 0}]},
+        {"name": "opencl", "status": "ready", "error": "", "devices": [{"index": 0}, {"index": 1}]},
+        {"name": "cuda", "status": "unavailable", "error": "no driver", "devices": []},
+    ]
+    monkeypatch.setattr(backends, "report", lambda: fake)
+    devices, why_not = frameworks.select_devices(None)
+    assert devices == ["cpu", "opencl:0", "opencl:1"]
+    assert why_not == {"cuda": "unavailable: no driver"}
+    assert frameworks.select_devices("opencl")[0] == ["opencl:0", "opencl:1"]
+    assert frameworks.select_devices("cpu,opencl:1")[0] == ["cpu", "opencl:1"]
+    chosen, missing = frameworks.select_devices("cuda,vulkan")
+    assert chosen == [] and missing == {"cuda": "unavailable: no driver",
+                                        "vulkan": "no such ready device"}
