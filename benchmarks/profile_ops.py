@@ -1,7 +1,7 @@
 """Where the microseconds of one small op go: `python -m benchmarks.profile_ops`.
 
-For each snippet (a 10-element add, x.sum(), a view x[2:5], a[idx], the small
-graph (a*b).sum().backward()) it prints the unprofiled time per call, then
+For each snippet (a 10-element add, x.sum(), a view x[2:5], x[idx], the small
+graph (a*b).sum().backward(), and nn.Linear(10, 10) once nn exists) it prints the unprofiled time per call, then
 cProfile's functions by own time, as microseconds and calls per snippet call.
 cProfile inflates short functions by roughly the same amount each, so read the
 shares, not the absolute sums. `--pyinstrument` adds a call tree per snippet.
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import importlib
 import os
 import pstats
 import sys
@@ -26,8 +27,16 @@ def snippets(tl, device="cpu"):
 
     def graph():
         (a * b).sum().backward()
-    return {"add": lambda: x + y, "sum": lambda: x.sum(), "view": lambda: x[2:5],
-            "index": lambda: x[idx], "mul_sum_backward": graph}
+    found = {"add": lambda: x + y, "sum": lambda: x.sum(), "view": lambda: x[2:5],
+             "index": lambda: x[idx], "mul_sum_backward": graph}
+    try:
+        nn = importlib.import_module(tl.__name__ + ".nn")
+        layer = nn.Linear(10, 10).to(device)
+        batch = tl.randn(1, 10, device=device)
+        found["linear"] = lambda: layer(batch)
+    except (ImportError, AttributeError):
+        pass                                   # no nn yet
+    return found
 
 
 def per_call_us(fn, calls):

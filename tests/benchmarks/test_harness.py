@@ -179,7 +179,7 @@ def test_profile_ops_attributes_time_to_our_functions(capsys):
     import dispatchtorch
     from benchmarks import profile_ops
     fns = profile_ops.snippets(dispatchtorch)
-    assert set(fns) == {"add", "sum", "view", "index", "mul_sum_backward"}
+    assert {"add", "sum", "view", "index", "mul_sum_backward"} <= set(fns)
     us, rows = profile_ops.report("add", fns["add"], calls=50, top=5)
     assert us > 0
     names = [where for _, _, _, where in rows]
