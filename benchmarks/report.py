@@ -154,8 +154,8 @@ def write_chart(path, results, ours_labels, title=""):
         for y, r in enumerate(results):
             e = r.entries.get(ours)
             if e is not None and e.status != "ok":
-                ax.text(1.0, y, f" {e.status}: {e.reason[:60]}", va="center", fontsize=7,
-                        color="dimgray")
+                why = e.reason if len(e.reason) <= 48 else e.reason[:47] + "…"
+                ax.text(1.0, y, f" {e.status}: {why}", va="center", fontsize=7, color="dimgray")
             t = r.case.targets.get(ours.split(":")[1] if ":" in ours else "")
             if t is not None:
                 off = -0.2 if t.ref == "numpy" else 0.2
@@ -167,9 +167,10 @@ def write_chart(path, results, ours_labels, title=""):
         ax.set_xlabel("time ratio (lower is better; red: target)")
         ax.set_title(ours)
         ax.grid(axis="x", which="both", alpha=0.3)
-        ax.legend(loc="lower right", fontsize=8)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=8, frameon=False)
     if title:
         fig.suptitle(title, fontsize=9)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)
