@@ -169,9 +169,9 @@ def measure(result: Result, settings: Settings) -> None:
         return
     batch_s = 0.0
     for e in ready:
-        number = timer.calibrate(e.fn, e.fw.sync, settings.min_batch_s)
+        number, seconds = timer.calibrate(e.fn, e.fw.sync, settings.min_batch_s)
         e.timing = timer.Timing(number)
-        batch_s += number * timer.time_batch(e.fn, number, e.fw.sync)
+        batch_s += seconds
     fits = int(settings.case_budget_s / batch_s) if batch_s > 0 else settings.repeats
     repeats = max(settings.min_repeats, min(settings.repeats, fits))
     for r in range(repeats):

@@ -55,19 +55,20 @@ def time_batch(fn, number, sync=_noop) -> float:
     return (perf() - t0) / number
 
 
-def calibrate(fn, sync=_noop, min_batch_s=0.1, max_number=1_000_000) -> int:
+def calibrate(fn, sync=_noop, min_batch_s=0.1, max_number=1_000_000) -> tuple[int, float]:
     """The smallest of 1, 2, 5, 10, 20, 50, ... calls whose batch lasts min_batch_s
-    (as timeit.Timer.autorange does)."""
+    (as timeit.Timer.autorange does), and how long that batch took."""
     number = 1
     while True:
         for step in (1, 2, 5):
             n = number * step
-            if n * time_batch(fn, n, sync) >= min_batch_s or n >= max_number:
-                return n
+            batch_s = n * time_batch(fn, n, sync)
+            if batch_s >= min_batch_s or n >= max_number:
+                return n, batch_s
         number *= 10
 
 
-def warm_up(fn, sync=_noop, min_s=0.02, min_calls=2) -> None:
+def warm_up(fn, sync=_noop, min_s=0.02, min_calls=1) -> None:
     """Run fn until caches, allocators and lazy compilation have settled."""
     t0 = time.perf_counter()
     calls = 0

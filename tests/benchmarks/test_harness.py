@@ -151,8 +151,9 @@ class FakeClock:
 def test_calibrate_picks_the_smallest_sufficient_batch(monkeypatch):
     clock = FakeClock(per_call=0.003)
     monkeypatch.setattr(timer.time, "perf_counter", clock)
-    assert timer.calibrate(clock.fn, min_batch_s=0.1) == 50       # 20 * 3 ms < 0.1 <= 50 * 3 ms
-    assert timer.calibrate(clock.fn, min_batch_s=0.001) == 1
+    number, seconds = timer.calibrate(clock.fn, min_batch_s=0.1)
+    assert number == 50 and seconds == pytest.approx(0.15)        # 20 * 3 ms < 0.1 <= 50 * 3 ms
+    assert timer.calibrate(clock.fn, min_batch_s=0.001) == (1, pytest.approx(0.003))
     assert timer.time_batch(clock.fn, 10) == pytest.approx(0.003)
 
 
