@@ -35,12 +35,17 @@ def parse_args(argv):
     p.add_argument("--no-chart", action="store_true", help="skip the PNG")
     p.add_argument("--markdown", action="store_true", help="also print the table as Markdown")
     p.add_argument("--list", action="store_true", help="list the cases and exit")
+    p.add_argument("--from-json", metavar="FILE",
+                   help="measure nothing: reprint the table of a saved run and redraw its "
+                        "chart into --out")
     return p.parse_args(argv)
 
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
+    if args.from_json:
+        return replay(args)
     chosen = case_catalogue.select(args.select)
     if args.list:
         for c in chosen:
@@ -105,6 +110,22 @@ def main(argv=None) -> int:
         print(f"wrote {png_path}")
     failed = [e for r in results for e in r.entries.values() if e.status in ("error", "wrong")]
     return 1 if failed else 0
+
+
+def replay(args) -> int:
+    meta, results, ours_labels = report.load(args.from_json)
+    print(f"{meta['command']}  ({meta['time']}, commit {meta['git_commit'] or '?'})\n")
+    print(report.table(results, ours_labels))
+    if args.markdown:
+        print()
+        print(report.markdown_table(results, ours_labels))
+    if not args.no_chart:
+        os.makedirs(args.out, exist_ok=True)
+        png_path = os.path.join(args.out, "benchmarks.png")
+        report.write_chart(png_path, results, ours_labels,
+                           title=f"dispatchtorch vs numpy and PyTorch ({meta['time']})")
+        print(f"\nwrote {png_path}")
+    return 0
 
 
 if __name__ == "__main__":

@@ -131,6 +131,26 @@ def write_json(path, meta, results, ours_labels, torch_missing=""):
     return doc
 
 
+def load(path):
+    """(meta, results, ours_labels) from a JSON file this module wrote, to reprint the
+    table or redraw the chart without measuring again."""
+    from .cases import BY_NAME
+    from .runner import Entry, Result
+    from .timer import Timing
+    with open(path) as f:
+        doc = json.load(f)
+    results = []
+    for c in doc["cases"]:
+        r = Result(BY_NAME[c["name"]], c["size"])
+        for label, e in c["entries"].items():
+            entry = r.entries[label] = Entry(label, e["framework"], e["status"], e["reason"])
+            if "timing" in e:
+                entry.timing = Timing(e["timing"]["number"], list(e["timing"]["samples_s"]))
+        results.append(r)
+    labels = list(doc["cases"][0]["ratios"]) if doc["cases"] else []
+    return doc["meta"], results, labels
+
+
 def write_chart(path, results, ours_labels, title=""):
     """Horizontal bars of ours/numpy and ours/torch per case, one panel per device,
     on a log axis with parity at 1 and the issues' targets marked."""
@@ -163,10 +183,10 @@ def write_chart(path, results, ours_labels, title=""):
         ax.axvline(1.0, color="black", lw=0.8)
         ax.set_xscale("log")
         ax.set_yticks(list(ys), names)
-        ax.invert_yaxis()
         ax.set_xlabel("time ratio (lower is better; red: target)")
         ax.set_title(ours)
         ax.grid(axis="x", which="both", alpha=0.3)
+    axes[0][0].invert_yaxis()          # first case on top (the y axis is shared: once)
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=8, frameon=False)
     if title:

@@ -42,12 +42,13 @@ class Entry:
     status: str = "ok"            # ok | skipped | error | wrong
     reason: str = ""
     timing: timer.Timing | None = None
+    setup_s: float = 0.0          # build, first call, check and warm-up
     fn: object = None
     fw: object = None
 
     def as_dict(self):
         d = {"label": self.label, "framework": self.kind, "status": self.status,
-             "reason": self.reason}
+             "reason": self.reason, "setup_s": self.setup_s}
         if self.timing is not None:
             d["timing"] = self.timing.as_dict()
         return d
@@ -86,7 +87,7 @@ class Result:
             ratios[o] = {"numpy": self.ratio(o, "numpy"), "torch": self.ratio(o, "torch"),
                          "numpy_ratio_of_medians": self.ratio_of_medians(o, "numpy"),
                          "torch_ratio_of_medians": self.ratio_of_medians(o, "torch")}
-            t = target_for(c, self.entries[o].fw) if o in self.entries else None
+            t = target_for(c, o)
             if t is not None:
                 r = ratios[o][t.ref]
                 ratios[o]["target"] = {"ref": t.ref, "max_ratio": t.max_ratio, "text": t.text,
@@ -96,10 +97,11 @@ class Result:
                 "ratios": ratios}
 
 
-def target_for(case, fw):
-    if fw is None or not fw.is_ours:
+def target_for(case, label):
+    """The issue's target for our device `label` ('ours:opencl:0'), if any."""
+    if not label.startswith("ours:"):
         return None
-    return case.targets.get(fw.device.split(":")[0])
+    return case.targets.get(label.split(":")[1])
 
 
 def _jsonable(v):
@@ -124,6 +126,7 @@ def prepare(case: Case, frameworks, size, settings: Settings, log) -> Result:
                 entry.status = "skipped"
                 entry.reason = f"{fw.kind} has no {', '.join(missing)} yet"
                 continue
+        t0 = time.perf_counter()
         try:
             entry.fn = case.build(fw, size)
             out = entry.fn()
@@ -141,6 +144,7 @@ def prepare(case: Case, frameworks, size, settings: Settings, log) -> Result:
                 entry.reason = f"result differs from {ref_label}'s: " + _diff(got, reference)
                 continue
         timer.warm_up(entry.fn, fw.sync, settings.warmup_s)
+        entry.setup_s = time.perf_counter() - t0
     return result
 
 

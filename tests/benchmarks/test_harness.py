@@ -50,6 +50,17 @@ def test_quick_case_end_to_end_writes_json_and_png(tmp_path, capsys):
     assert "tiny/add" in table and "ours/numpy" in table and "ours/torch" in table
 
 
+def test_saved_run_replays_to_the_same_table(tmp_path, capsys):
+    assert run_cli(tmp_path, "--no-chart") == 0
+    first = capsys.readouterr().out
+    replot = tmp_path / "replot"
+    assert cli.main(["--from-json", str(tmp_path / "benchmarks.json"), "--out", str(replot)]) == 0
+    again = capsys.readouterr().out
+    table = first[first.index("case "):first.index("\nwrote")].strip()
+    assert table in again
+    assert (replot / "benchmarks.png").read_bytes().startswith(PNG_MAGIC)
+
+
 def test_torch_column_present_when_installed(tmp_path):
     pytest.importorskip("torch")
     assert run_cli(tmp_path, "--no-chart") == 0
