@@ -11,7 +11,8 @@ import sys
 
 from . import cases as case_catalogue
 from . import report
-from .frameworks import numpy_framework, ours_framework, select_devices, torch_framework
+from .frameworks import (limit_threads, numpy_framework, ours_framework, select_devices,
+                         thread_pools, torch_framework)
 from .runner import Settings, run_case
 
 
@@ -31,7 +32,10 @@ def parse_args(argv):
     p.add_argument("--repeats", type=int, help="timed batches per framework (default 7, quick 3)")
     p.add_argument("--min-batch", type=float, metavar="SECONDS",
                    help="each timed batch lasts at least this (default 0.1, quick 0.005)")
-    p.add_argument("--threads", type=int, help="PyTorch's intra-op threads (default: its own)")
+    p.add_argument("--threads", type=int, default=1,
+                   help="threads of every native pool: numpy's BLAS (which the CPU backend "
+                        "uses) and PyTorch's OpenMP/MKL (default 1, the same for all; 0: each "
+                        "library's own default)")
     p.add_argument("--no-chart", action="store_true", help="skip the PNG")
     p.add_argument("--markdown", action="store_true", help="also print the table as Markdown")
     p.add_argument("--list", action="store_true", help="list the cases and exit")
@@ -63,22 +67,31 @@ def main(argv=None) -> int:
 
     devices, not_run = select_devices(args.device)
     frameworks = [numpy_framework()]
-    torch_fw, torch_missing = torch_framework(args.threads)
+    torch_fw, torch_missing = torch_framework(args.threads or None)
     if torch_fw is not None:
         frameworks.append(torch_fw)
     ours = [ours_framework(d) for d in devices]
     frameworks += ours
     ours_labels = [fw.label for fw in ours]
+    limiter = limit_threads(args.threads) if args.threads else None  # noqa: F841 (kept alive)
 
     meta = report.metadata(frameworks, settings, argv, not_run)
+    meta["thread_pools"] = thread_pools()
     print(f"dispatchtorch benchmarks  {meta['time']}  commit {meta['git_commit'] or '?'}")
     print("  " + ", ".join(f"{fw.label} {fw.version}" + (f" ({fw.threads} threads)" if fw.threads
                                                          else "") for fw in frameworks))
     if meta["environment"]:
         print("  " + " ".join(f"{k}={v}" for k, v in meta["environment"].items()))
+    if meta["thread_pools"]:
+        print("  thread pools: " + ", ".join(f"{p['library']} {p['threads']}"
+                                             for p in meta["thread_pools"]))
     if meta["load_average"]:
+        cpus = meta["machine"]["cpu_count"] or 1
         print("  load average: " + " ".join(f"{x:.2f}" for x in meta["load_average"])
-              + f" on {meta['machine']['cpu_count']} cpus")
+              + f" on {cpus} cpus")
+        if meta["load_average"][0] > cpus and not args.threads:
+            print("  the machine is busy: multi-threaded BLAS and OpenMP slow down many times "
+                  "when a thread is descheduled; the default --threads 1 avoids that")
     if torch_missing:
         print(f"  torch: not run ({torch_missing})")
     for name, why in not_run.items():

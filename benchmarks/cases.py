@@ -141,7 +141,7 @@ def build_train_cnn(fw, batch):
     rng = _rng()
     fw.manual_seed(0)
     model = models.digits_cnn(tl).to(fw.device)
-    opt = tl.optim.Adam(model.parameters(), lr=1e-3)
+    opt = tl.optim.Adam(model.parameters(), lr=3e-3)
     x = fw.tensor(rng.standard_normal((batch, 1, 8, 8), dtype=np.float32))
     y = fw.tensor(_classes(rng, batch, 10))
     return models.training_step(tl, model, opt, x, y)
@@ -153,7 +153,7 @@ def build_train_transformer(fw, size):
     rng = _rng()
     fw.manual_seed(0)
     model = models.tiny_transformer(tl, block=block).to(fw.device)
-    opt = tl.optim.AdamW(model.parameters(), lr=1e-3)
+    opt = tl.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.01)
     x = fw.tensor(_classes(rng, (batch, block), 65))
     y = fw.tensor(_classes(rng, (batch, block), 65))
     return models.training_step(tl, model, opt, x, y)
@@ -192,8 +192,8 @@ CASES = [
     Case("train/digits_cnn", "Adam step of the digits CNN, batch 64 of 1x8x8", build_train_cnn,
          64, quick_size=8, numpy=False, compare=False, needs=models.CNN_NEEDS,
          targets={"cpu": Target("torch", 2.0, "at least 0.5x PyTorch's steps/s")}),
-    Case("train/tiny_transformer", "AdamW step of a 2-layer d=64 causal transformer, "
-         "batch 16 x 64 characters", build_train_transformer, (16, 64), quick_size=(2, 16),
+    Case("train/tiny_transformer", "AdamW step of the 2-layer d=64 causal transformer, "
+         "batch 32 x 64 characters", build_train_transformer, (32, 64), quick_size=(2, 16),
          numpy=False, compare=False, needs=models.TRANSFORMER_NEEDS),
 ]
 

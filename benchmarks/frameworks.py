@@ -96,6 +96,28 @@ def torch_framework(threads=None):
     return fw, ""
 
 
+def limit_threads(threads):
+    """Give every thread pool in the process (numpy's BLAS, which our CPU backend
+    shares, and PyTorch's OpenMP/MKL) the same size. Returns the limiter to keep
+    alive, or None when threadpoolctl is missing (then only PyTorch is limited)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return None
+    return threadpool_limits(limits=threads)
+
+
+def thread_pools() -> list[dict]:
+    """The native thread pools loaded in this process and their sizes."""
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return []
+    return [{"library": i.get("internal_api"), "api": i.get("user_api"),
+             "threads": i.get("num_threads"), "version": i.get("version")}
+            for i in threadpool_info()]
+
+
 def ready_devices() -> tuple[list[str], dict[str, str]]:
     """Every device of every ready dispatchtorch backend ("cpu", "opencl:0", ...), and
     for the others the reason they cannot run."""

@@ -10,10 +10,10 @@ from __future__ import annotations
 MLP_NEEDS = ("nn.Module", "nn.Sequential", "nn.Linear", "nn.ReLU", "nn.functional.cross_entropy",
              "optim.SGD")
 CNN_NEEDS = ("nn.Module", "nn.Sequential", "nn.Conv2d", "nn.ReLU", "nn.MaxPool2d", "nn.Flatten",
-             "nn.Linear", "nn.functional.cross_entropy", "optim.Adam")
+             "nn.Linear", "nn.Dropout", "nn.functional.cross_entropy", "optim.Adam")
 TRANSFORMER_NEEDS = ("nn.Module", "nn.Embedding", "nn.TransformerEncoderLayer",
-                     "nn.TransformerEncoder", "nn.Linear", "nn.functional.cross_entropy",
-                     "optim.AdamW", "arange")
+                     "nn.TransformerEncoder", "nn.LayerNorm", "nn.Linear",
+                     "nn.functional.cross_entropy", "optim.AdamW", "arange")
 
 
 def mlp(tl, in_features=512, width=512, classes=10):
@@ -25,7 +25,7 @@ def mlp(tl, in_features=512, width=512, classes=10):
 
 
 def digits_cnn(tl, classes=10):
-    """A small convolutional network for the 1x8x8 scikit-learn digits."""
+    """The convolutional network of examples/train_digits.py (1x8x8 scikit-learn digits)."""
     nn = tl.nn
     return nn.Sequential(
         nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(),
@@ -33,12 +33,14 @@ def digits_cnn(tl, classes=10):
         nn.MaxPool2d(2),                                   # 32 x 4 x 4
         nn.Flatten(),
         nn.Linear(32 * 4 * 4, 64), nn.ReLU(),
+        nn.Dropout(0.2),
         nn.Linear(64, classes))
 
 
-def tiny_transformer(tl, vocab=65, d_model=64, nhead=4, layers=2, block=64):
-    """A character-level causal transformer: token and position embeddings, a
-    TransformerEncoder with a causal mask, a linear head over the vocabulary."""
+def tiny_transformer(tl, vocab=65, d_model=64, nhead=4, layers=2, block=64, dropout=0.1):
+    """The character-level model of examples/tiny_transformer.py: token and position
+    embeddings, a pre-norm GELU TransformerEncoder with a causal mask and a final
+    LayerNorm, a linear head over the vocabulary."""
     nn = tl.nn
 
     class TinyTransformer(nn.Module):
@@ -46,9 +48,11 @@ def tiny_transformer(tl, vocab=65, d_model=64, nhead=4, layers=2, block=64):
             super().__init__()
             self.tok = nn.Embedding(vocab, d_model)
             self.pos = nn.Embedding(block, d_model)
-            layer = nn.TransformerEncoderLayer(d_model, nhead, 4 * d_model, dropout=0.0,
-                                               batch_first=True)
-            self.encoder = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+            layer = nn.TransformerEncoderLayer(d_model, nhead, 4 * d_model, dropout,
+                                               activation="gelu", batch_first=True,
+                                               norm_first=True)
+            self.encoder = nn.TransformerEncoder(layer, layers, norm=nn.LayerNorm(d_model),
+                                                 enable_nested_tensor=False)
             self.head = nn.Linear(d_model, vocab)
 
         def forward(self, idx):
@@ -56,7 +60,7 @@ def tiny_transformer(tl, vocab=65, d_model=64, nhead=4, layers=2, block=64):
             pos = tl.arange(steps, device=idx.device)
             h = self.tok(idx) + self.pos(pos)
             causal = pos[None, :] > pos[:, None]           # True: may not attend
-            return self.head(self.encoder(h, mask=causal))
+            return self.head(self.encoder(h, mask=causal, is_causal=True))
 
     return TinyTransformer()
 

@@ -216,3 +216,13 @@ def test_device_selection_follows_the_backend_report(monkeypatch):
     chosen, missing = frameworks.select_devices("cuda,vulkan")
     assert chosen == [] and missing == {"cuda": "unavailable: no driver",
                                         "vulkan": "no such ready device"}
+
+
+def test_threads_option_limits_every_pool(tmp_path):
+    pytest.importorskip("threadpoolctl")
+    assert run_cli(tmp_path, "--no-chart", "--threads", "1") == 0
+    meta = load(tmp_path)["meta"]
+    assert meta["thread_pools"], "numpy's BLAS at least"
+    assert all(p["threads"] == 1 for p in meta["thread_pools"])
+    if "torch" in meta["frameworks"]:
+        assert meta["frameworks"]["torch"]["threads"] == 1
