@@ -131,21 +131,27 @@ def prepare(case: Case, frameworks, size, settings: Settings, log) -> Result:
             entry.fn = case.build(fw, size)
             out = entry.fn()
             fw.sync()
+            if case.compare:
+                got = fw.to_numpy(out)
+                if reference is None:
+                    reference, ref_label = got, fw.label
+                elif not _close(got, reference, case.rtol):
+                    entry.status = "wrong"
+                    entry.reason = f"result differs from {ref_label}'s: " + _diff(got, reference)
+                    entry.fn = None
+                    continue
+            timer.warm_up(entry.fn, fw.sync, settings.warmup_s)
         except Exception as exc:          # a bug in a framework: report it, keep going
-            entry.status, entry.reason = "error", _error_text(exc)
-            log(f"  {fw.label}: {entry.reason}\n" + traceback.format_exc(limit=-3))
+            _failed(entry, exc, log)
             continue
-        if case.compare:
-            got = fw.to_numpy(out)
-            if reference is None:
-                reference, ref_label = got, fw.label
-            elif not _close(got, reference, case.rtol):
-                entry.status = "wrong"
-                entry.reason = f"result differs from {ref_label}'s: " + _diff(got, reference)
-                continue
-        timer.warm_up(entry.fn, fw.sync, settings.warmup_s)
         entry.setup_s = time.perf_counter() - t0
     return result
+
+
+def _failed(entry, exc, log):
+    entry.status, entry.reason = "error", _error_text(exc)
+    entry.fn, entry.timing = None, None
+    log(f"  {entry.label}: {entry.reason}\n" + traceback.format_exc(limit=-3))
 
 
 def _close(got, ref, rtol):
@@ -166,30 +172,39 @@ def _diff(got, ref):
     return f"max abs error {err:.3g}"
 
 
-def measure(result: Result, settings: Settings) -> None:
+def measure(result: Result, settings: Settings, log) -> None:
     """Calibrate each ready framework, then time interleaved repeats."""
-    ready = [e for e in result.entries.values() if e.status == "ok"]
-    if not ready:
-        return
     batch_s = 0.0
-    for e in ready:
-        number, seconds = timer.calibrate(e.fn, e.fw.sync, settings.min_batch_s)
+    for e in result.entries.values():
+        if e.status != "ok":
+            continue
+        try:
+            number, seconds = timer.calibrate(e.fn, e.fw.sync, settings.min_batch_s)
+        except Exception as exc:
+            _failed(e, exc, log)
+            continue
         e.timing = timer.Timing(number)
         batch_s += seconds
+    ready = [e for e in result.entries.values() if e.status == "ok"]
     fits = int(settings.case_budget_s / batch_s) if batch_s > 0 else settings.repeats
     repeats = max(settings.min_repeats, min(settings.repeats, fits))
     for r in range(repeats):
-        shift = r % len(ready)
+        shift = r % len(ready) if ready else 0
         for e in ready[shift:] + ready[:shift]:
+            if e.status != "ok":
+                continue
             timer.collect()
-            e.timing.samples.append(timer.time_batch(e.fn, e.timing.number, e.fw.sync))
+            try:
+                e.timing.samples.append(timer.time_batch(e.fn, e.timing.number, e.fw.sync))
+            except Exception as exc:
+                _failed(e, exc, log)
 
 
 def run_case(case, frameworks, settings: Settings, log=print) -> Result:
     size = case.size_for(settings.quick)
     t0 = time.perf_counter()
     result = prepare(case, frameworks, size, settings, log)
-    measure(result, settings)
+    measure(result, settings, log)
     for e in result.entries.values():
         e.fn = None                                   # free inputs and models now
     result.wall_s = time.perf_counter() - t0

@@ -130,6 +130,24 @@ def test_error_in_a_framework_is_reported_and_others_still_run():
     assert res.entries["numpy"].status == "ok" and res.entries["numpy"].timing.samples
 
 
+def test_a_failure_after_the_first_call_is_an_error_not_a_crash():
+    def build(fw, n):
+        calls = []
+
+        def fn():
+            calls.append(1)
+            if fw.is_ours and len(calls) > 3:
+                raise RuntimeError("fails later")
+            return np.zeros(n) if fw.kind == "numpy" else fw.mod.zeros(n, dtype=fw.mod.float64)
+        return fn
+    case = Case("test/later", "ours fails after a few calls", build, 3)
+    res = runner.run_case(case, _frameworks(), runner.Settings.quick_mode(), log=lambda s: None)
+    ours = res.entries["ours:cpu"]
+    assert ours.status == "error" and ours.reason == "RuntimeError: fails later"
+    assert ours.timing is None and res.ratio("ours:cpu", "numpy") is None
+    assert res.entries["numpy"].status == "ok" and len(res.entries["numpy"].timing.samples) == 3
+
+
 def test_every_case_builds_and_agrees_on_torch_and_ours():
     """Each case runs (at its quick size) on PyTorch and on our cpu; where ours lacks
     an API the case is skipped, and it never errors or disagrees."""
