@@ -117,10 +117,7 @@ def main(argv=None) -> int:
     report.write_json(json_path, meta, results, ours_labels, torch_missing)
     print(f"\nwrote {json_path}")
     if not args.no_chart:
-        png_path = os.path.join(args.out, "benchmarks.png")
-        report.write_chart(png_path, results, ours_labels,
-                           title=f"dispatchtorch vs numpy and PyTorch ({meta['time']})")
-        print(f"wrote {png_path}")
+        chart(args.out, results, ours_labels, meta)
     failed = [e for r in results for e in r.entries.values() if e.status in ("error", "wrong")]
     return 1 if failed else 0
 
@@ -134,11 +131,19 @@ def replay(args) -> int:
         print(report.markdown_table(results, ours_labels))
     if not args.no_chart:
         os.makedirs(args.out, exist_ok=True)
-        png_path = os.path.join(args.out, "benchmarks.png")
+        chart(args.out, results, ours_labels, meta)
+    return 0
+
+
+def chart(out_dir, results, ours_labels, meta):
+    png_path = os.path.join(out_dir, "benchmarks.png")
+    try:
         report.write_chart(png_path, results, ours_labels,
                            title=f"dispatchtorch vs numpy and PyTorch ({meta['time']})")
-        print(f"\nwrote {png_path}")
-    return 0
+    except ImportError as exc:
+        print(f"no chart: matplotlib is not installed ({exc})")
+        return
+    print(f"wrote {png_path}")
 
 
 if __name__ == "__main__":

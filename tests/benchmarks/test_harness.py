@@ -244,3 +244,11 @@ def test_threads_option_limits_every_pool(tmp_path):
     assert all(p["threads"] == 1 for p in meta["thread_pools"])
     if "torch" in meta["frameworks"]:
         assert meta["frameworks"]["torch"]["threads"] == 1
+
+
+def test_runs_without_matplotlib(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    assert run_cli(tmp_path) == 0
+    assert (tmp_path / "benchmarks.json").exists()
+    assert not (tmp_path / "benchmarks.png").exists()
+    assert "no chart: matplotlib is not installed" in capsys.readouterr().out
