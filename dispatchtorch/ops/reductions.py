@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from .. import _dtype as D
 from .. import return_types
-from .._run import apply, kernel_error, record, resolve, wrap
+from .._run import apply, decompose, kernel_error, record, resolve, storage_of, wrap
 from ..autograd.grad_mode import STATE
 from ..dispatch import DECOMPOSE
 from .._shape import norm_dim, norm_dims, numel, reduced_shape
@@ -112,17 +112,21 @@ def _reduce(op, input, dims, keepdim, out_dtype):
     if k is None:
         k = resolve(op, place.rt)
     track = STATE.enabled and input._rg and op.differentiable
+    params = {"dims": dims, "keepdim": keepdim, "shape": input._shape}
     if k is DECOMPOSE or (track and op.grad is None):
-        return apply(op, place, (input,), (None,), ((out_shape, out_dtype),))
-    out = place.empty(out_shape, out_dtype.name, place.index)
-    h = input._h if input._shape else input.reshape(1)._h
-    try:
+        return decompose(op, (input,), params)
+    if input._shape:
+        h = input._h
+    else:       # 0-d reduces as shape (1,): kernels always get non-empty dims
+        h = place.bk.as_strided(storage_of(input), (1,), (1,), input._offset)
+    try:        # allocation inside: out of device memory names the op
+        out = place.empty(out_shape, out_dtype.name, place.index)
         k(out, h, dims=kdims, keepdim=kkeep)
     except Exception as exc:
         raise kernel_error(op.name, place.type, (input._dtype,), exc) from exc
     r = wrap(out, out_shape, out_dtype, place)
     if track and out_dtype.is_floating_point:
-        record(op, (input,), {"dims": dims, "keepdim": keepdim, "shape": input._shape}, (r,))
+        record(op, (input,), params, (r,))
     return r
 
 
