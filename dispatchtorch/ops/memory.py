@@ -207,7 +207,7 @@ def cat(tensors, dim=0, *, out=None):
         raise TypeError("cat(): argument 'tensors' must be a tuple or list of Tensors")
     tensors = list(tensors)
     if not tensors:
-        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     for t in tensors:
         if not isinstance(t, Tensor):
             raise TypeError(f"cat(): expected a list of Tensors, got {type(t).__name__}")

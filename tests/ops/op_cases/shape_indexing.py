@@ -562,3 +562,9 @@ for _name, _call in [
         ("normal_", lambda T: T.empty(3, dtype=T.float16).normal_(2, 3))]:
     add(Case(_name, lambda T, c=_call: c(T) * 0, (), ("float32",), grad=False,
              name="shape and dtype"))
+add(Case("cat", lambda T: T.cat([]), (), ("float32",), grad=False, raises=ValueError,
+         name="empty list"),
+    Case("cat", lambda T: T.stack([]), (), ("float32",), grad=False, raises=RuntimeError,
+         name="stack empty list"),
+    Case("cat", lambda T, x: T.cat(x), (A((2, 3)),), ("float32",), grad=False, raises=TypeError,
+         name="a tensor, not a list"))
