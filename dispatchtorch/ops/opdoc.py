@@ -53,6 +53,9 @@ def render():
         "of differentiating the decomposition.",
         "- *frontend*: views, copies and factories, carried out with the backend's memory "
         "methods (as_strided, copy_, fill_, from_host).",
+        "- A backend may register its own kernel for an *elementwise* composite (same calling "
+        "convention as an elementwise prim); the other composites always run their "
+        "decomposition (no kernel convention is defined for them yet).",
         "- *differentiable*: gradients flow to floating inputs (integer and bool outputs never "
         "require grad).",
         "- Public names (function, `Tensor` method, operator, in-place `_` form) follow "
