@@ -8,7 +8,6 @@ import operator
 from .. import _dtype as D
 from .._shape import numel
 from .._tensor import Tensor
-from . import _api
 from ._composite import composite, run
 from .linalg import _batched
 

@@ -11,7 +11,7 @@ import math
 from .. import _dtype as D
 from .._tensor import Tensor
 from . import _api
-from ._elementwise import binary, define, inplace, nary, unary
+from ._elementwise import binary, define
 from ..dispatch import OpDef, register_op
 
 SQRT_PI = math.sqrt(math.pi)

@@ -10,8 +10,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._inplace import inplace_needs_graph
-from .._run import (decompose, kernel_for, launch, make_view, operand_handle, record, same_place,
-                    to_place, wrap)
+from .._run import decompose, kernel_for, launch, make_view, record, same_place, to_place
 from .._shape import broadcast_shapes, contiguous_strides, norm_dim, numel
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE

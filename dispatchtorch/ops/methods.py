@@ -4,14 +4,12 @@ from __future__ import annotations
 from .. import _dtype as D
 from .._tensor import Tensor
 from . import creation as C
-from . import elementwise as E
 from . import indexing as IX
 from . import linalg as L
 from . import memory as M
 from . import pointwise as P
 from . import reductions as R
 from . import views as V
-from ._elementwise import inplace
 
 # method name -> function (the function's first argument becomes self)
 METHODS = {

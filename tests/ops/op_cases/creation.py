@@ -2,7 +2,7 @@
 statistics in test_creation.py)."""
 import numpy as np
 
-from op_harness import ALL, FLOATS, INTS, A, Case
+from op_harness import ALL, FLOATS, A, Case
 
 CASES = []
 F = ("float32",)          # factories take no input: one run (the dtype is in the call)
