@@ -262,8 +262,10 @@ def _cat_op(n):
 
 
 def stack(tensors, dim=0, *, out=None):
-    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)) or not tensors:
-        raise TypeError("stack(): argument 'tensors' must be a non-empty tuple or list of Tensors")
+    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
+        raise TypeError("stack(): argument 'tensors' must be tuple of Tensors")
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
     shape = tensors[0]._shape
     for i, t in enumerate(tensors):
         if t._shape != shape:
