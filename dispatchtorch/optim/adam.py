@@ -1,0 +1,83 @@
+"""Adam and AdamW (amsgrad, maximize), PyTorch's documented algorithm:
+
+    m = b1 m + (1 - b1) g,  v = b2 v + (1 - b2) g^2
+    p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
+
+Adam adds weight_decay * p to g; AdamW multiplies p by (1 - lr * weight_decay) first.
+"""
+from __future__ import annotations
+
+import math
+
+from .. import ops as _ops
+from .optimizer import Optimizer, grads_of, step_count
+
+
+def _check(lr, betas, eps, weight_decay):
+    if lr < 0.0:
+        raise ValueError(f"Invalid learning rate: {lr}")
+    if eps < 0.0:
+        raise ValueError(f"Invalid epsilon value: {eps}")
+    for i in (0, 1):
+        if not 0.0 <= betas[i] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {i}: {betas[i]}")
+    if weight_decay < 0.0:
+        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+
+
+class Adam(Optimizer):
+    _decoupled = False
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 amsgrad=False, *, foreach=None, maximize=False, capturable=False,
+                 differentiable=False, fused=None, decoupled_weight_decay=False):
+        _check(lr, betas, eps, weight_decay)
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
+                                      weight_decay=weight_decay, amsgrad=amsgrad,
+                                      maximize=maximize, foreach=foreach, capturable=capturable,
+                                      differentiable=differentiable, fused=fused,
+                                      decoupled_weight_decay=decoupled_weight_decay
+                                      or self._decoupled))
+
+    def _update(self, group, params):
+        lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+        wd, amsgrad = group["weight_decay"], group["amsgrad"]
+        decoupled = group.get("decoupled_weight_decay", self._decoupled)
+        for p, g in zip(params, grads_of(params, group["maximize"])):
+            state = self.state[p]
+            if not state:
+                state["step"] = _ops.tensor(0.0)
+                state["exp_avg"] = _ops.zeros_like(p)
+                state["exp_avg_sq"] = _ops.zeros_like(p)
+                if amsgrad:
+                    state["max_exp_avg_sq"] = _ops.zeros_like(p)
+            step = step_count(state, p)
+            if wd:
+                if decoupled:
+                    p.mul_(1 - lr * wd)
+                else:
+                    g = g + p * wd
+            exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+            exp_avg.mul_(beta1).add_(g, alpha=1 - beta1)
+            exp_avg_sq.mul_(beta2).add_(g * g, alpha=1 - beta2)
+            step_size = lr / (1 - beta1 ** step)
+            bias_correction2_sqrt = math.sqrt(1 - beta2 ** step)
+            if amsgrad:
+                m = state["max_exp_avg_sq"]
+                m.copy_(_ops.maximum(m, exp_avg_sq))
+                second = m
+            else:
+                second = exp_avg_sq
+            denom = second.sqrt().div_(bias_correction2_sqrt).add_(eps)
+            p.add_(exp_avg / denom, alpha=-step_size)
+
+
+class AdamW(Adam):
+    _decoupled = True
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
+                 amsgrad=False, *, maximize=False, foreach=None, capturable=False,
+                 differentiable=False, fused=None):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach,
+                         maximize=maximize, capturable=capturable, differentiable=differentiable,
+                         fused=fused, decoupled_weight_decay=True)
