@@ -19,6 +19,7 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ..dispatch import DECOMPOSE, OpDef, register_op
 from . import _api
+from . import nn_windows as W
 
 
 class Composite:
@@ -152,68 +153,18 @@ LINEAR = Composite("linear", ("x", "weight", "bias"), _linear, _linear_grad, _li
                    "linear(x, weight, bias)", "x @ weight.T + bias over the last dim of x",
                    save_for={"x": ("weight",)})
 
-# -- sliding windows: im2col / col2im, the core of convolution and pooling -------------------------
-
-
-def out_size(n, k, s, p, d, ceil_mode=False):
-    """Number of windows along one dim, as PyTorch's pooling_output_shape / conv."""
-    span = n + 2 * p - d * (k - 1) - 1
-    if not ceil_mode:
-        return span // s + 1
-    o = -(-span // s) + 1
-    if (o - 1) * s >= n + p:
-        o -= 1
-    return o
-
-
-def padded(x, ph, pw, value=0.0, eh=0, ew=0):
-    """x (N, C, H, W) in a fresh contiguous buffer with a border of `value`: (ph, pw)
-    on each side plus (eh, ew) more at the end."""
-    if not (ph or pw or eh or ew):
-        return x.contiguous()
-    n, c, h, w = x._shape
-    hp, wp = h + 2 * ph + eh, w + 2 * pw + ew
-    out = _api.full((n, c, hp, wp), value, dtype=x._dtype, device=x.device)
-    _api.as_strided(out, (n, c, h, w), (c * hp * wp, hp * wp, wp, 1), ph * wp + pw).copy_(x)
-    return out
-
-
-def windows(xp, kernel, dilation, stride, count):
-    """The sliding windows of a contiguous (N, C, Hp, Wp) buffer as a view
-    (N, C, kh, kw, OH, OW) (no copy; windows may overlap)."""
-    n, c, hp, wp = xp._shape
-    (kh, kw), (dh, dw), (sh, sw), (oh, ow) = kernel, dilation, stride, count
-    return _api.as_strided(xp, (n, c, kh, kw, oh, ow),
-                           (c * hp * wp, hp * wp, dh * wp, dw, sh * wp, sw))
-
-
-def col2im(cols, size, kernel, dilation, padding, stride):
-    """The adjoint of `windows`: cols (N, C, kh, kw, OH, OW) summed into an (N, C, H, W)
-    image, overlapping windows adding up (padding cropped away)."""
-    n, c, kh, kw, oh, ow = cols._shape
-    (h, w), (dh, dw), (ph, pw), (sh, sw) = size, dilation, padding, stride
-    hp = max(h + 2 * ph, (oh - 1) * sh + dh * (kh - 1) + 1)
-    wp = max(w + 2 * pw, (ow - 1) * sw + dw * (kw - 1) + 1)
-    out = _api.zeros((n, c, hp, wp), dtype=cols._dtype, device=cols.device)
-    st = (c * hp * wp, hp * wp, sh * wp, sw)
-    for i in range(kh):
-        row = cols.select(2, i)
-        for j in range(kw):
-            _api.as_strided(out, (n, c, oh, ow), st, i * dh * wp + j * dw).add_(row.select(2, j))
-    if hp == h and wp == w:
-        return out
-    return out.narrow(2, ph, h).narrow(3, pw, w)
+# -- sliding windows: F.unfold / F.fold ------------------------------------------------------------
 
 
 def _geometry(x, kernel, dilation, padding, stride):
     h, w = x._shape[2:]
-    return (out_size(h, kernel[0], stride[0], padding[0], dilation[0]),
-            out_size(w, kernel[1], stride[1], padding[1], dilation[1]))
+    return (W.out_size(h, kernel[0], stride[0], padding[0], dilation[0]),
+            W.out_size(w, kernel[1], stride[1], padding[1], dilation[1]))
 
 
 def _im2col(x, kernel_size, dilation, padding, stride):
     count = _geometry(x, kernel_size, dilation, padding, stride)
-    win = windows(padded(x, *padding), kernel_size, dilation, stride, count)
+    win = W.windows(W.padded(x, *padding), kernel_size, dilation, stride, count)
     n, c = x._shape[:2]
     return win.reshape(n, c * kernel_size[0] * kernel_size[1], count[0] * count[1])
 
@@ -222,7 +173,7 @@ def _im2col_grad(g, x, kernel_size, dilation, padding, stride):
     n, c, h, w = x._shape
     count = _geometry(x, kernel_size, dilation, padding, stride)
     cols = g.reshape((n, c) + tuple(kernel_size) + count)
-    return col2im(cols, (h, w), kernel_size, dilation, padding, stride)
+    return W.col2im(cols, (h, w), kernel_size, dilation, padding, stride)
 
 
 def _im2col_meta(x, kernel_size, dilation, padding, stride):
@@ -234,10 +185,10 @@ def _im2col_meta(x, kernel_size, dilation, padding, stride):
 def _col2im(x, output_size, kernel_size, dilation, padding, stride):
     n, ckk, _ = x._shape
     kh, kw = kernel_size
-    count = tuple(out_size(o, k, s, p, d) for o, k, s, p, d in
+    count = tuple(W.out_size(o, k, s, p, d) for o, k, s, p, d in
                   zip(output_size, kernel_size, stride, padding, dilation))
     cols = x.reshape((n, ckk // (kh * kw), kh, kw) + count)
-    return col2im(cols, tuple(output_size), kernel_size, dilation, padding, stride).contiguous()
+    return W.col2im(cols, tuple(output_size), kernel_size, dilation, padding, stride).contiguous()
 
 
 def _col2im_grad(g, output_size, kernel_size, dilation, padding, stride):
@@ -256,36 +207,7 @@ COL2IM = Composite("col2im", ("x",), _col2im, _col2im_grad, _col2im_meta,
                    "col2im(x, *, output_size, kernel_size, dilation, padding, stride)",
                    "F.fold: (N, C*kh*kw, L) -> (N, C, H, W), overlapping blocks summed")
 
-# -- convolution -----------------------------------------------------------------------------------
-
-
-def _conv_cols(x, weight_shape, stride, padding, dilation, groups):
-    """x's patches as (G, N*OH*OW, C/G*kh*kw) (or 2-d for one group), and (OH, OW)."""
-    kernel = weight_shape[2:]
-    count = _geometry(x, kernel, dilation, padding, stride)
-    win = windows(padded(x, *padding), kernel, dilation, stride, count)
-    n, c = x._shape[:2]
-    rows = n * count[0] * count[1]
-    if groups == 1:
-        return win.permute(0, 4, 5, 1, 2, 3).reshape(rows, -1), count
-    win = win.reshape((n, groups, c // groups) + tuple(kernel) + count)
-    return win.permute(1, 0, 6, 7, 2, 3, 4).reshape(groups, rows, -1), count
-
-
-def _to_nchw(y, n, count):
-    """(G, N*OH*OW, O/G) or (N*OH*OW, O) matmul output -> contiguous (N, O, OH, OW)."""
-    if y.dim() == 3:
-        y = y.permute(1, 0, 2)
-    return y.reshape(n, count[0], count[1], -1).permute(0, 3, 1, 2).contiguous()
-
-
-def _from_nchw(g, groups):
-    """(N, O, OH, OW) -> (N*OH*OW, O) or (G, N*OH*OW, O/G)."""
-    n, o, oh, ow = g._shape
-    rows = g.permute(0, 2, 3, 1).reshape(n * oh * ow, o)
-    if groups == 1:
-        return rows
-    return rows.reshape(n * oh * ow, groups, o // groups).permute(1, 0, 2)
+# -- convolution: batched matmuls over patches (N, C*kh*kw, L) ----------------------------------
 
 
 def _group_weight(weight, groups):
@@ -294,32 +216,61 @@ def _group_weight(weight, groups):
     return weight.reshape(o, -1) if groups == 1 else weight.reshape(groups, o // groups, -1)
 
 
+def _grouped(t, groups):
+    """(N, C, *) -> (N, C, L) or (N, G, C/G, L)."""
+    n, c = t._shape[:2]
+    return t.reshape(n, c, -1) if groups == 1 else t.reshape(n, groups, c // groups, -1)
+
+
+def _add_bias(y, bias):
+    if bias is None:
+        return y
+    b = bias.reshape(-1, 1, 1)
+    return y + b if STATE.enabled and (y._rg or b._rg) else y.add_(b)
+
+
+def _strided_cols(x, kernel, stride, padding, dilation, groups):
+    count = _geometry(x, kernel, dilation, padding, stride)
+    win = W.windows(W.padded(x, *padding), kernel, dilation, stride, count)
+    return _grouped(win.reshape(x._shape[0], -1, count[0] * count[1]), groups), count
+
+
 def _conv2d(x, weight, bias, stride, padding, dilation, groups):
-    cols, count = _conv_cols(x, weight._shape, stride, padding, dilation, groups)
-    y = cols @ _group_weight(weight, groups).mT
-    if bias is not None and groups == 1:
-        y.add_(bias)
-    y = _to_nchw(y, x._shape[0], count)
-    if bias is not None and groups != 1:
-        y.add_(bias.reshape(-1, 1, 1))
-    return y
+    n, o = x._shape[0], weight._shape[0]
+    kernel = weight._shape[2:]
+    wg = _group_weight(weight, groups)
+    if stride == (1, 1):
+        hp, wp, oh, ow = W.flat_geometry(*x._shape[2:], kernel, dilation, padding)
+        y = (wg @ W.flat_cols(x, kernel, dilation, padding, groups)).reshape(n, o, oh, wp)
+        y = y.narrow(3, 0, ow).contiguous() if ow != wp else y
+    else:
+        cols, count = _strided_cols(x, kernel, stride, padding, dilation, groups)
+        y = (wg @ cols).reshape((n, o) + count)
+    return _add_bias(y, bias)
 
 
 def _conv2d_grad(g, x, weight, stride, padding, dilation, groups, needs):
     gx = gw = gb = None
-    gf = _from_nchw(g, groups)
+    n, c, h, w = x._shape
+    kernel = weight._shape[2:]
+    wg = _group_weight(weight, groups)
+    flat = stride == (1, 1)
+    if flat:
+        wp = W.flat_geometry(h, w, kernel, dilation, padding)[1]
+        gf = _grouped(W.full_width(g, wp), groups)            # junk columns are zero
+    else:
+        gf = _grouped(g, groups)
     if needs[0]:
-        n, c, h, w = x._shape
-        kh, kw = weight._shape[2:]
-        oh, ow = g._shape[2:]
-        gcols = gf @ _group_weight(weight, groups)           # (.., N*OH*OW, C/G*kh*kw)
-        if groups != 1:
-            gcols = gcols.permute(1, 0, 2)
-        gcols = gcols.reshape(n, oh, ow, c, kh, kw).permute(0, 3, 4, 5, 1, 2)
-        gx = col2im(gcols, (h, w), (kh, kw), dilation, padding, stride)
+        gcols = wg.mT @ gf                                     # (N, [G,] C/G*kh*kw, L)
+        if flat:
+            gx = W.flat_fold(gcols, c, (h, w), kernel, dilation, padding)
+        else:
+            cols6 = gcols.reshape((n, c) + tuple(kernel) + g._shape[2:])
+            gx = W.col2im(cols6, (h, w), kernel, dilation, padding, stride)
     if needs[1]:
-        cols, _ = _conv_cols(x, weight._shape, stride, padding, dilation, groups)
-        gw = (gf.mT @ cols).reshape(weight._shape)
+        cols = W.flat_cols(x, kernel, dilation, padding, groups) if flat else \
+            _strided_cols(x, kernel, stride, padding, dilation, groups)[0]
+        gw = (gf @ cols.mT).sum(0).reshape(weight._shape)
     if needs[2]:
         gb = g.sum((0, 2, 3))
     return gx, gw, gb
@@ -339,19 +290,26 @@ def transposed_size(n, k, s, p, d, output_padding):
     return (n - 1) * s - 2 * p + d * (k - 1) + output_padding + 1
 
 
-def _conv_transpose2d(x, weight, bias, stride, padding, output_padding, groups, dilation):
-    n, cin, h, w = x._shape
-    cout_g, kh, kw = weight._shape[1:]
-    size = tuple(transposed_size(x._shape[2 + i], weight._shape[2 + i], stride[i], padding[i],
+def _transposed_sizes(x, weight, stride, padding, output_padding, dilation):
+    return tuple(transposed_size(x._shape[2 + i], weight._shape[2 + i], stride[i], padding[i],
                                  dilation[i], output_padding[i]) for i in range(2))
-    xf = _from_nchw(x, groups)                                # (.., N*H*W, Cin/G)
-    cols = xf @ weight.reshape(groups, cin // groups, -1) if groups != 1 else \
-        xf @ weight.reshape(cin, -1)                          # (.., N*H*W, Cout/G*kh*kw)
-    if groups != 1:
-        cols = cols.permute(1, 0, 2)
-    cols = cols.reshape(n, h, w, groups * cout_g, kh, kw).permute(0, 3, 4, 5, 1, 2)
-    y = col2im(cols, size, (kh, kw), dilation, padding, stride).contiguous()
-    return y if bias is None else y.add_(bias.reshape(-1, 1, 1))
+
+
+def _conv_transpose2d(x, weight, bias, stride, padding, output_padding, groups, dilation):
+    """The adjoint of conv2d in its input: patches W^T x folded back into an image."""
+    n, cin, h, w = x._shape
+    cout = weight._shape[1] * groups
+    kernel = weight._shape[2:]
+    size = _transposed_sizes(x, weight, stride, padding, output_padding, dilation)
+    wg = _group_weight(weight, groups).mT                     # (.., Cout/G*kh*kw, Cin/G)
+    if stride == (1, 1):
+        _, wp, oh, _ = W.flat_geometry(*size, kernel, dilation, padding)
+        xf = _grouped(W.padded(x, 0, 0, 0.0, oh - h, wp - w), groups)
+        y = W.flat_fold(wg @ xf, cout, size, kernel, dilation, padding)
+    else:
+        cols = (wg @ _grouped(x, groups)).reshape((n, cout) + tuple(kernel) + (h, w))
+        y = W.col2im(cols, size, kernel, dilation, padding, stride)
+    return _add_bias(y.contiguous(), bias)
 
 
 def _conv_transpose2d_grad(g, x, weight, stride, padding, output_padding, groups, dilation,
@@ -360,18 +318,23 @@ def _conv_transpose2d_grad(g, x, weight, stride, padding, output_padding, groups
     if needs[0]:
         gx = _conv2d(g, weight, None, stride, padding, dilation, groups)
     if needs[1]:
-        cin = x._shape[1]
-        cols, _ = _conv_cols(g, (cin,) + weight._shape[1:], stride, padding, dilation, groups)
-        xf = _from_nchw(x, groups)
-        gw = (xf.mT @ cols).reshape(weight._shape)
+        n, cin, h, w = x._shape
+        kernel = weight._shape[2:]
+        if stride == (1, 1):
+            _, wp, oh, _ = W.flat_geometry(*g._shape[2:], kernel, dilation, padding)
+            xf = _grouped(W.padded(x, 0, 0, 0.0, oh - h, wp - w), groups)
+            cols = W.flat_cols(g, kernel, dilation, padding, groups)
+        else:
+            xf = _grouped(x, groups)
+            cols = _strided_cols(g, kernel, stride, padding, dilation, groups)[0]
+        gw = (xf @ cols.mT).sum(0).reshape(weight._shape)
     if needs[2]:
         gb = g.sum((0, 2, 3))
     return gx, gw, gb
 
 
 def _conv_transpose2d_meta(x, weight, bias, stride, padding, output_padding, groups, dilation):
-    size = tuple(transposed_size(x._shape[2 + i], weight._shape[2 + i], stride[i], padding[i],
-                                 dilation[i], output_padding[i]) for i in range(2))
+    size = _transposed_sizes(x, weight, stride, padding, output_padding, dilation)
     return (((x._shape[0], weight._shape[1] * groups) + size, x._dtype),)
 
 
@@ -382,23 +345,12 @@ CONV_TRANSPOSE2D = Composite(
     "the adjoint of conv2d in x; weight (C_in, C_out/groups, kh, kw)",
     save_for={"x": ("weight",)})
 
-# -- pooling ---------------------------------------------------------------------------------------
+# -- pooling: one elementwise op per kernel offset over strided views ---------------------------
 
 
-def pool_geometry(x, kernel_size, stride, padding, dilation, ceil_mode):
-    """Window counts and the extra end padding ceil_mode needs."""
-    h, w = x._shape[2:]
-    count = tuple(out_size(n, k, s, p, d, ceil_mode) for n, k, s, p, d in
-                  zip((h, w), kernel_size, stride, padding, dilation))
-    extra = tuple(max(0, (o - 1) * s + d * (k - 1) + 1 - (n + 2 * p)) for o, n, k, s, p, d in
-                  zip(count, (h, w), kernel_size, stride, padding, dilation))
-    return count, extra
-
-
-def _pool_windows(x, kernel_size, stride, padding, dilation, ceil_mode, fill):
-    count, extra = pool_geometry(x, kernel_size, stride, padding, dilation, ceil_mode)
-    xp = padded(x, padding[0], padding[1], fill, *extra)
-    return windows(xp, kernel_size, dilation, stride, count)
+def _pool_buffer(x, kernel_size, stride, padding, dilation, ceil_mode, fill):
+    count, extra = W.pool_geometry(x, kernel_size, stride, padding, dilation, ceil_mode)
+    return W.padded(x, padding[0], padding[1], fill, *extra), count
 
 
 def _max_fill(dt):
@@ -406,31 +358,44 @@ def _max_fill(dt):
 
 
 def _max_pool2d(x, kernel_size, stride, padding, dilation, ceil_mode):
-    win = _pool_windows(x, kernel_size, stride, padding, dilation, ceil_mode, _max_fill(x._dtype))
-    return win.amax((2, 3))
+    buf, count = _pool_buffer(x, kernel_size, stride, padding, dilation, ceil_mode,
+                              _max_fill(x._dtype))
+    out = None
+    for v in W.offset_views(buf, kernel_size, dilation, stride, count):
+        out = v.clone() if out is None else out.maximum_(v)
+    return out
+
+
+def _max_pool2d_grad(g, x, result, kernel_size, stride, padding, dilation, ceil_mode):
+    """The gradient goes to the first maximum of each window (PyTorch's choice)."""
+    buf, count = _pool_buffer(x, kernel_size, stride, padding, dilation, ceil_mode,
+                              _max_fill(x._dtype))
+    acc = W.accumulate_buffer(x._shape[2:], kernel_size, dilation, padding, stride, count, g)
+    taken = None
+    for v, dst in zip(W.offset_views(buf, kernel_size, dilation, stride, count),
+                      W.offset_views(acc, kernel_size, dilation, stride, count)):
+        hit = v == result
+        if taken is None:
+            taken = hit
+        else:
+            hit = hit & ~taken
+            taken = taken | hit
+        dst.add_(g * hit)
+    return W.crop(acc, x._shape[2:], padding)
 
 
 def max_pool_argmax(x, kernel_size, stride, padding, dilation, ceil_mode):
     """Per window, the position (0 .. kh*kw-1) of its first maximum: (N, C, OH, OW)."""
-    win = _pool_windows(x, kernel_size, stride, padding, dilation, ceil_mode, _max_fill(x._dtype))
+    buf, count = _pool_buffer(x, kernel_size, stride, padding, dilation, ceil_mode,
+                              _max_fill(x._dtype))
+    win = W.windows(buf, kernel_size, dilation, stride, count)
     n, c, kh, kw, oh, ow = win._shape
     return win.permute(0, 1, 4, 5, 2, 3).reshape(n, c, oh, ow, kh * kw).argmax(-1)
 
 
-def _max_pool2d_grad(g, x, kernel_size, stride, padding, dilation, ceil_mode):
-    idx = max_pool_argmax(x, kernel_size, stride, padding, dilation, ceil_mode)
-    n, c, oh, ow = idx._shape
-    kh, kw = kernel_size
-    spread = _api.zeros((n, c, oh, ow, kh * kw), dtype=g._dtype, device=g.device)
-    spread = spread.scatter(4, idx.unsqueeze(4), g.unsqueeze(4))
-    cols = spread.reshape(n, c, oh, ow, kh, kw).permute(0, 1, 4, 5, 2, 3)
-    return col2im(cols, x._shape[2:], kernel_size, dilation, padding, stride)
-
-
 def _pool_meta(x, kernel_size, stride, padding, *rest, **kw):
-    dilation = kw.get("dilation", (1, 1))
-    ceil_mode = kw.get("ceil_mode", False)
-    count, _ = pool_geometry(x, kernel_size, stride, padding, dilation, ceil_mode)
+    count, _ = W.pool_geometry(x, kernel_size, stride, padding, kw.get("dilation", (1, 1)),
+                               kw.get("ceil_mode", False))
     return ((x._shape[:2] + count, x._dtype),)
 
 
@@ -446,7 +411,7 @@ def avg_divisor(x, kernel_size, stride, padding, ceil_mode, count_include_pad, d
     if divisor_override:
         return float(divisor_override)
     h, w = x._shape[2:]
-    count, extra = pool_geometry(x, kernel_size, stride, padding, (1, 1), ceil_mode)
+    count, extra = W.pool_geometry(x, kernel_size, stride, padding, (1, 1), ceil_mode)
     if not any(padding) and not any(extra):
         return float(kernel_size[0] * kernel_size[1])
     key = (h, w, tuple(kernel_size), tuple(stride), tuple(padding), ceil_mode, count_include_pad,
@@ -468,20 +433,23 @@ def avg_divisor(x, kernel_size, stride, padding, ceil_mode, count_include_pad, d
 
 
 def _avg_pool2d(x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
-    win = _pool_windows(x, kernel_size, stride, padding, (1, 1), ceil_mode, 0.0)
-    div = avg_divisor(x, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                      divisor_override)
-    return win.sum((2, 3)).div_(div)
+    buf, count = _pool_buffer(x, kernel_size, stride, padding, (1, 1), ceil_mode, 0.0)
+    out = None
+    for v in W.offset_views(buf, kernel_size, (1, 1), stride, count):
+        out = v.clone() if out is None else out.add_(v)
+    return out.div_(avg_divisor(x, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                                divisor_override))
 
 
 def _avg_pool2d_grad(g, x, kernel_size, stride, padding, ceil_mode, count_include_pad,
                      divisor_override):
-    div = avg_divisor(x, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                      divisor_override)
-    n, c, oh, ow = g._shape
-    kh, kw = kernel_size
-    cols = (g / div).reshape(n, c, 1, 1, oh, ow).expand(n, c, kh, kw, oh, ow)
-    return col2im(cols, x._shape[2:], kernel_size, (1, 1), padding, stride)
+    count, _ = W.pool_geometry(x, kernel_size, stride, padding, (1, 1), ceil_mode)
+    share = g / avg_divisor(x, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                            divisor_override)
+    acc = W.accumulate_buffer(x._shape[2:], kernel_size, (1, 1), padding, stride, count, g)
+    for dst in W.offset_views(acc, kernel_size, (1, 1), stride, count):
+        dst.add_(share)
+    return W.crop(acc, x._shape[2:], padding)
 
 
 AVG_POOL2D = Composite(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..._tensor import Tensor
 from ...ops import nn_ops as N
+from ...ops import nn_windows as W
 from .._tuples import pair, single
 
 
@@ -308,7 +309,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
                            f"kernel_size, but got input.size(1)={x.shape[1]} and kernel_size={kernel}")
     blocks = 1
     for o, k, s, p, d in zip(size, kernel, stride, padding, dilation):
-        blocks *= N.out_size(o, k, s, p, d)
+        blocks *= W.out_size(o, k, s, p, d)
     if x.shape[2] != blocks:
         raise RuntimeError(f"Given output_size={size}, kernel_size={kernel}, dilation={dilation}, "
                            f"padding={padding}, stride={stride}, expected size of input's dimension "
