@@ -22,7 +22,7 @@ from .views import SLICE, _sub_view
 
 
 def _gather_grad(g, x, dim, index):
-    return _api.zeros(x.shape, dtype=g.dtype, device=g.device).scatter_add(dim, index, g)
+    return _api.zeros(x.shape, dtype=g.dtype, device=g.device).scatter_add(dim, index, g), None
 
 
 GATHER = register_op(OpDef("gather", kind="indexing", args=("x", "index"), grad=_gather_grad))

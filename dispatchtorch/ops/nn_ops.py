@@ -317,6 +317,9 @@ def _conv_transpose2d_grad(g, x, weight, stride, padding, output_padding, groups
     gx = gw = gb = None
     if needs[0]:
         gx = _conv2d(g, weight, None, stride, padding, dilation, groups)
+        h, w = x._shape[2:]
+        if gx._shape[2:] != (h, w):           # output_padding rows have no input behind them
+            gx = gx.narrow(2, 0, h).narrow(3, 0, w)
     if needs[1]:
         n, cin, h, w = x._shape
         kernel = weight._shape[2:]

@@ -51,7 +51,7 @@ def infer_shape(shape, n, op="view"):
 def view_strides(shape, stride, new_shape):
     """Strides viewing (shape, stride) as new_shape without a copy, or None
     (PyTorch's computeStride)."""
-    if numel(shape) == 0:
+    if numel(shape) == 0 or not shape:       # empty, or 0-d (new_shape is all ones)
         return contiguous_strides(new_shape)
     new = [0] * len(new_shape)
     view_d = len(new_shape) - 1
