@@ -17,16 +17,18 @@ class _BatchNorm(Module):
     _dims = ()
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
-                 track_running_stats=True, device=None, dtype=None):
+                 track_running_stats=True, device=None, dtype=None, *, bias=True):
         super().__init__()
         kw = {"device": device, "dtype": dtype}
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         if affine:
             self.weight = Parameter(_ops.ones(num_features, **kw))
-            self.bias = Parameter(_ops.zeros(num_features, **kw))
         else:
             self.register_parameter("weight", None)
+        if affine and bias:
+            self.bias = Parameter(_ops.zeros(num_features, **kw))
+        else:
             self.register_parameter("bias", None)
         if track_running_stats:
             self.register_buffer("running_mean", _ops.zeros(num_features, **kw))
@@ -49,7 +51,8 @@ class _BatchNorm(Module):
         self.reset_running_stats()
         if self.affine:
             init.ones_(self.weight)
-            init.zeros_(self.bias)
+            if self.bias is not None:
+                init.zeros_(self.bias)
 
     def _check_input_dim(self, input):
         if input.dim() not in self._dims:
@@ -75,7 +78,8 @@ class _BatchNorm(Module):
 
     def extra_repr(self):
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+                f"affine={self.affine}, bias={self.bias is not None}, "
+                f"track_running_stats={self.track_running_stats}")
 
 
 class BatchNorm1d(_BatchNorm):
@@ -127,7 +131,7 @@ class LayerNorm(Module):
 
     def extra_repr(self):
         return (f"{self.normalized_shape}, eps={self.eps}, "
-                f"elementwise_affine={self.elementwise_affine}")
+                f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")
 
 
 class RMSNorm(Module):
@@ -155,7 +159,8 @@ class RMSNorm(Module):
 
 
 class GroupNorm(Module):
-    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None):
+    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None,
+                 *, bias=True):
         super().__init__()
         if num_channels % num_groups:
             raise ValueError("num_channels must be divisible by num_groups")
@@ -163,15 +168,18 @@ class GroupNorm(Module):
         self.eps, self.affine = eps, affine
         if affine:
             self.weight = Parameter(_ops.ones(num_channels, device=device, dtype=dtype))
-            self.bias = Parameter(_ops.zeros(num_channels, device=device, dtype=dtype))
         else:
             self.register_parameter("weight", None)
+        if affine and bias:
+            self.bias = Parameter(_ops.zeros(num_channels, device=device, dtype=dtype))
+        else:
             self.register_parameter("bias", None)
 
     def reset_parameters(self):
         if self.affine:
             init.ones_(self.weight)
-            init.zeros_(self.bias)
+            if self.bias is not None:
+                init.zeros_(self.bias)
 
     def forward(self, input):
         if input.dim() < 2 or input.shape[1] != self.num_channels:
@@ -180,4 +188,5 @@ class GroupNorm(Module):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
-        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+                f"bias={self.bias is not None}")
