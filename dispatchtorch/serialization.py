@@ -55,8 +55,8 @@ def _encode(obj, arrays, path="obj"):
         name = f"t{len(arrays)}"
         host = np.asarray(obj.detach().cpu().numpy(), order="C")   # (ascontiguousarray makes 0-d 1-d)
         arrays[name] = host
-        node = {"__tensor__": name, "dtype": obj.dtype.name, "device": str(obj.device),
-                "crc32": zlib.crc32(host.tobytes())}
+        node = {"__tensor__": name, "dtype": obj.dtype.name, "shape": list(host.shape),
+                "device": str(obj.device), "crc32": zlib.crc32(host.tobytes())}
         if obj.requires_grad:
             node["requires_grad"] = True
         if isinstance(obj, Parameter):
@@ -101,7 +101,8 @@ def save(obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_seri
     structure = _encode(obj, arrays)
     meta = json.dumps({"format": FORMAT, "version": VERSION, "structure": structure},
                       separators=(",", ":"))
-    data = st.numpy.save(arrays, metadata={_META_KEY: meta})
+    data = st.numpy.save(arrays, metadata={_META_KEY: meta,
+                                           _META_KEY + ".crc32": str(zlib.crc32(meta.encode()))})
     if isinstance(f, (str, os.PathLike)):
         with open(f, "wb") as fh:
             fh.write(data)
@@ -121,18 +122,22 @@ def _read(f):
 
 
 def _header(data, name):
-    if data[:2] == b"PK" or data[:1] == b"\x80":
-        raise CheckpointError(f"dispatchtorch.load: {name} is a PyTorch (pickle / zip) checkpoint. "
-                              f"dispatchtorch.load never unpickles; convert it once with "
-                              f"PyTorch: safetensors.torch.save_file(torch.load(path), "
-                              f"'model.safetensors'), then load that file")
-    if len(data) < 8:
-        raise CheckpointError(f"dispatchtorch.load: {name} is truncated or not a checkpoint "
-                              f"({len(data)} bytes)")
-    (n,) = struct.unpack("<Q", data[:8])
-    if n > len(data) - 8:
-        raise CheckpointError(f"dispatchtorch.load: {name} is truncated: its header claims "
-                              f"{n} bytes but the file has {len(data) - 8} after the length")
+    """The safetensors header of data, or a CheckpointError saying what data is."""
+    n = struct.unpack("<Q", data[:8])[0] if len(data) >= 8 else None
+    if n is None or n + 8 > len(data) or data[8:9] != b"{":
+        if data[:2] == b"PK" or data[:1] == b"\x80":
+            raise CheckpointError(f"dispatchtorch.load: {name} is a PyTorch (pickle / zip) "
+                                  f"checkpoint. dispatchtorch.load never unpickles; convert it "
+                                  f"once with PyTorch: safetensors.torch.save_file("
+                                  f"torch.load(path), 'model.safetensors'), then load that file")
+        if n is None:
+            raise CheckpointError(f"dispatchtorch.load: {name} is truncated or not a checkpoint "
+                                  f"({len(data)} bytes)")
+        if n + 8 > len(data):
+            raise CheckpointError(f"dispatchtorch.load: {name} is truncated: its header claims "
+                                  f"{n} bytes but the file has {len(data) - 8} after the length")
+        raise CheckpointError(f"dispatchtorch.load: {name} is not a safetensors checkpoint "
+                              f"(corrupted, or another format)")
     try:
         header = json.loads(data[8:8 + n].decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -169,6 +174,8 @@ class _Decoder:
         dtype = _FROM_ST.get(info["dtype"])
         if dtype is None or dtype != node.get("dtype"):
             self.fail(f"tensor {key!r} has dtype {info['dtype']}, expected {node.get('dtype')}")
+        if list(info["shape"]) != node.get("shape"):
+            self.fail(f"tensor {key!r} has shape {info['shape']}, expected {node.get('shape')}")
         raw = info["data"]
         if zlib.crc32(raw) != node.get("crc32"):
             self.fail(f"the bytes of tensor {key!r} do not match their checksum")
@@ -226,11 +233,16 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
     st = _safetensors()
     data, name = _read(f)
     header = _header(data, name)
-    meta = (header.get("__metadata__") or {}).get(_META_KEY)
-    if meta is None:
+    metadata = header.get("__metadata__")
+    meta = metadata.get(_META_KEY) if isinstance(metadata, dict) else None
+    if not isinstance(meta, str):
         raise CheckpointError(f"dispatchtorch.load: {name} is a safetensors file without "
-                              f"dispatchtorch's structure; read plain safetensors files with "
+                              f"dispatchtorch's structure (written by another program, or its "
+                              f"header is corrupted); read plain safetensors files with "
                               f"dispatchtorch.serialization.load_safetensors")
+    if metadata.get(_META_KEY + ".crc32") != str(zlib.crc32(meta.encode())):
+        raise CheckpointError(f"dispatchtorch.load: {name} is corrupted: its structure does not "
+                              f"match its checksum")
     try:
         info = json.loads(meta)
         structure = info["structure"]
