@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from .. import ops as _ops
-from .optimizer import Optimizer, grads_of, step_count
+from .optimizer import Optimizer, step_count
 
 
 class Adagrad(Optimizer):
@@ -27,13 +27,10 @@ class Adagrad(Optimizer):
                 state["step"] = _ops.tensor(0.0)
                 state["sum"] = _ops.full_like(p, float(group["initial_accumulator_value"]))
 
-    def _update(self, group, params):
-        lr, lr_decay, eps, wd = group["lr"], group["lr_decay"], group["eps"], group["weight_decay"]
-        for p, g in zip(params, grads_of(params, group["maximize"])):
-            state = self.state[p]
-            step = step_count(state, p)
-            if wd:
-                g = g + p * wd
-            clr = lr / (1 + (step - 1) * lr_decay)
-            state["sum"].add_(g * g)
-            p.add_(g / state["sum"].sqrt().add_(eps), alpha=-clr)
+    def _rule(self, group, p, g, state):
+        step = step_count(state)
+        if group["weight_decay"]:
+            g = g + p * group["weight_decay"]
+        clr = group["lr"] / (1 + (step - 1) * group["lr_decay"])
+        state["sum"].add_(g * g)
+        return (g / state["sum"].sqrt().add_(group["eps"])).mul_(-clr)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 from .. import ops as _ops
-from .optimizer import Optimizer, grads_of, step_count
+from .optimizer import Optimizer, step_count
 
 
 def _check(lr, betas, eps, weight_decay):
@@ -39,37 +39,33 @@ class Adam(Optimizer):
                                       decoupled_weight_decay=decoupled_weight_decay
                                       or self._decoupled))
 
-    def _update(self, group, params):
+    def _rule(self, group, p, g, state):
         lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
-        wd, amsgrad = group["weight_decay"], group["amsgrad"]
+        wd = group["weight_decay"]
         decoupled = group.get("decoupled_weight_decay", self._decoupled)
-        for p, g in zip(params, grads_of(params, group["maximize"])):
-            state = self.state[p]
-            if not state:
-                state["step"] = _ops.tensor(0.0)
-                state["exp_avg"] = _ops.zeros_like(p)
-                state["exp_avg_sq"] = _ops.zeros_like(p)
-                if amsgrad:
-                    state["max_exp_avg_sq"] = _ops.zeros_like(p)
-            step = step_count(state, p)
-            if wd:
-                if decoupled:
-                    p.mul_(1 - lr * wd)
-                else:
-                    g = g + p * wd
-            exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-            exp_avg.mul_(beta1).add_(g, alpha=1 - beta1)
-            exp_avg_sq.mul_(beta2).add_(g * g, alpha=1 - beta2)
-            step_size = lr / (1 - beta1 ** step)
-            bias_correction2_sqrt = math.sqrt(1 - beta2 ** step)
-            if amsgrad:
-                m = state["max_exp_avg_sq"]
-                m.copy_(_ops.maximum(m, exp_avg_sq))
-                second = m
-            else:
-                second = exp_avg_sq
-            denom = second.sqrt().div_(bias_correction2_sqrt).add_(eps)
-            p.add_(exp_avg / denom, alpha=-step_size)
+        if not state:
+            state["step"] = _ops.tensor(0.0)
+            state["exp_avg"] = _ops.zeros_like(g)
+            state["exp_avg_sq"] = _ops.zeros_like(g)
+            if group["amsgrad"]:
+                state["max_exp_avg_sq"] = _ops.zeros_like(g)
+        step = step_count(state)
+        if wd and not decoupled:
+            g = g + p * wd
+        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+        exp_avg.mul_(beta1).add_(g, alpha=1 - beta1)
+        exp_avg_sq.mul_(beta2).add_(g * g, alpha=1 - beta2)
+        step_size = lr / (1 - beta1 ** step)
+        bias_correction2_sqrt = math.sqrt(1 - beta2 ** step)
+        second = exp_avg_sq
+        if group["amsgrad"]:
+            second = state["max_exp_avg_sq"]
+            second.copy_(_ops.maximum(second, exp_avg_sq))
+        denom = second.sqrt().div_(bias_correction2_sqrt).add_(eps)
+        delta = exp_avg.div(denom).mul_(-step_size)
+        if wd and decoupled:
+            delta.sub_(p * (lr * wd))
+        return delta
 
 
 class AdamW(Adam):

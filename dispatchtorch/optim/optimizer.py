@@ -7,6 +7,7 @@ from collections import defaultdict
 
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad, no_grad
+from ._flat import flat_group
 
 
 class _Required:
@@ -18,8 +19,8 @@ required = _Required()
 
 
 class Optimizer:
-    """Base class: subclasses implement `_update(group, params_with_grad)` (called
-    under no_grad) or override `step`."""
+    """Base class: subclasses implement `_rule` (the update of one parameter, run
+    under no_grad on single parameters or on a group's flat concatenation)."""
 
     def __init__(self, params, defaults):
         self.defaults = defaults
@@ -91,13 +92,36 @@ class Optimizer:
             with enable_grad():
                 loss = closure()
         with no_grad():
-            for group in self.param_groups:
+            for key, group in enumerate(self.param_groups):
                 params = [p for p in group["params"] if p.grad is not None]
                 if params:
-                    self._update(group, params)
+                    self._step_group(key, group, params)
         return loss
 
-    def _update(self, group, params):
+    def _step_group(self, key, group, params):
+        """Apply the rule to the group's parameters: all at once on flat buffers where
+        they allow it (foreach is not False), one by one otherwise."""
+        maximize = group.get("maximize", False)
+        flat = None
+        if group.get("foreach") is not False:
+            flat = flat_group(self.__dict__.setdefault("_flat", {}), key, self.state, params)
+        if flat is not None:
+            g = flat.gather_grads()
+            if maximize:
+                g.neg_()
+            p = flat.gather_params() if self._needs_params(group) else None
+            flat.add_to_params(self._rule(group, p, g, flat.state_view(self.state)))
+            return
+        for p in params:
+            p.add_(self._rule(group, p, p.grad.neg() if maximize else p.grad, self.state[p]))
+
+    def _needs_params(self, group):
+        """Whether the rule reads the parameters' values (weight decay)."""
+        return bool(group.get("weight_decay"))
+
+    def _rule(self, group, p, g, state):
+        """The update of one parameter p (or of a group's flat concatenation) with
+        gradient g, updating `state` in place; returns what to add to p."""
         raise NotImplementedError
 
     # -- state dict ----------------------------------------------------------------------------
@@ -158,6 +182,11 @@ class Optimizer:
     def __getstate__(self):
         return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
 
+    def __deepcopy__(self, memo):
+        new = type(self).__new__(type(self))
+        new.__dict__.update(copy.deepcopy(self.__getstate__(), memo))
+        return new
+
     def __setstate__(self, state):
         self.__dict__.update(state)
 
@@ -172,12 +201,7 @@ class Optimizer:
         return "\n".join(lines)
 
 
-def grads_of(params, maximize):
-    """The gradients of params, negated when maximizing."""
-    return [p.grad.neg() if maximize else p.grad for p in params]
-
-
-def step_count(state, p):
+def step_count(state):
     """Increment and return the parameter's step counter (a float32 tensor, as PyTorch)."""
     from .. import ops
     t = state.get("step")

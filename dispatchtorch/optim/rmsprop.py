@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from .. import ops as _ops
-from .optimizer import Optimizer, grads_of, step_count
+from .optimizer import Optimizer, step_count
 
 
 class RMSprop(Optimizer):
@@ -22,33 +22,29 @@ class RMSprop(Optimizer):
                                       foreach=foreach, maximize=maximize,
                                       differentiable=differentiable))
 
-    def _update(self, group, params):
-        lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
-        wd, momentum, centered = group["weight_decay"], group["momentum"], group["centered"]
-        for p, g in zip(params, grads_of(params, group["maximize"])):
-            state = self.state[p]
-            if not state:
-                state["step"] = _ops.tensor(0.0)
-                state["square_avg"] = _ops.zeros_like(p)
-                if momentum > 0:
-                    state["momentum_buffer"] = _ops.zeros_like(p)
-                if centered:
-                    state["grad_avg"] = _ops.zeros_like(p)
-            step_count(state, p)
-            if wd:
-                g = g + p * wd
-            square_avg = state["square_avg"]
-            square_avg.mul_(alpha).add_(g * g, alpha=1 - alpha)
-            if centered:
-                grad_avg = state["grad_avg"]
-                grad_avg.mul_(alpha).add_(g, alpha=1 - alpha)
-                avg = (square_avg - grad_avg * grad_avg).sqrt_()
-            else:
-                avg = square_avg.sqrt()
-            avg.add_(eps)
+    def _rule(self, group, p, g, state):
+        alpha, momentum, wd = group["alpha"], group["momentum"], group["weight_decay"]
+        if not state:
+            state["step"] = _ops.tensor(0.0)
+            state["square_avg"] = _ops.zeros_like(g)
             if momentum > 0:
-                buf = state["momentum_buffer"]
-                buf.mul_(momentum).add_(g / avg)
-                p.add_(buf, alpha=-lr)
-            else:
-                p.add_(g / avg, alpha=-lr)
+                state["momentum_buffer"] = _ops.zeros_like(g)
+            if group["centered"]:
+                state["grad_avg"] = _ops.zeros_like(g)
+        step_count(state)
+        if wd:
+            g = g + p * wd
+        square_avg = state["square_avg"]
+        square_avg.mul_(alpha).add_(g * g, alpha=1 - alpha)
+        if group["centered"]:
+            grad_avg = state["grad_avg"]
+            grad_avg.mul_(alpha).add_(g, alpha=1 - alpha)
+            avg = (square_avg - grad_avg * grad_avg).sqrt_()
+        else:
+            avg = square_avg.sqrt()
+        avg.add_(group["eps"])
+        if momentum > 0:
+            buf = state["momentum_buffer"]
+            buf.mul_(momentum).add_(g / avg)
+            return buf * -group["lr"]
+        return (g / avg).mul_(-group["lr"])

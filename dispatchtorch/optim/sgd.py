@@ -1,7 +1,7 @@
 """SGD with momentum, dampening, Nesterov, weight decay and maximize (PyTorch's rule)."""
 from __future__ import annotations
 
-from .optimizer import Optimizer, grads_of
+from .optimizer import Optimizer
 
 
 class SGD(Optimizer):
@@ -20,18 +20,16 @@ class SGD(Optimizer):
                                       maximize=maximize, foreach=foreach,
                                       differentiable=differentiable, fused=fused))
 
-    def _update(self, group, params):
-        lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
-        wd, nesterov = group["weight_decay"], group["nesterov"]
-        for p, g in zip(params, grads_of(params, group["maximize"])):
-            if wd:
-                g = g + p * wd
-            if momentum:
-                state = self.state[p]
-                buf = state.get("momentum_buffer")
-                if buf is None:
-                    buf = state["momentum_buffer"] = g.detach().clone()
-                else:
-                    buf.mul_(momentum).add_(g, alpha=1 - dampening)
-                g = g + buf * momentum if nesterov else buf
-            p.add_(g, alpha=-lr)
+    def _rule(self, group, p, g, state):
+        momentum, wd = group["momentum"], group["weight_decay"]
+        if wd:
+            g = g + p * wd
+        if momentum:
+            buf = state.get("momentum_buffer")
+            if buf is None:
+                buf = g.clone()
+                state["momentum_buffer"] = buf
+            else:
+                buf.mul_(momentum).add_(g, alpha=1 - group["dampening"])
+            g = g + buf * momentum if group["nesterov"] else buf
+        return g * -group["lr"]

@@ -390,3 +390,41 @@ def test_parameters_to_vector_round_trip():
     nn.utils.vector_to_parameters(dt.arange(8.0), m.parameters())
     assert to_np(m.bias).tolist() == [6.0, 7.0]
     assert to_np(m.weight).tolist() == [[0, 1, 2], [3, 4, 5]]
+
+
+@pytest.mark.parametrize("name,make,expected", CONFIGS, ids=[c[0] for c in CONFIGS])
+def test_flat_group_updates_equal_per_parameter_updates(name, make, expected):
+    """A group's flat ("foreach") update gives the per-parameter update's numbers and
+    per-parameter state that looks like PyTorch's."""
+    def run(foreach):
+        dt.manual_seed(5)
+        model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))
+        opt = make(model.parameters())
+        for g in opt.param_groups:
+            g["foreach"] = foreach
+        _train(model, opt, 4)
+        return model, opt
+    (m1, o1), (m2, o2) = run(None), run(False)
+    assert o1.__dict__.get("_flat"), "the flat path was not taken"
+    for (k, v), v2 in zip(m1.state_dict().items(), m2.state_dict().values()):
+        assert_close(v, v2, 1e-6, 1e-7)
+    s1, s2 = o1.state_dict()["state"], o2.state_dict()["state"]
+    assert list(s1) == list(s2)
+    for i in s1:
+        assert list(s1[i]) == list(s2[i])
+        for k in s1[i]:
+            assert tuple(s1[i][k].shape) == tuple(s2[i][k].shape)
+            assert_close(s1[i][k], s2[i][k], 1e-6, 1e-7)
+
+
+def test_flat_group_falls_back_when_a_parameter_has_no_gradient():
+    a, b = nn.Parameter(dt.ones(2)), nn.Parameter(dt.ones(3))
+    opt = optim.Adam([a, b], lr=0.1)
+    (a.sum() + b.sum()).backward()
+    opt.step()
+    b.grad = None
+    opt.step()                                     # only a has a gradient now
+    assert float(opt.state[a]["step"]) == 2 and float(opt.state[b]["step"]) == 1
+    a.grad, b.grad = dt.ones(2), dt.ones(3)
+    opt.step()                                     # steps differ: per-parameter updates
+    assert float(opt.state[a]["step"]) == 3 and float(opt.state[b]["step"]) == 2
