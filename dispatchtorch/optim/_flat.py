@@ -47,7 +47,11 @@ class FlatGroup:
             values = [e[name] for e in entries]
             if not all(isinstance(v, Tensor) for v in values):
                 raise _Inconsistent
-            if values[0].dim() == 0 and any(float(v) != float(values[0]) for v in values[1:]):
+            if values[0].dim() == 0:
+                if any(v.dim() or float(v) != float(values[0]) for v in values[1:]):
+                    raise _Inconsistent
+            elif any(v.numel() != n or v.dtype is not p.dtype or v.device != p.device
+                     for v, n, p in zip(values, self.sizes, self.params)):
                 raise _Inconsistent
         for name in names:
             values = [e[name] for e in entries]
