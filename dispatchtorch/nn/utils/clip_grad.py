@@ -35,10 +35,15 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     norm_type = float(norm_type)
     if not tensors:
         return _ops.tensor(0.0)
-    device = tensors[0].device
+    ref = tensors[0]
     with no_grad():
-        norms = [_vector_norm(t, norm_type).to(device) for t in tensors]
-        total = _vector_norm(_ops.stack(norms), norm_type)
+        if all(t._place is ref._place and t.dtype is ref.dtype for t in tensors):
+            # one vector of every element: a few ops whatever the number of tensors
+            total = _vector_norm(_ops.cat([t.reshape(-1) for t in tensors]), norm_type)
+        else:
+            norms = [_vector_norm(t, norm_type).to(device=ref.device, dtype=ref.dtype)
+                     for t in tensors]
+            total = _vector_norm(_ops.stack(norms), norm_type)
     if error_if_nonfinite and not bool(total.isfinite()):
         raise RuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` "
                            f"is non-finite, so it cannot be clipped. To disable this error and "
@@ -58,7 +63,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     with no_grad():
         coef = (float(max_norm) / (total + 1e-6)).clamp_max(1.0)
         for g in grads:
-            g.mul_(coef.to(g.device) if g.device != coef.device else coef)
+            g.mul_(coef if g._place is coef._place else coef.to(g.device))
     return total
 
 
