@@ -15,6 +15,9 @@ NP_DTYPES = {n: np.dtype(ml_dtypes.bfloat16) if n == "bfloat16" else np.dtype(n)
 
 # IEEE results such as 1/0 = inf are the semantics, not accidents: keep numpy's
 # floating-point warnings from our kernels out of the user's console (only ours).
+_ndarray = np.ndarray
+_BYTE_STRIDES: dict = {}       # (element strides, itemsize) -> byte strides: views repeat
+
 warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"dispatchtorch_cpu(\.|$)")
 
 
@@ -40,7 +43,13 @@ class CPUBackend(Backend):
 
     def as_strided(self, storage, shape, strides, offset):
         item = storage.itemsize
-        return np.ndarray(shape, storage.dtype, storage, offset * item, tuple(s * item for s in strides))
+        key = (strides, item)
+        byte_strides = _BYTE_STRIDES.get(key)
+        if byte_strides is None:
+            byte_strides = tuple([s * item for s in strides])
+            if len(_BYTE_STRIDES) < 8192:
+                _BYTE_STRIDES[key] = byte_strides
+        return _ndarray(shape, storage.dtype, storage, offset * item, byte_strides)
 
     def copy_(self, dst, src):
         np.copyto(dst, src, casting="unsafe")
