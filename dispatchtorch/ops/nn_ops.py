@@ -241,8 +241,7 @@ def _conv2d(x, weight, bias, stride, padding, dilation, groups):
     wg = _group_weight(weight, groups)
     if stride == (1, 1):
         hp, wp, oh, ow = W.flat_geometry(*x._shape[2:], kernel, dilation, padding)
-        y = (wg @ W.flat_cols(x, kernel, dilation, padding, groups)).reshape(n, o, oh, wp)
-        y = y.narrow(3, 0, ow).contiguous() if ow != wp else y
+        y = W.from_flat(wg @ W.flat_cols(x, kernel, dilation, padding, groups), n, oh, ow, wp)
     else:
         cols, count = _strided_cols(x, kernel, stride, padding, dilation, groups)
         y = (wg @ cols).reshape((n, o) + count)
@@ -254,23 +253,23 @@ def _conv2d_grad(g, x, weight, stride, padding, dilation, groups, needs):
     n, c, h, w = x._shape
     kernel = weight._shape[2:]
     wg = _group_weight(weight, groups)
-    flat = stride == (1, 1)
-    if flat:
-        wp = W.flat_geometry(h, w, kernel, dilation, padding)[1]
-        gf = _grouped(W.full_width(g, wp), groups)            # junk columns are zero
+    if stride == (1, 1):
+        _, wp, oh, _ = W.flat_geometry(h, w, kernel, dilation, padding)
+        gf = W.to_flat(g, oh, wp, groups)                      # (O, N*OH*Wp), junk zero
+        if needs[0]:
+            gx = W.flat_fold(wg.mT @ gf, n, c, (h, w), kernel, dilation, padding)
+        if needs[1]:
+            cols = W.flat_cols(x, kernel, dilation, padding, groups)
+            gw = (gf @ cols.mT).reshape(weight._shape)
     else:
         gf = _grouped(g, groups)
-    if needs[0]:
-        gcols = wg.mT @ gf                                     # (N, [G,] C/G*kh*kw, L)
-        if flat:
-            gx = W.flat_fold(gcols, c, (h, w), kernel, dilation, padding)
-        else:
+        if needs[0]:
+            gcols = wg.mT @ gf                                 # (N, [G,] C/G*kh*kw, L)
             cols6 = gcols.reshape((n, c) + tuple(kernel) + g._shape[2:])
             gx = W.col2im(cols6, (h, w), kernel, dilation, padding, stride)
-    if needs[1]:
-        cols = W.flat_cols(x, kernel, dilation, padding, groups) if flat else \
-            _strided_cols(x, kernel, stride, padding, dilation, groups)[0]
-        gw = (gf @ cols.mT).sum(0).reshape(weight._shape)
+        if needs[1]:
+            cols = _strided_cols(x, kernel, stride, padding, dilation, groups)[0]
+            gw = (gf @ cols.mT).sum(0).reshape(weight._shape)
     if needs[2]:
         gb = g.sum((0, 2, 3))
     return gx, gw, gb
@@ -304,8 +303,8 @@ def _conv_transpose2d(x, weight, bias, stride, padding, output_padding, groups, 
     wg = _group_weight(weight, groups).mT                     # (.., Cout/G*kh*kw, Cin/G)
     if stride == (1, 1):
         _, wp, oh, _ = W.flat_geometry(*size, kernel, dilation, padding)
-        xf = _grouped(W.padded(x, 0, 0, 0.0, oh - h, wp - w), groups)
-        y = W.flat_fold(wg @ xf, cout, size, kernel, dilation, padding)
+        y = W.flat_fold(wg @ W.to_flat(x, oh, wp, groups), n, cout, size, kernel, dilation,
+                        padding)
     else:
         cols = (wg @ _grouped(x, groups)).reshape((n, cout) + tuple(kernel) + (h, w))
         y = W.col2im(cols, size, kernel, dilation, padding, stride)
@@ -321,16 +320,15 @@ def _conv_transpose2d_grad(g, x, weight, stride, padding, output_padding, groups
         if gx._shape[2:] != (h, w):           # output_padding rows have no input behind them
             gx = gx.narrow(2, 0, h).narrow(3, 0, w)
     if needs[1]:
-        n, cin, h, w = x._shape
         kernel = weight._shape[2:]
         if stride == (1, 1):
             _, wp, oh, _ = W.flat_geometry(*g._shape[2:], kernel, dilation, padding)
-            xf = _grouped(W.padded(x, 0, 0, 0.0, oh - h, wp - w), groups)
-            cols = W.flat_cols(g, kernel, dilation, padding, groups)
+            gw = W.to_flat(x, oh, wp, groups) @ W.flat_cols(g, kernel, dilation, padding,
+                                                              groups).mT
         else:
-            xf = _grouped(x, groups)
             cols = _strided_cols(g, kernel, stride, padding, dilation, groups)[0]
-        gw = (xf @ cols.mT).sum(0).reshape(weight._shape)
+            gw = (_grouped(x, groups) @ cols.mT).sum(0)
+        gw = gw.reshape(weight._shape)
     if needs[2]:
         gb = g.sum((0, 2, 3))
     return gx, gw, gb

@@ -89,6 +89,10 @@ def col2im(cols, size, kernel, dilation, padding, stride):
 
 
 # -- the flat-plane layout (stride 1) ----------------------------------------------------------
+#
+# Patches are laid out (C*kh*kw, N*OH*Wp): channels first, so that a convolution is one
+# matrix product per group for the whole batch, and its weight gradient is one more
+# (no per-sample products, no (N, O, C*kh*kw) temporary).
 
 def flat_geometry(h, w, kernel, dilation, padding):
     """(Hp, Wp, OH, OW) of a stride-1 window sweep."""
@@ -97,40 +101,52 @@ def flat_geometry(h, w, kernel, dilation, padding):
     return hp, wp, hp - dh * (kh - 1), wp - dw * (kw - 1)
 
 
+def _grouped_rows(t, groups):
+    """(R, L) -> (G, R/G, L) for groups > 1."""
+    return t if groups == 1 else t.reshape(groups, t._shape[0] // groups, t._shape[1])
+
+
 def flat_cols(x, kernel, dilation, padding, groups):
-    """x's stride-1 patches at full padded width: (N, C*kh*kw, OH*Wp), or
-    (N, G, C/G*kh*kw, OH*Wp). One copy, in runs of OH*Wp elements."""
+    """x's stride-1 patches at full padded width: (C*kh*kw, N*OH*Wp), or
+    (G, C/G*kh*kw, N*OH*Wp). One copy, in runs of OH*Wp elements."""
     n, c, h, w = x._shape
     hp, wp, oh, _ = flat_geometry(h, w, kernel, dilation, padding)
     buf = padded(x, padding[0], padding[1], 0.0, 1, 0)   # a spare zero row: the last
     plane = (hp + 1) * wp                                 # windows run past hp*wp
     (kh, kw), (dh, dw) = kernel, dilation
-    win = _api.as_strided(buf, (n, c, kh, kw, oh * wp), (c * plane, plane, dh * wp, dw, 1))
-    shape = (n, -1, oh * wp) if groups == 1 else (n, groups, -1, oh * wp)
-    return win.reshape(shape)
+    win = _api.as_strided(buf, (c, kh, kw, n, oh * wp), (plane, dh * wp, dw, c * plane, 1))
+    return _grouped_rows(win.reshape(c * kh * kw, n * oh * wp), groups)
 
 
-def full_width(g, wp):
-    """g (N, C, OH, OW) widened with zero columns to (N, C, OH, Wp)."""
-    ow = g._shape[3]
-    return g if ow == wp else padded(g, 0, 0, 0.0, 0, wp - ow)
+def to_flat(t, oh, wp, groups):
+    """t (N, C, h, w), h <= OH, w <= Wp, as (C, N*OH*Wp) (or grouped) with zeros in the
+    rows and columns past t."""
+    n, c, h, w = t._shape
+    buf = _api.zeros((c, n, oh, wp), dtype=t._dtype, device=t.device)
+    _api.as_strided(buf, (n, c, h, w), (oh * wp, n * oh * wp, wp, 1)).copy_(t)
+    return _grouped_rows(buf.reshape(c, n * oh * wp), groups)
 
 
-def flat_fold(cols, c, size, kernel, dilation, padding):
-    """The adjoint of flat_cols: cols (N, C*kh*kw, OH*Wp) (junk columns zero) summed
+def from_flat(y, n, oh, ow, wp):
+    """(C, N*OH*Wp) (or grouped) -> a contiguous (N, C, OH, OW), junk columns dropped."""
+    y = y.reshape(-1, n, oh, wp).permute(1, 0, 2, 3)
+    return (y if ow == wp else y.narrow(3, 0, ow)).contiguous()
+
+
+def flat_fold(cols, n, c, size, kernel, dilation, padding):
+    """The adjoint of flat_cols: cols (C*kh*kw, N*OH*Wp) (junk columns zero) summed
     into an (N, C, H, W) image."""
-    n = cols._shape[0]
     h, w = size
     hp, wp, oh, _ = flat_geometry(h, w, kernel, dilation, padding)
     (kh, kw), (dh, dw) = kernel, dilation
     plane = (hp + 1) * wp
     buf = _api.zeros((n, c, hp + 1, wp), dtype=cols._dtype, device=cols.device)
-    cols = cols.reshape(n, c, kh, kw, oh * wp)
+    cols = cols.reshape(c, kh, kw, n, oh * wp)
     for i in range(kh):
-        row = cols.select(2, i)
+        row = cols.select(1, i)
         for j in range(kw):
-            _api.as_strided(buf, (n, c, oh * wp), (c * plane, plane, 1),
-                            i * dh * wp + j * dw).add_(row.select(2, j))
+            _api.as_strided(buf, (c, n, oh * wp), (plane, c * plane, 1),
+                            i * dh * wp + j * dw).add_(row.select(1, j))
     return buf.narrow(2, padding[0], h).narrow(3, padding[1], w)
 
 

@@ -27,7 +27,7 @@ class Adagrad(Optimizer):
                 state["step"] = _ops.tensor(0.0)
                 state["sum"] = _ops.full_like(p, float(group["initial_accumulator_value"]))
 
-    def _rule(self, group, p, g, state):
+    def _rule(self, group, p, g, state, owned):
         step = step_count(state)
         if group["weight_decay"]:
             g = g + p * group["weight_decay"]

@@ -39,7 +39,7 @@ class Adam(Optimizer):
                                       decoupled_weight_decay=decoupled_weight_decay
                                       or self._decoupled))
 
-    def _rule(self, group, p, g, state):
+    def _rule(self, group, p, g, state, owned):
         lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
         wd = group["weight_decay"]
         decoupled = group.get("decoupled_weight_decay", self._decoupled)
@@ -51,10 +51,11 @@ class Adam(Optimizer):
                 state["max_exp_avg_sq"] = _ops.zeros_like(g)
         step = step_count(state)
         if wd and not decoupled:
-            g = g + p * wd
+            g, owned = g + p * wd, True
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-        exp_avg.mul_(beta1).add_(g, alpha=1 - beta1)
-        exp_avg_sq.mul_(beta2).add_(g * g, alpha=1 - beta2)
+        sq = g * g
+        exp_avg.mul_(beta1).add_(g.mul_(1 - beta1) if owned else g * (1 - beta1))
+        exp_avg_sq.mul_(beta2).add_(sq.mul_(1 - beta2))
         step_size = lr / (1 - beta1 ** step)
         bias_correction2_sqrt = math.sqrt(1 - beta2 ** step)
         second = exp_avg_sq

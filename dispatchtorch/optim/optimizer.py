@@ -110,18 +110,20 @@ class Optimizer:
             if maximize:
                 g.neg_()
             p = flat.gather_params() if self._needs_params(group) else None
-            flat.add_to_params(self._rule(group, p, g, flat.state_view(self.state)))
+            flat.add_to_params(self._rule(group, p, g, flat.state_view(self.state), True))
             return
         for p in params:
-            p.add_(self._rule(group, p, p.grad.neg() if maximize else p.grad, self.state[p]))
+            g = p.grad.neg() if maximize else p.grad
+            p.add_(self._rule(group, p, g, self.state[p], maximize))
 
     def _needs_params(self, group):
         """Whether the rule reads the parameters' values (weight decay)."""
         return bool(group.get("weight_decay"))
 
-    def _rule(self, group, p, g, state):
+    def _rule(self, group, p, g, state, owned):
         """The update of one parameter p (or of a group's flat concatenation) with
-        gradient g, updating `state` in place; returns what to add to p."""
+        gradient g, updating `state` in place; returns what to add to p. `owned`: g is
+        the optimizer's own buffer, which the rule may overwrite (no allocation)."""
         raise NotImplementedError
 
     # -- state dict ----------------------------------------------------------------------------

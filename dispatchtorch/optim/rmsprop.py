@@ -22,7 +22,7 @@ class RMSprop(Optimizer):
                                       foreach=foreach, maximize=maximize,
                                       differentiable=differentiable))
 
-    def _rule(self, group, p, g, state):
+    def _rule(self, group, p, g, state, owned):
         alpha, momentum, wd = group["alpha"], group["momentum"], group["weight_decay"]
         if not state:
             state["step"] = _ops.tensor(0.0)
@@ -35,7 +35,7 @@ class RMSprop(Optimizer):
         if wd:
             g = g + p * wd
         square_avg = state["square_avg"]
-        square_avg.mul_(alpha).add_(g * g, alpha=1 - alpha)
+        square_avg.mul_(alpha).add_((g * g).mul_(1 - alpha))
         if group["centered"]:
             grad_avg = state["grad_avg"]
             grad_avg.mul_(alpha).add_(g, alpha=1 - alpha)

@@ -20,10 +20,10 @@ class SGD(Optimizer):
                                       maximize=maximize, foreach=foreach,
                                       differentiable=differentiable, fused=fused))
 
-    def _rule(self, group, p, g, state):
+    def _rule(self, group, p, g, state, owned):
         momentum, wd = group["momentum"], group["weight_decay"]
         if wd:
-            g = g + p * wd
+            g, owned = g + p * wd, True
         if momentum:
             buf = state.get("momentum_buffer")
             if buf is None:
@@ -31,5 +31,8 @@ class SGD(Optimizer):
                 state["momentum_buffer"] = buf
             else:
                 buf.mul_(momentum).add_(g, alpha=1 - group["dampening"])
-            g = g + buf * momentum if group["nesterov"] else buf
-        return g * -group["lr"]
+            if group["nesterov"]:
+                g, owned = g + buf * momentum, True
+            else:
+                g, owned = buf, False
+        return g.mul_(-group["lr"]) if owned else g * -group["lr"]
