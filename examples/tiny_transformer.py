@@ -17,6 +17,13 @@ import os
 import sys
 import time
 
+# One BLAS thread unless the caller says otherwise: the CPU backend's matrix products
+# are small here, and on a machine whose few cores are shared, OpenBLAS's spinning
+# worker threads made them up to 10x slower (measured on the 2-core CI box). Set
+# before numpy loads; OPENBLAS_NUM_THREADS=2 (etc.) in the environment overrides it.
+for _var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
 import numpy as np
 from tqdm import tqdm
 
