@@ -30,8 +30,13 @@ train: setup
 test: setup-dev
 	$(PYTHON) -m pytest -n 2 -q
 
-bench: setup-dev
-	$(PYTHON) -m benchmarks
+# the benchmarks compare against PyTorch's CPU build, a benchmark-only dependency
+$(VENV)/.bench: $(VENV)/.dev
+	$(PIP) install -e ".[bench]"
+	touch $@
+
+bench: $(VENV)/.bench
+	$(PYTHON) -m benchmarks $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV)

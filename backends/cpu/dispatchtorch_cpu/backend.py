@@ -7,7 +7,7 @@ import warnings
 import ml_dtypes
 import numpy as np
 
-from dispatchtorch.backend import API_VERSION, DTYPE_NAMES, Backend, DeviceInfo
+from dispatchtorch.backend import DTYPE_NAMES, Backend, DeviceInfo
 
 from .kernels import KERNELS
 
@@ -23,7 +23,7 @@ warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"dispatchtorc
 
 class CPUBackend(Backend):
     name = "cpu"
-    api_version = API_VERSION
+    api_version = (1, 0)
     kernels = KERNELS
 
     def devices(self):
@@ -43,6 +43,8 @@ class CPUBackend(Backend):
 
     def as_strided(self, storage, shape, strides, offset):
         item = storage.itemsize
+        if 0 in shape:
+            offset = 0      # an empty view reads nothing; its offset may lie past the end
         key = (strides, item)
         byte_strides = _BYTE_STRIDES.get(key)
         if byte_strides is None:
