@@ -140,14 +140,15 @@ def flat_fold(cols, n, c, size, kernel, dilation, padding):
     hp, wp, oh, _ = flat_geometry(h, w, kernel, dilation, padding)
     (kh, kw), (dh, dw) = kernel, dilation
     plane = (hp + 1) * wp
-    buf = _api.zeros((n, c, hp + 1, wp), dtype=cols._dtype, device=cols.device)
+    # channels first, as cols: the adds walk both operands in the same order
+    buf = _api.zeros((c, n, hp + 1, wp), dtype=cols._dtype, device=cols.device)
     cols = cols.reshape(c, kh, kw, n, oh * wp)
     for i in range(kh):
         row = cols.select(1, i)
         for j in range(kw):
-            _api.as_strided(buf, (c, n, oh * wp), (plane, c * plane, 1),
+            _api.as_strided(buf, (c, n, oh * wp), (n * plane, plane, 1),
                             i * dh * wp + j * dw).add_(row.select(1, j))
-    return buf.narrow(2, padding[0], h).narrow(3, padding[1], w)
+    return buf.permute(1, 0, 2, 3).narrow(2, padding[0], h).narrow(3, padding[1], w)
 
 
 def pool_geometry(x, kernel_size, stride, padding, dilation, ceil_mode):
