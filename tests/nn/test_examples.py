@@ -1,11 +1,25 @@
 """The examples run end to end (short runs; the full runs are `make train` and
 `python examples/tiny_transformer.py`)."""
+import contextlib
 import os
 import sys
 
 import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
+
+
+@pytest.fixture(autouse=True)
+def one_blas_thread():
+    """What the examples set for themselves before numpy loads (here it already has)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        limits = contextlib.nullcontext()
+    else:
+        limits = threadpool_limits(1, user_api="blas")
+    with limits:
+        yield
 
 
 def test_train_digits_short_run_saves_and_reloads(tmp_path):
