@@ -38,6 +38,19 @@ short, int, long = int16, int32, int64  # noqa: A001
 cfloat = None
 
 
+def set_num_threads(n: int) -> None:
+    """Threads the CPU backend's kernels may use (numpy's BLAS and OpenMP pools)."""
+    from .dispatch import get_backend
+    if int(n) < 1:
+        raise ValueError(f"set_num_threads: expected a positive number of threads, got {n}")
+    get_backend("cpu").backend.set_num_threads(int(n))
+
+
+def get_num_threads() -> int:
+    from .dispatch import get_backend
+    return get_backend("cpu").backend.get_num_threads()
+
+
 def is_tensor(obj) -> bool:
     return isinstance(obj, Tensor)
 
