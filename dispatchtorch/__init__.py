@@ -29,6 +29,7 @@ globals().update({k: v for k, v in _ops._I.items()})
 abs = _ops.abs  # noqa: A001
 
 from ._accelerator import DeviceModule as _DeviceModule  # noqa: E402
+from ._accelerator import get_num_threads, set_num_threads  # noqa: E402,F401
 
 cuda = _DeviceModule("cuda")
 opencl = _DeviceModule("opencl")
@@ -36,19 +37,6 @@ opencl = _DeviceModule("opencl")
 half, float, double = float16, float32, float64  # noqa: A001
 short, int, long = int16, int32, int64  # noqa: A001
 cfloat = None
-
-
-def set_num_threads(n: int) -> None:
-    """Threads the CPU backend's kernels may use (numpy's BLAS and OpenMP pools)."""
-    from .dispatch import get_backend
-    if int(n) < 1:
-        raise ValueError(f"set_num_threads: expected a positive number of threads, got {n}")
-    get_backend("cpu").backend.set_num_threads(int(n))
-
-
-def get_num_threads() -> int:
-    from .dispatch import get_backend
-    return get_backend("cpu").backend.get_num_threads()
 
 
 def is_tensor(obj) -> bool:
