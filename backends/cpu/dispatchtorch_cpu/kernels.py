@@ -53,8 +53,13 @@ def _compare(f):
     return kernel
 
 
+def _is_float(dt):
+    """numpy floats and the ml_dtypes ones (bfloat16's kind is 'V', not 'f')."""
+    return dt.kind == "f" or dt in _LOWP
+
+
 def _div(out, a, b):
-    if a.dtype.kind == "f":
+    if _is_float(a.dtype):
         return _binary(np.true_divide)(out, a, b)
     if np.any(b == 0):
         raise ZeroDivisionError("integer division by zero")
@@ -63,7 +68,7 @@ def _div(out, a, b):
 
 
 def _fmod(out, a, b):
-    if a.dtype.kind != "f" and np.any(b == 0):
+    if not _is_float(a.dtype) and np.any(b == 0):
         raise ZeroDivisionError("integer modulo by zero")
     _binary(np.fmod)(out, a, b)
 
