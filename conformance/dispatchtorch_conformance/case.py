@@ -71,9 +71,9 @@ class Arr:
         if base is not None:
             self.base = base
         elif layout == "contig":
-            self.base = np.ascontiguousarray(values)
+            self.base = np.array(values, order="C")          # (ascontiguousarray makes 0-d 1-d)
         elif layout == "T":
-            self.base = np.ascontiguousarray(np.swapaxes(values, -1, -2))
+            self.base = np.array(np.swapaxes(values, -1, -2), order="C")
         elif layout == "step":
             n = values.shape[-1]
             base = np.full(values.shape[:-1] + (2 * n + 1,), DT.junk(values.dtype), values.dtype)
@@ -88,7 +88,7 @@ class Arr:
     @classmethod
     def expanded(cls, small, shape, grad=True):
         """`small` broadcast to `shape` on the device by `expand` (stride-0 dims)."""
-        small = np.ascontiguousarray(small)
+        small = np.array(small, order="C")
         return cls(np.broadcast_to(small, shape), "expand", grad, base=small)
 
     @property

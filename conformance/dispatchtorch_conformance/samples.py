@@ -101,12 +101,14 @@ def _no_zeros(arr):
     return Arr(v, arr.layout, arr.grad)
 
 
-def reduction(low=None, high=None, *, tuple_dims=True, keepdim=True, empty=True,
-              large_range=(0.5, 1.5), extremes=True):
+def reduction(low=None, high=None, *, tuple_dims=True, keepdim=True, empty_raises=None,
+              large_range=(0.5, 1.5), large_all=True, extremes=True):
     """f(x, dim=..., keepdim=...) over every standard layout: all dims (no dim
     argument), one dim, negative dims, dim tuples, 0-d and empty inputs. The large
     samples draw positive values from large_range, so that the result has no
-    cancellation and any summation order is within tolerance."""
+    cancellation and any summation order is within tolerance. empty_raises: for ops
+    without an identity (amax, argmax), the errors (all dims, dim 0) that reducing
+    an empty (0, 3) tensor must raise."""
     def gen(g):
         def a(shape, layout="contig"):
             return g.arr(shape, low, high, layout=layout)
@@ -128,13 +130,17 @@ def reduction(low=None, high=None, *, tuple_dims=True, keepdim=True, empty=True,
         yield g.sample("step", a((4, 9), "step"), dim=-1)
         yield g.sample("offset", a((4, 5), "offset"), dim=1)
         yield g.sample("expand", a((4, 6), "expand"), dim=0)
-        if empty:
-            e = a((0, 3))
+        e = a((0, 3))
+        if empty_raises:
+            yield g.sample("empty-all", e).raises(empty_raises[0])
+            yield g.sample("empty-dim0", e, dim=0).raises(empty_raises[1])
+        else:
             yield g.sample("empty-all", e)
             yield g.sample("empty-dim0", e, dim=0)
-            yield g.sample("empty-dim1", e, dim=1)
+        yield g.sample("empty-dim1", e, dim=1)
         big = g.arr(LARGE, *large_range)
-        yield g.sample("large-all", big).skip_checks(*NO_LARGE)
+        if large_all:
+            yield g.sample("large-all", big).skip_checks(*NO_LARGE)
         yield g.sample("large-dim1", big, dim=1).skip_checks(*NO_LARGE)
         if extremes:
             s = g.special()

@@ -40,6 +40,8 @@ class CPUBackend(Backend):
 
     def as_strided(self, storage, shape, strides, offset):
         item = storage.itemsize
+        if 0 in shape:
+            offset = 0      # an empty view reads nothing; its offset may lie past the end
         return np.ndarray(shape, storage.dtype, storage, offset * item, tuple(s * item for s in strides))
 
     def copy_(self, dst, src):

@@ -139,8 +139,14 @@ def _matmul(out, a, b):
         out[...] = np.matmul(a, b)
 
 
+def _leading(x, index, dim):
+    """x cut to index's extent in every dim but `dim` (an index may be smaller than x
+    there; numpy's *_along_axis functions want them equal)."""
+    return x[tuple(slice(None) if d == dim else slice(0, n) for d, n in enumerate(index.shape))]
+
+
 def _gather(out, x, index, *, dim):
-    out[...] = np.take_along_axis(x, index, axis=dim)
+    out[...] = np.take_along_axis(_leading(x, index, dim), index, axis=dim)
 
 
 def _full_index(index, dim):
@@ -156,7 +162,7 @@ def _scatter_(out, index, src, *, dim, reduce):
     if index.size == 0:
         return
     if reduce == "none":
-        np.put_along_axis(out, index, src, axis=dim)
+        np.put_along_axis(_leading(out, index, dim), index, src, axis=dim)
         return
     ufunc = _SCATTER_UFUNC[reduce]
     if out.dtype in _LOWP:
