@@ -48,6 +48,11 @@ class Mismatch:
 
 def compare(actual: np.ndarray, expected: np.ndarray, rtol: float, atol: float):
     """None if equal within tolerance, else a Mismatch (shapes must agree)."""
+    with np.errstate(all="ignore"):
+        return _compare(actual, expected, rtol, atol)
+
+
+def _compare(actual, expected, rtol, atol):
     if actual.size == 0 or identical(actual, expected):
         return None
     if actual.dtype.kind in "biu":
@@ -61,15 +66,14 @@ def compare(actual: np.ndarray, expected: np.ndarray, rtol: float, atol: float):
     a, e = actual.astype(np.float64), expected.astype(np.float64)
     nan_a, nan_e = np.isnan(a), np.isnan(e)
     finite = np.isfinite(a) & np.isfinite(e)
-    with np.errstate(invalid="ignore", over="ignore"):
-        diff = np.where(finite, np.abs(a - e), 0.0)
-        bad = (nan_a != nan_e) | (~finite & ~nan_a & ~nan_e & (a != e)) | \
-            (finite & (diff > atol + rtol * np.abs(e)))
-        if not bad.any():
-            return None
-        rel = np.where(finite, diff / np.maximum(np.abs(e), np.finfo(np.float64).tiny), 0.0)
-        diff = np.where(bad & ~finite, np.inf, diff)
-        rel = np.where(bad & ~finite, np.inf, rel)
+    diff = np.where(finite, np.abs(a - e), 0.0)
+    bad = (nan_a != nan_e) | (~finite & ~nan_a & ~nan_e & (a != e)) | \
+        (finite & (diff > atol + rtol * np.abs(e)))
+    if not bad.any():
+        return None
+    rel = np.where(finite, diff / np.maximum(np.abs(e), np.finfo(np.float64).tiny), 0.0)
+    diff = np.where(bad & ~finite, np.inf, diff)
+    rel = np.where(bad & ~finite, np.inf, rel)
     return _mismatch(bad, diff, rel, actual, expected)
 
 

@@ -31,7 +31,9 @@ class Result:
 
     @property
     def id(self):
-        parts = [self.case, self.dtype]
+        parts = [self.case]
+        if self.dtype != "-":
+            parts.append(self.dtype)
         if self.sample != "-":
             parts.append(self.sample)
         if self.check != "-":
