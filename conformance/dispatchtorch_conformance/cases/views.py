@@ -145,7 +145,7 @@ CASES = [
         g.sample("T", a((4, 6), layout="T"), (3, 2), (1, 4)),
         g.sample("out-of-storage", a((2, 3)), (3, 3), (3, 1)).raises(RuntimeError)]),
         alias=True),
-    Case("as_strided_scatter", torch.as_strided_scatter, _family(lambda g, a: [
+    Case("as_strided_scatter", lambda x, src, *a: torch.as_strided_scatter(x, src, *a), _family(lambda g, a: [
         g.sample("window", a((4, 6)), a((2, 3)), (2, 3), (6, 2), 1),
         g.sample("overlap", a((10,)), a((4, 3)), (4, 3), (2, 1), 0),
         g.sample("T", a((4, 6), layout="T"), a((3, 2), layout="step"), (3, 2), (1, 4), 0),
