@@ -54,6 +54,8 @@ def parser():
                    " and print its inputs, both outputs and the verdicts")
     p.add_argument("--list", action="store_true", help="list the cases and exit")
     p.add_argument("--coverage", action="store_true", help="list ops without cases; exit 1 if any")
+    p.add_argument("--ready-backends", action="store_true", help="print the installed backends "
+                   "that have a usable device, one per line, and exit")
     p.add_argument("--max-failures", type=int, default=30, help="failures printed (default 30)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("-q", "--quiet", action="store_true", help="print only the summary line")
@@ -68,6 +70,12 @@ def main(argv=None):
         lines = problems()
         print("\n".join(lines) if lines else "every op in dispatchtorch's OPS has a conformance case")
         return 1 if lines else 0
+    if args.ready_backends:
+        from dispatchtorch.dispatch import list_backends
+        for rt in list_backends():
+            if rt.status == "ready":
+                print(rt.name)
+        return 0
     from . import cases as C
     from .runner import SetupError, Target, cell_dtypes, select
     all_cases = C.all_cases()
