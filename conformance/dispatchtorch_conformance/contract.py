@@ -85,11 +85,14 @@ def devices(target):
 
 
 def roundtrip(target, dtype):
-    """from_host then to_host gives back every bit (-0.0, NaN, extremes included)."""
+    """from_host then to_host gives back every bit (-0.0, NaN, extremes included), in
+    the handle's shape (0-d and size-1 tensors too)."""
     bk, idx = target.rt.backend, target.index
     host = _values(dtype)
-    h = bk.from_host(host, idx)
-    _same_bits(np.asarray(bk.to_host(h)), host, "backend.to_host(backend.from_host(x))")
+    for x in (host, host.reshape(-1)[:1].reshape(()), host.reshape(-1)[:1]):
+        h = bk.from_host(np.ascontiguousarray(x).reshape(x.shape), idx)
+        _same_bits(np.asarray(bk.to_host(h)), x,
+                   f"backend.to_host(backend.from_host(x)) of shape {list(x.shape)}")
     _expect(bk.device_index(h) == idx, f"device_index of a handle made on device {idx} is "
                                         f"{bk.device_index(h)}")
     t = torch.tensor(host, device=target.device)
