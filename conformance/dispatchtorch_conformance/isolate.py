@@ -23,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from .results import Result
 
 CONTRACT = "contract"
+STARTUP = 120.0        # seconds a worker may take to import and load the backend
 
 
 def _signal_name(code):
@@ -76,7 +77,8 @@ def run_job(config, case_name, cells, timeout, op="-", on_result=None):
             lines.put(None)
         threading.Thread(target=pump, daemon=True).start()
         current = None
-        deadline = time.monotonic() + timeout
+        # starting Python and the backend is not the cell's time (a loaded machine)
+        deadline = time.monotonic() + max(timeout, STARTUP)
         try:
             while True:
                 try:

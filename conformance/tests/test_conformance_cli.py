@@ -123,3 +123,21 @@ def test_pytest_plugin(subprocess_env, workers):
     assert "test_op[cos-float32]" not in out.split("short test summary")[-1]
     last = out.strip().splitlines()[-1]
     assert "failed" in last and "passed" in last and "skipped" in last
+
+
+def test_entry_points_are_declared():
+    """The console script and the pytest11 plugin, as pip installs them."""
+    from importlib.metadata import PackageNotFoundError, distribution
+    try:
+        dist = distribution("dispatchtorch-conformance")
+    except PackageNotFoundError:
+        pytest.skip("dispatchtorch-conformance is not installed (only on PYTHONPATH)")
+    eps = {(e.group, e.name): e.value for e in dist.entry_points}
+    assert eps[("console_scripts", "dispatchtorch-conformance")] == "dispatchtorch_conformance.cli:main"
+    assert eps[("pytest11", "dispatchtorch_conformance")] == "dispatchtorch_conformance.pytest_plugin"
+
+
+def test_the_package_imports_lazily():
+    code = ("import sys, dispatchtorch_conformance as d; assert 'dispatchtorch' not in sys.modules; "
+            "d.Case; assert 'dispatchtorch' in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)
