@@ -17,7 +17,6 @@ from __future__ import annotations
 import fnmatch
 from dataclasses import dataclass, field
 
-from .results import FAILING
 
 
 @dataclass
