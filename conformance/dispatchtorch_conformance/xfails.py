@@ -18,7 +18,6 @@ import fnmatch
 from dataclasses import dataclass, field
 
 
-
 @dataclass
 class Entry:
     pattern: str
