@@ -6,7 +6,7 @@ PYTHON = $(VENV)/bin/python
 PIP = $(PYTHON) -m pip --disable-pip-version-check -q
 
 # what the tests need: every package of this repo (editable) plus the dev tools
-PACKAGES = -e . -e backends/cpu -e conformance
+PACKAGES = -e . -e backends/cpu -e "backends/cuda[cuda12]" -e conformance
 DEV_EXTRAS = -e ".[dev]"
 
 .PHONY: setup setup-dev train test conformance bench clean
@@ -31,19 +31,25 @@ test: setup-dev
 	$(PYTHON) -m pytest -n 2 -q
 
 # the conformance suite on every installed backend with a device here (the CPU
-# reference runs inside `make test`); reports land in reports/
+# reference runs inside `make test`; meta tensors have no values to compare);
+# reports land in reports/
 conformance: setup-dev
 	mkdir -p reports
 	for b in $$($(PYTHON) -m dispatchtorch_conformance --ready-backends); do \
-	  [ "$$b" = cpu ] && continue; \
+	  case $$b in cpu|meta) continue;; esac; \
 	  xf=backends/$$b/conformance-xfails.txt; \
 	  $(PYTHON) -m dispatchtorch_conformance --backend $$b --isolate --jobs 2 --no-progress \
 	    $$([ -f $$xf ] && echo --xfails $$xf) --report reports/conformance-$$b.json \
 	    --markdown reports/conformance-$$b.md || exit 1; \
 	done
 
-bench: setup-dev
-	$(PYTHON) -m benchmarks
+# the benchmarks compare against PyTorch's CPU build, a benchmark-only dependency
+$(VENV)/.bench: $(VENV)/.dev
+	$(PIP) install -e ".[bench]"
+	touch $@
+
+bench: $(VENV)/.bench
+	$(PYTHON) -m benchmarks $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV)

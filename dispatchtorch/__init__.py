@@ -26,6 +26,11 @@ globals().update({k: v for k, v in _ops._F.items()})
 globals().update({k: v for k, v in _ops._I.items()})
 abs = _ops.abs  # noqa: A001
 
+from ._accelerator import DeviceModule as _DeviceModule  # noqa: E402
+
+cuda = _DeviceModule("cuda")
+opencl = _DeviceModule("opencl")
+
 half, float, double = float16, float32, float64  # noqa: A001
 short, int, long = int16, int32, int64  # noqa: A001
 cfloat = None

@@ -54,8 +54,7 @@ def _compare(f):
 
 
 def _is_float(dt):
-    """numpy floats and the ml_dtypes ones (bfloat16's kind is 'V', not 'f')."""
-    return dt.kind == "f" or dt in _LOWP
+    return dt.kind == "f" or dt in _LOWP      # ml_dtypes' bfloat16 has kind 'V'
 
 
 def _div(out, a, b):
@@ -82,17 +81,25 @@ def _acc_dtype(x, out):
     return _F32 if out.dtype in _LOWP else out.dtype
 
 
-def _reduce(f):
+def _reduce(ufunc):
+    reduce = ufunc.reduce
+
     def kernel(out, x, *, dims, keepdim):
-        if x.dtype in _LOWP:
-            x = x.astype(_F32)
-        out[...] = f(x, axis=dims, keepdims=keepdim, dtype=_acc_dtype(x, out))
+        if x.dtype in _LOWP or out.dtype in _LOWP:
+            out[...] = reduce(x.astype(_F32), axis=dims, dtype=_F32, keepdims=keepdim)
+        else:
+            reduce(x, axis=dims, dtype=out.dtype, out=out, keepdims=keepdim)
     return kernel
 
 
-def _extreme(f):
+def _extreme(ufunc):
+    reduce = ufunc.reduce
+
     def kernel(out, x, *, dims, keepdim):
-        out[...] = f(x.astype(_F32) if x.dtype in _LOWP else x, axis=dims, keepdims=keepdim)
+        if x.dtype in _LOWP:
+            out[...] = reduce(x.astype(_F32), axis=dims, keepdims=keepdim)
+        else:
+            reduce(x, axis=dims, out=out, keepdims=keepdim)
     return kernel
 
 
@@ -139,14 +146,9 @@ def _matmul(out, a, b):
         out[...] = np.matmul(a, b)
 
 
-def _leading(x, index, dim):
-    """x cut to index's extent in every dim but `dim` (an index may be smaller than x
-    there; numpy's *_along_axis functions want them equal)."""
-    return x[tuple(slice(None) if d == dim else slice(0, n) for d, n in enumerate(index.shape))]
-
-
 def _gather(out, x, index, *, dim):
-    out[...] = np.take_along_axis(_leading(x, index, dim), index, axis=dim)
+    # not take_along_axis: index may be smaller than x in the other dims, as in PyTorch
+    out[...] = x[_full_index(index, dim)]
 
 
 def _full_index(index, dim):
@@ -162,7 +164,7 @@ def _scatter_(out, index, src, *, dim, reduce):
     if index.size == 0:
         return
     if reduce == "none":
-        np.put_along_axis(_leading(out, index, dim), index, src, axis=dim)
+        out[_full_index(index, dim)] = src
         return
     ufunc = _SCATTER_UFUNC[reduce]
     if out.dtype in _LOWP:
@@ -223,8 +225,8 @@ KERNELS = {
     "le": _compare(np.less_equal), "gt": _compare(np.greater), "ge": _compare(np.greater_equal),
     "where": _where,
     # reductions and scans
-    "sum": _reduce(np.sum), "prod": _reduce(np.prod),
-    "amax": _extreme(np.amax), "amin": _extreme(np.amin),
+    "sum": _reduce(np.add), "prod": _reduce(np.multiply),
+    "amax": _extreme(np.maximum), "amin": _extreme(np.minimum),
     "argmax": _arg(np.argmax), "argmin": _arg(np.argmin),
     "cumsum": _scan(np.cumsum), "cumprod": _scan(np.cumprod),
     "cummax": _cumext(np.maximum), "cummin": _cumext(np.minimum),
