@@ -116,9 +116,10 @@ class Arr:
 class Sample:
     """One call of the op: positional and keyword arguments (Arr, numbers, lists...).
 
-    Chain `.skip_checks("grad", ...)` to leave checks out for this sample and
-    `.raises(RuntimeError)` for a call that must fail: the CPU reference must raise
-    that type, and the backend must raise an error of the same kind.
+    Chain `.skip_checks("grad", ...)` to leave checks out for this sample,
+    `.raises(RuntimeError)` for a call that must fail (the CPU reference must raise
+    that type, and the backend must raise an error of the same kind) and
+    `.needs_dtypes("float16")` for dtypes it uses that no tensor argument has.
     """
 
     name: str
@@ -127,6 +128,13 @@ class Sample:
     skipped: set = field(default_factory=set)
     error: type | None = None
     tol: Tol | None = None
+    needs: set = field(default_factory=set)
+
+    def needs_dtypes(self, *names):
+        """Dtypes the call uses beyond its tensor arguments' (a cast's target): a device
+        that does not claim one skips the sample."""
+        self.needs.update(names)
+        return self
 
     def skip_checks(self, *checks):
         for c in checks:

@@ -124,7 +124,7 @@ def run_cell(target, case, dtype, only_sample=None, checks=None, keep_runs=None,
         if entry is not None:
             results.append(_res(case, dtype, sample.name, "-", "skip", _skip_reason(skips, entry)))
             continue
-        unclaimed = sorted({a.dtype for a in sample.arrays()} - target.dtypes)
+        unclaimed = sorted(({a.dtype for a in sample.arrays()} | sample.needs) - target.dtypes)
         if unclaimed:
             results.append(_res(case, dtype, sample.name, "-", "skip",
                                 f"uses dtypes the device does not claim: {', '.join(unclaimed)}"))
@@ -147,6 +147,11 @@ def _run_sample(target, case, dtype, sample, grad, decomposed, checks, keep_runs
         warnings.simplefilter("ignore", RuntimeWarning)    # IEEE results of extremes, fallbacks
         ref = execute.forward(case, sample, REFERENCE)
         tgt = execute.forward(case, sample, target.device)
+        unclaimed = _unclaimed_results(ref, tgt, target)
+        if unclaimed:
+            target.stop_tracking()
+            return [_res(case, dtype, sample.name, "-", "skip",
+                         f"the result has dtype {unclaimed}, which the device does not claim")]
         runs = [("forward", ref, tgt, check_forward(ref, tgt, sample, tols, expect))]
         if ref.exc is None and tgt.exc is None and sample.error is None:
             if "grad" in wanted and grad and dtype_has_grad(sample):
@@ -177,6 +182,17 @@ def _run_sample(target, case, dtype, sample, grad, decomposed, checks, keep_runs
                         fallback=fallback, decomposed=decomposed,
                         seconds=round(seconds / len(runs), 6)))
     return out
+
+
+def _unclaimed_results(ref, tgt, target):
+    """The dtype of a reference output the device does not claim, when the backend
+    refused to make it (a device without float16 cannot hold a float16 result)."""
+    if tgt.exc is None or ref.exc is not None:
+        return None
+    for _, v in ref.outputs:
+        if isinstance(v, execute.HostTensor) and v.dtype not in target.dtypes:
+            return v.dtype
+    return None
 
 
 def _skip_reason(skips, entry):

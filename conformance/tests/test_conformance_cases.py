@@ -179,3 +179,16 @@ def test_xfails_parse_and_apply():
     assert [r.outcome for r in res] == ["xfail", "pass", "fail", "xfail", "fail", "xpass"]
     assert res[0].expected_failure == "x.txt:2 add/float32 (off)"
     assert [e.pattern for e in unused] == ["nope"]
+
+
+def test_samples_needing_unclaimed_dtypes_are_skipped(fixture_backends):
+    """The fixture device does not claim int16: a cast to it is skipped, declared or not."""
+    def gen(g):
+        yield g.sample("declared", g.arr((3,)), "int16").needs_dtypes("int16")
+        yield g.sample("undeclared", g.arr((3,)), "int16")
+        yield g.sample("claimed", g.arr((3,)), "int32")
+    case = Case("to_dtype", lambda x, name: x.to(getattr(torch, name)), gen)
+    res = {r.sample: r for r in run_cell(Target("fixture"), case, "float32")}
+    assert res["declared"].outcome == "skip" and "uses dtypes" in res["declared"].message
+    assert res["undeclared"].outcome == "skip" and "result has dtype int16" in res["undeclared"].message
+    assert res["claimed"].outcome == "pass"
