@@ -25,7 +25,7 @@ setup: $(VENV)/.base
 setup-dev: $(VENV)/.dev
 
 train: setup
-	$(PYTHON) examples/demo.py
+	$(PYTHON) examples/train_digits.py
 
 test: setup-dev
 	$(PYTHON) -m pytest -n 2 -q

@@ -21,6 +21,8 @@ from .ops import *  # noqa: F401,F403
 from .ops import _F, _I  # noqa: F401
 from . import ops as _ops
 from . import autograd, return_types  # noqa: F401
+from . import nn, optim, utils  # noqa: F401,E402
+from .serialization import load, save  # noqa: F401,E402
 
 globals().update({k: v for k, v in _ops._F.items()})
 globals().update({k: v for k, v in _ops._I.items()})
