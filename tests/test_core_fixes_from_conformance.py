@@ -186,3 +186,23 @@ def test_zero_dim_tensors_view_and_scatter():
 def test_bfloat16_host_values_survive():
     x = np.array([1.5, -2.25], ml_dtypes.bfloat16)
     assert torch.tensor(x).float().tolist() == [1.5, -2.25]
+
+
+def _ulps(actual, truth):
+    """Error in float16 units in the last place of the true value."""
+    ulp = np.spacing(np.abs(truth).astype(np.float16)).astype(np.float64)
+    return np.max(np.abs(actual.astype(np.float64) - truth) / ulp)
+
+
+def test_nn_ops_in_half_precision_round_once():
+    import dispatchtorch.nn.functional as F
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-3, 3, (6, 1000)).astype(np.float16)
+    x64 = x.astype(np.float64)
+    shifted = x64 - x64.max(1, keepdims=True)
+    truth = shifted - np.log(np.exp(shifted).sum(1, keepdims=True))
+    assert _ulps(F.log_softmax(torch.tensor(x), 1).numpy(), truth) <= 1.0   # half steps: > 1
+    mean, var = rng.uniform(-1, 1, 1000).astype(np.float16), rng.uniform(0.5, 2, 1000).astype(np.float16)
+    bn = F.batch_norm(torch.tensor(x), torch.tensor(mean), torch.tensor(var))
+    truth = (x64 - mean.astype(np.float64)) / np.sqrt(var.astype(np.float64) + 1e-5)
+    assert bn.dtype is torch.float16 and _ulps(bn.numpy(), truth) <= 1.0    # half steps: 13

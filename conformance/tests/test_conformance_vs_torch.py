@@ -35,7 +35,13 @@ KNOWN = {
                                     "role in gradients); PyTorch leaves overlapping writes undefined",
     "as_strided_scatter/*/T": "PyTorch applies the geometry to a clone that keeps the input's "
                               "strides; dispatchtorch's clones are contiguous",
+    "dropout/*": "the mask comes from dispatchtorch's generator, not PyTorch's",
 }
+# PyTorch's CPU kernels of these ops round half-precision intermediates (up to 57 ulp off
+# float64 on these samples); dispatchtorch computes in float32 and rounds once (0.5 ulp)
+for _op in ("log_softmax", "conv_transpose2d", "col2im", "batch_norm", "nll_loss"):
+    for _dt in ("float16", "bfloat16"):
+        KNOWN[f"{_op}/{_dt}/*"] = "PyTorch rounds half-precision intermediates"
 
 
 def _known(key):
@@ -47,8 +53,10 @@ def _rebind(fn):
     PyTorch's function of the same name."""
     if isinstance(fn, types.FunctionType) and fn.__module__.startswith("dispatchtorch_conformance"):
         g = dict(fn.__globals__)
-        g["torch"] = T
+        g["torch"], g["F"] = T, T.nn.functional
         return types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, fn.__closure__)
+    if fn.__module__.startswith("dispatchtorch.nn.functional"):
+        return getattr(T.nn.functional, fn.__name__)
     return getattr(T, fn.__name__)
 
 
@@ -121,4 +129,4 @@ def test_reference_matches_pytorch(case):
             why = _diff(case, tfn, sample)
             if why:
                 bad.append(f"{key}: {why}")
-    assert not bad, "\n".join(bad[:20])
+    assert not bad, "\n".join(bad[:int(__import__("os").environ.get("NBAD", "20"))])
