@@ -32,13 +32,14 @@ test: setup-dev
 
 # the conformance suite on every installed backend with a device here (the CPU
 # reference runs inside `make test`; meta tensors have no values to compare);
-# reports land in reports/
+# reports land in reports/. CONFORMANCE_ARGS="" runs in-process (faster, no isolation).
+CONFORMANCE_ARGS ?= --isolate --jobs 2
 conformance: setup-dev
 	mkdir -p reports
 	for b in $$($(PYTHON) -m dispatchtorch_conformance --ready-backends); do \
 	  case $$b in cpu|meta) continue;; esac; \
 	  xf=backends/$$b/conformance-xfails.txt; \
-	  $(PYTHON) -m dispatchtorch_conformance --backend $$b --isolate --jobs 2 --no-progress \
+	  $(PYTHON) -m dispatchtorch_conformance --backend $$b $(CONFORMANCE_ARGS) --no-progress \
 	    $$([ -f $$xf ] && echo --xfails $$xf) --report reports/conformance-$$b.json \
 	    --markdown reports/conformance-$$b.md || exit 1; \
 	done
