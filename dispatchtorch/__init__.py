@@ -27,12 +27,15 @@ import importlib as _importlib  # noqa: E402
 # already bound `linalg` to the ops module of the same name)
 linalg = _importlib.import_module(".linalg", __name__)
 special = _importlib.import_module(".special", __name__)
+from . import nn, optim, utils  # noqa: F401,E402
+from .serialization import load, save  # noqa: F401,E402
 
 globals().update({k: v for k, v in _ops._F.items()})
 globals().update({k: v for k, v in _ops._I.items()})
 abs = _ops.abs  # noqa: A001
 
 from ._accelerator import DeviceModule as _DeviceModule  # noqa: E402
+from ._accelerator import get_num_threads, set_num_threads  # noqa: E402,F401
 
 cuda = _DeviceModule("cuda")
 opencl = _DeviceModule("opencl")

@@ -68,3 +68,16 @@ def _index(device):
         return device
     from ._device import device as Device
     return Device(device).index or 0
+
+
+def set_num_threads(n: int) -> None:
+    """Threads the CPU backend's kernels may use (numpy's BLAS and OpenMP pools)."""
+    from .dispatch import get_backend
+    if int(n) < 1:
+        raise ValueError(f"set_num_threads: expected a positive number of threads, got {n}")
+    get_backend("cpu").backend.set_num_threads(int(n))
+
+
+def get_num_threads() -> int:
+    from .dispatch import get_backend
+    return get_backend("cpu").backend.get_num_threads()

@@ -6,15 +6,24 @@ its own, the decomposition runs without recording and backward sees one node.
 """
 from __future__ import annotations
 
+from .. import _dtype as D
 from .._inplace import commit_inplace, inplace_needs_graph
 from .._run import decompose
 from .._tensor import Tensor
 from ..dispatch import OpDef, register_op
 
 
+# rows whose decomposition computes float16 / bfloat16 inputs in float32 and rounds the
+# result once (PyTorch's "opmath"), instead of rounding after every step
+OPMATH: set = set()
+_LOWP = (D.float16, D.bfloat16)
+
+
 def composite(name, decomp, *, kind, args=("x",), grad=None, n_out=1, dtypes="all",
-              signature="", doc="", differentiable=None, save_for=None):
+              signature="", doc="", differentiable=None, save_for=None, opmath=False):
     """Declare a composite op's schema row."""
+    if opmath:
+        OPMATH.add(name)
     return register_op(OpDef(name, kind=kind, args=args, decomp=decomp, grad=grad, n_out=n_out,
                              dtypes=dtypes, signature=signature, doc=doc,
                              differentiable=differentiable, save_for=save_for))
@@ -22,7 +31,23 @@ def composite(name, decomp, *, kind, args=("x",), grad=None, n_out=1, dtypes="al
 
 def run(op, inputs, params):
     """Call a composite: its decomposition, recorded as one node if it has a rule."""
+    if op.name in OPMATH:
+        low = next((x._dtype for x in inputs if isinstance(x, Tensor) and x._dtype in _LOWP),
+                   None)
+        if low is not None:
+            wide = tuple(x.float() if isinstance(x, Tensor) and x._dtype is low else x
+                         for x in inputs)
+            return _narrow(decompose(op, wide, params), low)
     return decompose(op, inputs, params)
+
+
+def _narrow(r, low):
+    if isinstance(r, tuple):
+        return type(r)(*(_narrow(x, low) for x in r)) if hasattr(r, "_fields") else \
+            tuple(_narrow(x, low) for x in r)
+    if isinstance(r, Tensor) and r._dtype is D.float32:
+        return r.to(low)
+    return r
 
 
 def inplace_variant(fn, name):

@@ -25,6 +25,7 @@ _CATEGORIES = {"all": {D.BOOL, D.INT, D.FLOAT}, "numeric": {D.INT, D.FLOAT},
                "float": {D.INT, D.FLOAT, D.BOOL}, "integral": {D.BOOL, D.INT},
                "int_float": {D.INT, D.FLOAT}, "floating": {D.FLOAT}, "integer": {D.INT}}
 _NOPARAMS = {}
+_LOWP = (D.float16, D.bfloat16)
 _SPECS: list["Elementwise"] = []
 
 
@@ -150,6 +151,10 @@ def unary(spec, x):
     if k is None:
         k = resolve(op, place.rt)
     if k is DECOMPOSE or (track and op.grad is None):
+        # the decomposition computes in the op's dtype (sigmoid of a bool tensor);
+        # float16/bfloat16 compute in float32 and round once, as the prims do
+        if ct in _LOWP:
+            return decompose(op, (_cast(x, D.float32),), _NOPARAMS).to(ct)
         return decompose(op, (x if dt is ct else _cast(x, ct),), _NOPARAMS)
     shape = x._shape
     od = D.bool_ if spec.out_bool else ct
@@ -200,11 +205,13 @@ def binary(spec, a, b):
     if k is None:
         k = resolve(op, place.rt)
     if k is DECOMPOSE or (track and op.grad is None):
-        # the decomposition computes in ct, as a kernel would
-        if True:
-            a = _cast(a, ct) if ta and a._dtype is not ct else a
-            b = _cast(b, ct) if tb and b._dtype is not ct else b
-        return decompose(op, (a, b), _NOPARAMS)
+        # the decomposition computes in ct, as a kernel would (float16 / bfloat16 in
+        # float32, rounded once)
+        wide = D.float32 if ct in _LOWP else ct
+        a = _cast(a, wide) if ta and a._dtype is not wide else a
+        b = _cast(b, wide) if tb and b._dtype is not wide else b
+        r = decompose(op, (a, b), _NOPARAMS)
+        return r if wide is ct or r._dtype is not wide else r.to(ct)
     shape = sa if sa == sb else broadcast_shapes2(sa, sb)
     od = D.bool_ if spec.out_bool else ct
     ha = a._h if ta and sa == shape and a._dtype is ct else operand_handle(a, ct, shape, place)
@@ -242,7 +249,13 @@ def nary(spec, operands, out_dtype=None, params=_NOPARAMS, compute=None):
     if k is None:
         k = resolve(op, place.rt)
     if k is DECOMPOSE or (track and op.grad is None):
-        return decompose(op, tuple(operands), params)
+        low = compute[-1] if compute[-1] in _LOWP else None
+        if low is None:
+            return decompose(op, tuple(operands), params)
+        # float16 / bfloat16: the decomposition computes in float32, rounded once
+        wide = tuple(_cast(x, D.float32) if isinstance(x, Tensor) and x._dtype is low else x
+                     for x in operands)
+        return decompose(op, wide, params).to(low)
     shape = ()
     for x in operands:
         if isinstance(x, Tensor):

@@ -169,7 +169,7 @@ def _einsum(*operands, equation):
 EINSUM = composite("einsum", _einsum, kind="linalg", args=("operands",),
                    signature="einsum(equation, *operands)",
                    doc="Einstein summation (ellipsis, repeated subscripts, sublist form): "
-                       "diagonals, sums and pairwise matmul, left to right")
+                       "diagonals, sums and pairwise matmul, left to right", opmath=True)
 
 
 def _from_sublists(args):
@@ -237,7 +237,8 @@ TENSORDOT = composite("tensordot", _tensordot, kind="linalg", args=("a", "b"), d
 def tensordot(a, b, dims=2, out=None):
     for name, x in (("a", a), ("b", b)):
         if not isinstance(x, Tensor):
-            raise TypeError(f"tensordot(): argument '{name}' must be Tensor, not {type(x).__name__}")
+            raise TypeError(f"tensordot(): argument '{name}' must be Tensor, not "
+                            f"{type(x).__name__}")
     if isinstance(dims, Tensor):
         dims = dims.tolist()
     if isinstance(dims, int):

@@ -109,6 +109,7 @@ I = dict(args=B, dtypes="integral")
 bitwise_and = define("bitwise_and", **I)
 bitwise_or = define("bitwise_or", **I)
 bitwise_xor = define("bitwise_xor", **I)
+# shifts are not defined for bool (PyTorch: "lshift_cpu" not implemented for 'Bool')
 bitwise_left_shift = define("bitwise_left_shift", args=B, dtypes="integer")
 bitwise_right_shift = define("bitwise_right_shift", args=B, dtypes="integer")
 C = dict(args=B, out_bool=True)
@@ -150,13 +151,31 @@ def _logit_grad(g, x):
 
 logit = _c("logit", lambda x: _api.log(x / (1 - x)), grad=_logit_grad, **F)
 frac = _c("frac", lambda x: x - _api.trunc(x), grad=lambda g: g, **FL)
-hypot = _c("hypot", lambda a, b: _api.sqrt(a * a + b * b), args=B, **FL,
+def _hypot(a, b):
+    """max * sqrt(1 + (min / max)^2): no overflow where a * a would (IEEE hypot), and an
+    infinite side gives inf even against NaN."""
+    aa = a.abs() if isinstance(a, Tensor) else abs(a)
+    bb = b.abs() if isinstance(b, Tensor) else abs(b)
+    hi, lo = binary(maximum, aa, bb), binary(minimum, aa, bb)
+    q = lo / _api.where(hi == 0, 1.0, hi)
+    r = hi * _api.sqrt(1 + q * q)
+    return _api.where((aa == math.inf) | (bb == math.inf), math.inf, r)
+
+
+hypot = _c("hypot", _hypot, args=B, **FL,
            grad=lambda g, a, b, result, needs: (g * a / result if needs[0] else None,
                                                 g * b / result if needs[1] else None))
 
 
 def _isnan(x):
     return x != x
+
+
+def _logaddexp(a, b):
+    """log(exp(a) + exp(b)) = max + log1p(exp(-|a - b|)), exact where either is infinite."""
+    m = binary(maximum, a, b)
+    r = m + _api.log1p(_api.exp(-(a - b).abs()))
+    return _api.where((m.abs() == math.inf) & (a == b), m, r)
 
 
 def _fextreme(pick):
@@ -179,6 +198,10 @@ def _fextreme_grad(wins):
     return grad
 
 
+logaddexp = _c("logaddexp", _logaddexp, args=B, **FL,
+               grad=lambda g, a, b, result, needs: (
+                   g * _api.exp(a - result) if needs[0] else None,
+                   g * _api.exp(b - result) if needs[1] else None))
 fmax = _c("fmax", _fextreme(maximum), args=B, grad=_fextreme_grad(lambda a, b: a >= b))
 fmin = _c("fmin", _fextreme(minimum), args=B, grad=_fextreme_grad(lambda a, b: a <= b))
 

@@ -16,6 +16,7 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ..dispatch import OpDef, register_op
 from . import _api
+from ._composite import OPMATH, run as run_composite
 from .views import SLICE, _sub_view, select
 
 # -- gather / scatter ------------------------------------------------------------------------------
@@ -145,8 +146,11 @@ def _scatter(input, dim, index, src, reduce, op=None, checked=None):
         STATE.enabled = with_grad
     if index.numel():
         src_view = src if src._shape == index._shape else _narrow_to(src, index._shape)
+        dst, idx = out, index
+        if not out._shape:          # the prim takes no 0-d tensors: view them as (1,)
+            dst, idx, src_view = (t.reshape(1) for t in (out, index, src_view))
         k = kernel_for(SCATTER_PRIM, place)
-        launch(SCATTER_PRIM, k, place, (out._h, index._h, src_view._h),
+        launch(SCATTER_PRIM, k, place, (dst._h, idx._h, src_view._h),
                {"dim": d, "reduce": reduce}, (input.dtype,))
     if op is not None and with_grad and (input._rg or src._rg):
         record(op, (input, index, src), {"dim": d, "index": index, "reduce": reduce,
@@ -303,18 +307,23 @@ INDEX_ADD = register_op(OpDef(
     "index_add", kind="indexing", args=("x", "index", "source"), decomp=_index_add,
     signature="index_add(x, dim, index, source, *, alpha=1)",
     doc="x with alpha * source's slices added at index along dim (a scatter_add)"))
+OPMATH.add("index_add")
 
 
 def _index_add_args(input, dim, index, op):
     d = norm_dim(dim, input.dim(), op)
     index = _vector_index(index, op)
+    # PyTorch: "index out of range in self" (IndexError) for a 1-d input, the bounds
+    # message (RuntimeError) otherwise
+    one_d = input.dim() <= 1
     return d, check_index(index, input._shape[d] if input.dim() else 1, op, d,
-                          error=IndexError, message=_SELF)
+                          error=IndexError if one_d else RuntimeError,
+                          message=_SELF if one_d else None)
 
 
 def index_add(input, dim, index, source, *, alpha=1):
     d, index = _index_add_args(input, dim, index, "index_add")
-    return decompose(INDEX_ADD, (input, index, source), {"dim": d, "alpha": alpha})
+    return run_composite(INDEX_ADD, (input, index, source), {"dim": d, "alpha": alpha})
 
 
 def index_add_(self, dim, index, source, *, alpha=1):

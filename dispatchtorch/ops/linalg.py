@@ -171,17 +171,17 @@ def _scaled_sum(product, input, beta, alpha):
 ADDMM = composite("addmm", lambda x, a, b, beta, alpha: _scaled_sum(_batched(a, b), x, beta, alpha),
                   kind="linalg", args=("x", "a", "b"), dtypes="numeric",
                   signature="addmm(x, a, b, *, beta=1, alpha=1)",
-                  doc="beta * x + alpha * (a @ b); x broadcasts; beta=0 ignores x")
+                  doc="beta * x + alpha * (a @ b); x broadcasts; beta=0 ignores x", opmath=True)
 BADDBMM = composite("baddbmm", lambda x, a, b, beta, alpha: _scaled_sum(_batched(a, b), x, beta,
                                                                         alpha),
                     kind="linalg", args=("x", "a", "b"), dtypes="numeric",
                     signature="baddbmm(x, a, b, *, beta=1, alpha=1)",
-                    doc="beta * x + alpha * bmm(a, b); x broadcasts; beta=0 ignores x")
+                    doc="beta * x + alpha * bmm(a, b); x broadcasts; beta=0 ignores x", opmath=True)
 ADDMV = composite("addmv", lambda x, a, v, beta, alpha: _scaled_sum(
                       _batched(a, v.unsqueeze(1)).squeeze(-1), x, beta, alpha),
                   kind="linalg", args=("x", "a", "v"), dtypes="numeric",
                   signature="addmv(x, a, v, *, beta=1, alpha=1)",
-                  doc="beta * x + alpha * (a @ v)")
+                  doc="beta * x + alpha * (a @ v)", opmath=True)
 
 
 def _add_product(op, name, ndims):

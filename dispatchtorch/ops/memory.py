@@ -181,9 +181,11 @@ def _fill_value(value, dt):
         return bool(value)
     if dt.is_floating_point:
         return float(value)
-    if isinstance(value, float) and value != int(value):
-        return int(value)
-    return int(value)
+    v = int(value)
+    info = D.iinfo(dt)
+    if not info.min <= v <= info.max:       # checked here, so that no backend wraps it
+        raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow")
+    return v
 
 
 def full_like_graph(self, value):

@@ -55,7 +55,7 @@ def _vector_norm_grad(g, x, result, ord, dims, keepdim):
 VECTOR_NORM = composite(
     "linalg_vector_norm", _vector_norm, kind="reduction", grad=_vector_norm_grad,
     dtypes="floating", signature="linalg.vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None)",
-    doc="(sum |x|^ord)^(1/ord); ord inf/-inf: max/min |x|; ord 0: count of non-zeros")
+    doc="(sum |x|^ord)^(1/ord); ord inf/-inf: max/min |x|; ord 0: count of non-zeros", opmath=True)
 
 
 def _float_input(x, dtype, name):
@@ -106,7 +106,8 @@ def _matrix_norm(x, ord, dims, keepdim):
 MATRIX_NORM = composite(
     "linalg_matrix_norm", _matrix_norm, kind="reduction", dtypes="floating",
     signature="linalg.matrix_norm(A, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None)",
-    doc="ord 'fro', 1, -1, inf, -inf ('nuc', 2 and -2 need singular values: not provided)")
+    doc="ord 'fro', 1, -1, inf, -inf ('nuc', 2 and -2 need singular values: not provided)",
+                        opmath=True)
 
 
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):

@@ -87,7 +87,7 @@ BINARY = [(E.mul, "both"), (E.maximum, "none"), (E.minimum, "none"), (E.atan2, "
           (E.bitwise_and, "both"), (E.bitwise_or, "both"), (E.bitwise_xor, "both"),
           (E.eq, "other"), (E.ne, "other"), (E.lt, "other"), (E.le, "other"), (E.gt, "other"),
           (E.ge, "other"), (E.fmax, "none"), (E.fmin, "none"),
-          (E.hypot, "none"), (E.xlogy, "both")]
+          (E.hypot, "none"), (E.xlogy, "both"), (E.logaddexp, "none")]
 
 FUNCTIONS = {}
 INPLACE = {}
@@ -96,8 +96,8 @@ for _s in UNARY:
     INPLACE[_s.name + "_"] = _unary_inplace(_s)
 for _s, _scalars in BINARY:
     FUNCTIONS[_s.name] = _binary_fn(_s, _scalars)
-    if _s.name not in ("maximum", "minimum", "fmax", "fmin"):     # PyTorch has no maximum_
-        INPLACE[_s.name + "_"] = _binary_inplace(_s)
+    # (maximum_ and friends are not PyTorch's; nn_ops's pooling uses maximum_ in place)
+    INPLACE[_s.name + "_"] = _binary_inplace(_s)
 # PyTorch's other names for the same ops
 ALIASES = {"sgn": "sign", "negative": "neg", "absolute": "abs", "arccos": "acos",
            "arcsin": "asin", "arctan": "atan", "arccosh": "acosh", "arcsinh": "asinh",
@@ -570,7 +570,14 @@ from ._composite import inplace_variant as _inplace_of  # noqa: E402
 true_divide_ = divide_ = div_
 floor_divide_ = _inplace_of(floor_divide, "floor_divide_")
 remainder_ = _inplace_of(remainder, "remainder_")
-fmod_ = _inplace_of(fmod, "fmod_")
+def fmod_(input, other):
+    """In place without a copy (the divisor is checked first, as by fmod)."""
+    dt = result_type(input, other)
+    if dt is D.bool_:
+        raise NotImplementedError("\"fmod\" not implemented for 'Bool'")
+    if not dt.is_floating_point:
+        _check_int_divisor(other, "fmod_", input)
+    return inplace(E.fmod, input, other)
 floor_ = _inplace_of(floor, "floor_")
 ceil_ = _inplace_of(ceil, "ceil_")
 trunc_ = fix_ = _inplace_of(trunc, "trunc_")
@@ -595,7 +602,8 @@ mul = FUNCTIONS["mul"]
 eq, ne, lt, le, gt, ge = (FUNCTIONS[n] for n in ("eq", "ne", "lt", "le", "gt", "ge"))
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 maximum, minimum, atan2 = (FUNCTIONS[n] for n in ("maximum", "minimum", "atan2"))
-fmax, fmin, hypot, xlogy = (FUNCTIONS[n] for n in ("fmax", "fmin", "hypot", "xlogy"))
+fmax, fmin, hypot = FUNCTIONS["fmax"], FUNCTIONS["fmin"], FUNCTIONS["hypot"]
+xlogy, logaddexp = FUNCTIONS["xlogy"], FUNCTIONS["logaddexp"]
 arctan2 = atan2
 
 

@@ -139,6 +139,9 @@ def _dims(input, dim, name):
     return norm_dims(dim, input.dim(), name) or _ALL_DIMS[len(input._shape)]
 
 
+LOWP = (D.float16, D.bfloat16)
+
+
 def _sum_dtype(x, dtype):
     if dtype is not None:
         return D.to_dtype(dtype)
@@ -197,7 +200,10 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
                            f"floating point or complex dtype. Got: {dt.pt_name}")
     if input._dtype is not dt:
         input = input.to(dt)
-    return _write(out, run(MEAN, (input,), {"dims": _dims(input, dim, "mean"), "keepdim": keepdim}))
+    params = {"dims": _dims(input, dim, "mean"), "keepdim": keepdim}
+    if dt in LOWP:      # accumulate and divide in float32, round once (as PyTorch's opmath)
+        return _write(out, run(MEAN, (input.float(),), params).to(dt))
+    return _write(out, run(MEAN, (input,), params))
 
 
 def _nansum(x, dims, keepdim, dtype):
@@ -208,7 +214,7 @@ def _nansum(x, dims, keepdim, dtype):
 
 NANSUM = composite("nansum", _nansum, kind="reduction",
                    signature="nansum(x, dim=None, keepdim=False, *, dtype=None)",
-                   doc="sum treating NaN as zero")
+                   doc="sum treating NaN as zero", opmath=True)
 
 
 def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
@@ -223,7 +229,7 @@ def _nanmean(x, dims, keepdim):
 
 NANMEAN = composite("nanmean", _nanmean, kind="reduction", dtypes="floating",
                     signature="nanmean(x, dim=None, keepdim=False, *, dtype=None)",
-                    doc="mean of the non-NaN elements")
+                    doc="mean of the non-NaN elements", opmath=True)
 
 
 def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):

@@ -2,6 +2,8 @@
 (a composite over them)."""
 from __future__ import annotations
 
+import math
+
 from .. import _dtype as D
 from .. import return_types
 from .._run import apply
@@ -134,16 +136,27 @@ cumprod_ = _inplace_scan(cumprod, "cumprod_")
 
 
 def _logcumsumexp(x, dim):
-    if x.numel() == 0:
+    """An inclusive log-add-exp scan by doubling (Hillis-Steele): log2(n) steps of
+    y_i = logaddexp(y_i, y_{i - 2^k}). Exact for any spread of values (a shift by one
+    maximum would underflow the small ones) and safe with infinities and NaN."""
+    if x.numel() == 0 or x.dim() == 0:
         return x.clone()
-    m = _api.amax(x, dim, keepdim=True) if x.dim() else x
-    m = _api.where(m.abs() == float("inf"), 0.0, m).detach()
-    return _api.log(_api.cumsum(_api.exp(x - m), dim)) + m
+    n = x.shape[dim]
+    y = x
+    step = 1
+    while step < n:
+        pad = _api.full_like(y.narrow(dim, 0, step), -math.inf)
+        shifted = _api.cat([pad, y.narrow(dim, 0, n - step)], dim)
+        y = _api.logaddexp(y, shifted)
+        step *= 2
+    return y
 
 
 LOGCUMSUMEXP = composite("logcumsumexp", _logcumsumexp, kind="scan", dtypes="floating",
                          signature="logcumsumexp(x, dim)",
-                         doc="log(cumsum(exp(x))), shifted by the slice maximum for range")
+                         doc="log(cumsum(exp(x))) as a log-add-exp scan (log2(n) doubling "
+                             "steps)",
+                         opmath=True)
 
 
 def logcumsumexp(input, dim, *, out=None):

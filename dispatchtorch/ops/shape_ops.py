@@ -42,6 +42,9 @@ FLIP = composite("flip", _flip, kind="indexing", grad=lambda g, dims: flip(g, di
 
 def flip(input, dims):
     check_tensor(input, "flip")
+    if not isinstance(dims, (tuple, list, Tensor)):
+        raise TypeError(f"flip(): argument 'dims' (position 2) must be tuple of ints, not "
+                        f"{type(dims).__name__}")
     dims = [norm_dim(d, input.dim(), "flip") for d in _int_list(dims, "dims", "flip")]
     if len(set(dims)) != len(dims):
         raise RuntimeError(f"dim {dims[0]} appears multiple times in the list of dims")
@@ -450,7 +453,14 @@ vsplit = _splitter(0, "vsplit")
 dsplit = _splitter(2, "dsplit")
 
 
-METHODS = {"flip": flip, "fliplr": fliplr, "flipud": flipud, "roll": roll, "repeat": repeat,
+def _flip_method(self, *dims):
+    """Tensor.flip(*dims) takes the dims as varargs too (x.flip(0, 1), x.flip(-1))."""
+    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+        dims = dims[0]
+    return flip(self, tuple(dims))
+
+
+METHODS = {"flip": _flip_method, "fliplr": fliplr, "flipud": flipud, "roll": roll, "repeat": repeat,
            "tile": tile, "repeat_interleave": repeat_interleave, "tril": tril, "triu": triu,
            "tril_": tril_, "triu_": triu_, "diag": diag, "diag_embed": diag_embed,
            "tensor_split": tensor_split, "hsplit": hsplit, "vsplit": vsplit, "dsplit": dsplit}

@@ -9,7 +9,7 @@ from .. import _dtype as D
 from .._shape import norm_dims, numel
 from . import _api
 from ._composite import composite, run
-from .reductions import SUM, _reduce, check_tensor, expand_back
+from .reductions import LOWP, SUM, _reduce, check_tensor, expand_back
 
 
 def _count(shape, dims):
@@ -115,9 +115,17 @@ def _var_args(name, input, dim, unbiased, keepdim, correction):
     return {"dims": dims, "correction": correction, "keepdim": keepdim}
 
 
+def _opmath(op, input, params):
+    """float16 / bfloat16 compute in float32 and round once, as PyTorch's opmath."""
+    if input.dtype not in LOWP:
+        return run(op, (input,), params)
+    r = run(op, (input.float(),), params)
+    return tuple(x.to(input.dtype) for x in r) if isinstance(r, tuple) else r.to(input.dtype)
+
+
 def _reducer(op, name):
     def fn(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
-        r = run(op, (input,), _var_args(name, input, dim, unbiased, keepdim, correction))
+        r = _opmath(op, input, _var_args(name, input, dim, unbiased, keepdim, correction))
         if out is not None:
             from .pointwise import write_out
             return write_out(out, r)
@@ -162,7 +170,7 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
     if not input.dtype.is_floating_point:
         input = input.to(D.get_default_dtype())
     dims = norm_dims(dim, input.dim(), "logsumexp") or tuple(range(input.dim()))
-    r = run(LOGSUMEXP, (input,), {"dims": dims, "keepdim": keepdim})
+    r = _opmath(LOGSUMEXP, input, {"dims": dims, "keepdim": keepdim})
     if out is not None:
         from .pointwise import write_out
         return write_out(out, r)

@@ -18,3 +18,14 @@ def test_unknown_device_type_module():
     assert not m.is_available() and m.device_count() == 0
     with pytest.raises(RuntimeError, match="no backend is installed for device type 'nosuchdevice'"):
         m.get_device_name()
+
+
+def test_set_num_threads_limits_the_cpu_pools():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)
+    with pytest.raises(ValueError, match="positive"):
+        torch.set_num_threads(0)

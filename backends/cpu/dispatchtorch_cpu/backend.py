@@ -59,6 +59,16 @@ class CPUBackend(Backend):
     def fill_(self, dst, value):
         dst.fill(value)
 
+    def set_num_threads(self, n):
+        """Threads of the BLAS and OpenMP pools numpy calls into (threadpoolctl)."""
+        import threadpoolctl
+        self._limits = threadpoolctl.threadpool_limits(limits=int(n))
+
+    def get_num_threads(self):
+        import threadpoolctl
+        counts = [p["num_threads"] for p in threadpoolctl.threadpool_info()]
+        return max(counts) if counts else 1
+
     def to_dlpack(self, handle, *args, **kwargs):
         return handle.__dlpack__(*args, **kwargs)
 

@@ -107,6 +107,7 @@ BINARY = {
     "fmin": (("normal", "normal"), np.fmin, True, "none"),
     "hypot": (("normal", "normal"), np.hypot, True, "none"),
     "xlogy": (("normal", "positive"), sp.xlogy, True, "both"),
+    "logaddexp": (("normal", "normal"), np.logaddexp, True, "none"),
     "eq": (("int", "int"), np.equal, False, "other"), "ne": (("int", "int"), np.not_equal, False, "other"),
     "lt": (("int", "int"), np.less, False, "other"), "le": (("int", "int"), np.less_equal, False, "other"),
     "gt": (("int", "int"), np.greater, False, "other"),
@@ -121,7 +122,7 @@ BINARY = {
     "bitwise_right_shift": (("int", "small"), None, False, "both"),
 }
 ROW = {"true_divide": "div"}
-NO_INPLACE = {"maximum", "minimum", "fmax", "fmin"}
+NO_INPLACE = {"maximum", "minimum", "fmax", "fmin", "logaddexp"}
 SHAPES = [((3, 4), (3, 4)), ((3, 4), (4,)), ((2, 1, 3), (4, 1)), ((), (2, 3)), ((2, 3), ()),
           ((0, 3), (3,))]
 DTYPE_PAIRS = [("float32", "float64"), ("int32", "float16"), ("bool", "int8"),
@@ -129,7 +130,7 @@ DTYPE_PAIRS = [("float32", "float64"), ("int32", "float16"), ("bool", "int8"),
 
 
 # second derivatives that are not trivially zero: checked with gradgradcheck
-SECOND_ORDER = {"mul", "div", "true_divide", "pow", "atan2", "hypot", "xlogy", "maximum",
+SECOND_ORDER = {"mul", "div", "true_divide", "pow", "atan2", "hypot", "xlogy", "logaddexp", "maximum",
                 "minimum", "remainder", "fmod"}
 
 
@@ -236,6 +237,8 @@ add(Case("add", lambda T, a, b: T.add(a, b, alpha=2), (A((2, 3)), A((3,))), ALL,
          lambda a, b: np.fmin(b, a), grad=False, name="nan ignored"),
     Case("xlogy", lambda T, a, b: T.xlogy(a * 0, b), (A((2, 3)), A((3,), "special")), FLOATS,
          grad=False, name="zero x"),
+    Case("logaddexp", lambda T, a, b: T.logaddexp(a, b), (A((7,), "special"), A((7,), "special")),
+         FLOATS, np.logaddexp, grad=False, name="infinities"),
     Case("eq", lambda T, a, b: a == b, (A((7,), "special"), A((7,), "special")), FLOATS,
          np.equal, grad=False, name="nan unequal"),
     Case("ne", lambda T, a: a != None, (A((3,)),), FLOATS, grad=False, name="!= None"))   # noqa: E711

@@ -268,7 +268,11 @@ for _op, _ufunc in (("cummax", np.maximum), ("cummin", np.minimum)):
         Case(_op, lambda T, x, op=_op: getattr(T, op)(x, 0), (A((0, 2)),), ALL, name="empty",
              grad=False))
 add(Case("logcumsumexp", lambda T, x: T.logcumsumexp(x, 1), (A((3, 4)),), FLOATS,
-         lambda x: np.logaddexp.accumulate(x, 1)),
+         lambda x: np.logaddexp.accumulate(x, 1), gradgrad=True),
+    Case("logcumsumexp", lambda T, x: T.logcumsumexp(x * 300, 0), (A((9,)),), ("float64",),
+         lambda x: np.logaddexp.accumulate(x * 300), name="wide spread"),
+    Case("logcumsumexp", lambda T, x: T.logcumsumexp(x, 0), (A((7,), "special"),), FLOATS,
+         grad=False, name="infinities and nan"),
     Case("logcumsumexp", lambda T, x: x.logcumsumexp(0), (A((4,), "int"),), INTS,
          raises=None, grad=False, name="ints"))
 

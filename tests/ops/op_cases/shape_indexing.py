@@ -568,3 +568,7 @@ add(Case("cat", lambda T: T.cat([]), (), ("float32",), grad=False, raises=ValueE
          name="stack empty list"),
     Case("cat", lambda T, x: T.cat(x), (A((2, 3)),), ("float32",), grad=False, raises=TypeError,
          name="a tensor, not a list"))
+add(Case("index_add", lambda T, x, s: x.index_add(0, T.tensor([-1]), s), (A((3, 4)), A((1, 4))),
+         FLOATS, grad=False, raises=RuntimeError, name="negative index 2-d"),
+    Case("index_add", lambda T, x, s: x.clone().index_add_(0, T.tensor([3]), s),
+         (A((3,)), A((1,))), FLOATS, grad=False, raises=IndexError, name="out of range 1-d"))
