@@ -115,10 +115,14 @@ def _contract(a, la, b, lb, later, sizes):
     b_only = [c for c in lb if c not in la]
 
     def arrange(x, lx, groups):
-        x = x.permute([lx.index(c) for g in groups for c in g])
+        order = [lx.index(c) for g in groups for c in g]
+        if order != list(range(len(order))):
+            x = x.permute(order)
         full = tuple(sizes[c] for g in groups for c in g)
-        x = x.expand(full)          # size-1 dims broadcast against the other operand
-        return x.reshape(tuple(numel(tuple(sizes[c] for c in g)) for g in groups)), full
+        if tuple(x.shape) != full:
+            x = x.expand(full)      # size-1 dims broadcast against the other operand
+        target = tuple(numel(tuple(sizes[c] for c in g)) for g in groups)
+        return (x if tuple(x.shape) == target else x.reshape(target)), full
 
     if a.dtype is not b.dtype:          # an earlier sum made int64 (as PyTorch's does)
         dt = D.promote_types(a.dtype, b.dtype)
@@ -127,7 +131,7 @@ def _contract(a, la, b, lb, later, sizes):
     b3, _ = arrange(b, lb, (batch, summed, b_only))
     r = _batched(a3, b3)
     shape = tuple(sizes[c] for c in batch + a_only + b_only)
-    return r.reshape(shape), batch + a_only + b_only
+    return (r if tuple(r.shape) == shape else r.reshape(shape)), batch + a_only + b_only
 
 
 def _einsum(*operands, equation):
@@ -161,7 +165,9 @@ def _einsum(*operands, equation):
         y, ly = _sum_out(y, ly, later | set(lab))
         x, lab = _contract(x, lab, y, ly, later, sizes)
     x, lab = _sum_out(x, lab, set(out))
-    x = x.permute([lab.index(c) for c in out]) if lab else x
+    order = [lab.index(c) for c in out]
+    if order != list(range(len(order))):
+        x = x.permute(order)
     target = tuple(sizes[c] for c in out)
     return x.expand(target) if x.shape != target else x
 
