@@ -84,12 +84,21 @@ def check_index(index, size, op, dim=None, negative=False, error=RuntimeError, m
 _SELF = "index out of range in self"
 
 
+_HOST_CHECK_LIMIT = 1 << 16
+
+
 def _bounds(index):
-    """(min, max) of a non-empty integer tensor: two reduction prims, two host reads."""
+    """(min, max) of a non-empty integer tensor. Index tensors are usually small (or on
+    the host already): read them back once; large device ones reduce on the device."""
+    if index._place.type == "cpu" or index.numel() <= _HOST_CHECK_LIMIT:
+        host = np.asarray(index._host())
+        return int(host.min()), int(host.max())
     from .reductions import AMAX, AMIN, _ALL_DIMS, _reduce
     dims = _ALL_DIMS[len(index._shape)]
-    return (int(_reduce(AMIN, index, dims, False, index._dtype).item()),
-            int(_reduce(AMAX, index, dims, False, index._dtype).item()))
+    lo = _reduce(AMIN, index, dims, False, index._dtype)
+    hi = _reduce(AMAX, index, dims, False, index._dtype)
+    lo, hi = _api.stack([lo, hi]).tolist()
+    return int(lo), int(hi)
 
 
 def _check_gather_shapes(x, d, index, op):

@@ -9,6 +9,7 @@ import numpy as np
 
 from dispatchtorch.backend import DTYPE_NAMES, Backend, DeviceInfo
 
+from .composites import KERNELS as COMPOSITE_KERNELS
 from .kernels import KERNELS
 
 NP_DTYPES = {n: np.dtype(ml_dtypes.bfloat16) if n == "bfloat16" else np.dtype(n) for n in DTYPE_NAMES}
@@ -24,7 +25,7 @@ warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"dispatchtorc
 class CPUBackend(Backend):
     name = "cpu"
     api_version = (1, 0)
-    kernels = KERNELS
+    kernels = {**KERNELS, **COMPOSITE_KERNELS}
 
     def devices(self):
         return [DeviceInfo(0, f"host CPU (numpy {np.__version__})", frozenset(DTYPE_NAMES),

@@ -155,8 +155,22 @@ def _matmul(out, a, b):
 
 
 def _gather(out, x, index, *, dim):
-    # not take_along_axis: index may be smaller than x in the other dims, as in PyTorch
-    out[...] = x[_full_index(index, dim)]
+    if x.ndim == 1:
+        np.take(x, index, out=out, mode="clip")     # validated: "raise" would buffer
+    elif _rows_whole(x, index, dim):
+        # index_select's and embedding's shape: the index repeats along the other dims
+        # (stride 0), so it is one take of whole slices
+        line = index[tuple(slice(None) if d == dim else 0 for d in range(index.ndim))]
+        np.take(x, line, axis=dim, out=out, mode="clip")
+    else:
+        # not take_along_axis: index may be smaller than x in the other dims, as in PyTorch
+        out[...] = x[_full_index(index, dim)]
+
+
+def _rows_whole(x, index, dim):
+    strides, shape = index.strides, index.shape
+    return all((d == dim or (strides[d] == 0 and shape[d] == x.shape[d]))
+               for d in range(index.ndim))
 
 
 def _full_index(index, dim):
