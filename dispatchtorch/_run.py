@@ -150,7 +150,7 @@ def record(op, inputs, params, outs):
     meta = []
     for x in inputs:
         if isinstance(x, Tensor):
-            if x._base is not None and x._view_vc is not None and x._version[0] != x._view_vc:
+            if x._view_vc is not None and x._base is not None and x._version[0] != x._view_vc:
                 refresh_view(x)
             if x._rg:
                 fn = x._grad_fn
@@ -159,34 +159,50 @@ def record(op, inputs, params, outs):
                 continue
         edges.append(None)
         meta.append(None)
-    saved = []
-    versions = []
-    outsaved = []
-    for (kind, key), mask in zip(op.getters, op.save_masks):
-        if kind == IN:
-            v = inputs[key]
-            if mask is not None and not any(edges[j] is not None for j in mask):
-                v = None
-        elif kind == PARAM:
-            v = params[key]
-        elif kind == OUT:
-            v = outs[key].detach()
-            outsaved.append((len(saved), key))
-        else:
-            v = tuple(e is not None for e in edges)
-        if isinstance(v, Tensor):
-            versions.append((len(saved), v._vc()[0]))
-        saved.append(v)
-    node = Node(op.name, op.grad, tuple(saved), tuple(versions), tuple(edges), tuple(meta),
-                len(outs))
+    getters = op.getters
+    if getters:
+        saved, versions, outsaved = _save(op, getters, inputs, params, outs, edges)
+    else:
+        saved = versions = outsaved = ()
+    node = Node(op.name, op.grad, saved, versions, tuple(edges), tuple(meta), len(outs))
     if outsaved:
-        node.outsaved = tuple(outsaved)
+        node.outsaved = outsaved
     for i, o in enumerate(outs):
         if o._dtype.is_floating_point:
             o._grad_fn = node
             o._out_nr = i
             o._rg = True
     return node
+
+
+def _save(op, getters, inputs, params, outs, edges):
+    """The values op's derivative rule named, with the versions of the tensors among them."""
+    saved = []
+    versions = []
+    outsaved = []
+    for (kind, key), mask in zip(getters, op.save_masks):
+        if kind == IN:
+            v = inputs[key]
+            if mask is not None:
+                for j in mask:
+                    if edges[j] is not None:
+                        break
+                else:
+                    v = None
+        elif kind == PARAM:
+            v = params[key]
+        elif kind == OUT:
+            v = outs[key].detach()
+            outsaved.append((len(saved), key))
+        else:
+            v = tuple([e is not None for e in edges])
+        if isinstance(v, Tensor):
+            vc = v._version
+            if vc is None:
+                vc = v._version = [0]
+            versions.append((len(saved), vc[0]))
+        saved.append(v)
+    return tuple(saved), tuple(versions), tuple(outsaved)
 
 
 def any_requires_grad(inputs):

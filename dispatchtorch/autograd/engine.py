@@ -132,21 +132,37 @@ class _Run:
         try:
             while ready:
                 node = ready.pop()
-                outs = buffers.pop(id(node), None) or [None] * node.n_out
-                self._pre(node, outs, cap_nodes)
-                if needed is not None and id(node) not in needed:
+                nid = id(node)
+                outs = buffers.pop(nid, None)
+                if outs is None:
+                    outs = [None] * node.n_out
+                if node.pre_hooks or node.retains or nid in cap_nodes:
+                    self._pre(node, outs, cap_nodes)
+                if needed is not None and nid not in needed:
                     continue
                 grads_in = self._apply(node, outs)
-                for i, e in enumerate(node.next):
+                edges = node.next
+                for i in range(len(edges)):
+                    e = edges[i]
                     if e is None:
                         continue
                     target, nr = e
                     key = id(target)
-                    self._add(target, nr, grads_in[i] if grads_in is not None else None,
-                              buffers, leaf_buf)
+                    is_node = isinstance(target, Node)
+                    gi = grads_in[i] if grads_in is not None else None
+                    if gi is not None:
+                        if is_node:
+                            buf = buffers.get(key)
+                            if buf is None:
+                                buf = buffers[key] = [None] * target.n_out
+                            old = buf[nr]
+                            buf[nr] = gi if old is None else old + gi
+                        else:
+                            old = leaf_buf.get(key)
+                            leaf_buf[key] = gi if old is None else old + gi
                     left = deps[key] = deps[key] - 1
                     if left == 0:
-                        if isinstance(target, Node):
+                        if is_node:
                             ready.append(target)
                         elif key in leaf_buf:
                             self._finish_leaf(target, leaf_buf.pop(key), cap_leaves)
@@ -225,10 +241,15 @@ class _Run:
                 self.handed.add(id(outs[nr]))
 
     def _apply(self, node, outs):
-        if all(g is None for g in outs):
+        if node.n_out == 1:
+            g = outs[0]
+            if g is None:
+                return None
+        elif all(g is None for g in outs):
             return None
+        else:
+            g = tuple(outs)
         saved = node.unpack_saved(self.retain)
-        g = outs[0] if node.n_out == 1 else tuple(outs)
         grads = node.rule(g, *saved)
         if not isinstance(grads, tuple):
             grads = (grads,)
@@ -263,7 +284,7 @@ class _Run:
             self._keep_grad(t, g)
 
     def _keep_grad(self, t, g):
-        if not self.create:
+        if not self.create and (g._grad_fn is not None or g._rg):
             g = g.detach()
         if t._grad is None:
             if id(g) in self.handed or g._storage is not None:
@@ -272,10 +293,11 @@ class _Run:
             t._grad = g
         elif self.create:
             t._grad = t._grad + g
+        elif not STATE.enabled:
+            t._grad.add_(g)
         else:
-            prev = STATE.enabled
             STATE.enabled = False
             try:
                 t._grad.add_(g)
             finally:
-                STATE.enabled = prev
+                STATE.enabled = True

@@ -10,6 +10,8 @@ from . import memory as M
 from . import pointwise as P
 from . import reductions as R
 from . import views as V
+from . import elementwise as E
+from ._elementwise import binary
 
 # method name -> function (the function's first argument becomes self)
 METHODS = {
@@ -102,6 +104,19 @@ def _operator(fn):
     return op
 
 
+def _binary_operator(spec, reflected=False):
+    """`a + b` straight to the elementwise executor (the function form adds only
+    argument handling that an operator never needs)."""
+    def op(self, other):
+        t = type(other)
+        if not (t is Tensor or t is float or t is int or t is bool or isinstance(other, Tensor)
+                or hasattr(other, "__index__") or hasattr(other, "__float__")):
+            return NotImplemented
+        return binary(spec, other, self) if reflected else binary(spec, self, other)
+    op.__name__ = spec.name
+    return op
+
+
 def _inplace_operator(fn):
     def op(self, other):
         return fn(self, other)
@@ -116,10 +131,10 @@ def _invert(self):
 
 
 OPERATORS = {
-    "__add__": _operator(P.add), "__radd__": _operator(_reflected(P.add)),
+    "__add__": _binary_operator(E.add), "__radd__": _binary_operator(E.add, True),
     "__sub__": _operator(P.sub), "__rsub__": _operator(_reflected(P.sub)),
-    "__mul__": _operator(P.mul), "__rmul__": _operator(_reflected(P.mul)),
-    "__truediv__": _operator(P.div), "__rtruediv__": _operator(_reflected(P.div)),
+    "__mul__": _binary_operator(E.mul), "__rmul__": _binary_operator(E.mul, True),
+    "__truediv__": _binary_operator(E.div), "__rtruediv__": _binary_operator(E.div, True),
     "__floordiv__": _operator(P.floor_divide), "__rfloordiv__": _operator(_reflected(P.floor_divide)),
     "__mod__": _operator(P.remainder), "__rmod__": _operator(_reflected(P.remainder)),
     "__pow__": _operator(P.pow), "__rpow__": _operator(_reflected(P.pow)),
@@ -132,8 +147,9 @@ OPERATORS = {
     "__rrshift__": _operator(_reflected(P.bitwise_right_shift)),
     "__ilshift__": _inplace_operator(P.bitwise_left_shift_),
     "__irshift__": _inplace_operator(P.bitwise_right_shift_),
-    "__eq__": _operator(P.eq), "__ne__": _operator(P.ne), "__lt__": _operator(P.lt),
-    "__le__": _operator(P.le), "__gt__": _operator(P.gt), "__ge__": _operator(P.ge),
+    "__eq__": _binary_operator(E.eq), "__ne__": _binary_operator(E.ne),
+    "__lt__": _binary_operator(E.lt), "__le__": _binary_operator(E.le),
+    "__gt__": _binary_operator(E.gt), "__ge__": _binary_operator(E.ge),
     "__neg__": P.FUNCTIONS["neg"], "__pos__": P.positive, "__abs__": P.FUNCTIONS["abs"],
     "__invert__": _invert,
     "__iadd__": _inplace_operator(P.add_), "__isub__": _inplace_operator(P.sub_),

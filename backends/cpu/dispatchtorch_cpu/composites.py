@@ -28,7 +28,7 @@ def linear(out, x, weight, bias):
 
 def softmax(out, x, *, dim):
     xs = _up(x)
-    shifted = xs - xs.max(axis=dim, keepdims=True)
+    shifted = np.asarray(xs - xs.max(axis=dim, keepdims=True))   # 0-d stays an array
     e = np.exp(shifted, out=shifted)
     e /= e.sum(axis=dim, keepdims=True)
     out[...] = e
@@ -36,7 +36,7 @@ def softmax(out, x, *, dim):
 
 def log_softmax(out, x, *, dim):
     xs = _up(x)
-    shifted = xs - xs.max(axis=dim, keepdims=True)
+    shifted = np.asarray(xs - xs.max(axis=dim, keepdims=True))
     shifted -= np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
     out[...] = shifted
 

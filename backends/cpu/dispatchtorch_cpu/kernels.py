@@ -155,6 +155,8 @@ def _matmul(out, a, b):
 
 
 def _gather(out, x, index, *, dim):
+    if index.size == 0:
+        return
     if x.ndim == 1:
         np.take(x, index, out=out, mode="clip")     # validated: "raise" would buffer
     elif _rows_whole(x, index, dim):
