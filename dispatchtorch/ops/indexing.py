@@ -261,6 +261,8 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
 
 def _along(x, index, dim, shape):
     """A 1-d index along dim viewed (stride 0) as an index tensor of `shape`."""
+    if x.dim() == 1:
+        return index
     view = [1] * x.dim()
     view[dim] = index._shape[0]
     return index.reshape(view).expand(shape)
@@ -616,9 +618,10 @@ def getitem(self, key):
         return _slice0(self, key)
     if tk is Tensor and key._shape and key._dtype is not D.bool_ and self._shape \
             and not key._dtype.is_floating_point:
-        index = _positive_checked(key.reshape(-1), self._shape[0], 0)
+        flat = len(key._shape) == 1
+        index = _positive_checked(key if flat else key.reshape(-1), self._shape[0], 0)
         out = decompose(INDEX_SELECT, (self, to_place(index, self._place)), {"dim": 0})
-        return out.reshape(key._shape + self._shape[1:])
+        return out if flat else out.reshape(key._shape + self._shape[1:])
     items = _expand_items(self, _parse(self, key))
     from .._run import strides_of
     shape, stride, offset, adv = _geometry(items, self._shape, strides_of(self), self._offset)

@@ -19,7 +19,7 @@ from ._composite import composite, run
 
 def expand_back(g, shape, dims, keepdim):
     """g (a reduction's gradient) broadcast back to the input's shape."""
-    if not keepdim and shape:
+    if not keepdim and len(dims) < len(shape):   # a full reduction's 0-d g expands as is
         for d in dims:
             g = g.unsqueeze(d)
     return g.expand(shape)
