@@ -6,7 +6,7 @@ PYTHON = $(VENV)/bin/python
 PIP = $(PYTHON) -m pip --disable-pip-version-check -q
 
 # what the tests need: every package of this repo (editable) plus the dev tools
-PACKAGES = -e . -e backends/cpu
+PACKAGES = -e . -e backends/cpu -e "backends/opencl[pocl]"
 DEV_EXTRAS = -e ".[dev]"
 
 .PHONY: setup setup-dev train test bench clean

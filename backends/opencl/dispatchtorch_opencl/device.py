@@ -1,0 +1,220 @@
+"""OpenCL devices: discovery, and per device its context, queue, memory pool, build
+options and compiled kernels.
+
+Discovery never raises: no pyopencl, no ICD loader or no platform all become zero
+devices and a reason. Contexts, queues and pools are made on first use.
+"""
+from __future__ import annotations
+
+import warnings
+
+from dispatchtorch.backend import DTYPE_NAMES, DeviceInfo
+
+from .errors import KernelBuildError, KernelLaunchError, OutOfMemoryError, mib
+
+
+def discover():
+    """(devices, reason): every device of every platform, GPUs first; reason says
+    why there are none."""
+    try:
+        import pyopencl as cl
+    except Exception as exc:           # missing wheel, or libOpenCL.so cannot be loaded
+        return [], f"pyopencl cannot be imported: {type(exc).__name__}: {exc}"
+    try:
+        platforms = cl.get_platforms()
+    except Exception as exc:
+        return [], (f"no OpenCL platform found ({exc}); install a GPU driver with an OpenCL ICD, "
+                    f"or `pip install dispatchtorch-opencl[pocl]` for PoCL's CPU runtime")
+    found, problems = [], []
+    for p in platforms:
+        try:
+            found.extend((p, d) for d in p.get_devices())
+        except Exception as exc:
+            problems.append(f"platform {p.name!r}: {exc}")
+    if not found:
+        why = "; ".join(problems) or "the platforms list no devices"
+        return [], f"OpenCL platforms exist but no device is usable: {why}"
+    gpus_first = sorted(found, key=lambda pd: not (pd[1].type & cl.device_type.GPU))
+    return [Device(i, p, d) for i, (p, d) in enumerate(gpus_first)], None
+
+
+class Device:
+    """One OpenCL device as the backend uses it."""
+
+    def __init__(self, index, platform, dev):
+        import pyopencl as cl
+        self.cl = cl
+        self.index = index
+        self.platform, self.dev = platform, dev
+        self.name = dev.name.strip()
+        ext = set(dev.extensions.split())
+        self.fp64 = "cl_khr_fp64" in ext or bool(getattr(dev, "double_fp_config", 0))
+        self.fp16 = "cl_khr_fp16" in ext
+        self.is_cpu = bool(dev.type & cl.device_type.CPU)
+        self.compute_units = dev.max_compute_units
+        self.max_alloc = dev.max_mem_alloc_size
+        self.global_mem = dev.global_mem_size
+        self.local_mem = dev.local_mem_size
+        self.max_group = dev.max_work_group_size
+        # CPUs (PoCL) run one work-item per work-group over a contiguous chunk, which the
+        # compiler vectorises; GPUs run one element per work-item in groups.
+        self.loop = self.is_cpu
+        self.workers = max(1, self.compute_units) * 4
+        self.group = min(256, self.max_group)
+        # matmul: packed register blocks on CPUs, local-memory tiles elsewhere
+        self.matmul_path = "packed" if self.is_cpu else "tiled"
+        self.dtypes = frozenset(d for d in DTYPE_NAMES if d != "float64" or self.fp64)
+        options = []
+        if dev.single_fp_config & cl.device_fp_config.CORRECTLY_ROUNDED_DIVIDE_SQRT:
+            options.append("-cl-fp32-correctly-rounded-divide-sqrt")
+        self.build_options = options
+        self._ctx = self._queue = self._pool = self._dummy = None
+        self.kernels = {}          # cache key -> (cl.Kernel, description)
+        self.plans = {}            # launch plans keyed by op and layout
+
+    # -- lazily made runtime objects -------------------------------------------------
+    def _start(self):
+        cl = self.cl
+        from pyopencl.tools import ImmediateAllocator, MemoryPool
+        self._ctx = cl.Context([self.dev])
+        self._queue = cl.CommandQueue(self._ctx)
+        self._pool = MemoryPool(ImmediateAllocator(self._queue))
+
+    @property
+    def ctx(self):
+        if self._ctx is None:
+            self._start()
+        return self._ctx
+
+    @property
+    def queue(self):
+        if self._queue is None:
+            self._start()
+        return self._queue
+
+    @property
+    def pool(self):
+        if self._pool is None:
+            self._start()
+        return self._pool
+
+    def info(self) -> DeviceInfo:
+        d, cl = self.dev, self.cl
+        props = {
+            "platform": self.platform.name.strip(),
+            "type": cl.device_type.to_string(d.type).replace("ALL | ", ""),
+            "opencl": d.version.strip(),
+            "driver": d.driver_version.strip(),
+            "compute_units": self.compute_units,
+            "global_mem_mib": self.global_mem // 2**20,
+            "max_alloc_mib": self.max_alloc // 2**20,
+            "local_mem_kib": self.local_mem // 1024,
+            "fp64": self.fp64,
+            "fp16": self.fp16,
+            "fp16_storage": True,
+        }
+        return DeviceInfo(self.index, self.name, self.dtypes, props)
+
+    def __repr__(self):
+        return f"<opencl:{self.index} {self.name}>"
+
+    # -- memory ---------------------------------------------------------------------
+    def alloc(self, nbytes):
+        """A pooled buffer of nbytes (None for zero bytes)."""
+        if nbytes == 0:
+            return None
+        if nbytes > self.max_alloc:
+            raise OutOfMemoryError(
+                f"opencl:{self.index} ({self.name}): out of device memory: cannot allocate "
+                f"{mib(nbytes)} in one buffer (the device's largest allocation is "
+                f"{mib(self.max_alloc)}, its memory {mib(self.global_mem)})")
+        try:
+            return self.pool.allocate(nbytes)
+        except self.cl.Error as exc:
+            pool = self._pool
+            raise OutOfMemoryError(
+                f"opencl:{self.index} ({self.name}): out of device memory allocating "
+                f"{mib(nbytes)} (tensors alive in the pool: {pool.active_blocks} blocks; "
+                f"{mib(self.global_mem)} on the device): {exc}. Existing tensors are unchanged; "
+                f"free some (del, or smaller batches) and retry.") from None
+
+    @property
+    def dummy(self):
+        """A small buffer for pointer arguments a launch does not use (OpenCL 1.2 has
+        no null buffers)."""
+        if self._dummy is None:
+            self._dummy = self.alloc(64)
+        return self._dummy
+
+    def synchronize(self):
+        if self._queue is not None:
+            self._queue.finish()
+
+    # -- kernels --------------------------------------------------------------------
+    def kernel(self, key, make):
+        """(kernel, description) for a cache key; make() -> KernelSpec runs only when
+        this device has not built it yet."""
+        entry = self.kernels.get(key)
+        if entry is None:
+            spec = make()
+            entry = self.kernels[key] = (self._build(spec), spec.what)
+        return entry
+
+    def _build(self, spec):
+        cl = self.cl
+        source = spec.source
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", cl.CompilerWarning)
+                program = cl.Program(self.ctx, source).build(options=self.build_options)
+            k = cl.Kernel(program, spec.name)
+        except cl.Error as exc:
+            raise KernelBuildError(
+                f"opencl:{self.index} ({self.name}): building the kernel for {spec.what} failed. "
+                f"Compiler log:\n{_log(exc)}\n--- generated source ---\n{_numbered(source)}"
+            ) from None
+        k.set_scalar_arg_dtypes(spec.arg_types)
+        return k
+
+    def launch(self, kernel, gsize, lsize, args, what):
+        try:
+            kernel(self.queue, gsize, lsize, *args)
+        except self.cl.Error as exc:
+            raise KernelLaunchError(f"opencl:{self.index} ({self.name}): launching the kernel for "
+                                    f"{what} (global {gsize}, local {lsize}) failed: {exc}") from None
+
+    # -- launch geometry ---------------------------------------------------------------
+    def split(self, n, min_chunk=16384, per_item_cost=1, chunked=False):
+        """(work-items, chunk, global size, local size) covering n elements.
+
+        CPUs: a few contiguous chunks per compute unit, one work-item per group (the
+        compiler vectorises the chunk's loop). GPUs: one element per work-item in
+        groups of `self.group`, or with `chunked`, 64-element chunks (for kernels
+        that keep a running count per work-item). Kernels check the bound."""
+        if self.loop:
+            min_chunk = max(1, min_chunk // per_item_cost)
+            items = max(1, min(self.workers, -(-n // min_chunk)))
+            chunk = -(-n // items)
+            items = -(-n // chunk)
+            return items, chunk, (items,), (1,)
+        chunk = 64 if chunked else 1
+        items = -(-n // chunk)
+        g = self.group
+        return items, chunk, (-(-items // g) * g,), (g,)
+
+
+    def one_per_item(self, n):
+        """(global, local) sizes for one work-item per item (kernels check the bound)."""
+        if self.loop:
+            return (n,), (1,)
+        g = self.group
+        return (-(-n // g) * g,), (g,)
+
+
+def _log(exc):
+    text = str(exc)
+    return text.strip() or repr(exc)
+
+
+def _numbered(source):
+    return "\n".join(f"{i + 1:4d}  {line}" for i, line in enumerate(source.splitlines()))
