@@ -54,7 +54,7 @@ def _compare(f):
 
 
 def _div(out, a, b):
-    if a.dtype.kind == "f":
+    if a.dtype.kind == "f" or a.dtype in _LOWP:     # bfloat16's numpy kind is 'V'
         return _binary(np.true_divide)(out, a, b)
     if np.any(b == 0):
         raise ZeroDivisionError("integer division by zero")
@@ -63,7 +63,7 @@ def _div(out, a, b):
 
 
 def _fmod(out, a, b):
-    if a.dtype.kind != "f" and np.any(b == 0):
+    if a.dtype.kind != "f" and a.dtype not in _LOWP and np.any(b == 0):
         raise ZeroDivisionError("integer modulo by zero")
     _binary(np.fmod)(out, a, b)
 

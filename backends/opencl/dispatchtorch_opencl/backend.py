@@ -49,14 +49,16 @@ class OpenCLBackend(Backend):
 
     def from_host(self, array, device, copy=True):
         dev = self.device(device)
-        arr = np.ascontiguousarray(array)
+        arr = np.asarray(array)
+        if not arr.flags.c_contiguous:
+            arr = np.ascontiguousarray(arr)          # (ascontiguousarray makes 0-d 1-d)
         dtype = _BY_NUMPY.get(arr.dtype)
         if dtype is None:
             raise TypeError(f"opencl: cannot hold numpy dtype {arr.dtype}")
         if dtype not in dev.dtypes:
             raise TypeError(f"opencl:{device} ({dev.name}) does not support dtype {dtype}")
         shape = arr.shape
-        bits = arr.view(T.BITS_NUMPY[dtype]) if arr.ndim else arr.reshape(1).view(T.BITS_NUMPY[dtype])
+        bits = arr.reshape(-1).view(T.BITS_NUMPY[dtype])
         nbytes = arr.nbytes
         cl = dev.cl
         if nbytes == 0:

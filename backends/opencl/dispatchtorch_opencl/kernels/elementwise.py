@@ -183,7 +183,7 @@ def any_zero(h):
         return loop_kernel(kernel_name("anyzero", h.dtype, D, *kinds), [Operand("x", h.dtype)],
                            kinds, D, lambda ix: f"if (p_x[{ix['x']}] == 0) flag[0] = 1;",
                            params=[("__global int*", "flag", None)], dtypes=(h.dtype,),
-                           key=("anyzero", h.dtype, D, kinds), what=f"zero check ({h.dtype})")
+                           what=f"zero check ({h.dtype})")
     loop_launch(dev, ("anyzero", h.dtype), make, h.shape, [(h, h.strides)], [flag])
     host = np.zeros(1, np.int32)
     dev.cl.enqueue_copy(dev.queue, host, flag, is_blocking=True)
@@ -220,7 +220,7 @@ def fill_kernel(dst, bits):
         return loop_kernel(kernel_name("fill", dt, D, *kinds), [Operand("d", dt, const=False)],
                            kinds, D, lambda ix: f"p_d[{ix['d']}] = v;",
                            params=[(ctype, "v", bits.dtype.type)], dtypes=(dt,),
-                           key=("fill", dt, D, kinds), what=f"fill_ ({dt})")
+                           what=f"fill_ ({dt})")
     loop_launch(dst.dev, ("fill", dt), make, dst.shape, [(dst, dst.strides)], [bits])
 
 
