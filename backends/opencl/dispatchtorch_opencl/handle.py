@@ -17,7 +17,7 @@ def contiguous_strides(shape):
 
 
 class CLArray:
-    __slots__ = ("buf", "dev", "dtype", "shape", "strides", "offset", "size", "storage",
+    __slots__ = ("buf", "dev", "dtype", "shape", "strides", "offset", "size", "_root",
                  "capacity", "__weakref__")
 
     def __init__(self, buf, dev, dtype, shape, strides, offset, storage=None, capacity=None):
@@ -28,12 +28,18 @@ class CLArray:
         self.strides = strides
         self.offset = offset
         self.size = prod(shape)
-        self.storage = self if storage is None else storage
+        self._root = storage          # None for a storage itself (no reference cycle, so
+        #                               a dropped tensor's buffer goes back to the pool at once)
         self.capacity = self.size if capacity is None else capacity   # elements in the buffer
 
     def __repr__(self):
         return (f"<opencl:{self.dev.index} {self.dtype} shape={self.shape} strides={self.strides} "
                 f"offset={self.offset}>")
+
+    @property
+    def storage(self):
+        """The handle of the storage this one views (itself for a storage)."""
+        return self if self._root is None else self._root
 
     @property
     def contiguous(self):
