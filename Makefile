@@ -6,7 +6,7 @@ PYTHON = $(VENV)/bin/python
 PIP = $(PYTHON) -m pip --disable-pip-version-check -q
 
 # what the tests need: every package of this repo (editable) plus the dev tools
-PACKAGES = -e . -e backends/cpu -e "backends/opencl[pocl]"
+PACKAGES = -e . -e backends/cpu -e "backends/cuda[cuda12]" -e "backends/opencl[pocl]"
 DEV_EXTRAS = -e ".[dev]"
 
 .PHONY: setup setup-dev train test bench clean
@@ -25,13 +25,18 @@ setup: $(VENV)/.base
 setup-dev: $(VENV)/.dev
 
 train: setup
-	$(PYTHON) examples/demo.py
+	$(PYTHON) examples/train_digits.py
 
 test: setup-dev
 	$(PYTHON) -m pytest -n 2 -q
 
-bench: setup-dev
-	$(PYTHON) -m benchmarks
+# the benchmarks compare against PyTorch's CPU build, a benchmark-only dependency
+$(VENV)/.bench: $(VENV)/.dev
+	$(PIP) install -e ".[bench]"
+	touch $@
+
+bench: $(VENV)/.bench
+	$(PYTHON) -m benchmarks $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV)

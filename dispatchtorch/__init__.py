@@ -21,10 +21,18 @@ from .ops import *  # noqa: F401,F403
 from .ops import _F, _I  # noqa: F401
 from . import ops as _ops
 from . import autograd, return_types  # noqa: F401
+from . import nn, optim, utils  # noqa: F401,E402
+from .serialization import load, save  # noqa: F401,E402
 
 globals().update({k: v for k, v in _ops._F.items()})
 globals().update({k: v for k, v in _ops._I.items()})
 abs = _ops.abs  # noqa: A001
+
+from ._accelerator import DeviceModule as _DeviceModule  # noqa: E402
+from ._accelerator import get_num_threads, set_num_threads  # noqa: E402,F401
+
+cuda = _DeviceModule("cuda")
+opencl = _DeviceModule("opencl")
 
 half, float, double = float16, float32, float64  # noqa: A001
 short, int, long = int16, int32, int64  # noqa: A001

@@ -6,6 +6,9 @@ from ._device import device as Device
 from ._dtype import BY_NAME
 from .dispatch.loader import get_backend
 
+# one device each, shown without an index, as PyTorch shows `cpu` and `meta`
+INDEXLESS = frozenset({"cpu", "meta"})
+
 
 class Place:
     """A usable device: its public `device`, backend runtime and supported dtypes."""
@@ -16,7 +19,10 @@ class Place:
         rt = get_backend(dev.type)
         index = 0 if dev.index is None else dev.index
         info = rt.device_info(index)      # raises with the reason if unusable
-        self.device = dev if dev.type == "cpu" or dev.index is not None else Device(dev.type, 0)
+        if dev.type in INDEXLESS:
+            self.device = Device(dev.type)
+        else:
+            self.device = dev if dev.index is not None else Device(dev.type, 0)
         self.type, self.index = dev.type, index
         self.rt, self.bk, self.info = rt, rt.backend, info
         self.dtypes = frozenset(BY_NAME[n] for n in info.dtypes if n in BY_NAME)

@@ -100,13 +100,19 @@ def operand_handle(x, dt, shape, place):
                 return storage
             st, off = contiguous_strides(x._shape), 0
         return place.bk.as_strided(storage, shape, expand_strides(x._shape, st, shape), off)
-    h = scalar_handle(x, dt, place)
     if not shape:
-        return h
-    return place.bk.as_strided(h, shape, (0,) * len(shape), 0)
+        return scalar_handle(x, dt, place)
+    key = (x, type(x), dt, place, shape)
+    h = _expanded_cache.get(key)
+    if h is None:
+        h = place.bk.as_strided(scalar_handle(x, dt, place), shape, (0,) * len(shape), 0)
+        if (type(x) is not float or (x != 0.0 and x == x)) and len(_expanded_cache) < 4096:
+            _expanded_cache[key] = h
+    return h
 
 
 _scalar_cache: dict = {}
+_expanded_cache: dict = {}     # (value, type, dtype, place, shape) -> a broadcast view
 
 
 def scalar_handle(value, dt, place):
@@ -226,8 +232,12 @@ def apply(op, place, inputs, handles, outs_meta, kparams=None, params=None):
         # a composite's own kernel is opaque to autograd: without a derivative rule
         # of its own, differentiate through the decomposition
         return decompose(op, inputs, params)
-    outs = [place.empty(shape, dt.name, place.index) for shape, dt in outs_meta]
-    launch(op, k, place, (*outs, *handles), kparams, [d for _, d in outs_meta])
+    dtypes = [d for _, d in outs_meta]
+    try:        # out of device memory: say which op asked
+        outs = [place.empty(shape, dt.name, place.index) for shape, dt in outs_meta]
+    except Exception as exc:
+        raise kernel_error(op.name, place.type, dtypes, exc) from exc
+    launch(op, k, place, (*outs, *handles), kparams, dtypes)
     results = tuple(wrap(h, shape, dt, place) for h, (shape, dt) in zip(outs, outs_meta))
     if track:
         record(op, inputs, params, results)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .. import ops as _ops
+from .._run import wrap
 from .._tensor import Tensor
 from .grad_mode import STATE
 from .graph import Node
@@ -31,7 +32,7 @@ def _root_grads(outputs, grads, create_graph):
             if not t._dtype.is_floating_point:
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs "
                                    f"but got {t._dtype}")
-            g = _ops.ones_like(t)
+            g = _ones_like(t)
         elif not isinstance(g, Tensor):
             g = _ops.full_like(t, g)
         elif g._shape != t._shape:
@@ -39,6 +40,13 @@ def _root_grads(outputs, grads, create_graph):
                                f"and output[{i}] has a shape of {tuple(t._shape)}.")
         out.append(g)
     return out
+
+
+def _ones_like(t):
+    place = t._place
+    h = place.empty(t._shape, t._dtype.name, place.index)
+    place.bk.fill_(h, 1.0)
+    return wrap(h, t._shape, t._dtype, place)
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):

@@ -9,12 +9,23 @@ from typing import Any, Callable, Mapping
 API_VERSION = (1, 0)
 
 
-def compatible(backend_version, core_version=API_VERSION) -> bool:
+def parse_version(version):
+    """(major, minor) as ints, or None when `version` is not a pair of ints."""
     try:
-        major, minor = backend_version
+        major, minor = version
     except (TypeError, ValueError):
-        return False
-    return major == core_version[0] and minor <= core_version[1]
+        return None
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in (major, minor)):
+        return None
+    return major, minor
+
+
+def compatible(backend_version, core_version=None) -> bool:
+    """Whether a backend built for `backend_version` runs on a core providing
+    `core_version` (default: this core's API_VERSION)."""
+    core = API_VERSION if core_version is None else core_version
+    v = parse_version(backend_version)
+    return v is not None and v[0] == core[0] and v[1] <= core[1]
 
 
 class BackendError(RuntimeError):
@@ -42,7 +53,9 @@ class Backend:
     """
 
     name: str = ""                       # the device type, e.g. "opencl"
-    api_version: tuple = API_VERSION     # the contract this backend was built for
+    # The contract this backend was written against, as a literal: `api_version = (1, 0)`.
+    # Required. (Not `= API_VERSION`: that is the running core's version, whatever it is.)
+    api_version: tuple | None = None
     kernels: Mapping[str, Callable] = {}
     # Set when the backend loads but has no usable device (driver missing, ...).
     unavailable_reason: str | None = None

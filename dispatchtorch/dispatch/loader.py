@@ -14,7 +14,8 @@ from importlib import metadata
 import pluggy
 
 from ..backend import hookspecs
-from ..backend.contract import API_VERSION, Backend, BackendError, compatible
+from ..backend import contract
+from ..backend.contract import Backend, BackendError, compatible, parse_version
 from ..backend.prims import MEMORY_METHODS, PRIMS
 from .registry import OPS
 
@@ -28,6 +29,7 @@ class BackendRuntime:
         self.name = name
         self.dist, self.version = dist, version
         self.status = "failed"          # ready | unavailable | failed
+        self.api_version = None         # what the backend declares, once it was created
         self.error = ""
         self.backend: Backend | None = None
         self.kernels = {}
@@ -50,11 +52,13 @@ class BackendRuntime:
         return self.devices[index]
 
     def as_dict(self):
+        api = self.api_version
         return {"name": self.name, "distribution": self.dist, "version": self.version,
-                "status": self.status, "error": self.error,
+                "api_version": _fmt(api) if api else "", "status": self.status, "error": self.error,
                 "devices": [{"index": d.index, "name": d.name, "dtypes": sorted(d.dtypes),
                              "properties": dict(d.properties)} for d in self.devices],
-                "missing_prims": self.missing_prims, "unknown_ops": self.unknown_ops}
+                "missing_prims": self.missing_prims, "unknown_ops": self.unknown_ops,
+                "composite_kernels": sorted(k for k in self.kernels if k not in PRIMS)}
 
 
 _runtimes: dict[str, BackendRuntime] = {}
@@ -159,14 +163,11 @@ def _adopt(rt, backend):
     if not isinstance(backend, Backend):
         raise BackendError(f"dispatchtorch_backend returned {type(backend).__name__}, "
                            f"not a dispatchtorch.backend.Backend")
+    rt.api_version = backend.api_version
     if backend.name != rt.name:
         raise BackendError(f"the backend calls itself {backend.name!r} but its entry point is "
                            f"named {rt.name!r}; they must match")
-    if not compatible(backend.api_version):
-        raise BackendError(f"backend '{rt.name}' was built for backend API version "
-                           f"{_fmt(backend.api_version)}, but this dispatchtorch provides "
-                           f"{_fmt(API_VERSION)}; install a '{rt.name}' backend built for "
-                           f"{API_VERSION[0]}.x")
+    _check_api_version(rt.name, backend)
     missing_memory = [m for m in MEMORY_METHODS
                       if getattr(type(backend), m, None) is getattr(Backend, m)]
     if missing_memory:
@@ -176,7 +177,8 @@ def _adopt(rt, backend):
     bad = [k for k, v in kernels.items() if not callable(v)]
     if bad:
         raise BackendError(f"backend '{rt.name}' has non-callable kernels: {', '.join(sorted(bad))}")
-    rt.unknown_ops = sorted(k for k in kernels if k not in OPS)
+    # a prim of the catalogue is known even before the ops layer declares its row
+    rt.unknown_ops = sorted(k for k in kernels if k not in OPS and k not in PRIMS)
     for k in rt.unknown_ops:
         del kernels[k]
     rt.missing_prims = sorted(p for p in PRIMS if p not in kernels)
@@ -188,6 +190,27 @@ def _adopt(rt, backend):
     else:
         rt.status = "unavailable"
         rt.error += backend.unavailable_reason or "the backend reports no devices"
+
+
+def _check_api_version(name, backend):
+    core = contract.API_VERSION
+    declared = backend.api_version
+    if declared is None:
+        raise BackendError(f"backend '{name}' does not declare the backend API version it was "
+                           f"built for; set `api_version = ({core[0]}, {core[1]})` (a literal: the "
+                           f"dispatchtorch.backend.API_VERSION it was written against) on its "
+                           f"Backend class")
+    if parse_version(declared) is None:
+        raise BackendError(f"backend '{name}' declares api_version {declared!r}; expected a "
+                           f"(major, minor) pair of ints such as ({core[0]}, {core[1]})")
+    if not compatible(declared, core):
+        newer = declared[0] == core[0]
+        fix = (f"upgrade dispatchtorch to one that provides {_fmt(declared)}" if newer else
+               f"install a '{name}' backend built for backend API {core[0]}.x" if declared[0] < core[0]
+               else f"install a '{name}' backend built for backend API {core[0]}.x, or a "
+                    f"dispatchtorch that provides {declared[0]}.x")
+        raise BackendError(f"backend '{name}' was built for backend API version {_fmt(declared)}, "
+                           f"but this dispatchtorch provides {_fmt(core)}; {fix}")
 
 
 def _fmt(v):

@@ -1,6 +1,7 @@
 """The public op functions. Each module declares a family's schema rows and their
 function forms; methods.py binds the Tensor methods and operators."""
 from . import creation, elementwise, indexing, linalg, memory, pointwise, random, reductions, views
+from . import nn_ops  # noqa: F401  (the nn layers' composite rows)
 from ._elementwise import result_type, can_cast
 from .creation import (arange, as_tensor, asarray, bernoulli, empty, empty_like, eye, from_dlpack,
                        from_numpy, full, full_like, get_default_device, linspace, logspace,

@@ -11,8 +11,8 @@ import builtins
 import numpy as np
 
 from .. import _dtype as D
-from .._run import (decompose, kernel_error, operand_handle, record, resolve, same_place,
-                    to_place, wrap)
+from .._run import (any_requires_grad, decompose, kernel_error, operand_handle, record, resolve,
+                    same_place, to_place, wrap)
 from .._inplace import commit_inplace, inplace_needs_graph, self_for_rule
 from .._shape import broadcast_shapes2
 from .._tensor import Tensor
@@ -149,9 +149,9 @@ def unary(spec, x):
         return decompose(op, (x,), _NOPARAMS)
     shape = x._shape
     od = D.bool_ if spec.out_bool else ct
-    out = place.empty(shape, od.name, place.index)
     h = x._h if dt is ct else operand_handle(x, ct, shape, place)
-    try:
+    try:        # allocation inside: out of device memory names the op
+        out = place.empty(shape, od.name, place.index)
         k(out, h)
     except Exception as exc:
         raise kernel_error(spec.name, place.type, (ct,), exc) from exc
@@ -199,10 +199,10 @@ def binary(spec, a, b):
         return decompose(op, (a, b), _NOPARAMS)
     shape = sa if sa == sb else broadcast_shapes2(sa, sb)
     od = D.bool_ if spec.out_bool else ct
-    out = place.empty(shape, od.name, place.index)
     ha = a._h if ta and sa == shape and a._dtype is ct else operand_handle(a, ct, shape, place)
     hb = b._h if tb and sb == shape and b._dtype is ct else operand_handle(b, ct, shape, place)
     try:
+        out = place.empty(shape, od.name, place.index)
         k(out, ha, hb)
     except Exception as exc:
         raise kernel_error(spec.name, place.type, (ct,), exc) from exc
@@ -239,9 +239,9 @@ def nary(spec, operands, out_dtype=None, params=_NOPARAMS, compute=None):
     for x in operands:
         if isinstance(x, Tensor):
             shape = broadcast_shapes2(shape, x._shape)
-    out = place.empty(shape, od.name, place.index)
     handles = [operand_handle(x, c, shape, place) for x, c in zip(operands, compute)]
     try:
+        out = place.empty(shape, od.name, place.index)
         k(out, *handles, **params)
     except Exception as exc:
         raise kernel_error(spec.name, place.type, compute, exc) from exc
@@ -275,6 +275,27 @@ def inplace(spec, self, *others):
     """self = op(self, *others), written into self's memory."""
     if not isinstance(self, Tensor):
         raise _bad_operand(spec.name + "_", self)
+    place = self._place
+    if len(others) == 1 and (not STATE.enabled or not (self._rg or any_requires_grad(others))):
+        other = others[0] if len(others) == 1 else None
+        # the common case (optimizer updates, grad accumulation): same dtype, shape, device
+        if type(other) is Tensor and other._dtype is self._dtype and other._shape == self._shape \
+                and other._place is place and self._dtype in spec.table \
+                and spec.table[self._dtype] is self._dtype and not spec.out_bool:
+            k = spec.kernels.get(place.type)
+            if k is None:
+                k = resolve(spec.op, place.rt)
+            if k is not DECOMPOSE and _no_overlap(self, others):
+                try:
+                    k(self._h, self._h, other._h)
+                except Exception as exc:
+                    raise kernel_error(spec.name + "_", place.type, (self._dtype,), exc) from exc
+                v = self._version
+                if v is None:
+                    self._version = [1]
+                else:
+                    v[0] += 1
+                return self
     operands = (self, *others)
     if inplace_needs_graph(spec.name + "_", operands):
         fn = {1: unary, 2: binary}.get(len(operands))
@@ -282,7 +303,6 @@ def inplace(spec, self, *others):
         r = fn(spec, old, *others) if fn else nary(spec, (old, *others))
         check_inplace_target(spec.name + "_", self, r._dtype, r._shape)
         return commit_inplace(self, r)
-    place = self._place
     if len(operands) == 1:
         dt = self._dtype
         shape = self._shape

@@ -346,6 +346,11 @@ def _float_dtype(dtype, op):
     return dt
 
 
+def _shape_only(device):
+    """A device without data (meta): random values would be drawn only to be dropped."""
+    return _place(device).type == "meta"
+
+
 def _sample_dtype(dt):
     return np.float64 if dt is D.float64 else np.float32
 
@@ -354,6 +359,8 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, ou
          layout=None, pin_memory=False):
     shape = as_shape(size, "rand")
     dt = _float_dtype(dtype, "check_uniform_bounds")
+    if _shape_only(device):
+        return empty(shape, dtype=dt, device=device, requires_grad=requires_grad)
     values = R.rng(generator).random(shape, dtype=_sample_dtype(dt))
     return _from_host(_cast_host(values, dt), dt, device, requires_grad, "rand")
 
@@ -362,6 +369,8 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, o
           layout=None, pin_memory=False):
     shape = as_shape(size, "randn")
     dt = _float_dtype(dtype, "normal_kernel_cpu")
+    if _shape_only(device):
+        return empty(shape, dtype=dt, device=device, requires_grad=requires_grad)
     values = R.rng(generator).standard_normal(shape, dtype=_sample_dtype(dt))
     return _from_host(_cast_host(values, dt), dt, device, requires_grad, "randn")
 
@@ -384,6 +393,8 @@ def randint(*args, size=None, generator=None, dtype=None, device=None, requires_
     if high <= low:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     dt = _dtype_or(dtype, D.int64)
+    if _shape_only(device):
+        return empty(tuple(size), dtype=dt, device=device, requires_grad=requires_grad)
     values = R.rng(generator).integers(low, high, size=tuple(size), dtype=np.int64)
     return _from_host(_cast_host(values, dt), dt, device, requires_grad, "randint")
 
@@ -464,46 +475,49 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     return _from_host(out, D.int64, input.device, False, "multinomial")
 
 
-def _fill_random(self, values):
+def _fill_random(self, draw):
+    """self.copy_(draw()); on meta nothing is drawn, so sizing a model allocates nothing."""
     from .memory import copy_
-    src = _from_host(_cast_host(np.asarray(values), self.dtype), self.dtype, self.device)
+    if self._place.type == "meta":
+        return copy_(self, empty(self._shape, dtype=self.dtype, device=self.device))
+    src = _from_host(_cast_host(np.asarray(draw()), self.dtype), self.dtype, self.device)
     return copy_(self, src)
 
 
 def uniform_(self, a=0.0, b=1.0, *, generator=None):
     if a > b:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a} > to={b}")
-    return _fill_random(self, R.rng(generator).uniform(a, b, self._shape))
+    return _fill_random(self, lambda: R.rng(generator).uniform(a, b, self._shape))
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-    return _fill_random(self, R.rng(generator).standard_normal(self._shape) * std + mean)
+    return _fill_random(self, lambda: R.rng(generator).standard_normal(self._shape) * std + mean)
 
 
 def bernoulli_(self, p=0.5, *, generator=None):
     probs = p._host() if isinstance(p, Tensor) else p
-    return _fill_random(self, R.rng(generator).random(self._shape) < probs)
+    return _fill_random(self, lambda: R.rng(generator).random(self._shape) < probs)
 
 
 def random_(self, from_=0, to=None, *, generator=None):
     if to is None:
         from_, to = 0, (2 ** 24 if self.dtype.is_floating_point else D.iinfo(self.dtype).max + 1)
-    return _fill_random(self, R.rng(generator).integers(from_, to, self._shape))
+    return _fill_random(self, lambda: R.rng(generator).integers(from_, to, self._shape))
 
 
 def exponential_(self, lambd=1.0, *, generator=None):
-    return _fill_random(self, R.rng(generator).exponential(1.0 / lambd, self._shape))
+    return _fill_random(self, lambda: R.rng(generator).exponential(1.0 / lambd, self._shape))
 
 
 def geometric_(self, p, *, generator=None):
-    return _fill_random(self, R.rng(generator).geometric(p, self._shape))
+    return _fill_random(self, lambda: R.rng(generator).geometric(p, self._shape))
 
 
 def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
-    return _fill_random(self, R.rng(generator).lognormal(mean, std, self._shape))
+    return _fill_random(self, lambda: R.rng(generator).lognormal(mean, std, self._shape))
 
 
 def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
-    return _fill_random(self, median + sigma * R.rng(generator).standard_cauchy(self._shape))
+    return _fill_random(self, lambda: median + sigma * R.rng(generator).standard_cauchy(self._shape))

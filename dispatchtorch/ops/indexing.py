@@ -16,13 +16,13 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ..dispatch import OpDef, register_op
 from . import _api
-from .views import SLICE, _sub_view
+from .views import SLICE, _sub_view, select
 
 # -- gather / scatter ------------------------------------------------------------------------------
 
 
 def _gather_grad(g, x, dim, index):
-    return _api.zeros(x.shape, dtype=g.dtype, device=g.device).scatter_add(dim, index, g)
+    return _api.zeros(x.shape, dtype=g.dtype, device=g.device).scatter_add(dim, index, g), None
 
 
 GATHER = register_op(OpDef("gather", kind="indexing", args=("x", "index"), grad=_gather_grad))
@@ -387,11 +387,11 @@ def _geometry(items, shape, stride, offset):
 
 
 def getitem(self, key):
-    if not isinstance(self, Tensor):
-        raise TypeError("getitem: not a Tensor")
-    if type(key) is int and self._shape:        # the common case, cheap
-        from .views import select
+    tk = type(key)
+    if tk is int and self._shape:               # the common cases, kept cheap
         return select(self, 0, key)
+    if tk is slice and self._shape:
+        return _slice0(self, key)
     items = _expand_items(self, _parse(self, key))
     from .._run import strides_of
     shape, stride, offset, adv = _geometry(items, self._shape, strides_of(self), self._offset)
@@ -399,6 +399,28 @@ def getitem(self, key):
     if not adv:
         return v
     return _advanced(v, adv)
+
+
+def _slice0(x, key):
+    """x[a:b:c] on dim 0."""
+    n = x._shape[0]
+    step = 1 if key.step is None else operator.index(key.step)
+    if step <= 0:
+        raise ValueError("step must be greater than zero")
+    start, stop, _ = key.indices(n) if (key.start is not None or key.stop is not None) \
+        else (0, n, step)
+    size = max(0, -(-(stop - start) // step))
+    st = x._stride
+    if st is None:
+        st = contiguous_strides(x._shape)
+    offset = x._offset + start * st[0] if size else x._offset
+    v = make_view(x, (size,) + x._shape[1:], (st[0] * step,) + st[1:], offset)
+    if STATE.enabled and x._rg:
+        lst = contiguous_strides(x._shape)
+        record(SLICE, (x,), {"size": v._shape, "stride": (lst[0] * step,) + lst[1:],
+                             "storage_offset": start * lst[0] if size else 0,
+                             "input_shape": x._shape}, (v,))
+    return v
 
 
 def _advanced(v, adv):

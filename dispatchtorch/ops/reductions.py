@@ -3,7 +3,9 @@ from __future__ import annotations
 
 from .. import _dtype as D
 from .. import return_types
-from .._run import apply
+from .._run import apply, decompose, kernel_error, record, resolve, storage_of, wrap
+from ..autograd.grad_mode import STATE
+from ..dispatch import DECOMPOSE
 from .._shape import norm_dim, norm_dims, numel, reduced_shape
 from .._tensor import Tensor
 from ..dispatch import OpDef, register_op
@@ -12,7 +14,7 @@ from . import _api
 
 def _expand_back(g, x, dims, keepdim):
     """g (a reduction's grad) broadcast back to x's shape."""
-    if not keepdim and x.dim():
+    if not keepdim and g._shape:
         for d in dims:
             g = g.unsqueeze(d)
     return g.expand(x.shape)
@@ -49,15 +51,42 @@ def reduction_input(x, dims):
     return x.reshape(1), (0,)
 
 
+_ALL_DIMS = [tuple(range(n)) for n in range(64)]
+
+
 def _reduce(op, input, dim, keepdim, out_dtype, name):
+    """The reduction executor (hot: `x.sum()` should cost little more than the kernel)."""
     if not isinstance(input, Tensor):
         raise TypeError(f"{name}(): argument 'input' must be a Tensor, not {type(input).__name__}")
-    dims = norm_dims(dim, input.dim(), name)
-    shape = reduced_shape(input._shape, dims, keepdim)
-    x, kdims = reduction_input(input, dims)
-    return apply(op, input._place, (input,), (x._h,), ((shape, out_dtype),),
-                 {"dims": kdims, "keepdim": keepdim and bool(input._shape)},
-                 {"dims": dims, "keepdim": keepdim})
+    in_shape = input._shape
+    nd = len(in_shape)
+    if dim is None:
+        dims = _ALL_DIMS[nd]
+        shape = (1,) * nd if keepdim else ()
+    else:
+        dims = norm_dims(dim, nd, name)
+        shape = reduced_shape(in_shape, dims, keepdim)
+    place = input._place
+    track = STATE.enabled and input._rg and op.differentiable
+    k = op.kernels.get(place.type)
+    if k is None:
+        k = resolve(op, place.rt)
+    if k is DECOMPOSE:
+        return decompose(op, (input,), {"dims": dims, "keepdim": keepdim})
+    if nd:
+        h, kdims, kkeep = input._h, dims, keepdim
+    else:       # 0-d reduces as shape (1,): kernels always get non-empty dims
+        h = place.bk.as_strided(storage_of(input), (1,), (1,), input._offset)
+        kdims, kkeep = (0,), False
+    try:        # allocation inside: out of device memory names the op
+        out = place.empty(shape, out_dtype.name, place.index)
+        k(out, h, dims=kdims, keepdim=kkeep)
+    except Exception as exc:
+        raise kernel_error(op.name, place.type, (input._dtype,), exc) from exc
+    r = wrap(out, shape, out_dtype, place)
+    if track:
+        record(op, (input,), {"dims": dims, "keepdim": keepdim}, (r,))
+    return r
 
 
 def _sum_dtype(x, dtype):
@@ -167,20 +196,19 @@ max = _extreme("max", amax, argmax, lambda a, b: _api.maximum(a, b), return_type
 min = _extreme("min", amin, argmin, lambda a, b: _api.minimum(a, b), return_types.min)
 
 
-def all(input, dim=None, keepdim=False, *, out=None):
-    b = input if input.dtype is D.bool_ else input != 0
-    if b.numel() == 0:
-        return _api.ones(reduced_shape(b._shape, norm_dims(dim, b.dim(), "all"), keepdim),
-                         dtype=D.bool_, device=b.device)
-    return _reduce(AMIN, b, dim, keepdim, D.bool_, "all")
+def _logical_reduce(name, op, empty_value):
+    def fn(input, dim=None, keepdim=False, *, out=None):
+        b = input if input.dtype is D.bool_ else input != 0
+        if b.numel() == 0:      # the identity of the reduction: all() of nothing is True
+            return _api.full(reduced_shape(b._shape, norm_dims(dim, b.dim(), name), keepdim),
+                             empty_value, dtype=D.bool_, device=b.device)
+        return _reduce(op, b, dim, keepdim, D.bool_, name)
+    fn.__name__ = name
+    return fn
 
 
-def any(input, dim=None, keepdim=False, *, out=None):
-    b = input if input.dtype is D.bool_ else input != 0
-    if b.numel() == 0:
-        return _api.zeros(reduced_shape(b._shape, norm_dims(dim, b.dim(), "any"), keepdim),
-                          dtype=D.bool_, device=b.device)
-    return _reduce(AMAX, b, dim, keepdim, D.bool_, "any")
+all = _logical_reduce("all", AMIN, True)
+any = _logical_reduce("any", AMAX, False)
 
 
 def sum_to(g, shape, op="op"):

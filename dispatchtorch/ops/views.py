@@ -10,7 +10,7 @@ import operator
 
 from .. import _dtype as D
 from .._run import make_view, record, strides_of
-from .._shape import contiguous_strides, expand_strides, norm_dim, numel
+from .._shape import as_shape, contiguous_strides, expand_strides, norm_dim, numel
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ..dispatch import OpDef, register_op
@@ -51,7 +51,7 @@ def infer_shape(shape, n, op="view"):
 def view_strides(shape, stride, new_shape):
     """Strides viewing (shape, stride) as new_shape without a copy, or None
     (PyTorch's computeStride)."""
-    if numel(shape) == 0:
+    if numel(shape) == 0 or not shape:
         return contiguous_strides(new_shape)
     new = [0] * len(new_shape)
     view_d = len(new_shape) - 1
@@ -256,13 +256,7 @@ def reshape_as(input, other):
     return reshape(input, other._shape)
 
 
-def _sizes(shape, op):
-    if len(shape) == 1 and not isinstance(shape[0], int):
-        shape = shape[0]
-    try:
-        return tuple(operator.index(s) for s in shape)
-    except TypeError:
-        raise TypeError(f"{op}(): argument 'shape' must be a tuple of ints, got {shape!r}") from None
+_sizes = as_shape
 
 
 def permute(input, *dims):

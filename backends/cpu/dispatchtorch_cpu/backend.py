@@ -7,7 +7,7 @@ import warnings
 import ml_dtypes
 import numpy as np
 
-from dispatchtorch.backend import API_VERSION, DTYPE_NAMES, Backend, DeviceInfo
+from dispatchtorch.backend import DTYPE_NAMES, Backend, DeviceInfo
 
 from .kernels import KERNELS
 
@@ -15,12 +15,15 @@ NP_DTYPES = {n: np.dtype(ml_dtypes.bfloat16) if n == "bfloat16" else np.dtype(n)
 
 # IEEE results such as 1/0 = inf are the semantics, not accidents: keep numpy's
 # floating-point warnings from our kernels out of the user's console (only ours).
+_ndarray = np.ndarray
+_BYTE_STRIDES: dict = {}       # (element strides, itemsize) -> byte strides: views repeat
+
 warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"dispatchtorch_cpu(\.|$)")
 
 
 class CPUBackend(Backend):
     name = "cpu"
-    api_version = API_VERSION
+    api_version = (1, 0)
     kernels = KERNELS
 
     def devices(self):
@@ -40,13 +43,31 @@ class CPUBackend(Backend):
 
     def as_strided(self, storage, shape, strides, offset):
         item = storage.itemsize
-        return np.ndarray(shape, storage.dtype, storage, offset * item, tuple(s * item for s in strides))
+        if 0 in shape:
+            offset = 0      # an empty view reads nothing; its offset may lie past the end
+        key = (strides, item)
+        byte_strides = _BYTE_STRIDES.get(key)
+        if byte_strides is None:
+            byte_strides = tuple([s * item for s in strides])
+            if len(_BYTE_STRIDES) < 8192:
+                _BYTE_STRIDES[key] = byte_strides
+        return _ndarray(shape, storage.dtype, storage, offset * item, byte_strides)
 
     def copy_(self, dst, src):
         np.copyto(dst, src, casting="unsafe")
 
     def fill_(self, dst, value):
         dst.fill(value)
+
+    def set_num_threads(self, n):
+        """Threads of the BLAS and OpenMP pools numpy calls into (threadpoolctl)."""
+        import threadpoolctl
+        self._limits = threadpoolctl.threadpool_limits(limits=int(n))
+
+    def get_num_threads(self):
+        import threadpoolctl
+        counts = [p["num_threads"] for p in threadpoolctl.threadpool_info()]
+        return max(counts) if counts else 1
 
     def to_dlpack(self, handle, *args, **kwargs):
         return handle.__dlpack__(*args, **kwargs)

@@ -53,8 +53,12 @@ def _compare(f):
     return kernel
 
 
+def _is_float(dt):
+    return dt.kind == "f" or dt in _LOWP      # ml_dtypes' bfloat16 has kind 'V'
+
+
 def _div(out, a, b):
-    if a.dtype.kind == "f" or a.dtype in _LOWP:     # bfloat16's numpy kind is 'V'
+    if _is_float(a.dtype):
         return _binary(np.true_divide)(out, a, b)
     if np.any(b == 0):
         raise ZeroDivisionError("integer division by zero")
@@ -63,9 +67,17 @@ def _div(out, a, b):
 
 
 def _fmod(out, a, b):
-    if a.dtype.kind != "f" and a.dtype not in _LOWP and np.any(b == 0):
+    if not _is_float(a.dtype) and np.any(b == 0):
         raise ZeroDivisionError("integer modulo by zero")
     _binary(np.fmod)(out, a, b)
+
+
+def _relu(out, x):
+    """The relu composite in one pass (NaN stays NaN, as PyTorch's relu)."""
+    if x.dtype in _LOWP:
+        out[...] = np.maximum(x.astype(_F32), 0)
+    else:
+        np.maximum(x, 0, out=out)
 
 
 def _where(out, cond, a, b):
@@ -77,17 +89,25 @@ def _acc_dtype(x, out):
     return _F32 if out.dtype in _LOWP else out.dtype
 
 
-def _reduce(f):
+def _reduce(ufunc):
+    reduce = ufunc.reduce
+
     def kernel(out, x, *, dims, keepdim):
-        if x.dtype in _LOWP:
-            x = x.astype(_F32)
-        out[...] = f(x, axis=dims, keepdims=keepdim, dtype=_acc_dtype(x, out))
+        if x.dtype in _LOWP or out.dtype in _LOWP:
+            out[...] = reduce(x.astype(_F32), axis=dims, dtype=_F32, keepdims=keepdim)
+        else:
+            reduce(x, axis=dims, dtype=out.dtype, out=out, keepdims=keepdim)
     return kernel
 
 
-def _extreme(f):
+def _extreme(ufunc):
+    reduce = ufunc.reduce
+
     def kernel(out, x, *, dims, keepdim):
-        out[...] = f(x.astype(_F32) if x.dtype in _LOWP else x, axis=dims, keepdims=keepdim)
+        if x.dtype in _LOWP:
+            out[...] = reduce(x.astype(_F32), axis=dims, keepdims=keepdim)
+        else:
+            reduce(x, axis=dims, out=out, keepdims=keepdim)
     return kernel
 
 
@@ -135,7 +155,8 @@ def _matmul(out, a, b):
 
 
 def _gather(out, x, index, *, dim):
-    out[...] = np.take_along_axis(x, index, axis=dim)
+    # not take_along_axis: index may be smaller than x in the other dims, as in PyTorch
+    out[...] = x[_full_index(index, dim)]
 
 
 def _full_index(index, dim):
@@ -151,7 +172,7 @@ def _scatter_(out, index, src, *, dim, reduce):
     if index.size == 0:
         return
     if reduce == "none":
-        np.put_along_axis(out, index, src, axis=dim)
+        out[_full_index(index, dim)] = src
         return
     ufunc = _SCATTER_UFUNC[reduce]
     if out.dtype in _LOWP:
@@ -212,12 +233,14 @@ KERNELS = {
     "le": _compare(np.less_equal), "gt": _compare(np.greater), "ge": _compare(np.greater_equal),
     "where": _where,
     # reductions and scans
-    "sum": _reduce(np.sum), "prod": _reduce(np.prod),
-    "amax": _extreme(np.amax), "amin": _extreme(np.amin),
+    "sum": _reduce(np.add), "prod": _reduce(np.multiply),
+    "amax": _extreme(np.maximum), "amin": _extreme(np.minimum),
     "argmax": _arg(np.argmax), "argmin": _arg(np.argmin),
     "cumsum": _scan(np.cumsum), "cumprod": _scan(np.cumprod),
     "cummax": _cumext(np.maximum), "cummin": _cumext(np.minimum),
     # linear algebra, indexing, sorting
     "matmul": _matmul, "gather": _gather, "scatter_": _scatter_, "nonzero": _nonzero,
     "sort": _sort, "searchsorted": _searchsorted,
+    # composites with a faster kernel of their own
+    "relu": _relu,
 }

@@ -1,0 +1,83 @@
+"""The `torch.cuda`-style module API for any device type a backend provides."""
+from __future__ import annotations
+
+
+class DeviceModule:
+    """is_available(), device_count(), synchronize(), ... for one device type."""
+
+    def __init__(self, device_type):
+        self.device_type = device_type
+
+    def _runtime(self):
+        from .dispatch import available_names, get_backend
+        if self.device_type not in available_names():
+            return None
+        rt = get_backend(self.device_type)
+        return rt if rt.status == "ready" else None
+
+    def is_available(self) -> bool:
+        return self._runtime() is not None
+
+    def device_count(self) -> int:
+        rt = self._runtime()
+        return len(rt.devices) if rt else 0
+
+    def current_device(self) -> int:
+        self._require()
+        return 0
+
+    def get_device_name(self, device=None) -> str:
+        rt = self._require()
+        return rt.device_info(_index(device)).name
+
+    def get_device_properties(self, device=None):
+        rt = self._require()
+        return rt.device_info(_index(device))
+
+    def synchronize(self, device=None) -> None:
+        rt = self._require()
+        rt.backend.synchronize(_index(device))
+
+    def manual_seed(self, seed) -> None:
+        """Random numbers are drawn on the host (one stream for every device)."""
+        from .ops.random import manual_seed
+        manual_seed(seed)
+
+    manual_seed_all = manual_seed
+
+    def empty_cache(self) -> None:
+        rt = self._runtime()
+        if rt is not None and hasattr(rt.backend, "empty_cache"):
+            rt.backend.empty_cache()
+
+    def _require(self):
+        rt = self._runtime()
+        if rt is None:
+            from .dispatch import available_names, get_backend
+            if self.device_type in available_names():
+                r = get_backend(self.device_type)
+                raise RuntimeError(f"{self.device_type} is not available: {r.status}: {r.error}")
+            raise RuntimeError(f"no backend is installed for device type '{self.device_type}'")
+        return rt
+
+
+def _index(device):
+    if device is None:
+        return 0
+    if isinstance(device, int):
+        return device
+    from ._device import device as Device
+    return Device(device).index or 0
+
+
+def set_num_threads(n: int) -> None:
+    """Threads the CPU backend's kernels may use (numpy's BLAS and OpenMP pools)."""
+    from .dispatch import get_backend
+    if int(n) < 1:
+        raise ValueError(f"set_num_threads: expected a positive number of threads, got {n}")
+    get_backend("cpu").backend.set_num_threads(int(n))
+
+
+def get_num_threads() -> int:
+    from .dispatch import get_backend
+    return get_backend("cpu").backend.get_num_threads()

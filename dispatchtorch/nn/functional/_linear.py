@@ -1,0 +1,101 @@
+"""linear, bilinear, dropout, embedding, one_hot."""
+from __future__ import annotations
+
+from ... import _dtype as D
+from ... import ops as _ops
+from ..._tensor import Tensor
+from ...ops import nn_ops as N
+
+
+def linear(input, weight, bias=None):
+    if not isinstance(input, Tensor) or not isinstance(weight, Tensor):
+        bad = input if not isinstance(input, Tensor) else weight
+        raise TypeError(f"linear(): argument must be Tensor, not {type(bad).__name__}")
+    if weight.dim() not in (1, 2) or input.dim() == 0:
+        raise RuntimeError(f"linear: expected a 1-D or 2-D weight and an input with at least one "
+                           f"dim, got weight {list(weight.shape)} and input {list(input.shape)}")
+    if weight.dim() == 1:
+        out = input @ weight
+        return out if bias is None else out + bias
+    if input.shape[-1] != weight.shape[1]:
+        rows = input.numel() // input.shape[-1] if input.shape[-1] else 0
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} "
+                           f"and {weight.shape[1]}x{weight.shape[0]})")
+    if input.dtype is not weight.dtype:
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {input.dtype.pt_name} "
+                           f"and {weight.dtype.pt_name}")
+    if bias is not None and bias.shape[-1:] != weight.shape[:1] and bias.numel() != 1:
+        raise RuntimeError(f"linear: bias of shape {list(bias.shape)} does not match "
+                           f"{weight.shape[0]} output features")
+    return N.LINEAR(input, weight, bias)
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """y[..., o] = input1 @ weight[o] @ input2 + bias[o], as one matmul and a reduction."""
+    if weight.dim() != 3:
+        raise RuntimeError(f"bilinear(): weight must be 3-dimensional, got {list(weight.shape)}")
+    out_f, in1, in2 = weight.shape
+    if input1.shape[-1] != in1 or input2.shape[-1] != in2 or input1.shape[:-1] != input2.shape[:-1]:
+        raise RuntimeError(f"bilinear(): input sizes {list(input1.shape)} and {list(input2.shape)} "
+                           f"do not match weight {list(weight.shape)}")
+    lead = input1.shape[:-1]
+    x1 = input1.reshape(-1, in1)
+    x2 = input2.reshape(-1, in2)
+    t = (x1 @ weight.permute(1, 0, 2).reshape(in1, out_f * in2)).reshape(-1, out_f, in2)
+    y = (t * x2.unsqueeze(1)).sum(-1)
+    if bias is not None:
+        y = y + bias
+    return y.reshape(tuple(lead) + (out_f,))
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        out = input * 0.0
+    else:
+        mask = _ops.empty(input.shape, dtype=D.bool_, device=input.device).bernoulli_(1.0 - p)
+        out = N.DROPOUT(input, mask, scale=1.0 / (1.0 - p))
+    return input.copy_(out) if inplace else out
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False, sparse=False):
+    if not isinstance(input, Tensor) or input.dtype not in (D.int64, D.int32):
+        got = input.dtype if isinstance(input, Tensor) else type(input).__name__
+        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following "
+                           f"scalar types: Long, Int; but got {got} instead (while checking "
+                           f"arguments for embedding)")
+    if weight.dim() != 2:
+        raise RuntimeError(f"'weight' must be 2-D, got {list(weight.shape)}")
+    if max_norm is not None or scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding: max_norm, scale_grad_by_freq and sparse are not "
+                                  "supported")
+    num = weight.shape[0]
+    if padding_idx is not None:
+        if not -num <= padding_idx < num:
+            raise AssertionError("Padding_idx must be within num_embeddings")
+        padding_idx = padding_idx % num
+    if input.numel():
+        lo, hi = int(input.amin().item()), int(input.amax().item())
+        if lo < 0 or hi >= num:
+            raise IndexError(f"index out of range in self (embedding of {num} rows got index "
+                             f"{hi if hi >= num else lo})")
+    if input.dtype is not D.int64:
+        input = input.long()
+    return N.EMBEDDING(weight, input, padding_idx=padding_idx, num_weights=num)
+
+
+def one_hot(tensor, num_classes=-1):
+    if not isinstance(tensor, Tensor) or tensor.dtype is not D.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if num_classes == -1:
+        if tensor.numel() == 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(tensor.amax().item()) + 1
+    if tensor.numel() and (int(tensor.amin().item()) < 0 or int(tensor.amax().item()) >= num_classes):
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    classes = _ops.arange(num_classes, device=tensor.device)
+    return (tensor.unsqueeze(-1) == classes).long()

@@ -1,0 +1,218 @@
+"""Loss functions, with PyTorch's reductions, argument checks and warnings."""
+from __future__ import annotations
+
+import warnings
+
+from ... import _dtype as D
+from ... import ops as _ops
+from ..._tensor import Tensor
+from ...ops import nn_ops as N
+
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+def legacy_reduction(size_average, reduce, reduction):
+    """Map the deprecated size_average / reduce flags to a reduction string."""
+    if size_average is None and reduce is None:
+        return reduction
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    warnings.warn("size_average and reduce args will be deprecated, please use reduction="
+                  f"'{'mean' if size_average and reduce else 'sum' if reduce else 'none'}' "
+                  "instead.", UserWarning, stacklevel=3)
+    if not reduce:
+        return "none"
+    return "mean" if size_average else "sum"
+
+
+def _reduce(loss, reduction, name):
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "none":
+        return loss
+    raise ValueError(f"{reduction} is not a valid value for reduction (in {name})")
+
+
+def _check_pair(name, input, target, strict=False):
+    for what, t in (("input", input), ("target", target)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{name}(): argument '{what}' must be Tensor, not {type(t).__name__}")
+    if target.shape != input.shape:
+        if strict:
+            raise ValueError(f"Using a target size ({target.shape}) that is different to the input "
+                             f"size ({input.shape}) is deprecated. Please ensure they have the same "
+                             f"size.")
+        warnings.warn(f"Using a target size ({target.shape}) that is different to the input size "
+                      f"({input.shape}). This will likely lead to incorrect results due to "
+                      f"broadcasting. Please ensure they have the same size.", UserWarning,
+                      stacklevel=3)
+    if not target.dtype.is_floating_point and input.dtype.is_floating_point:
+        target = target.to(input.dtype)
+    return target
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    target = _check_pair("mse_loss", input, target)
+    d = input - target
+    loss = d * d
+    return _reduce(loss if weight is None else loss * weight, reduction, "mse_loss")
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    target = _check_pair("l1_loss", input, target)
+    loss = (input - target).abs()
+    return _reduce(loss if weight is None else loss * weight, reduction, "l1_loss")
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    target = _check_pair("smooth_l1_loss", input, target)
+    d = (input - target).abs()
+    if beta == 0:
+        return _reduce(d, reduction, "smooth_l1_loss")
+    loss = _ops.where(d < beta, d * d * (0.5 / beta), d - 0.5 * beta)
+    return _reduce(loss, reduction, "smooth_l1_loss")
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    target = _check_pair("huber_loss", input, target)
+    d = (input - target).abs()
+    loss = _ops.where(d < delta, d * d * 0.5, (d - 0.5 * delta) * delta)
+    return _reduce(loss if weight is None else loss * weight, reduction, "huber_loss")
+
+
+def _class_target(name, input, target):
+    if not isinstance(input, Tensor) or not isinstance(target, Tensor):
+        raise TypeError(f"{name}(): input and target must be Tensors")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"{name}: expected a floating point input, got {input.dtype}")
+    if target.dtype is D.uint8:
+        target = target.long()
+    if target.dtype is not D.int64:
+        raise RuntimeError(f"{name}: expected target dtype to be Long (int64) class indices, but "
+                           f"got {target.dtype.pt_name}")
+    if input.dim() == 0:
+        raise RuntimeError(f"{name}: input must have at least one dimension (the classes)")
+    expected = (input.shape[:1] + input.shape[2:]) if input.dim() > 1 else ()
+    if tuple(target.shape) != tuple(expected):
+        raise ValueError(f"{name}: expected target of shape {list(expected)} for input of shape "
+                         f"{list(input.shape)}, got {list(target.shape)}")
+    return target
+
+
+def _check_classes(name, input, target, ignore_index):
+    if not target.numel():
+        return
+    classes = input.shape[1] if input.dim() > 1 else input.shape[0]
+    lo, hi = int(target.amin().item()), int(target.amax().item())
+    if 0 <= lo and hi < classes:
+        return
+    valid = target[target != ignore_index]          # only now look past ignored entries
+    if valid.numel():
+        lo, hi = int(valid.amin().item()), int(valid.amax().item())
+        if lo < 0 or hi >= classes:
+            raise IndexError(f"Target {hi if hi >= classes else lo} is out of bounds.")
+
+
+def _check_weight(name, weight, classes):
+    if weight is not None and (weight.dim() != 1 or weight.shape[0] != classes):
+        raise RuntimeError(f"{name}: weight tensor should be defined either for all {classes} "
+                           f"classes or no classes but got weight tensor of shape: "
+                           f"{list(weight.shape)}")
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+             reduction="mean"):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    target = _class_target("nll_loss", input, target)
+    _check_weight("nll_loss", weight, input.shape[1] if input.dim() > 1 else input.shape[0])
+    _check_classes("nll_loss", input, target, ignore_index)
+    return N.NLL_LOSS(input, target, weight, reduction=reduction, ignore_index=ignore_index)
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                  reduction="mean", label_smoothing=0.0):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    if not isinstance(target, Tensor):
+        raise TypeError(f"cross_entropy(): argument 'target' must be Tensor, not "
+                        f"{type(target).__name__}")
+    classes = input.shape[1] if input.dim() > 1 else input.shape[0]
+    _check_weight("cross_entropy", weight, classes)
+    if target.dtype.is_floating_point:
+        if tuple(target.shape) != tuple(input.shape):
+            raise RuntimeError(f"cross_entropy: class-probability target must have the input's "
+                               f"shape {list(input.shape)}, got {list(target.shape)}")
+        if target.dtype is not input.dtype:
+            raise RuntimeError(f"expected scalar type {input.dtype.pt_name} but found "
+                               f"{target.dtype.pt_name}")
+    else:
+        if target.dtype not in (D.int64, D.uint8):
+            raise RuntimeError(f"cross_entropy: expected target dtype to be Long (int64) class "
+                               f"indices or a floating point tensor of class probabilities, but "
+                               f"got {target.dtype.pt_name}")
+        target = _class_target("cross_entropy", input, target)
+        _check_classes("cross_entropy", input, target, ignore_index)
+    return N.CROSS_ENTROPY(input, target, weight, reduction=reduction, ignore_index=ignore_index,
+                           label_smoothing=label_smoothing)
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
+                         reduction="mean"):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    target = _check_pair("binary_cross_entropy", input, target, strict=True)
+    if input.numel() and (float(input.amin().item()) < 0 or float(input.amax().item()) > 1):
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    # PyTorch clamps each log at -100 so that 0 * log(0) stays finite
+    log_p = input.log().clamp_min(-100.0)
+    log_q = (1 - input).log().clamp_min(-100.0)
+    loss = -(target * log_p + (1 - target) * log_q)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction, "binary_cross_entropy")
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
+                                     reduction="mean", pos_weight=None):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    target = _check_pair("binary_cross_entropy_with_logits", input, target, strict=True)
+    # log(1 + exp(-|x|)) + max(-x, 0) = -log(sigmoid(x)), stable for every x
+    softplus_neg = (-input.abs()).exp().log1p() + (-input).clamp_min(0)
+    if pos_weight is not None:
+        log_weight = (pos_weight - 1) * target + 1
+        loss = (1 - target) * input + log_weight * softplus_neg
+    else:
+        loss = (1 - target) * input + softplus_neg
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction, "binary_cross_entropy_with_logits")
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        safe = _ops.where(target > 0, target, 1.0)          # xlogy(t, t): 0 where t == 0
+        loss = target * safe.log() - target * input
+    if reduction == "batchmean":
+        return loss.sum() / (input.shape[0] if input.dim() else 1)
+    if reduction == "mean":
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the "
+                      "support size.'batchmean' divides only by the batch size, and aligns with "
+                      "the KL div math definition.'mean' will be changed to behave the same as "
+                      "'batchmean' in the next major release.", UserWarning, stacklevel=2)
+    return _reduce(loss, reduction, "kl_div")

@@ -1,0 +1,98 @@
+"""Normalisation: batch, layer, group and RMS norm, and `normalize`."""
+from __future__ import annotations
+
+from ... import _dtype as D
+from ..._tensor import Tensor
+from ...ops import nn_ops as N
+
+
+def _shape_of(normalized_shape):
+    return (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+
+
+def _check_trailing(name, input, shape, weight, bias):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(input).__name__}")
+    k = len(shape)
+    if input.dim() < k or tuple(input.shape[input.dim() - k:]) != shape:
+        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
+                           f"[*, {', '.join(map(str, shape))}], but got input of size"
+                           f"{list(input.shape)}")
+    for what, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != shape:
+            raise RuntimeError(f"Expected {what} to be of same shape as normalized_shape, but got "
+                               f"{what} of shape {list(t.shape)} and normalized_shape = {list(shape)}")
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    shape = _shape_of(normalized_shape)
+    _check_trailing("layer_norm", input, shape, weight, bias)
+    return N.LAYER_NORM(input, weight, bias, normalized_shape=shape, eps=eps)
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    shape = _shape_of(normalized_shape)
+    _check_trailing("rms_norm", input, shape, weight, None)
+    if eps is None:
+        eps = D.finfo(input.dtype).eps
+    return N.RMS_NORM(input, weight, normalized_shape=shape, eps=eps)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    if input.dim() < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
+                           f"{input.dim()}")
+    c = input.shape[1]
+    if c % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, "
+                           f"but got input of shape {list(input.shape)} and num_groups={num_groups}")
+    for what, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != (c,):
+            raise RuntimeError(f"Expected {what} to be a vector of size equal to the number of "
+                               f"channels in input, but got {what} of shape {list(t.shape)} and "
+                               f"input of shape {list(input.shape)}")
+    return N.GROUP_NORM(input, weight, bias, num_groups=num_groups, eps=eps)
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.1, eps=1e-5):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"batch_norm(): argument 'input' must be Tensor, not {type(input).__name__}")
+    if input.dim() < 2:
+        raise ValueError(f"expected 2D or more input (got {input.dim()}D input)")
+    c = input.shape[1]
+    for what, t in (("running_mean", running_mean), ("running_var", running_var),
+                    ("weight", weight), ("bias", bias)):
+        if t is not None and t.numel() != c:
+            raise RuntimeError(f"{what} should contain {c} elements not {t.numel()}")
+    shape = (1, c) + (1,) * (input.dim() - 2)
+    if training:
+        if input.numel() // c <= 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input "
+                             f"size {list(input.shape)}")
+        return N.BATCH_NORM(input, weight, bias, running_mean=running_mean,
+                            running_var=running_var, momentum=momentum, eps=eps)
+    if running_mean is None or running_var is None:
+        raise RuntimeError("batch_norm: running_mean and running_var must be given in eval mode")
+    # eval: a per-channel affine map of the running statistics
+    scale = (running_var + eps).rsqrt()
+    if weight is not None:
+        scale = scale * weight
+    shift = -running_mean * scale
+    if bias is not None:
+        shift = shift + bias
+    return input * scale.reshape(shape) + shift.reshape(shape)
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """input / max(||input||_p along dim, eps)."""
+    if p == 2:       # max(sqrt(s), eps) as sqrt(max(s, eps^2)): no 0/0 in the gradient
+        norm = (input * input).sum(dim, keepdim=True).clamp_min(eps * eps).sqrt()
+        return input / norm.expand_as(input)
+    if p == 1:
+        norm = input.abs().sum(dim, keepdim=True)
+    elif p == float("inf"):
+        norm = input.abs().amax(dim, keepdim=True)
+    else:
+        norm = (input.abs() ** p).sum(dim, keepdim=True) ** (1.0 / p)
+    return input / norm.clamp_min(eps).expand_as(input)

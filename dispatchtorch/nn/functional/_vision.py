@@ -1,0 +1,179 @@
+"""pad and interpolate. Index maps and interpolation matrices depend only on sizes, so
+they are built once on the host and cached per (sizes, device)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ... import ops as _ops
+from ..._tensor import Tensor
+
+_CACHE: dict = {}
+_CACHE_LIMIT = 512
+
+
+def _cached(key, make):
+    v = _CACHE.get(key)
+    if v is None:
+        v = make()
+        if len(_CACHE) < _CACHE_LIMIT:
+            _CACHE[key] = v
+    return v
+
+
+def _index(positions, device):
+    return _ops.tensor(np.asarray(positions, dtype=np.int64), device=device)
+
+
+def pad(input, pad, mode="constant", value=None):
+    """PyTorch's F.pad: `pad` lists (left, right) pairs from the last dim backwards;
+    negative amounts crop."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"pad(): argument 'input' must be Tensor, not {type(input).__name__}")
+    pad = [int(p) for p in pad]
+    if len(pad) % 2 or len(pad) // 2 > input.dim():
+        raise RuntimeError(f"Padding length must be divisible by 2 and at most twice the number of "
+                           f"dimensions of the input ({input.dim()}), got {len(pad)}")
+    pairs = [(d, pad[2 * i], pad[2 * i + 1]) for i, d in
+             enumerate(range(input.dim() - 1, input.dim() - 1 - len(pad) // 2, -1))]
+    if mode == "constant":
+        return _constant_pad(input, pairs, 0.0 if value is None else value)
+    if value not in (None, 0, 0.0):
+        raise RuntimeError(f"Padding mode \"{mode}\" doesn't take in value argument")
+    if mode not in ("reflect", "replicate", "circular"):
+        raise NotImplementedError(f"pad: mode {mode!r} is not one of 'constant', 'reflect', "
+                                  f"'replicate', 'circular'")
+    n_pad = len(pairs)
+    if input.dim() not in (n_pad + 1, n_pad + 2):
+        raise NotImplementedError(f"Only 2D, 3D, 4D, 5D padding with non-constant padding are "
+                                  f"supported for now (got a {input.dim()}-D input with "
+                                  f"{n_pad} padded dims)")
+    out = input
+    for d, left, right in pairs:
+        n = input.shape[d]
+        if mode == "reflect" and (left >= n or right >= n):
+            raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding "
+                               f"input dimension, but got: padding ({left}, {right}) at dimension "
+                               f"{d} of input {list(input.shape)}")
+        idx = _cached(("pad", mode, n, left, right, str(input.device)),
+                      lambda: _index(_pad_positions(mode, n, left, right), input.device))
+        out = out.index_select(d, idx)
+    return out
+
+
+def _pad_positions(mode, n, left, right):
+    pos = np.arange(-left, n + right)
+    if mode == "replicate":
+        return np.clip(pos, 0, n - 1)
+    if mode == "circular":
+        return pos % n
+    period = 2 * (n - 1) if n > 1 else 1                    # reflect (edge not repeated)
+    pos = np.abs(pos) % period
+    return np.where(pos >= n, period - pos, pos)
+
+
+def _constant_pad(input, pairs, value):
+    """A filled tensor with the input written into its interior: one copy, and under
+    autograd one node whose gradient is the interior of the incoming gradient."""
+    shape = list(input.shape)
+    src = input
+    for d, left, right in pairs:
+        if left < 0:
+            src = src.narrow(d, -left, src.shape[d] + left)
+            left = 0
+        if right < 0:
+            src = src.narrow(d, 0, src.shape[d] + right)
+            right = 0
+        shape[d] = src.shape[d] + left + right
+        if shape[d] < 0:
+            raise RuntimeError(f"The input size {input.shape[d]}, plus negative padding {left} and "
+                               f"{right} resulted in a negative output size")
+    out = _ops.full(shape, value, dtype=input.dtype, device=input.device)
+    region = out
+    for d, left, right in pairs:
+        region = region.narrow(d, max(left, 0), src.shape[d])
+    region.copy_(src)
+    return out
+
+
+# -- interpolate ----------------------------------------------------------------------------------
+
+def _sizes(input, size, scale_factor, name):
+    spatial = input.dim() - 2
+    if spatial < 1:
+        raise ValueError(f"{name}: expected a batched input (N, C, ...), got {list(input.shape)}")
+    if (size is None) == (scale_factor is None):
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        sizes = list(size) if isinstance(size, (tuple, list)) else [size] * spatial
+        if len(sizes) != spatial:
+            raise ValueError(f"Input and output must have the same number of spatial dimensions, "
+                             f"but got input with spatial dimensions of {list(input.shape[2:])} "
+                             f"and output size of {sizes}.")
+        return [int(s) for s in sizes], [None] * spatial
+    scales = list(scale_factor) if isinstance(scale_factor, (tuple, list)) else \
+        [scale_factor] * spatial
+    if len(scales) != spatial:
+        raise ValueError(f"Input and scale_factor must have the same number of spatial dimensions,"
+                         f" but got input with spatial dimensions of {list(input.shape[2:])} and "
+                         f"scale_factor of shape {scales}.")
+    return [int(math.floor(n * s)) for n, s in zip(input.shape[2:], scales)], scales
+
+
+def _nearest_positions(n, o, scale):
+    s = (1.0 / scale) if scale is not None else n / o
+    return np.minimum(np.floor(np.arange(o, dtype=np.float32) * np.float32(s)).astype(np.int64), n - 1)
+
+
+def _linear_matrix(n, o, scale, align_corners):
+    """(o, n) matrix of 1-d linear interpolation with PyTorch's source-index rule."""
+    a = np.zeros((o, n))
+    for i in range(o):
+        if align_corners:
+            src = i * (n - 1) / (o - 1) if o > 1 else 0.0
+        else:
+            s = (1.0 / scale) if scale is not None else n / o
+            src = max((i + 0.5) * s - 0.5, 0.0)
+        i0 = min(int(math.floor(src)), n - 1)
+        i1 = min(i0 + 1, n - 1)
+        lam = src - i0
+        a[i, i0] += 1.0 - lam
+        a[i, i1] += lam
+    return a
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"interpolate(): argument 'input' must be Tensor, not {type(input).__name__}")
+    if antialias:
+        raise NotImplementedError("interpolate(antialias=True) is not supported")
+    sizes, scales = _sizes(input, size, scale_factor, "interpolate")
+    if recompute_scale_factor:
+        scales = [None] * len(scales)
+    dev = input.device
+    if mode == "nearest":
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating modes: "
+                             "linear | bilinear | bicubic | trilinear")
+        out = input
+        for i, (n, o, s) in enumerate(zip(input.shape[2:], sizes, scales)):
+            idx = _cached(("nearest", n, o, s, str(dev)),
+                          lambda: _index(_nearest_positions(n, o, s), dev))
+            out = out.index_select(2 + i, idx)
+        return out
+    if mode in ("linear", "bilinear", "trilinear"):
+        want = {"linear": 1, "bilinear": 2, "trilinear": 3}[mode]
+        if input.dim() - 2 != want:
+            raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs "
+                                      f"{want + 2}D input")
+        out = input
+        for i, (n, o, s) in enumerate(zip(input.shape[2:], sizes, scales)):
+            m = _cached(("linear", n, o, s, bool(align_corners), str(dev), input.dtype),
+                        lambda: _ops.tensor(_linear_matrix(n, o, s, bool(align_corners)),
+                                            dtype=input.dtype, device=dev))
+            out = (out.movedim(2 + i, -1) @ m.mT).movedim(-1, 2 + i)
+        return out.contiguous()
+    raise NotImplementedError(f"interpolate: mode {mode!r} is not supported (nearest, linear, "
+                              f"bilinear, trilinear are)")

@@ -1,0 +1,298 @@
+"""dispatchtorch.save / load: checkpoints as safetensors files, which never unpickle.
+
+A checkpoint is one safetensors file. Its tensors are the file's tensors (named t0,
+t1, ...); the Python structure around them (dicts, lists, tuples, numbers, strings,
+None, dtypes, devices) is JSON in the file's metadata, with a CRC32 per tensor so
+that corrupted bytes are caught. Loading parses JSON and raw bytes only: no object
+of any class named by the file is ever constructed, so a file cannot run code.
+See docs/serialization.md for how this differs from PyTorch's pickle format.
+"""
+from __future__ import annotations
+
+import json
+import os
+import struct
+import zlib
+
+import numpy as np
+
+from . import _dtype as D
+from ._device import device as Device
+from ._tensor import Tensor
+
+FORMAT = "dispatchtorch.checkpoint"
+VERSION = 1
+_META_KEY = "dispatchtorch"
+
+# safetensors dtype names
+_ST_NAMES = {"bool": "BOOL", "uint8": "U8", "int8": "I8", "int16": "I16", "int32": "I32",
+             "int64": "I64", "float16": "F16", "bfloat16": "BF16", "float32": "F32",
+             "float64": "F64"}
+_FROM_ST = {v: k for k, v in _ST_NAMES.items()}
+
+
+class CheckpointError(RuntimeError):
+    """A file that is not a readable dispatchtorch checkpoint (truncated, corrupted,
+    another format)."""
+
+
+def _safetensors():
+    try:
+        import safetensors
+        import safetensors.numpy
+    except ImportError:
+        raise ImportError("dispatchtorch.save / load need the 'safetensors' package: "
+                          "pip install safetensors (or dispatchtorch[serialization])") from None
+    return safetensors
+
+
+# -- save ---------------------------------------------------------------------------------------
+
+def _encode(obj, arrays, path="obj"):
+    """obj as JSON-ready data; tensors go into `arrays` and are referenced by name."""
+    from .nn.parameter import Parameter
+    if isinstance(obj, Tensor):
+        name = f"t{len(arrays)}"
+        host = np.asarray(obj.detach().cpu().numpy(), order="C")   # (ascontiguousarray makes 0-d 1-d)
+        arrays[name] = host
+        node = {"__tensor__": name, "dtype": obj.dtype.name, "shape": list(host.shape),
+                "device": str(obj.device), "crc32": zlib.crc32(host.tobytes())}
+        if obj.requires_grad:
+            node["requires_grad"] = True
+        if isinstance(obj, Parameter):
+            node["parameter"] = True
+        return node
+    if obj is None or isinstance(obj, (bool, str)):
+        return obj
+    if isinstance(obj, (int, np.integer)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        return {"__float__": repr(float(obj))}            # JSON has no inf / nan
+    if isinstance(obj, D.dtype):
+        return {"__dtype__": obj.name}
+    if isinstance(obj, Device):
+        return {"__device__": str(obj)}
+    if isinstance(obj, dict):
+        items = []
+        for k, v in obj.items():
+            if not isinstance(k, (str, int, float, bool)) and k is not None:
+                raise TypeError(f"dispatchtorch.save: cannot save the dict key {k!r} of type "
+                                f"{type(k).__name__} at {path} (keys must be str, int, float, bool "
+                                f"or None)")
+            items.append([_encode(k, arrays, path), _encode(v, arrays, f"{path}[{k!r}]")])
+        return {"__dict__": items}
+    if isinstance(obj, tuple):
+        return {"__tuple__": [_encode(v, arrays, f"{path}[{i}]") for i, v in enumerate(obj)]}
+    if isinstance(obj, list):
+        return [_encode(v, arrays, f"{path}[{i}]") for i, v in enumerate(obj)]
+    if isinstance(obj, np.ndarray):
+        raise TypeError(f"dispatchtorch.save: convert the numpy array at {path} to a tensor first "
+                        f"(dispatchtorch.from_numpy)")
+    raise TypeError(f"dispatchtorch.save: cannot save an object of type {type(obj).__name__} at "
+                    f"{path}; a checkpoint holds tensors, numbers, strings, None, dtypes, devices "
+                    f"and dicts / lists / tuples of them (it is never pickled)")
+
+
+def save(obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_serialization=True):
+    """Write obj (a tensor, a state dict, an optimizer state, or nested dicts / lists /
+    tuples of those and plain values) to f (a path or a binary file object)."""
+    st = _safetensors()
+    arrays = {}
+    structure = _encode(obj, arrays)
+    meta = json.dumps({"format": FORMAT, "version": VERSION, "structure": structure},
+                      separators=(",", ":"))
+    data = st.numpy.save(arrays, metadata={_META_KEY: meta,
+                                           _META_KEY + ".crc32": str(zlib.crc32(meta.encode()))})
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, "wb") as fh:
+            fh.write(data)
+    else:
+        f.write(data)
+
+
+# -- load ---------------------------------------------------------------------------------------
+
+def _read(f):
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, "rb") as fh:
+            return fh.read(), str(f)
+    if isinstance(f, (bytes, bytearray)):
+        return bytes(f), "<bytes>"
+    return f.read(), getattr(f, "name", "<file object>")
+
+
+def _header(data, name):
+    """The safetensors header of data, or a CheckpointError saying what data is."""
+    n = struct.unpack("<Q", data[:8])[0] if len(data) >= 8 else None
+    if n is None or n + 8 > len(data) or data[8:9] != b"{":
+        if data[:2] == b"PK" or data[:1] == b"\x80":
+            raise CheckpointError(f"dispatchtorch.load: {name} is a PyTorch (pickle / zip) "
+                                  f"checkpoint. dispatchtorch.load never unpickles; convert it "
+                                  f"once with PyTorch: safetensors.torch.save_file("
+                                  f"torch.load(path), 'model.safetensors'), then load that file")
+        if n is None:
+            raise CheckpointError(f"dispatchtorch.load: {name} is truncated or not a checkpoint "
+                                  f"({len(data)} bytes)")
+        if n + 8 > len(data):
+            raise CheckpointError(f"dispatchtorch.load: {name} is truncated: its header claims "
+                                  f"{n} bytes but the file has {len(data) - 8} after the length")
+        raise CheckpointError(f"dispatchtorch.load: {name} is not a safetensors checkpoint "
+                              f"(corrupted, or another format)")
+    try:
+        header = json.loads(data[8:8 + n].decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CheckpointError(f"dispatchtorch.load: {name} has a corrupted header ({exc})") from None
+    if not isinstance(header, dict):
+        raise CheckpointError(f"dispatchtorch.load: {name} has a corrupted header")
+    return header
+
+
+def _map_device(saved, map_location):
+    if map_location is None:
+        return saved
+    if isinstance(map_location, dict):
+        return map_location.get(saved, saved)
+    if isinstance(map_location, (str, Device)):
+        return str(map_location)
+    return None       # a callable: applied to the tensor afterwards
+
+
+class _Decoder:
+    def __init__(self, tensors, map_location, name):
+        self.tensors, self.map_location, self.name = tensors, map_location, name
+
+    def fail(self, what):
+        raise CheckpointError(f"dispatchtorch.load: {self.name} is corrupted: {what}")
+
+    def tensor(self, node):
+        from . import ops
+        from .nn.parameter import Parameter
+        key = node.get("__tensor__")
+        info = self.tensors.get(key)
+        if info is None:
+            self.fail(f"the structure names a tensor {key!r} that the file does not hold")
+        dtype = _FROM_ST.get(info["dtype"])
+        if dtype is None or dtype != node.get("dtype"):
+            self.fail(f"tensor {key!r} has dtype {info['dtype']}, expected {node.get('dtype')}")
+        if list(info["shape"]) != node.get("shape"):
+            self.fail(f"tensor {key!r} has shape {info['shape']}, expected {node.get('shape')}")
+        raw = info["data"]
+        if zlib.crc32(raw) != node.get("crc32"):
+            self.fail(f"the bytes of tensor {key!r} do not match their checksum")
+        dt = D.BY_NAME[dtype]
+        shape = tuple(info["shape"])
+        host = np.frombuffer(raw, dtype=dt.np).reshape(shape).copy()
+        saved_device = node.get("device", "cpu")
+        target = _map_device(saved_device, self.map_location)
+        t = ops.tensor(host, dtype=dt, device="cpu")
+        if target is not None and target != "cpu":
+            t = t.to(target)
+        elif target is None:
+            r = self.map_location(t, saved_device)
+            t = r if isinstance(r, Tensor) else t
+        if node.get("parameter"):
+            return Parameter(t, requires_grad=bool(node.get("requires_grad", True)))
+        if node.get("requires_grad"):
+            t.requires_grad_(True)
+        return t
+
+    def decode(self, node):
+        if node is None or isinstance(node, (bool, int, str)):
+            return node
+        if isinstance(node, list):
+            return [self.decode(v) for v in node]
+        if not isinstance(node, dict) or len(node) == 0:
+            self.fail(f"unexpected structure node {node!r}")
+        if "__tensor__" in node:
+            return self.tensor(node)
+        if "__dict__" in node:
+            items = node["__dict__"]
+            if not isinstance(items, list) or any(not isinstance(i, list) or len(i) != 2
+                                                   for i in items):
+                self.fail("a dict node is malformed")
+            return {self.decode(k): self.decode(v) for k, v in items}
+        if "__tuple__" in node:
+            return tuple(self.decode(v) for v in node["__tuple__"])
+        if "__float__" in node:
+            try:
+                return float(node["__float__"])
+            except (TypeError, ValueError):
+                self.fail(f"bad float {node['__float__']!r}")
+        if "__dtype__" in node:
+            if node["__dtype__"] not in D.BY_NAME:
+                self.fail(f"unknown dtype {node['__dtype__']!r}")
+            return D.BY_NAME[node["__dtype__"]]
+        if "__device__" in node:
+            return Device(str(node["__device__"]))
+        self.fail(f"unknown structure node with keys {sorted(node)}")
+
+
+def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=None, **kwargs):
+    """Read what `save` wrote. map_location: None (each tensor's saved device), a device,
+    a {saved: target} dict of device strings, or fn(tensor_on_cpu, saved_device_str)."""
+    st = _safetensors()
+    data, name = _read(f)
+    header = _header(data, name)
+    metadata = header.get("__metadata__")
+    meta = metadata.get(_META_KEY) if isinstance(metadata, dict) else None
+    if not isinstance(meta, str):
+        raise CheckpointError(f"dispatchtorch.load: {name} is a safetensors file without "
+                              f"dispatchtorch's structure (written by another program, or its "
+                              f"header is corrupted); read plain safetensors files with "
+                              f"dispatchtorch.serialization.load_safetensors")
+    if metadata.get(_META_KEY + ".crc32") != str(zlib.crc32(meta.encode())):
+        raise CheckpointError(f"dispatchtorch.load: {name} is corrupted: its structure does not "
+                              f"match its checksum")
+    try:
+        info = json.loads(meta)
+        structure = info["structure"]
+    except (json.JSONDecodeError, KeyError, TypeError) as exc:
+        raise CheckpointError(f"dispatchtorch.load: {name} has corrupted metadata ({exc})") from None
+    if info.get("format") != FORMAT or info.get("version", 0) > VERSION:
+        raise CheckpointError(f"dispatchtorch.load: {name} has format {info.get('format')!r} "
+                              f"version {info.get('version')!r}; this dispatchtorch reads "
+                              f"{FORMAT!r} up to version {VERSION}")
+    try:
+        tensors = dict(st.deserialize(data))
+    except Exception as exc:        # safetensors raises its own error type
+        raise CheckpointError(f"dispatchtorch.load: {name} is truncated or corrupted "
+                              f"({exc})") from None
+    return _Decoder(tensors, map_location, name).decode(structure)
+
+
+def load_safetensors(f, device="cpu"):
+    """A plain safetensors file (e.g. written by safetensors.torch) as {name: tensor}."""
+    from . import ops
+    st = _safetensors()
+    data, name = _read(f)
+    _header(data, name)
+    try:
+        entries = st.deserialize(data)
+    except Exception as exc:
+        raise CheckpointError(f"load_safetensors: {name} is truncated or corrupted ({exc})") from None
+    out = {}
+    for key, info in entries:
+        dtype = _FROM_ST.get(info["dtype"])
+        if dtype is None:
+            raise CheckpointError(f"load_safetensors: tensor {key!r} has unsupported dtype "
+                                  f"{info['dtype']}")
+        dt = D.BY_NAME[dtype]
+        host = np.frombuffer(info["data"], dtype=dt.np).reshape(tuple(info["shape"])).copy()
+        out[key] = ops.tensor(host, dtype=dt, device=device)
+    return out
+
+
+# -- pickle support (copy / multiprocessing), used by Tensor.__reduce_ex__ ----------------------
+
+def _rebuild_tensor(array, device, requires_grad):
+    from . import ops
+    t = ops.tensor(array, device=device)
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def _rebuild_parameter(array, device, requires_grad):
+    from .nn.parameter import Parameter
+    return Parameter(_rebuild_tensor(array, device, False), requires_grad)
+
+
+__all__ = ["save", "load", "load_safetensors", "CheckpointError"]

@@ -1,0 +1,2 @@
+"""dispatchtorch.utils: data loading."""
+from . import data  # noqa: F401

@@ -1,0 +1,255 @@
+"""The autograd behaviours PyTorch users rely on, each against a hand-computed value."""
+import gc
+import weakref
+
+import numpy as np
+import pytest
+
+import dispatchtorch as torch
+from dispatchtorch.autograd import Function, grad
+
+
+def test_leaf_accumulation_and_metadata():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    assert x.is_leaf and x.grad_fn is None and x.requires_grad
+    y = x * x
+    assert not y.is_leaf and y.grad_fn.name() == "MulBackward0"
+    y.sum().backward()
+    assert x.grad.tolist() == [2.0, 4.0]
+    (x * 3).sum().backward()            # accumulates
+    assert x.grad.tolist() == [5.0, 7.0]
+    assert y.grad is None
+
+
+def test_retain_grad_and_hooks():
+    x = torch.tensor([1.0, -1.0], requires_grad=True)
+    y = x * 2
+    y.retain_grad()
+    seen = []
+    y.register_hook(lambda g: seen.append(g.tolist()))
+    h = x.register_hook(lambda g: g * 10)
+    (y * y).sum().backward()
+    assert y.grad.tolist() == [4.0, -4.0]
+    assert seen == [[4.0, -4.0]]
+    assert x.grad.tolist() == [80.0, -80.0]     # d/dx 4x^2 = 8x, times 10 by the hook
+    h.remove()
+    x.grad = None
+    (x * 1).sum().backward()
+    assert x.grad.tolist() == [1.0, 1.0]
+
+
+def test_detach_and_detach_():
+    x = torch.ones(2, requires_grad=True)
+    y = x * 2
+    d = y.detach()
+    assert not d.requires_grad and d.grad_fn is None
+    d[0] = 5.0                          # shares memory
+    assert y[0].item() == 5.0
+    z = x * 3
+    z.detach_()
+    assert z.is_leaf and not z.requires_grad
+
+
+def test_backward_twice_needs_retain_graph():
+    x = torch.tensor([2.0], requires_grad=True)
+    y = (x * x).sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    assert x.grad.tolist() == [8.0]
+    z = (x.exp() * x).sum()
+    z.backward()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        z.backward()
+
+
+def test_backward_with_gradient_argument_and_errors():
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * x
+    y.backward(torch.tensor([1.0, 0.1, 0.01]))
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 0.4, 0.06], rtol=1e-6)
+    with pytest.raises(RuntimeError, match="only for scalar outputs"):
+        (x * 2).backward()
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        torch.ones(2).sum().backward()
+
+
+def test_autograd_grad_and_higher_order():
+    x = torch.tensor([0.5, 1.5], dtype=torch.float64, requires_grad=True)
+    y = (x ** 3).sum()
+    g, = grad(y, x, create_graph=True)
+    np.testing.assert_allclose(g.detach().numpy(), 3 * np.array([0.5, 1.5]) ** 2)
+    gg, = grad(g.sum(), x, create_graph=True)
+    np.testing.assert_allclose(gg.detach().numpy(), 6 * np.array([0.5, 1.5]))
+    ggg, = grad(gg.sum(), x)
+    np.testing.assert_allclose(ggg.numpy(), [6.0, 6.0])
+    assert x.grad is None
+    w = torch.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="appears to not have been used"):
+        grad((x * 2).sum(), [x, w])
+    gx, gw = grad((x * 2).sum(), [x, w], allow_unused=True)
+    assert gw is None and gx.tolist() == [2.0, 2.0]
+    gx, gw = grad((x * 2).sum(), [x, w], materialize_grads=True)
+    assert gw.tolist() == [0.0, 0.0]
+
+
+def test_grad_mode_switches():
+    x = torch.ones(2, requires_grad=True)
+    with torch.no_grad():
+        assert not torch.is_grad_enabled()
+        assert not (x * 2).requires_grad
+        with torch.enable_grad():
+            assert (x * 2).requires_grad
+    assert torch.is_grad_enabled()
+
+    @torch.no_grad()
+    def f(t):
+        return t * 2
+
+    assert not f(x).requires_grad
+    with torch.set_grad_enabled(False):
+        assert not (x * 2).requires_grad
+    torch.set_grad_enabled(False)
+    assert not torch.is_grad_enabled()
+    torch.set_grad_enabled(True)
+    with torch.inference_mode():
+        assert not (x * 2).requires_grad and torch.is_inference_mode_enabled()
+    with torch.inference_mode(False):
+        assert (x * 2).requires_grad
+
+    @torch.enable_grad()
+    def g(t):
+        return t * 2
+
+    with torch.no_grad():
+        assert g(x).requires_grad
+
+
+def test_custom_function():
+    class Cube(Function):
+        @staticmethod
+        def forward(ctx, a, scale):
+            ctx.save_for_backward(a)
+            ctx.scale = scale
+            return a ** 3 * scale
+
+        @staticmethod
+        def backward(ctx, g):
+            a, = ctx.saved_tensors
+            assert ctx.needs_input_grad == (True, False)
+            return 3 * a * a * ctx.scale * g, None
+
+    x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    y = Cube.apply(x, 2.0)
+    assert y.grad_fn is not None
+    y.sum().backward()
+    assert x.grad.tolist() == [6.0, 24.0]
+    assert torch.autograd.gradcheck(lambda a: Cube.apply(a, 2.0), (x,))
+
+
+def test_integer_outputs_never_require_grad():
+    x = torch.tensor([1.5, -2.0], requires_grad=True)
+    assert not x.argmax().requires_grad
+    assert not (x > 0).requires_grad
+    assert not x.to(torch.int64).requires_grad
+    with pytest.raises(RuntimeError, match="floating point"):
+        torch.tensor([1, 2]).requires_grad_()
+
+
+def test_inplace_on_leaf_requiring_grad_raises():
+    x = torch.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        x.add_(1)
+    with pytest.raises(RuntimeError, match="view of a leaf Variable"):
+        x[0].mul_(2)
+    assert x.tolist() == [1.0, 1.0]
+    with torch.no_grad():
+        x.add_(1)                       # allowed without recording
+    assert x.tolist() == [2.0, 2.0]
+
+
+def test_saved_tensor_modified_inplace_raises():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 1
+    z = y.exp()                         # saves its result
+    z.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.sum().backward()
+    a = x * 1
+    b = a.sin()                         # saves its input
+    a.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        b.sum().backward()
+
+
+def test_inplace_on_non_leaf_is_differentiable():
+    x = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64, requires_grad=True)
+    y = x * 2
+    y.mul_(x)                           # y = 2x^2
+    y.add_(x)                           # y = 2x^2 + x
+    y.sum().backward()
+    assert x.grad.tolist() == [5.0, 9.0, 13.0]
+    z = x * 2
+    z.mul_(z)                           # z is saved as the other operand: PyTorch refuses too
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.sum().backward()
+
+
+def test_inplace_through_view_rebases_the_base():
+    x = torch.tensor([1.0, 2.0, 3.0, 4.0], dtype=torch.float64, requires_grad=True)
+    y = x * 1
+    v = y[1:3]
+    v.mul_(x[1:3])                      # y = [x0, x1^2, x2^2, x3]
+    y.sum().backward()
+    assert x.grad.tolist() == [1.0, 4.0, 6.0, 1.0]
+    x.grad = None
+    buf = torch.zeros(4, dtype=torch.float64)
+    buf[1:3] = x[:2] * 5                # a buffer that did not require grad joins the graph
+    (buf * buf).sum().backward()
+    assert x.grad.tolist() == [50.0, 100.0, 0.0, 0.0]
+
+
+def test_long_chain_has_no_recursion_limit():
+    x = torch.tensor([1.0], requires_grad=True)
+    y = x
+    for _ in range(100_000):
+        y = y * 1.0
+    y.sum().backward()
+    assert x.grad.tolist() == [1.0]
+
+
+def test_graph_and_saved_tensors_are_freed():
+    w = torch.randn(8, 8, requires_grad=True)
+    refs = []
+    for step in range(10_000):
+        x = torch.randn(4, 8)
+        h = (x @ w).tanh()
+        loss = (h * h).sum()
+        if step % 1000 == 0:
+            refs.append(weakref.ref(h))
+            refs.append(weakref.ref(loss.grad_fn))
+        loss.backward()
+        w.grad = None
+    del x, h, loss
+    gc.collect()
+    assert all(r() is None for r in refs[:-2])
+
+
+def test_no_graph_recorded_without_grad():
+    x = torch.ones(3)
+    y = (x * 2).exp().sum()
+    assert y.grad_fn is None and not y.requires_grad
+
+
+def test_backward_inputs_argument():
+    a = torch.ones(2, requires_grad=True)
+    b = torch.ones(2, requires_grad=True)
+    (a * b * 3).sum().backward(inputs=[a])
+    assert a.grad.tolist() == [3.0, 3.0] and b.grad is None
+
+
+def test_shared_gradient_tensors_are_not_aliased():
+    x = torch.ones(2, requires_grad=True)
+    y = torch.ones(2, requires_grad=True)
+    (x + y).sum().backward()
+    x.grad.add_(1)
+    assert y.grad.tolist() == [1.0, 1.0]
