@@ -5,7 +5,7 @@ from math import prod
 
 import numpy as np
 
-from dispatchtorch.backend import API_VERSION, Backend
+from dispatchtorch.backend import Backend
 
 from . import cltypes as T
 from .device import discover
@@ -20,7 +20,7 @@ _SMALL_UPLOAD = 1 << 16
 
 class OpenCLBackend(Backend):
     name = "opencl"
-    api_version = API_VERSION
+    api_version = (1, 0)          # the backend API this was written against
     kernels = KERNELS
 
     def __init__(self):

@@ -8,6 +8,7 @@ a plain (vectorisable) loop over the last dim.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from math import prod
 
@@ -45,14 +46,19 @@ def signature(params):
 
 
 def loop_kernel(name, operands, kinds, ndim, body, *, params=(), setup="", finish="",
-                helpers="", dtypes=(), what=""):
+                helpers="", dtypes=(), what="", vector=None):
     """A KernelSpec walking `ndim` coalesced dims.
 
     kinds: per operand the last dim's stride class: 'c' (1), 'z' (0) or 'g' (other).
     body(ix): C statements for one element; ix maps operand var to the element's
     index expression. `lin` is the element's C-order linear index and `wi` the
     work-item's number. Arguments: per operand (pointer, offset, outer strides,
-    last stride if 'g'), then n, chunk, the ndim sizes, then `params`."""
+    last stride if 'g'), then n, chunk, the ndim sizes, then `params`.
+
+    vector: optional (width, vbody); vbody(lane) gives C statements for `width`
+    consecutive elements, lane(var, k) the index of element j + k. The row is then
+    walked `width` at a time (so math builtins run on vector types: one call per
+    `width` elements) with `body` finishing the tail."""
     D = ndim
     args = []
     for op, kind in zip(operands, kinds):
@@ -89,7 +95,14 @@ def loop_kernel(name, operands, kinds, ndim, body, *, params=(), setup="", finis
         ix[v] = {"c": f"q_{v} + j", "z": f"q_{v}", "g": f"q_{v} + j * st_{v}_{D - 1}"}[kind]
     lines.append("for (;;) {")
     lines.append(f"  long len = sh{D - 1} - cl_; if (len > e - i) len = e - i;")
-    lines.append("  for (long j = cl_; j < cl_ + len; j++) {")
+    lines.append("  long j = cl_;")
+    if vector is not None:
+        width, vbody = vector
+
+        def lane(var, k):
+            return re.sub(r"\bj\b", f"(j + {k})", ix[var])
+        lines.append(f"  for (; j + {width} <= cl_ + len; j += {width}) {{ {vbody(lane)} }}")
+    lines.append("  for (; j < cl_ + len; j++) {")
     lines.append("    long lin = i + (j - cl_);")
     lines.append("    " + body(ix))
     lines.append("  }")

@@ -60,7 +60,8 @@ class Device:
         # compiler vectorises; GPUs run one element per work-item in groups.
         self.loop = self.is_cpu
         self.workers = max(1, self.compute_units) * 4
-        self.group = min(256, self.max_group)
+        # a power of two: the reduction trees and the sort's blocks halve it
+        self.group = 1 << (min(256, self.max_group).bit_length() - 1)
         # matmul: packed register blocks on CPUs, local-memory tiles elsewhere
         self.matmul_path = "packed" if self.is_cpu else "tiled"
         self.dtypes = frozenset(d for d in DTYPE_NAMES if d != "float64" or self.fp64)

@@ -23,6 +23,11 @@ _BITWISE = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^"}
 def unary_expr(op, dt):
     """(C expression in `a`, helper source) for a unary prim on dtype dt."""
     c, w = T.COMPUTE[dt], T.WRAP.get(dt)
+    if op == "tanh":
+        # past the threshold tanh is +-1 after rounding; PoCL's vector tanh returns
+        # 1 - ulp there, which would make 1 + tanh(x) (gelu, ...) nonzero
+        t = "20" if dt == "float64" else "10"
+        return f"(a > ({c}){t} ? ({c})1 : a < -({c}){t} ? ({c})-1 : tanh(a))", ""
     if op in _BUILTIN:
         return f"{op}(a)", ""
     if op in _INSTR:
@@ -96,6 +101,9 @@ def binary_expr(op, dt):
 
 # -- kernels ----------------------------------------------------------------------------
 
+VECTOR_WIDTH = 8
+
+
 def _spec(op, out_dt, in_dts, names, expr, helpers):
     def make(D, kinds):
         ops = [Operand("out", out_dt, const=False)] + [Operand(n, d) for n, d in zip(names, in_dts)]
@@ -104,10 +112,35 @@ def _spec(op, out_dt, in_dts, names, expr, helpers):
             loads = " ".join(f"{T.COMPUTE[d]} {n} = {T.load(d, 'p_' + n, ix[n])};"
                              for n, d in zip(names, in_dts))
             return "{ " + loads + " " + T.store(out_dt, "p_out", ix["out"], expr) + " }"
+        vector = None
+        if _calls_builtin(op, in_dts[0]):
+            width = VECTOR_WIDTH // 2 if "float64" in in_dts else VECTOR_WIDTH   # 256-bit vectors
+            vector = (width, _vector_body(out_dt, in_dts, names, expr, width))
         dts = (out_dt, *in_dts)
         return loop_kernel(kernel_name("ew", op, *dts, D, *kinds), ops, kinds, D, body,
-                           helpers=helpers, dtypes=dts, what=f"{op} ({', '.join(in_dts)} -> {out_dt})")
+                           helpers=helpers, dtypes=dts, vector=vector,
+                           what=f"{op} ({', '.join(in_dts)} -> {out_dt})")
     return make
+
+
+def _calls_builtin(op, dt):
+    """Whether the op's expression calls an OpenCL math builtin (worth vectorising)."""
+    return op in _BUILTIN or op == "atan2" or (op in ("fmod", "pow") and T.is_float(dt))
+
+
+def _vector_body(out_dt, in_dts, names, expr, w):
+    """The math builtins have vector overloads (PoCL: SLEEF's vector code), so w
+    elements are gathered into a vector, computed with one call, and stored lane by
+    lane; plain arithmetic needs none of this (the compiler vectorises it)."""
+
+    def vbody(lane):
+        loads = " ".join(
+            f"{T.COMPUTE[d]}{w} {n} = ({T.COMPUTE[d]}{w})("
+            + ", ".join(T.load(d, "p_" + n, lane(n, k)) for k in range(w)) + ");"
+            for n, d in zip(names, in_dts))
+        stores = " ".join(T.store(out_dt, "p_out", lane("out", k), f"r_.s{k:x}") for k in range(w))
+        return f"{loads} {T.COMPUTE[out_dt]}{w} r_ = {expr}; {stores}"
+    return vbody
 
 
 def _cost(op):

@@ -21,6 +21,7 @@ from ..handle import coalesce
 I64 = np.int64
 ARG = ("argmax", "argmin")
 BLOCK = 512
+LANES = 8
 
 
 def acc_dtype(op, x_dt, out_dt):
@@ -104,7 +105,24 @@ def reduce_spec(op, x_dt, out_dt, dk, dr, partial_in, partial_out, group):
     element = [coords("r_", [f"rs{d}" for d in range(dr)], "c"),
                f"long xo = base + {dot('c', [f'rst{d}' for d in range(dr)])};",
                f"{ctype} v = {conv}; long vi = {vi};"]
-    if fl and op in ("sum", "prod"):
+    if L == 1 and dr == 1 and op in ("sum", "prod"):
+        # CPUs: eight running lanes per block, so the loop vectorises (a single float
+        # accumulator chains every add through its latency), then the block is added
+        sym = "+" if op == "sum" else "*"
+        ident = _init(op, acc_dt, ctype)
+        lanes = ", ".join(f"({ctype})({T.load(in_dt, 'p_x', f'base + (r_ + {k}) * rst0')})"
+                          for k in range(LANES))
+        fold_lanes = f" {sym} ".join(f"vb.s{k}" for k in range(LANES))
+        body += [f"for (long rb = r0; rb < r1; rb += {BLOCK}) {{",
+                 f"  long re = rb + {BLOCK}; if (re > r1) re = r1;",
+                 f"  {ctype}{LANES} vb = ({ctype}{LANES})({ident});",
+                 "  long r_ = rb;",
+                 f"  for (; r_ + {LANES} <= re; r_ += {LANES}) vb = vb {sym} ({ctype}{LANES})({lanes});",
+                 f"  {ctype} blk = {fold_lanes};",
+                 f"  for (; r_ < re; r_++) blk = blk {sym} ({ctype})({T.load(in_dt, 'p_x', 'base + r_ * rst0')});",
+                 f"  acc = acc {sym} blk;",
+                 "}"]
+    elif fl and op in ("sum", "prod"):
         # blocks of BLOCK elements summed apart, then added: float error grows with
         # BLOCK + n / BLOCK instead of n
         sym = "+" if op == "sum" else "*"

@@ -193,3 +193,15 @@ def test_integer_edge_cases(ocl, cpu):
             with np.errstate(all="ignore"):
                 got, want, _ = run_both(ocl, cpu, op, [a], a.shape, dt)
             np.testing.assert_array_equal(got, want, err_msg=f"{op} {dt}")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_tanh_saturates_exactly(ocl, dtype):
+    """tanh of large |x| is exactly +-1 (the vector builtin alone gives 1 - ulp, and
+    then 1 + tanh(x) - as in gelu - would not be 0)."""
+    if dtype not in ocl.devices()[0].dtypes:
+        pytest.skip(f"opencl:0 does not support {dtype}")
+    x = np.array([-np.inf, -1e30, -25.0, -12.0, 12.0, 25.0, 1e30, np.inf] * 3, NP[dtype])
+    out = ocl.empty(x.shape, dtype, 0)
+    ocl.kernels["tanh"](out, place(ocl, x))
+    np.testing.assert_array_equal(ocl.to_host(out), np.sign(x))
