@@ -10,7 +10,10 @@ import warnings
 
 from dispatchtorch.backend import DTYPE_NAMES, DeviceInfo
 
+from . import hugepages
 from .errors import KernelBuildError, KernelLaunchError, OutOfMemoryError, mib
+
+HUGE_FROM = 4 << 20        # buffers from this size get huge-page advice on CPU devices
 
 
 def discover():
@@ -70,6 +73,7 @@ class Device:
             options.append("-cl-fp32-correctly-rounded-divide-sqrt")
         self.build_options = options
         self._ctx = self._queue = self._pool = self._dummy = None
+        self._advised = set()      # pool blocks already given huge-page advice
         self.kernels = {}          # cache key -> (cl.Kernel, description)
         self.plans = {}            # launch plans keyed by op and layout
 
@@ -130,7 +134,11 @@ class Device:
                 f"{mib(nbytes)} in one buffer (the device's largest allocation is "
                 f"{mib(self.max_alloc)}, its memory {mib(self.global_mem)})")
         try:
-            return self.pool.allocate(nbytes)
+            buf = self.pool.allocate(nbytes)
+            if self.is_cpu and nbytes >= HUGE_FROM and buf.int_ptr not in self._advised:
+                self._advised.add(buf.int_ptr)          # once per block the pool makes
+                hugepages.advise(self.cl, self.queue, buf, nbytes)
+            return buf
         except self.cl.Error as exc:
             pool = self._pool
             raise OutOfMemoryError(
