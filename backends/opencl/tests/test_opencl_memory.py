@@ -156,3 +156,15 @@ def test_failed_pool_allocation_is_reported(ocl, device, monkeypatch):
 
 def test_synchronize(ocl):
     ocl.synchronize(0)
+
+
+def test_large_buffers_keep_their_data(ocl, rng):
+    """Buffers past the huge-page threshold (advised before first use) hold what is
+    written to them, also when the pool hands the block out again."""
+    a = rng.standard_normal(3 * 2**20).astype(np.float32)          # 12 MiB
+    for _ in range(2):
+        h = ocl.from_host(a, 0)
+        out = ocl.empty(a.shape, "float32", 0)
+        ocl.kernels["neg"](out, h)
+        np.testing.assert_array_equal(ocl.to_host(out), -a)
+        del h, out
