@@ -6,10 +6,10 @@ PYTHON = $(VENV)/bin/python
 PIP = $(PYTHON) -m pip --disable-pip-version-check -q
 
 # what the tests need: every package of this repo (editable) plus the dev tools
-PACKAGES = -e . -e backends/cpu -e "backends/cuda[cuda12]" -e "backends/opencl[pocl]"
+PACKAGES = -e . -e backends/cpu -e "backends/cuda[cuda12]" -e "backends/opencl[pocl]" -e conformance
 DEV_EXTRAS = -e ".[dev]"
 
-.PHONY: setup setup-dev train test bench clean
+.PHONY: setup setup-dev train test conformance bench clean
 
 $(VENV)/.base:
 	$(PY) -m venv $(VENV)
@@ -29,6 +29,20 @@ train: setup
 
 test: setup-dev
 	$(PYTHON) -m pytest -n 2 -q
+
+# the conformance suite on every installed backend with a device here (the CPU
+# reference runs inside `make test`; meta tensors have no values to compare);
+# reports land in reports/. CONFORMANCE_ARGS="" runs in-process (faster, no isolation).
+CONFORMANCE_ARGS ?= --isolate --jobs 2
+conformance: setup-dev
+	mkdir -p reports
+	for b in $$($(PYTHON) -m dispatchtorch_conformance --ready-backends); do \
+	  case $$b in cpu|meta) continue;; esac; \
+	  xf=backends/$$b/conformance-xfails.txt; \
+	  $(PYTHON) -m dispatchtorch_conformance --backend $$b $(CONFORMANCE_ARGS) --no-progress \
+	    $$([ -f $$xf ] && echo --xfails $$xf) --report reports/conformance-$$b.json \
+	    --markdown reports/conformance-$$b.md || exit 1; \
+	done
 
 # the benchmarks compare against PyTorch's CPU build, a benchmark-only dependency
 $(VENV)/.bench: $(VENV)/.dev

@@ -18,7 +18,7 @@ from .pointwise import FUNCTIONS as _F, INPLACE as _I
 from .random import (Generator, default_generator, get_rng_state, initial_seed, manual_seed,
                      seed, set_rng_state)
 from .reductions import (all, amax, amin, any, argmax, argmin, count_nonzero, max, mean, min,
-                         nanmean, nansum, sum, sum_to)
+                         nanmean, nansum, prod, sum, sum_to)
 from .views import (as_strided, broadcast_to, chunk, diagonal, expand, flatten, movedim,
                     moveaxis, narrow, permute, reshape, select, split, squeeze, swapaxes,
                     swapdims, t, transpose, unbind, unflatten, unsqueeze)

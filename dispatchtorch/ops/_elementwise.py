@@ -21,11 +21,12 @@ from ..dispatch import DECOMPOSE, OpDef, register_op
 
 _CATEGORIES = {"all": {D.BOOL, D.INT, D.FLOAT}, "numeric": {D.INT, D.FLOAT},
                "float": {D.INT, D.FLOAT, D.BOOL}, "integral": {D.BOOL, D.INT},
-               "int_float": {D.INT, D.FLOAT}}
+               "integer": {D.INT}, "int_float": {D.INT, D.FLOAT}}
 _EXPECTS = {"all": "tensors of any dtype", "numeric": "numeric (non-bool) tensors",
             "float": "numeric tensors", "integral": "integer or bool tensors",
-            "int_float": "numeric (non-bool) tensors"}
+            "integer": "integer (non-bool) tensors", "int_float": "numeric (non-bool) tensors"}
 _NOPARAMS = {}
+_LOWP = (D.float16, D.bfloat16)
 _SPECS: list["Elementwise"] = []
 
 
@@ -62,8 +63,9 @@ class Elementwise:
     def dtype_error(self, dt):
         if self.error:
             return RuntimeError(self.error)
-        return RuntimeError(f"{self.name}: not implemented for dtype {dt.name} "
-                            f"(expects {_EXPECTS[self.dtypes]})")
+        # NotImplementedError, as PyTorch's "... not implemented for 'Float'"
+        return NotImplementedError(f"{self.name}: not implemented for dtype {dt.name} "
+                                   f"(expects {_EXPECTS[self.dtypes]})")
 
 
 def rebuild_tables():
@@ -146,7 +148,11 @@ def unary(spec, x):
     if k is None:
         k = resolve(op, place.rt)
     if k is DECOMPOSE or (track and op.grad is None):
-        return decompose(op, (x,), _NOPARAMS)
+        # the decomposition computes in the op's dtype (sigmoid of a bool tensor);
+        # float16/bfloat16 compute in float32 and round once, as the prims do
+        if ct in _LOWP:
+            return decompose(op, (x.to(D.float32),), _NOPARAMS).to(ct)
+        return decompose(op, (x if dt is ct else x.to(ct),), _NOPARAMS)
     shape = x._shape
     od = D.bool_ if spec.out_bool else ct
     h = x._h if dt is ct else operand_handle(x, ct, shape, place)

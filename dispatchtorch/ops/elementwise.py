@@ -108,8 +108,9 @@ I = dict(args=B, dtypes="integral")
 bitwise_and = define("bitwise_and", **I)
 bitwise_or = define("bitwise_or", **I)
 bitwise_xor = define("bitwise_xor", **I)
-bitwise_left_shift = define("bitwise_left_shift", **I)
-bitwise_right_shift = define("bitwise_right_shift", **I)
+# shifts are not defined for bool (PyTorch: "lshift_cpu" not implemented for 'Bool')
+bitwise_left_shift = define("bitwise_left_shift", args=B, dtypes="integer")
+bitwise_right_shift = define("bitwise_right_shift", args=B, dtypes="integer")
 C = dict(args=B, out_bool=True)
 eq, ne = define("eq", **C), define("ne", **C)
 lt, le = define("lt", **C), define("le", **C)
@@ -126,12 +127,15 @@ def _c(name, decomp, grad=None, **kw):
 
 sigmoid = _c("sigmoid", lambda x: 1 / (1 + _api.exp(-x)),
              grad=lambda g, result: g * result * (1 - result), **F)
-relu = _c("relu", lambda x: _api.where(x > 0, x, _api.zeros_like(x)) if x.dtype.is_floating_point
+# `x <= 0` is False for NaN, so NaN passes through as in PyTorch
+relu = _c("relu", lambda x: _api.where(x <= 0, _api.zeros_like(x), x) if x.dtype.is_floating_point
           else _api.maximum(x, 0), grad=lambda g, result: g * (result > 0), dtypes="numeric")
 rsqrt = _c("rsqrt", lambda x: 1 / _api.sqrt(x),
            grad=lambda g, result: -0.5 * g * result * result * result, **F)
 reciprocal = _c("reciprocal", lambda x: 1 / x, grad=lambda g, result: -g * result * result, **F)
-square = _c("square", lambda x: x * x, grad=lambda g, x: 2 * g * x, dtypes="all")
+# square is pow(x, 2): a bool tensor squares to int64, as in PyTorch
+square = _c("square", lambda x: x * x if x.dtype is not D.bool_ else x.long() * x.long(),
+            grad=lambda g, x: 2 * g * x, dtypes="all")
 sign = _c("sign", lambda x: (x > 0).to(x.dtype) - (x < 0).to(x.dtype) if x.dtype is not D.bool_
           else x.clone(), grad=lambda g: _zeros(g))
 sgn = sign

@@ -48,18 +48,20 @@ SCATTER_ADD = register_op(OpDef("scatter_add", kind="indexing", args=("x", "inde
 NONZERO = register_op(OpDef("nonzero", kind="indexing", data_dependent=True))
 
 
-def check_index(index, size, op, dim=None):
-    """Indices must be integers in [-size, size); checked here once for every backend."""
+def check_index(index, size, op, dim=None, *, negative=True, error=IndexError):
+    """Indices must be integers in [-size, size) ([0, size) where PyTorch takes no
+    negative ones: gather, scatter, index_add, index_select); checked here once for
+    every backend. `error`: the type PyTorch raises for this op."""
     if not isinstance(index, Tensor):
         raise TypeError(f"{op}(): index must be a Tensor, not {type(index).__name__}")
     if index.dtype not in (D.int64, D.int32, D.int16, D.int8, D.uint8):
         raise RuntimeError(f"{op}(): Expected dtype int64 for index, got {index.dtype}")
     if index.numel():
         lo, hi = int(index.amin().item()), int(index.amax().item())
-        bad = hi if hi >= size else lo if lo < -size else None
+        bad = hi if hi >= size else lo if lo < (-size if negative else 0) else None
         if bad is not None:
             where = f" for dimension {dim}" if dim is not None else ""
-            raise IndexError(f"{op}(): index {bad} is out of bounds{where} with size {size}")
+            raise error(f"{op}(): index {bad} is out of bounds{where} with size {size}")
 
 
 def _check_gather_shapes(x, d, index, op):
@@ -76,7 +78,8 @@ def _check_gather_shapes(x, d, index, op):
 def gather(input, dim, index, *, sparse_grad=False, out=None):
     d = norm_dim(dim, input.dim(), "gather")
     _check_gather_shapes(input, d, index, "gather")
-    check_index(index, input._shape[d] if input.dim() else 1, "gather", d)
+    check_index(index, input._shape[d] if input.dim() else 1, "gather", d, negative=False,
+                error=RuntimeError)
     index = _positive(index, input._shape[d] if input.dim() else 1)
     place = same_place("gather", (input, index))
     x = input if input.dim() else input.reshape(1)
@@ -106,7 +109,8 @@ def _scatter(input, dim, index, src, reduce, op=None):
         if index._shape[i] > src._shape[i]:
             raise RuntimeError(f"scatter(): Expected index {list(index._shape)} to be smaller than "
                                f"src {list(src._shape)} at dimension {i}")
-    check_index(index, input._shape[d] if input.dim() else 1, "scatter", d)
+    check_index(index, input._shape[d] if input.dim() else 1, "scatter", d, negative=False,
+                error=RuntimeError)
     index = _positive(index, input._shape[d] if input.dim() else 1)
     place = same_place("scatter", (input, index, src))
     index, src = to_place(index, place), to_place(src, place)
@@ -118,8 +122,11 @@ def _scatter(input, dim, index, src, reduce, op=None):
         STATE.enabled = with_grad
     if index.numel():
         src_view = src if src._shape == index._shape else _narrow_to(src, index._shape)
+        dst, idx = out, index
+        if not out._shape:          # the prim takes no 0-d tensors: view them as (1,)
+            dst, idx, src_view = (t.reshape(1) for t in (out, index, src_view))
         k = kernel_for(SCATTER_PRIM, place)
-        launch(SCATTER_PRIM, k, place, (out._h, index._h, src_view._h),
+        launch(SCATTER_PRIM, k, place, (dst._h, idx._h, src_view._h),
                {"dim": d, "reduce": reduce}, (input.dtype,))
     if op is not None and with_grad and (input._rg or src._rg):
         record(op, (input, index, src), {"dim": d, "index": index, "reduce": reduce}, (out,))
@@ -181,8 +188,13 @@ def index_select(input, dim, index, *, out=None):
     if index.dim() > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
     index = index.reshape(-1)
+    check_index(index, input._shape[d] if input.dim() else 1, "index_select", d, negative=False)
+    return _index_select(input, d, index)
+
+
+def _index_select(input, d, index):
+    """index_select of a 1-d index already checked to be in [0, size)."""
     if input.dim() == 0:
-        check_index(index, 1, "index_select", d)
         return input.reshape(1).expand(index._shape).clone() if index.numel() else input.reshape(1)[:0]
     shape = list(input._shape)
     shape[d] = index._shape[0]
@@ -218,8 +230,8 @@ def _index_add_raw(self, dim, index, source, alpha):
         source = source.to(self.dtype)
     view = [1] * self.dim()
     view[d] = index._shape[0]
+    check_index(index, self._shape[d], "index_add_", d, negative=False, error=RuntimeError)
     idx = _positive(index, self._shape[d]).reshape(view).expand(source.shape)
-    check_index(idx, self._shape[d], "index_add_", d)
     place = self._place
     idx, source = to_place(idx, place), to_place(source, place)
     if idx.numel():
@@ -437,7 +449,7 @@ def _advanced(v, adv):
     rest = [d for d in range(v.dim()) if d not in dims]
     u = v.permute(dims + rest)
     flat = u.reshape((numel(sizes),) + tuple(v._shape[d] for d in rest))
-    out = index_select(flat, 0, linear.reshape(-1))
+    out = _index_select(flat, 0, linear.reshape(-1))
     out = out.reshape(bshape + tuple(v._shape[d] for d in rest))
     adjacent = dims == list(range(dims[0], dims[0] + len(dims)))
     if adjacent and dims[0] > 0 and bshape:
@@ -550,7 +562,7 @@ def index_put(self, indices, values, accumulate=False):
 
 def take(input, index):
     flat = input.reshape(-1)
-    return index_select(flat, 0, _positive_checked(index.reshape(-1), flat.numel(), 0)).reshape(index.shape)
+    return _index_select(flat, 0, _positive_checked(index.reshape(-1), flat.numel(), 0)).reshape(index.shape)
 
 
 def take_along_dim(input, indices, dim=None):

@@ -179,9 +179,11 @@ def _fill_value(value, dt):
         return bool(value)
     if dt.is_floating_point:
         return float(value)
-    if isinstance(value, float) and value != int(value):
-        return int(value)
-    return int(value)
+    v = int(value)
+    info = D.iinfo(dt)
+    if not info.min <= v <= info.max:       # checked here, so that no backend wraps it
+        raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow")
+    return v
 
 
 def full_like_graph(self, value):
@@ -205,7 +207,7 @@ def cat(tensors, dim=0, *, out=None):
         raise TypeError("cat(): argument 'tensors' must be a tuple or list of Tensors")
     tensors = list(tensors)
     if not tensors:
-        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     for t in tensors:
         if not isinstance(t, Tensor):
             raise TypeError(f"cat(): expected a list of Tensors, got {type(t).__name__}")

@@ -28,7 +28,7 @@ METHODS = {
     "greater": P.gt, "greater_equal": P.ge, "less": P.lt, "less_equal": P.le, "not_equal": P.ne,
     "arctan2": P.atan2, "positive": P.positive, "sgn": P.FUNCTIONS["sign"],
     # reductions
-    "sum": R.sum, "nansum": R.nansum, "mean": R.mean, "nanmean": R.nanmean, "amax": R.amax,
+    "sum": R.sum, "prod": R.prod, "nansum": R.nansum, "mean": R.mean, "nanmean": R.nanmean, "amax": R.amax,
     "amin": R.amin, "max": R.max, "min": R.min, "argmax": R.argmax, "argmin": R.argmin,
     "all": R.all, "any": R.any, "sum_to_size": R.sum_to_size, "count_nonzero": R.count_nonzero,
     # linear algebra

@@ -44,6 +44,13 @@ class Composite:
         if k is None:
             k = resolve(self.op, place.rt)
         if k is DECOMPOSE:
+            low = _half(inputs)
+            if low is not None:
+                # float16/bfloat16 compute in float32 and round once, as the prims do
+                # (a fused kernel doing the same then matches the decomposition)
+                up = tuple(x.float() if isinstance(x, Tensor) and x._dtype is low else x
+                           for x in inputs)
+                return _round_to(decompose(self.op, up, params), low)
             return decompose(self.op, inputs, params)
         return self._kernel(place, inputs, params)
 
@@ -54,6 +61,20 @@ class Composite:
         handles = tuple(x._h if isinstance(x, Tensor) else x for x in inputs)
         kparams = {k: (v._h if isinstance(v, Tensor) else v) for k, v in params.items()}
         return apply(op, place, inputs, handles, self.meta(*inputs, **params), kparams, params)
+
+
+def _half(inputs):
+    """The half-precision dtype of the first floating input, if it is one."""
+    for x in inputs:
+        if isinstance(x, Tensor) and x._dtype.is_floating_point:
+            return x._dtype if x._dtype in (D.float16, D.bfloat16) else None
+    return None
+
+
+def _round_to(r, dt):
+    if isinstance(r, Tensor):
+        return r.to(dt) if r._dtype is D.float32 else r
+    return type(r)(_round_to(x, dt) for x in r) if isinstance(r, tuple) else r
 
 
 def _same(x, **_):

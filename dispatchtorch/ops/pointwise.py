@@ -82,6 +82,9 @@ def _scaled(other, alpha, op):
             and isinstance(alpha, float) and alpha != int(alpha):
         raise RuntimeError(f"For integral input tensors, argument alpha must not be a floating point "
                            f"number. ({op})")
+    if isinstance(other, Tensor) and other.dtype is D.bool_ and not isinstance(alpha, float):
+        # alpha takes no part in type promotion: for bool it is cast to bool (PyTorch)
+        return other if alpha else _api.zeros_like(other)
     return other * alpha
 
 
@@ -162,13 +165,33 @@ def floor_divide(input, other, *, out=None):
         q = _api.where(adjust, q - 1, q)
         fq = floor(q)
         r = _api.where(q - fq > 0.5, fq + 1, fq)
-        r = _api.where(other == 0, binary(E.div, a, other), r)
+        zero = other == 0
+        if not isinstance(zero, Tensor):          # a Python scalar divisor
+            zero = _api.full_like(r, bool(zero), dtype=D.bool_)
+        r = _api.where(zero, binary(E.div, a, other), r)
         return write_out(out, r.detach() if r.requires_grad else r)
     _check_int_divisor(other, "floor_divide")
     q = binary(_INT_DIV, input, other)
     rem = binary(E.fmod, input, other)
     adjust = (rem != 0) & ((rem < 0) != (other < 0))
     return write_out(out, _api.where(adjust, q - 1, q))
+
+
+def fmod(input, other, *, out=None):
+    """C's fmod: the result has the dividend's sign; integer division by zero raises
+    here, before any kernel runs, so that every backend raises it."""
+    if not result_type(input, other).is_floating_point:
+        _check_int_divisor(other, "fmod")
+    return write_out(out, binary(E.fmod, input, other))
+
+
+def fmod_(input, other):
+    if not result_type(input, other).is_floating_point:
+        _check_int_divisor(other, "fmod_")
+    return inplace(E.fmod, input, other)
+
+
+FUNCTIONS["fmod"], INPLACE["fmod_"] = fmod, fmod_
 
 
 def remainder(input, other, *, out=None):
@@ -199,9 +222,15 @@ fix = trunc
 
 def round(input, *, decimals=0, out=None):
     if not input.dtype.is_floating_point:
+        if decimals != 0:
+            raise NotImplementedError(f'"round" with decimals is not implemented for '
+                                      f"'{input.dtype.pt_name}'")
         return write_out(out, input.clone())
     if decimals == 0:
         return write_out(out, unary(E._round, input))
+    if input.dtype in (D.float16, D.bfloat16):
+        # scale in float32 (PyTorch's opmath): x * 10**decimals overflows float16
+        return write_out(out, round(input.float(), decimals=decimals).to(input.dtype))
     scale = 10.0 ** decimals
     return write_out(out, unary(E._round, input * scale) / scale)
 
@@ -338,5 +367,5 @@ def positive(input):
 mul = FUNCTIONS["mul"]
 eq, ne, lt, le, gt, ge = (FUNCTIONS[n] for n in ("eq", "ne", "lt", "le", "gt", "ge"))
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
-maximum, minimum, fmod, atan2 = (FUNCTIONS[n] for n in ("maximum", "minimum", "fmod", "atan2"))
+maximum, minimum, atan2 = (FUNCTIONS[n] for n in ("maximum", "minimum", "atan2"))
 arctan2 = atan2

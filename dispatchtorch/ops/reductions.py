@@ -102,6 +102,16 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     return _reduce(SUM, input, dim, keepdim, dt, "sum")
 
 
+def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    """The product over one dim (all elements when None); integers and bool give int64."""
+    if isinstance(dim, (tuple, list)):
+        raise TypeError(f"prod(): argument 'dim' must be int, not {type(dim).__name__}")
+    dt = _sum_dtype(input, dtype)
+    if dtype is not None and input.dtype is not dt:
+        input = input.to(dt)
+    return _reduce(PROD, input, dim, keepdim, dt, "prod")
+
+
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
     if input.dtype.is_floating_point:
         input = _api.where(input != input, 0.0, input)
@@ -115,6 +125,9 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
                            f"floating point or complex dtype. Got: {dt.pt_name}")
     if input.dtype is not dt:
         input = input.to(dt)
+    if dt in (D.float16, D.bfloat16):
+        # accumulate and divide in float32, round once (a float16 sum overflows at 65504)
+        return mean(input.float(), dim, keepdim).to(dt)
     dims = norm_dims(dim, input.dim(), "mean")
     count = numel(tuple(input._shape[d] for d in dims))
     return sum(input, dim, keepdim) / count if count else sum(input, dim, keepdim) * float("nan")
@@ -135,13 +148,22 @@ def _check_nonempty(input, dims, name):
                                f"== 0. Specify the reduction dim with the 'dim' argument.")
 
 
+def _check_all_nonempty(input, dim, name):
+    """Reducing every dim of an empty tensor without an identity (PyTorch: RuntimeError)."""
+    if input.numel() == 0 and (dim is None or isinstance(dim, (tuple, list)) and not dim):
+        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() "
+                           f"== 0. Specify the reduction dim with the 'dim' argument.")
+
+
 def amax(input, dim=(), keepdim=False, *, out=None):
+    _check_all_nonempty(input, dim, "amax")
     dims = norm_dims(dim, input.dim(), "amax")
     _check_nonempty(input, dims, "amax")
     return _reduce(AMAX, input, dims, keepdim, input.dtype, "amax")
 
 
 def amin(input, dim=(), keepdim=False, *, out=None):
+    _check_all_nonempty(input, dim, "amin")
     dims = norm_dims(dim, input.dim(), "amin")
     _check_nonempty(input, dims, "amin")
     return _reduce(AMIN, input, dims, keepdim, input.dtype, "amin")
@@ -161,11 +183,18 @@ def _arg(op, name, input, dim, keepdim):
                  {"dim": kdims[0], "keepdim": keepdim and bool(input._shape)})
 
 
+def _no_bool(input, name):
+    if isinstance(input, Tensor) and input.dtype is D.bool_:
+        raise RuntimeError(f"{name}(): does not support bool input")
+
+
 def argmax(input, dim=None, keepdim=False):
+    _no_bool(input, "argmax")
     return _arg(ARGMAX, "argmax", input, dim, keepdim)
 
 
 def argmin(input, dim=None, keepdim=False):
+    _no_bool(input, "argmin")
     return _arg(ARGMIN, "argmin", input, dim, keepdim)
 
 
@@ -192,17 +221,23 @@ def _extreme(name, full, arg, binary, tuple_type):
     return fn
 
 
-max = _extreme("max", amax, argmax, lambda a, b: _api.maximum(a, b), return_types.max)
-min = _extreme("min", amin, argmin, lambda a, b: _api.minimum(a, b), return_types.min)
+# max/min with a dim accept bool (argmax does not): they call the row directly
+max = _extreme("max", amax, lambda x, d, keepdim: _arg(ARGMAX, "max", x, d, keepdim),
+               lambda a, b: _api.maximum(a, b), return_types.max)
+min = _extreme("min", amin, lambda x, d, keepdim: _arg(ARGMIN, "min", x, d, keepdim),
+               lambda a, b: _api.minimum(a, b), return_types.min)
 
 
 def _logical_reduce(name, op, empty_value):
     def fn(input, dim=None, keepdim=False, *, out=None):
         b = input if input.dtype is D.bool_ else input != 0
         if b.numel() == 0:      # the identity of the reduction: all() of nothing is True
-            return _api.full(reduced_shape(b._shape, norm_dims(dim, b.dim(), name), keepdim),
-                             empty_value, dtype=D.bool_, device=b.device)
-        return _reduce(op, b, dim, keepdim, D.bool_, name)
+            r = _api.full(reduced_shape(b._shape, norm_dims(dim, b.dim(), name), keepdim),
+                          empty_value, dtype=D.bool_, device=b.device)
+        else:
+            r = _reduce(op, b, dim, keepdim, D.bool_, name)
+        # uint8 in, uint8 out (PyTorch keeps this legacy rule); everything else gives bool
+        return r.to(D.uint8) if input.dtype is D.uint8 else r
     fn.__name__ = name
     return fn
 

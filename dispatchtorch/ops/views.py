@@ -53,6 +53,8 @@ def view_strides(shape, stride, new_shape):
     (PyTorch's computeStride)."""
     if numel(shape) == 0 or not shape:
         return contiguous_strides(new_shape)
+    if not shape:                       # a 0-d tensor views as any shape of one element
+        return (1,) * len(new_shape)
     new = [0] * len(new_shape)
     view_d = len(new_shape) - 1
     chunk_base_stride = stride[-1] if stride else 1

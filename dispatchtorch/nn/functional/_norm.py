@@ -74,14 +74,18 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                             running_var=running_var, momentum=momentum, eps=eps)
     if running_mean is None or running_var is None:
         raise RuntimeError("batch_norm: running_mean and running_var must be given in eval mode")
-    # eval: a per-channel affine map of the running statistics
-    scale = (running_var + eps).rsqrt()
+    # eval: a per-channel affine map of the running statistics, in float32 for
+    # float16/bfloat16 inputs (rounded once, as the ops it is made of)
+    low = input.dtype if input.dtype in (D.float16, D.bfloat16) else None
+    up = (lambda t: t.float()) if low is not None else (lambda t: t)
+    scale = (up(running_var) + eps).rsqrt()
     if weight is not None:
-        scale = scale * weight
-    shift = -running_mean * scale
+        scale = scale * up(weight)
+    shift = -up(running_mean) * scale
     if bias is not None:
-        shift = shift + bias
-    return input * scale.reshape(shape) + shift.reshape(shape)
+        shift = shift + up(bias)
+    out = up(input) * scale.reshape(shape) + shift.reshape(shape)
+    return out.to(low) if low is not None else out
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):

@@ -1,0 +1,32 @@
+"""The cases, one module per op family. Every module of this package that defines a
+`CASES` list is collected: adding a family is adding a file, adding an op is adding
+an entry to its family's list."""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+_cache: list | None = None
+
+
+def all_cases():
+    """Every Case of every family module, in module then declaration order."""
+    global _cache
+    if _cache is None:
+        cases = []
+        for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+            if info.name.startswith("_"):
+                continue
+            mod = importlib.import_module(f"{__name__}.{info.name}")
+            cases.extend(getattr(mod, "CASES", []))
+        names = [c.name for c in cases]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ValueError(f"conformance cases with the same name: {dup}; give variants a "
+                             f"`name=` of their own")
+        _cache = cases
+    return _cache
+
+
+def by_name():
+    return {c.name: c for c in all_cases()}

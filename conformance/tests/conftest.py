@@ -1,0 +1,62 @@
+"""Fixtures of the conformance suite's own tests: throwaway backends registered
+through a dist-info directory on sys.path (no pip), found by importlib.metadata."""
+import importlib
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).parent
+FIXTURES = HERE / "fixture_backends"
+REPO = HERE.parent.parent
+BACKENDS = {"fixture": "dtc_fixture_wrong", "crashy": "dtc_fixture_crashy"}
+
+
+def make_site(root: Path) -> Path:
+    """A directory that, on sys.path, installs the fixture backends."""
+    site = root / "site"
+    dist = site / "dtc_fixture_backends-0.1.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: dtc-fixture-backends\n"
+                                   "Version: 0.1\n")
+    (dist / "entry_points.txt").write_text(
+        "[dispatchtorch.backends]\n" + "".join(f"{n} = {m}\n" for n, m in BACKENDS.items()))
+    for mod in BACKENDS.values():
+        shutil.copy(FIXTURES / f"{mod}.py", site / f"{mod}.py")
+    return site
+
+
+@pytest.fixture(scope="session")
+def fixture_site(tmp_path_factory):
+    return make_site(tmp_path_factory.mktemp("dtc"))
+
+
+@pytest.fixture
+def fixture_backends(fixture_site):
+    """The fixture backends registered in this process for the test's duration."""
+    from dispatchtorch.dispatch import reset_backends, set_fallback_mode, get_fallback_mode
+    mode = get_fallback_mode()
+    sys.path.insert(0, str(fixture_site))
+    importlib.invalidate_caches()
+    reset_backends()
+    try:
+        yield fixture_site
+    finally:
+        sys.path.remove(str(fixture_site))
+        for mod in BACKENDS.values():
+            sys.modules.pop(mod, None)
+        importlib.invalidate_caches()
+        set_fallback_mode(mode)
+        reset_backends()
+
+
+@pytest.fixture
+def subprocess_env(fixture_site):
+    """The environment for running the suite's command in a subprocess."""
+    env = dict(os.environ)
+    paths = [str(fixture_site), str(REPO), str(REPO / "backends" / "cpu"), str(REPO / "conformance")]
+    env["PYTHONPATH"] = os.pathsep.join(paths + [p for p in [env.get("PYTHONPATH")] if p])
+    env.pop("DISPATCHTORCH_BACKENDS", None)
+    return env
