@@ -155,3 +155,19 @@ def test_autograd_through_views(rng):
         z.backward()
         grads.append(x.grad)
     same(grads[0], grads[1])
+
+
+def test_fused_composites_and_their_gradients(rng):
+    """relu and sigmoid run as one kernel each on opencl, with the composite's own
+    derivative rule: values and gradients equal the CPU's."""
+    from dispatchtorch.dispatch import get_backend
+    assert {"relu", "sigmoid"} <= set(get_backend("opencl").kernels)
+    a = rng.standard_normal((9, 7)).astype(np.float32)
+    res = []
+    for dev in ("cpu", "opencl"):
+        x = torch.tensor(a, device=dev, requires_grad=True)
+        y = (x.relu() * 2 + x.sigmoid()).sum()
+        y.backward()
+        res.append((y.detach(), x.grad))
+    same(res[0][0], res[1][0], rtol=1e-5, atol=1e-5)
+    same(res[0][1], res[1][1])
