@@ -51,7 +51,7 @@ class Device:
         self.platform, self.dev = platform, dev
         self.name = dev.name.strip()
         ext = set(dev.extensions.split())
-        self.fp64 = "cl_khr_fp64" in ext or bool(getattr(dev, "double_fp_config", 0))
+        self.fp64 = "cl_khr_fp64" in ext or bool(_query(dev, "double_fp_config", 0))
         self.fp16 = "cl_khr_fp16" in ext
         self.is_cpu = bool(dev.type & cl.device_type.CPU)
         self.compute_units = dev.max_compute_units
@@ -69,7 +69,7 @@ class Device:
         self.matmul_path = "packed" if self.is_cpu else "tiled"
         self.dtypes = frozenset(d for d in DTYPE_NAMES if d != "float64" or self.fp64)
         options = []
-        if dev.single_fp_config & cl.device_fp_config.CORRECTLY_ROUNDED_DIVIDE_SQRT:
+        if _query(dev, "single_fp_config", 0) & cl.device_fp_config.CORRECTLY_ROUNDED_DIVIDE_SQRT:
             options.append("-cl-fp32-correctly-rounded-divide-sqrt")
         self.build_options = options
         self._ctx = self._queue = self._pool = self._dummy = None
@@ -238,6 +238,14 @@ class Device:
             return (n,), (1,)
         g = self.group
         return (-(-n // g) * g,), (g,)
+
+
+def _query(dev, name, default):
+    """A device property, or default where the driver does not answer the query."""
+    try:
+        return getattr(dev, name)
+    except Exception:
+        return default
 
 
 def _log(exc):
