@@ -6,6 +6,8 @@ type. Integer arithmetic goes through unsigned types so wrapping is defined.
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from .. import cltypes as T
@@ -121,7 +123,8 @@ def _spec(op, out_dt, in_dts, names, expr, helpers):
         vector = None
         if _calls_builtin(op, in_dts[0]):
             width = VECTOR_WIDTH // 2 if "float64" in in_dts else VECTOR_WIDTH   # 256-bit vectors
-            vector = (width, _vector_body(out_dt, in_dts, names, expr, width))
+            guard = "1.0e6f" if op in ("sin", "cos", "tan") and T.COMPUTE[in_dts[0]] == "float" else None
+            vector = (width, _vector_body(out_dt, in_dts, names, expr, width, guard))
         dts = (out_dt, *in_dts)
         return loop_kernel(kernel_name("ew", op, *dts, D, *kinds), ops, kinds, D, body,
                            helpers=helpers, dtypes=dts, vector=vector,
@@ -134,7 +137,7 @@ def _calls_builtin(op, dt):
     return op in _BUILTIN or op in ("atan2", "sigmoid") or (op in ("fmod", "pow") and T.is_float(dt))
 
 
-def _vector_body(out_dt, in_dts, names, expr, w):
+def _vector_body(out_dt, in_dts, names, expr, w, guard=None):
     """The math builtins have vector overloads (PoCL: SLEEF's vector code), so w
     elements are gathered into a vector, computed with one call, and stored lane by
     lane; plain arithmetic needs none of this (the compiler vectorises it)."""
@@ -145,7 +148,16 @@ def _vector_body(out_dt, in_dts, names, expr, w):
             + ", ".join(T.load(d, "p_" + n, lane(n, k)) for k in range(w)) + ");"
             for n, d in zip(names, in_dts))
         stores = " ".join(T.store(out_dt, "p_out", lane("out", k), f"r_.s{k:x}") for k in range(w))
-        return f"{loads} {T.COMPUTE[out_dt]}{w} r_ = {expr}; {stores}"
+        vt = f"{T.COMPUTE[out_dt]}{w}"
+        compute = f"{vt} r_ = {expr};"
+        if guard is not None:
+            # a lane past the guard sends the whole vector down a path that spoils the
+            # small lanes (PoCL's float sin/cos/tan: sin(-1e-7) next to 1e10 gave
+            # -0.013), so such vectors are computed lane by lane
+            far = " || ".join(f"a.s{k:x} > {guard} || a.s{k:x} < -{guard}" for k in range(w))
+            lanes = ", ".join(re.sub(r"\ba\b", f"a.s{k:x}", expr) for k in range(w))
+            compute = f"{vt} r_; if ({far}) r_ = ({vt})({lanes}); else r_ = {expr};"
+        return f"{loads} {compute} {stores}"
     return vbody
 
 
