@@ -110,8 +110,6 @@ class OpenCLBackend(Backend):
             return
         dt = dst.dtype
         bits = np.asarray(value, dtype=T.NUMPY[dt]).view(T.BITS_NUMPY[dt])[()]
-        if dt == "bool":
-            bits = np.uint8(bool(value))
         if dst.contiguous:
             item = T.ITEMSIZE[dt]
             dst.dev.cl.enqueue_fill_buffer(dst.dev.queue, dst.buf, bits, dst.offset * item,

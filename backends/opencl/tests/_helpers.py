@@ -13,10 +13,6 @@ INTS = ("uint8", "int8", "int16", "int32", "int64")
 SENTINEL = 77
 
 
-def dtype_name(a):
-    return "bfloat16" if a.dtype == ml_dtypes.bfloat16 else a.dtype.name
-
-
 def place(ocl, a, layout="contig"):
     """A device handle holding a's values. layouts: contig; strided (every other
     element of a larger storage, at an offset); transposed (the storage holds a.T);
