@@ -9,7 +9,6 @@ per chunk, turns the counts into offsets, then writes each chunk's coordinates.
 """
 from __future__ import annotations
 
-from math import prod
 
 import numpy as np
 
