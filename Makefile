@@ -6,7 +6,7 @@ PYTHON = $(VENV)/bin/python
 PIP = $(PYTHON) -m pip --disable-pip-version-check -q
 
 # what the tests need: every package of this repo (editable) plus the dev tools
-PACKAGES = -e . -e backends/cpu -e "backends/cuda[cuda12]" -e conformance
+PACKAGES = -e . -e backends/cpu -e "backends/cuda[cuda12]" -e "backends/opencl[pocl]" -e conformance
 DEV_EXTRAS = -e ".[dev]"
 
 .PHONY: setup setup-dev train test conformance bench clean

@@ -1,0 +1,130 @@
+"""The OpenCL Backend: devices, memory methods, and the kernel table."""
+from __future__ import annotations
+
+from math import prod
+
+import numpy as np
+
+from dispatchtorch.backend import Backend
+
+from . import cltypes as T
+from .device import discover
+from .handle import CLArray, contiguous_strides, overlaps
+from .kernels import KERNELS
+from .kernels.elementwise import copy_kernel, fill_kernel
+
+_BY_NUMPY = {v: k for k, v in T.NUMPY.items()}
+# host arrays up to this size become buffers at creation (no queue round trip)
+_SMALL_UPLOAD = 1 << 16
+
+
+class OpenCLBackend(Backend):
+    name = "opencl"
+    api_version = (1, 0)          # the backend API this was written against
+    kernels = KERNELS
+
+    def __init__(self):
+        self._devices, self.unavailable_reason = discover()
+
+    def devices(self):
+        return [d.info() for d in self._devices]
+
+    def device(self, index):
+        """The Device object for an index (used by tests and tools)."""
+        try:
+            return self._devices[index]
+        except IndexError:
+            raise RuntimeError(f"opencl:{index} does not exist; {len(self._devices)} OpenCL "
+                               f"device(s) found") from None
+
+    # -- memory ----------------------------------------------------------------------
+    def empty(self, shape, dtype, device):
+        dev = self.device(device)
+        if dtype not in dev.dtypes:
+            raise TypeError(f"opencl:{device} ({dev.name}) does not support dtype {dtype}"
+                            + (" (the device has no cl_khr_fp64)" if dtype == "float64" else ""))
+        shape = tuple(shape)
+        buf = dev.alloc(prod(shape) * T.ITEMSIZE[dtype])
+        return CLArray(buf, dev, dtype, shape, contiguous_strides(shape), 0)
+
+    def from_host(self, array, device, copy=True):
+        dev = self.device(device)
+        arr = np.asarray(array)
+        if not arr.flags.c_contiguous:
+            arr = np.ascontiguousarray(arr)          # (ascontiguousarray makes 0-d 1-d)
+        dtype = _BY_NUMPY.get(arr.dtype)
+        if dtype is None:
+            raise TypeError(f"opencl: cannot hold numpy dtype {arr.dtype}")
+        if dtype not in dev.dtypes:
+            raise TypeError(f"opencl:{device} ({dev.name}) does not support dtype {dtype}")
+        shape = arr.shape
+        bits = arr.reshape(-1).view(T.BITS_NUMPY[dtype])
+        nbytes = arr.nbytes
+        cl = dev.cl
+        if nbytes == 0:
+            buf = None
+        elif nbytes <= _SMALL_UPLOAD:
+            buf = cl.Buffer(dev.ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=bits)
+        else:
+            buf = dev.alloc(nbytes)
+            cl.enqueue_copy(dev.queue, buf, bits, is_blocking=True)
+        return CLArray(buf, dev, dtype, shape, contiguous_strides(shape), 0)
+
+    def to_host(self, handle):
+        out = np.empty(handle.shape, T.NUMPY[handle.dtype])
+        if handle.size == 0:
+            return out
+        src = handle if handle.contiguous else self._contiguous_copy(handle)
+        dev = src.dev
+        bits = out.reshape(-1).view(T.BITS_NUMPY[handle.dtype])
+        dev.cl.enqueue_copy(dev.queue, bits, src.buf, src_offset=src.offset * T.ITEMSIZE[src.dtype],
+                            is_blocking=True)
+        return out
+
+    def as_strided(self, storage, shape, strides, offset):
+        root = storage.storage
+        shape, strides = tuple(shape), tuple(strides)
+        if prod(shape) and offset + sum((n - 1) * s for n, s in zip(shape, strides)) >= root.capacity:
+            raise ValueError(f"opencl as_strided: sizes {list(shape)}, strides {list(strides)}, "
+                             f"offset {offset} reach past the storage ({root.capacity} elements)")
+        return CLArray(root.buf, root.dev, root.dtype, shape, strides, offset, root, root.capacity)
+
+    def copy_(self, dst, src):
+        if dst.size == 0:
+            return
+        if src.dev is not dst.dev:
+            src = self.from_host(self.to_host(src), dst.dev.index)
+        elif overlaps(dst, src):
+            if (dst.offset, dst.strides, dst.dtype) == (src.offset, src.strides, src.dtype):
+                return
+            src = self._contiguous_copy(src)
+        if dst.dtype == src.dtype and dst.contiguous and src.contiguous:
+            item = T.ITEMSIZE[dst.dtype]
+            dst.dev.cl.enqueue_copy(dst.dev.queue, dst.buf, src.buf, byte_count=dst.size * item,
+                                    src_offset=src.offset * item, dst_offset=dst.offset * item)
+            return
+        copy_kernel(dst, src)
+
+    def fill_(self, dst, value):
+        if dst.size == 0:
+            return
+        dt = dst.dtype
+        bits = np.asarray(value, dtype=T.NUMPY[dt]).view(T.BITS_NUMPY[dt])[()]
+        if dst.contiguous:
+            item = T.ITEMSIZE[dt]
+            dst.dev.cl.enqueue_fill_buffer(dst.dev.queue, dst.buf, bits, dst.offset * item,
+                                           dst.size * item)
+        else:
+            fill_kernel(dst, bits)
+
+    def synchronize(self, device):
+        self.device(device).synchronize()
+
+    def device_index(self, handle):
+        return handle.dev.index
+
+    # -- helpers ---------------------------------------------------------------------
+    def _contiguous_copy(self, h):
+        out = self.empty(h.shape, h.dtype, h.dev.index)
+        copy_kernel(out, h)
+        return out

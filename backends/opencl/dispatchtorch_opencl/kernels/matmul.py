@@ -1,0 +1,186 @@
+"""Batched matmul: out (*B, M, N) = a (*B, M, K) @ b (*B, K, N), any strides.
+
+Two kernels, chosen by device:
+- GPUs ("tiled"): the classic local-memory tiling; a work-group loads TILE x TILE
+  blocks of a and b into local memory, each work-item accumulates one output.
+- CPUs ("packed"): local memory and barriers cost more than they save on a CPU, so a
+  and b are first packed (cast to the compute type, zero-padded) into panels read
+  sequentially, then each work-item computes a ROWS x LANES register block with
+  vector arithmetic - the layout of a BLAS micro-kernel. Packing also absorbs every
+  stride (transposed and broadcast operands cost no extra copy).
+float16/bfloat16 accumulate in float32; integers in wrapping unsigned arithmetic.
+"""
+from __future__ import annotations
+
+from math import prod
+
+import numpy as np
+
+from .. import cltypes as T
+from ..codegen import KernelSpec, coords, dot, kernel_name, signature
+from ..handle import coalesce
+
+I64 = np.int64
+TILE = 16
+
+
+def compute_type(dt):
+    if dt in T.FLOATS:
+        return "double" if dt == "float64" else "float"
+    return T.WRAP[dt]
+
+
+def register_block(ctype):
+    """(ROWS, LANES): ROWS x LANES accumulators fill the vector registers."""
+    return {"float": (8, 8), "uint": (8, 8), "double": (4, 8), "ulong": (4, 4)}[ctype]
+
+
+# -- CPU: pack + register-blocked micro-kernel ------------------------------------------
+
+def pack_spec(dt, db, which):
+    """Pack a (which='a': panels [batch][M/ROWS][K][ROWS]) or b (which='b': panels
+    [batch][N/LANES][K][LANES]); rows past the matrix are zero."""
+    ctype = compute_type(dt)
+    rows, lanes = register_block(ctype)
+    w = rows if which == "a" else lanes
+    params = [(T.pointer(dt, True), "p_x", None), ("long", "o_x", I64)]
+    params += [("long", f"bs{d}", I64) for d in range(db)]
+    params += [("long", f"bx{d}", I64) for d in range(db)]
+    params += [("long", "R", I64), ("long", "K", I64), ("long", "sr", I64), ("long", "sk", I64),
+               ("long", "panels", I64), ("long", "items", I64), (f"__global {ctype}*", "p_out", None)]
+    sig, types = signature(params)
+    body = [
+        "long g = get_global_id(0); if (g >= items) return;",
+        "long batch = g / panels, pn = g - batch * panels;",
+        coords("batch", [f"bs{d}" for d in range(db)], "b"),
+        f"long xb = o_x + {dot('b', [f'bx{d}' for d in range(db)])};",
+        f"__global {ctype}* dst = p_out + g * K * {w};",
+        f"long valid = R - pn * {w}; if (valid > {w}) valid = {w};",
+        f"__global const {T.STORAGE[dt]}* src = p_x + xb + pn * {w} * sr;",
+        "for (long k = 0; k < K; k++) {",
+        f"  for (long i = 0; i < {w}; i++)",
+        f"    dst[k * {w} + i] = i < valid ? ({ctype})({T.load(dt, 'src', 'i * sr + k * sk')}) : ({ctype})0;",
+        "}",
+    ]
+    name = kernel_name("mmpack", which, dt, db)
+    src = T.preamble((dt,)) + f"\n__kernel void {name}({sig}) {{\n  " + "\n  ".join(body) + "\n}\n"
+    return KernelSpec(name, src, types, f"matmul packing {which} ({dt})")
+
+
+def micro_spec(dt):
+    ctype = compute_type(dt)
+    rows, lanes = register_block(ctype)
+    vec = f"{ctype}{lanes}"
+    params = [(f"__global const {ctype}*", "pa", None), (f"__global const {vec}*", "pb", None),
+              (T.pointer(dt), "p_out", None), ("long", "o_out", I64), ("long", "M", I64), ("long", "N", I64),
+              ("long", "K", I64), ("long", "MB", I64), ("long", "NB", I64)]
+    sig, types = signature(params)
+    lane = [f"s{i:x}" for i in range(lanes)]
+    body = [
+        "long nb = get_global_id(0), mb = get_global_id(1), batch = get_global_id(2);",
+        f"__global const {ctype}* ap = pa + (batch * MB + mb) * K * {rows};",
+        f"__global const {vec}* bp = pb + (batch * NB + nb) * K;",
+        *(f"{vec} acc{i} = ({vec})0;" for i in range(rows)),
+        "for (long k = 0; k < K; k++) {",
+        f"  {vec} bv = bp[k];",
+        *(f"  acc{i} += ap[{i}] * bv;" for i in range(rows)),
+        f"  ap += {rows};",
+        "}",
+        f"long m0 = mb * {rows}, n0 = nb * {lanes};",
+        "__global " + T.STORAGE[dt] + "* cp = p_out + o_out + batch * M * N;",
+    ]
+    store_dt = "float64" if ctype == "double" else "float32" if ctype == "float" else dt
+    for i in range(rows):
+        stores = " ".join(
+            f"if (n0 + {v} < N) {{ {T.store_cast(dt, 'cp', f'(m0 + {i}) * N + n0 + {v}', f'acc{i}.{lane[v]}', store_dt)} }}"
+            for v in range(lanes))
+        body.append(f"if (m0 + {i} < M) {{ {stores} }}")
+    name = kernel_name("mmmicro", dt)
+    src = T.preamble((dt,)) + f"\n__kernel void {name}({sig}) {{\n  " + "\n  ".join(body) + "\n}\n"
+    return KernelSpec(name, src, types, f"matmul ({dt})")
+
+
+def _packed(out, a, b, batch, bstrides, M, N, K):
+    dev, dt = out.dev, out.dtype
+    ctype = compute_type(dt)
+    rows, lanes = register_block(ctype)
+    item = 8 if ctype in ("double", "ulong") else 4
+    Bt = prod(batch)
+    MB, NB = -(-M // rows), -(-N // lanes)
+    db = len(batch)
+    pa = dev.alloc(Bt * MB * rows * K * item) or dev.dummy
+    pb = dev.alloc(Bt * NB * lanes * K * item) or dev.dummy
+    for which, x, st, R, sr, sk, panels, dst in (
+            ("a", a, bstrides[0], M, a.strides[-2], a.strides[-1], MB, pa),
+            ("b", b, bstrides[1], N, b.strides[-1], b.strides[-2], NB, pb)):
+        if K == 0:
+            continue
+        kernel, what = dev.kernel(("mmpack", which, dt, db), lambda: pack_spec(dt, db, which))
+        items = Bt * panels
+        gsize = (items,) if dev.loop else (-(-items // dev.group) * dev.group,)
+        dev.launch(kernel, gsize, (1,) if dev.loop else (dev.group,),
+                   [x.buf, x.offset, *batch, *st, R, K, sr, sk, panels, items, dst], what)
+    kernel, what = dev.kernel(("mmmicro", dt), lambda: micro_spec(dt))
+    dev.launch(kernel, (NB, MB, Bt), None, [pa, pb, out.buf, out.offset, M, N, K, MB, NB], what)
+
+
+# -- GPU: local-memory tiles ---------------------------------------------------------------
+
+def tiled_spec(dt, db):
+    ctype = compute_type(dt)
+    params = [(T.pointer(dt, True), "p_a", None), ("long", "o_a", I64),
+              (T.pointer(dt, True), "p_b", None), ("long", "o_b", I64),
+              (T.pointer(dt), "p_out", None), ("long", "o_out", I64)]
+    params += [("long", f"bs{d}", I64) for d in range(db)]
+    params += [("long", f"ba{d}", I64) for d in range(db)]
+    params += [("long", f"bb{d}", I64) for d in range(db)]
+    params += [("long", n, I64) for n in ("M", "N", "K", "sam", "sak", "sbk", "sbn")]
+    sig, types = signature(params)
+    acc_dt = "float64" if ctype == "double" else "float32" if ctype == "float" else dt
+    body = [
+        "int tx = get_local_id(0), ty = get_local_id(1);",
+        f"long n = get_group_id(0) * {TILE} + tx, m = get_group_id(1) * {TILE} + ty;",
+        "long batch = get_global_id(2);",
+        coords("batch", [f"bs{d}" for d in range(db)], "b"),
+        f"long ab = o_a + {dot('b', [f'ba{d}' for d in range(db)])};",
+        f"long bb = o_b + {dot('b', [f'bb{d}' for d in range(db)])};",
+        f"__local {ctype} As[{TILE}][{TILE}];",
+        f"__local {ctype} Bs[{TILE}][{TILE}];",
+        f"{ctype} acc = ({ctype})0;",
+        f"for (long k0 = 0; k0 < K; k0 += {TILE}) {{",
+        f"  long ka = k0 + tx, kb = k0 + ty;",
+        f"  As[ty][tx] = (m < M && ka < K) ? ({ctype})({T.load(dt, 'p_a', 'ab + m * sam + ka * sak')}) : ({ctype})0;",
+        f"  Bs[ty][tx] = (n < N && kb < K) ? ({ctype})({T.load(dt, 'p_b', 'bb + kb * sbk + n * sbn')}) : ({ctype})0;",
+        "  barrier(CLK_LOCAL_MEM_FENCE);",
+        f"  for (int k = 0; k < {TILE}; k++) acc += As[ty][k] * Bs[k][tx];",
+        "  barrier(CLK_LOCAL_MEM_FENCE);",
+        "}",
+        "if (m < M && n < N) { " + T.store_cast(dt, "p_out", "o_out + batch * M * N + m * N + n", "acc", acc_dt) + " }",
+    ]
+    name = kernel_name("mmtiled", dt, db)
+    src = T.preamble((dt,)) + f"\n__kernel void {name}({sig}) {{\n  " + "\n  ".join(body) + "\n}\n"
+    return KernelSpec(name, src, types, f"matmul ({dt})")
+
+
+def _tiled(out, a, b, batch, bstrides, M, N, K):
+    dev, dt = out.dev, out.dtype
+    db = len(batch)
+    kernel, what = dev.kernel(("mmtiled", dt, db), lambda: tiled_spec(dt, db))
+    gsize = (-(-N // TILE) * TILE, -(-M // TILE) * TILE, prod(batch))
+    dev.launch(kernel, gsize, (TILE, TILE, 1),
+               [a.buf, a.offset, b.buf, b.offset, out.buf, out.offset, *batch, *bstrides[0], *bstrides[1],
+                M, N, K, a.strides[-2], a.strides[-1], b.strides[-2], b.strides[-1]], what)
+
+
+def matmul(out, a, b):
+    if out.size == 0:
+        return
+    M, K = a.shape[-2:]
+    N = b.shape[-1]
+    nb = len(a.shape) - 2
+    batch, bstrides = coalesce(tuple(a.shape[:nb]), [tuple(a.strides[:nb]), tuple(b.strides[:nb])])
+    path = out.dev.matmul_path
+    (_packed if path == "packed" else _tiled)(out, a, b, batch, bstrides, M, N, K)
+
+
+KERNELS = {"matmul": matmul}
