@@ -5,20 +5,21 @@ VENV ?= .venv
 PYTHON = $(VENV)/bin/python
 PIP = $(PYTHON) -m pip --disable-pip-version-check -q
 
-# what the tests need: every package of this repo (editable) plus the dev tools
-PACKAGES = -e . -e backends/cpu -e "backends/cuda[cuda12]" -e "backends/opencl[pocl]" -e conformance
-DEV_EXTRAS = -e ".[dev]"
+# the core and its reference backend: all that training on the CPU needs
+CORE = -e . -e backends/cpu
+# everything the tests exercise: every package of this repo, editable
+PACKAGES = $(CORE) -e "backends/opencl[pocl]" -e "backends/cuda[cuda12]" -e conformance
 
-.PHONY: setup setup-dev train test conformance bench clean
+.PHONY: setup setup-dev train test test-unit conformance third-party bench clean
 
 $(VENV)/.base:
 	$(PY) -m venv $(VENV)
 	$(PIP) install --upgrade pip
-	$(PIP) install $(PACKAGES) -e ".[examples]"
+	$(PIP) install $(CORE) -e ".[examples]"
 	touch $@
 
 $(VENV)/.dev: $(VENV)/.base
-	$(PIP) install $(PACKAGES) $(DEV_EXTRAS)
+	$(PIP) install $(PACKAGES) -e ".[dev]"
 	touch $@
 
 setup: $(VENV)/.base
@@ -27,12 +28,23 @@ setup-dev: $(VENV)/.dev
 train: setup
 	$(PYTHON) examples/train_digits.py
 
+# Backends other than the CPU reference compile a kernel per op, dtype and layout the
+# first time they meet it (PoCL: ~0.5 s each, cached on disk after), so `make test` checks
+# them on these dtypes; TEST_DTYPES=all checks every dtype they claim (on OpenCL about
+# 40 minutes on 2 cores with cold caches, 2 minutes warm).
+TEST_DTYPES ?= float32,float64,int32,int64
+
+# the whole suite: unit tests (the CPU conformance run included), conformance on every
+# other backend with a device here, and the third-party example backend built from scratch
 test: setup-dev
-	$(PYTHON) -m pytest -n 2 -q
+	$(MAKE) test-unit conformance third-party
+
+test-unit: setup-dev
+	DISPATCHTORCH_TEST_DTYPES=$(TEST_DTYPES) $(PYTHON) -m pytest -n 2 -q
 
 # the conformance suite on every installed backend with a device here (the CPU
-# reference runs inside `make test`; meta tensors have no values to compare);
-# reports land in reports/. CONFORMANCE_ARGS="" runs in-process (faster, no isolation).
+# reference runs inside the unit tests, on every dtype; meta tensors have no values to
+# compare); reports land in reports/. Each op runs in a subprocess, two at a time.
 CONFORMANCE_ARGS ?= --isolate --jobs 2
 conformance: setup-dev
 	mkdir -p reports
@@ -40,9 +52,13 @@ conformance: setup-dev
 	  case $$b in cpu|meta) continue;; esac; \
 	  xf=backends/$$b/conformance-xfails.txt; \
 	  $(PYTHON) -m dispatchtorch_conformance --backend $$b $(CONFORMANCE_ARGS) --no-progress \
-	    $$([ -f $$xf ] && echo --xfails $$xf) --report reports/conformance-$$b.json \
+	    $$([ "$(TEST_DTYPES)" = all ] || echo --dtypes $(TEST_DTYPES)) \
+	    --no-fallback $$([ -f $$xf ] && echo --xfails $$xf) --report reports/conformance-$$b.json \
 	    --markdown reports/conformance-$$b.md || exit 1; \
 	done
+
+third-party: setup-dev
+	PYTHON=$(PYTHON) .ci/third_party_backend.sh
 
 # the benchmarks compare against PyTorch's CPU build, a benchmark-only dependency
 $(VENV)/.bench: $(VENV)/.dev

@@ -43,20 +43,21 @@ class Composite:
         k = self.kernels.get(place.type)
         if k is None:
             k = resolve(self.op, place.rt)
-        if k is DECOMPOSE:
-            low = _half(inputs)
-            if low is not None:
-                # float16/bfloat16 compute in float32 and round once, as the prims do
-                # (a fused kernel doing the same then matches the decomposition)
-                up = tuple(x.float() if isinstance(x, Tensor) and x._dtype is low else x
-                           for x in inputs)
-                return _round_to(decompose(self.op, up, params), low)
-            return decompose(self.op, inputs, params)
-        return self._kernel(place, inputs, params)
+        low = _half(inputs)
+        if k is not DECOMPOSE and (low is None or not _tracked(inputs)):
+            return self._kernel(place, inputs, params)
+        if low is not None:
+            # float16/bfloat16 compute in float32 and round once, as the prims do (a
+            # fused kernel doing the same then matches the decomposition); recorded on
+            # the float32 inputs, the derivative rule runs in float32 too
+            up = tuple(x.float() if isinstance(x, Tensor) and x._dtype is low else x
+                       for x in inputs)
+            return _round_to(decompose(self.op, up, params), low)
+        return decompose(self.op, inputs, params)
 
     def _kernel(self, place, inputs, params):
         op = self.op
-        if op.grad is None and STATE.enabled and any(isinstance(x, Tensor) and x._rg for x in inputs):
+        if op.grad is None and _tracked(inputs):
             return decompose(op, inputs, params)     # a kernel is opaque to autograd
         handles = tuple(x._h if isinstance(x, Tensor) else x for x in inputs)
         kparams = {k: (v._h if isinstance(v, Tensor) else v) for k, v in params.items()}
@@ -69,6 +70,10 @@ def _half(inputs):
         if isinstance(x, Tensor) and x._dtype.is_floating_point:
             return x._dtype if x._dtype in (D.float16, D.bfloat16) else None
     return None
+
+
+def _tracked(inputs):
+    return STATE.enabled and any(isinstance(x, Tensor) and x._rg for x in inputs)
 
 
 def _round_to(r, dt):

@@ -214,9 +214,9 @@ def _check_int_divisor(b, op, a=None):
         return
     if isinstance(b, Tensor):
         if b.numel() and not b.dtype.is_floating_point and bool((b == 0).any()):
-            raise RuntimeError("ZeroDivisionError")
+            raise RuntimeError(f"{op}: ZeroDivisionError (an integer divisor is zero)")
     elif b == 0 and not isinstance(b, float):
-        raise RuntimeError("ZeroDivisionError")
+        raise RuntimeError(f"{op}: ZeroDivisionError (an integer divisor is zero)")
 
 
 from ._elementwise import Elementwise  # noqa: E402

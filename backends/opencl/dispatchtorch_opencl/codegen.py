@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import partial
 from math import prod
 
 import numpy as np
@@ -132,6 +133,31 @@ def kinds_of(strides):
     return tuple("c" if st[-1] == 1 else "z" if st[-1] == 0 else "g" for st in strides)
 
 
+# coalesced dims 2.._PAD run one kernel padded to _PAD dims (leading dims of size 1)
+_PAD = 4
+
+
+def layout_class(cshape, cstrides):
+    """(ndim, kinds, shape, strides): the coalesced layout put into one of few classes,
+    so an op compiles a handful of kernels rather than one per exact layout.
+
+    Fast classes: the first operand (the output) contiguous, the others contiguous or
+    broadcast ('c'/'z' innermost), over 1 dim or _PAD dims; anything else is the
+    general class, every operand 'g' (the stride is an argument, 0 and 1 included)."""
+    if cshape == (1,):                       # one element: any stride reads it
+        cstrides = [(1,)] * len(cstrides)
+    kinds = kinds_of(cstrides)
+    if kinds[0] != "c" or "g" in kinds:
+        kinds = ("g",) * len(kinds)
+    D = len(cshape)
+    if 1 < D < _PAD:
+        pad = _PAD - D
+        cshape = (1,) * pad + tuple(cshape)
+        cstrides = [(0,) * pad + tuple(st) for st in cstrides]
+        D = _PAD
+    return D, kinds, cshape, cstrides
+
+
 def loop_launch(dev, fkey, make, shape, ops, params=(), *, min_chunk=16384, cost=1,
                 chunked=False):
     """Run a loop kernel over `shape` for operands [(handle, strides)].
@@ -142,10 +168,8 @@ def loop_launch(dev, fkey, make, shape, ops, params=(), *, min_chunk=16384, cost
     pkey = (fkey, shape, strides)
     plan = dev.plans.get(pkey)
     if plan is None:
-        cshape, cstrides = coalesce(shape, strides)
-        kinds = kinds_of(cstrides)
-        D = len(cshape)
-        kernel, what = dev.kernel((fkey, D, kinds), lambda: make(D, kinds))
+        D, kinds, cshape, cstrides = layout_class(*coalesce(shape, strides))
+        kernel, what = dev.kernel((fkey, D, kinds), partial(make, D, kinds))
         n = prod(shape)
         items, chunk, gs, ls = dev.split(n, min_chunk, cost, chunked)
         per_op = [tuple(st[:-1]) + ((st[-1],) if k == "g" else ()) for st, k in zip(cstrides, kinds)]
