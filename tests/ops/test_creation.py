@@ -2,21 +2,9 @@
 import pytest
 
 from op_cases import creation
-from op_harness import check_forward, check_grad
+from op_harness import make_tests
 
-FORWARD = [(c, d) for c in creation.CASES for d in c.dtypes]
-GRAD = [c for c in creation.CASES if c.grad and any(d.startswith(("float", "bfloat"))
-                                                        for d in c.dtypes)]
-
-
-@pytest.mark.parametrize("case,dtype", FORWARD, ids=[f"{c.id}-{d}" for c, d in FORWARD])
-def test_forward(case, dtype):
-    check_forward(case, dtype)
-
-
-@pytest.mark.parametrize("case", GRAD, ids=[c.id for c in GRAD])
-def test_grad(case):
-    check_grad(case)
+test_forward, test_grad = make_tests(creation.CASES)
 
 
 # -- random factories: reproducible streams with the right distribution ---------------------------

@@ -71,19 +71,24 @@ _DTYPE_PARAMS = ("dtype", "src", "dst")
 
 
 def pytest_collection_modifyitems(config, items):
+    """Keep the dtypes asked for, and put each file's tests in one xdist group: two
+    workers meeting the same kernels would each compile them (make test runs
+    `--dist loadgroup`)."""
     wanted = os.environ.get("DISPATCHTORCH_TEST_DTYPES", "").strip()
-    if not wanted or wanted == "all":
-        return
-    keep = set(wanted.split(","))
-    selected, deselected = [], []
+    keep = set(wanted.split(",")) if wanted and wanted != "all" else None
     here = os.path.dirname(__file__)
+    selected, deselected = [], []
     for item in items:
         if not str(item.path).startswith(here):     # a session hook: other suites' items too
             selected.append(item)
             continue
         params = getattr(getattr(item, "callspec", None), "params", {})
         names = {str(params[k]).rsplit(".", 1)[-1] for k in _DTYPE_PARAMS if k in params}
-        (deselected if names - keep else selected).append(item)
+        if keep is not None and names - keep:
+            deselected.append(item)
+            continue
+        item.add_marker(pytest.mark.xdist_group(f"opencl-{item.path.stem}"))
+        selected.append(item)
     if deselected:
         config.hook.pytest_deselected(items=deselected)
         items[:] = selected

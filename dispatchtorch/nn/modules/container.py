@@ -143,7 +143,47 @@ class ModuleList(Module):
         raise NotImplementedError("ModuleList has no forward(); iterate over it instead")
 
 
-class ModuleDict(Module):
+class _NamedDict:
+    """The dict protocol over one of Module's registries (`_store` names it)."""
+
+    _store = "_modules"
+
+    def _d(self):
+        return getattr(self, self._store)
+
+    def __delitem__(self, key):
+        del self._d()[key]
+
+    def __len__(self):
+        return len(self._d())
+
+    def __iter__(self):
+        return iter(self._d())
+
+    def __contains__(self, key):
+        return key in self._d()
+
+    def keys(self):
+        return self._d().keys()
+
+    def values(self):
+        return self._d().values()
+
+    def items(self):
+        return self._d().items()
+
+    def pop(self, key):
+        return self._d().pop(key)
+
+    def clear(self):
+        self._d().clear()
+
+    def update(self, entries):
+        for key, v in (entries.items() if hasattr(entries, "items") else entries):
+            self[key] = v
+
+
+class ModuleDict(_NamedDict, Module):
     """A dict of modules, registered so that their parameters are visible."""
 
     def __init__(self, modules=None):
@@ -156,40 +196,6 @@ class ModuleDict(Module):
 
     def __setitem__(self, key, module):
         self.add_module(key, module)
-
-    def __delitem__(self, key):
-        del self._modules[key]
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules)
-
-    def __contains__(self, key):
-        return key in self._modules
-
-    def keys(self):
-        return self._modules.keys()
-
-    def values(self):
-        return self._modules.values()
-
-    def items(self):
-        return self._modules.items()
-
-    def pop(self, key):
-        m = self._modules[key]
-        del self._modules[key]
-        return m
-
-    def clear(self):
-        self._modules.clear()
-
-    def update(self, modules):
-        items = modules.items() if hasattr(modules, "items") else modules
-        for key, m in items:
-            self[key] = m
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError("ModuleDict has no forward(); index it instead")
@@ -244,8 +250,10 @@ class ParameterList(Module):
         raise NotImplementedError("ParameterList has no forward()")
 
 
-class ParameterDict(Module):
+class ParameterDict(_NamedDict, Module):
     """A dict of parameters (plain tensors are wrapped in Parameter)."""
+
+    _store = "_parameters"
 
     def __init__(self, parameters=None):
         super().__init__()
@@ -257,32 +265,6 @@ class ParameterDict(Module):
 
     def __setitem__(self, key, value):
         self.register_parameter(key, _as_parameter(value))
-
-    def __delitem__(self, key):
-        del self._parameters[key]
-
-    def __len__(self):
-        return len(self._parameters)
-
-    def __iter__(self):
-        return iter(self._parameters)
-
-    def __contains__(self, key):
-        return key in self._parameters
-
-    def keys(self):
-        return self._parameters.keys()
-
-    def values(self):
-        return self._parameters.values()
-
-    def items(self):
-        return self._parameters.items()
-
-    def update(self, parameters):
-        items = parameters.items() if hasattr(parameters, "items") else parameters
-        for key, v in items:
-            self[key] = v
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError("ParameterDict has no forward()")

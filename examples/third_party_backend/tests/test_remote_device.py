@@ -90,7 +90,7 @@ def _failure(call, device):
 @pytest.mark.parametrize("call", [
     lambda d: torch.full((2,), 300, dtype=torch.int8, device=d),
     lambda d: torch.tensor([5, 7], device=d).fmod(torch.tensor([1, 0], device=d)),
-    lambda d: torch.tensor([2, 3], device=d) ** torch.tensor([1, -1], device=d),
+    lambda d: torch.tensor([2, 3], device=d) ** -1,
 ], ids=["fill-overflow", "int-modulo-by-zero", "int-negative-power"])
 def test_errors_are_the_cpu_references(call):
     expected = _failure(call, "cpu")
