@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._inplace import inplace_needs_graph
-from .._run import decompose, kernel_for, launch, make_view, record, same_place, to_place
+from .._run import apply, decompose, kernel_for, launch, make_view, record, same_place, to_place
 from .._shape import broadcast_shapes, contiguous_strides, norm_dim, numel
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
@@ -65,14 +65,16 @@ def check_index(index, size, op, dim=None, negative=False, error=RuntimeError, m
     negatives resolved. message: the error text ({i}: the bad index), PyTorch's per op."""
     if not isinstance(index, Tensor):
         raise TypeError(f"{op}(): index must be a Tensor, not {type(index).__name__}")
-    if index.dtype not in (D.int64, D.int32, D.int16, D.int8, D.uint8):
-        raise IndexError(f"{op}(): tensors used as indices must be long, int, byte or bool "
-                         f"tensors, got {index.dtype.pt_name}")
-    if index.dtype is not D.int64:
+    dt = index._dtype
+    if dt is not D.int64:
+        if dt not in _INDEX_DTYPES:
+            raise IndexError(f"{op}(): tensors used as indices must be long, int, byte or bool "
+                             f"tensors, got {dt.pt_name}")
         index = index.long()
-    if not index.numel():
+    n = numel(index._shape)
+    if not n:
         return index
-    lo, hi = _bounds(index)
+    lo, hi = _bounds(index, n)
     low = -size if negative else 0
     bad = hi if hi >= size else lo if lo < low else None
     if bad is not None:
@@ -87,11 +89,18 @@ _SELF = "index out of range in self"
 _HOST_CHECK_LIMIT = 1 << 16
 
 
-def _bounds(index):
-    """(min, max) of a non-empty integer tensor. Index tensors are usually small (or on
-    the host already): read them back once; large device ones reduce on the device."""
-    if index._place.type == "cpu" or index.numel() <= _HOST_CHECK_LIMIT:
+_INDEX_DTYPES = (D.int64, D.int32, D.int16, D.int8, D.uint8)
+
+
+def _bounds(index, n):
+    """(min, max) of a non-empty integer tensor of n elements. Index tensors are usually
+    small (or on the host already): read them back once; large device ones reduce on
+    the device."""
+    if index._place.type == "cpu" or n <= _HOST_CHECK_LIMIT:
         host = np.asarray(index._host())
+        if n <= 32:                       # Python's min/max beat two ufunc reductions here
+            values = host.ravel().tolist()
+            return min(values), max(values)
         return int(host.min()), int(host.max())
     from .reductions import AMAX, AMIN, _ALL_DIMS, _reduce
     dims = _ALL_DIMS[len(index._shape)]
@@ -121,14 +130,16 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
 
 def _gather(input, d, index):
     """gather with a checked int64 index."""
-    place = same_place("gather", (input, index))
-    x = input if input.dim() else input.reshape(1)
+    place = input._place
+    if index._place is not place:
+        place = same_place("gather", (input, index))
+    scalar = not input._shape
+    x = input.reshape(1) if scalar else input
     idx = index.to(place.device) if index._place is not place else index
-    idx = idx if idx.dim() else idx.reshape(1)
-    from .._run import apply
-    r = apply(GATHER, place, (input, index), (x._h, idx._h), ((idx._shape, input.dtype),),
+    idx = idx if idx._shape else idx.reshape(1)
+    r = apply(GATHER, place, (input, index), (x._h, idx._h), ((idx._shape, input._dtype),),
               {"dim": d}, {"dim": d, "index": index, "shape": input._shape})
-    return r if input.dim() else r.reshape(index._shape)
+    return r.reshape(index._shape) if scalar else r
 
 
 def _scatter(input, dim, index, src, reduce, op=None, checked=None):
@@ -619,8 +630,12 @@ def getitem(self, key):
     if tk is Tensor and key._shape and key._dtype is not D.bool_ and self._shape \
             and not key._dtype.is_floating_point:
         flat = len(key._shape) == 1
-        index = _positive_checked(key if flat else key.reshape(-1), self._shape[0], 0)
-        out = decompose(INDEX_SELECT, (self, to_place(index, self._place)), {"dim": 0})
+        index = to_place(_positive_checked(key if flat else key.reshape(-1), self._shape[0], 0),
+                         self._place)
+        if len(self._shape) == 1:                   # index_select's gather, directly
+            out = _gather(self, 0, index)
+        else:
+            out = decompose(INDEX_SELECT, (self, index), {"dim": 0})
         return out if flat else out.reshape(key._shape + self._shape[1:])
     items = _expand_items(self, _parse(self, key))
     from .._run import strides_of

@@ -158,7 +158,7 @@ def _gather(out, x, index, *, dim):
     if index.size == 0:
         return
     if x.ndim == 1:
-        np.take(x, index, out=out, mode="clip")     # validated: "raise" would buffer
+        x.take(index, out=out, mode="clip")     # validated: "raise" would buffer
     elif _rows_whole(x, index, dim):
         # index_select's and embedding's shape: the index repeats along the other dims
         # (stride 0), so it is one take of whole slices
