@@ -72,13 +72,15 @@ def calibrate(fn, sync=_noop, min_batch_s=0.1, max_number=1_000_000) -> tuple[in
 
 
 def warm_up(fn, sync=_noop, min_s=0.02, min_calls=1) -> None:
-    """Run fn until caches, allocators and lazy compilation have settled."""
+    """Run fn until caches, allocators and lazy compilation have settled. Each call is
+    synchronised: an asynchronous device would otherwise queue calls for min_s of
+    enqueueing (dozens of 7-second matmuls) and then wait for all of them."""
     t0 = time.perf_counter()
     calls = 0
     while calls < min_calls or time.perf_counter() - t0 < min_s:
         fn()
+        sync()
         calls += 1
-    sync()
 
 
 def collect() -> None:

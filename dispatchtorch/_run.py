@@ -248,8 +248,19 @@ def apply(op, place, inputs, handles, outs_meta, kparams=None, params=None):
         # a composite's own kernel is opaque to autograd: without a derivative rule
         # of its own, differentiate through the decomposition
         return decompose(op, inputs, params)
+    if len(outs_meta) == 1:                     # most ops: no lists or generators
+        (shape, dt), = outs_meta
+        try:        # out of device memory: say which op asked
+            out = place.empty(shape, dt.name, place.index)
+        except Exception as exc:
+            raise kernel_error(op.name, place.type, (dt,), exc) from exc
+        launch(op, k, place, (out, *handles), kparams, (dt,))
+        r = wrap(out, shape, dt, place)
+        if track:
+            record(op, inputs, params, (r,))
+        return r
     dtypes = [d for _, d in outs_meta]
-    try:        # out of device memory: say which op asked
+    try:
         outs = [place.empty(shape, dt.name, place.index) for shape, dt in outs_meta]
     except Exception as exc:
         raise kernel_error(op.name, place.type, dtypes, exc) from exc
@@ -257,7 +268,7 @@ def apply(op, place, inputs, handles, outs_meta, kparams=None, params=None):
     results = tuple(wrap(h, shape, dt, place) for h, (shape, dt) in zip(outs, outs_meta))
     if track:
         record(op, inputs, params, results)
-    return results[0] if len(results) == 1 else results
+    return results
 
 
 def decompose(op, inputs, params):

@@ -630,8 +630,10 @@ def getitem(self, key):
     if tk is Tensor and key._shape and key._dtype is not D.bool_ and self._shape \
             and not key._dtype.is_floating_point:
         flat = len(key._shape) == 1
-        index = to_place(_positive_checked(key if flat else key.reshape(-1), self._shape[0], 0),
-                         self._place)
+        index = check_index(key if flat else key.reshape(-1), self._shape[0], "index", 0,
+                            negative=True, error=IndexError)
+        if index._place is not self._place:
+            index = to_place(index, self._place)
         if len(self._shape) == 1:                   # index_select's gather, directly
             out = _gather(self, 0, index)
         else:

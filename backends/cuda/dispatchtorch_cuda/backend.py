@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dispatchtorch.backend import API_VERSION, DTYPE_NAMES, Backend
+from dispatchtorch.backend import DTYPE_NAMES, Backend
 
 from . import _bf16
 from ._array_module import CupyModule
@@ -28,7 +28,7 @@ class OutOfMemoryError(RuntimeError):
 
 class CUDABackend(Backend):
     name = "cuda"
-    api_version = API_VERSION
+    api_version = (1, 0)          # the backend API this was written against
 
     def __init__(self, am, devices, reason=None):
         self._am = am
