@@ -4,7 +4,24 @@ from __future__ import annotations
 import operator
 
 
+_STRIDES: dict = {}
+
+
 def contiguous_strides(shape):
+    """C-order element strides of shape (cached: views and layouts ask for the same few
+    shapes on every call)."""
+    try:
+        st = _STRIDES.get(shape)
+    except TypeError:                       # a list: not a key
+        return _contiguous_strides(shape)
+    if st is None:
+        st = _contiguous_strides(shape)
+        if len(_STRIDES) < 8192:
+            _STRIDES[shape] = st
+    return st
+
+
+def _contiguous_strides(shape):
     strides = []
     acc = 1
     for n in reversed(shape):
