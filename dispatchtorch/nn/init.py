@@ -116,44 +116,75 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gener
 
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
-    """Normal(mean, std) restricted to [a, b], by the inverse CDF of a uniform draw."""
+    """Normal(mean, std) restricted to [a, b], drawn as PyTorch 2.13 draws it (so a seed
+    gives its numbers): resampling out-of-range normals when [a, b] holds more than 30% of
+    the mass, else rejection sampling from a uniform proposal on [a, b]."""
+    if tensor.is_meta:
+        return tensor
+
     def cdf(x):
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
 
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The "
                       "distribution of values may be incorrect.", stacklevel=2)
-    lo, hi = cdf((a - mean) / std), cdf((b - mean) / std)
     with no_grad():
-        tensor.uniform_(2 * lo - 1, 2 * hi - 1, generator=generator)
-        tensor.erfinv_()
-        tensor.mul_(std * math.sqrt(2.0))
-        tensor.add_(mean)
-        return tensor.clamp_(a, b)
+        if cdf((b - mean) / std) - cdf((a - mean) / std) > 0.3:
+            return _resample_outside(tensor, mean, std, a, b, generator)
+        return _reject_uniform(tensor, mean, std, a, b, generator)
+
+
+def _resample_outside(tensor, mean, std, a, b, generator):
+    lo, hi = tensor.new_tensor(a).item(), tensor.new_tensor(b).item()
+    result = tensor.normal_(mean, std, generator=generator)
+    while True:
+        outside = (result < lo) | (result > hi)
+        if not outside.any():
+            return result
+        fresh = _ops.empty_like(result).normal_(mean, std, generator=generator)
+        result.copy_(_ops.where(outside, fresh, result))
+
+
+def _reject_uniform(tensor, mean, std, a, b, generator):
+    log_peak = -0.5 * ((max(a, min(mean, b)) - mean) / std) ** 2
+    accept_buf = _ops.empty_like(tensor)
+
+    def rejected(candidates):
+        log_pdf = candidates.sub(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+        return accept_buf.uniform_(generator=generator).log_().gt(log_pdf)
+
+    tensor.uniform_(a, b, generator=generator)
+    pending = rejected(tensor.clone())
+    result = tensor
+    while pending.any():
+        candidates = _ops.empty_like(tensor).uniform_(a, b, generator=generator)
+        result = _ops.where(pending, candidates, result)
+        pending = _ops.where(pending, rejected(candidates), pending)
+    return tensor.copy_(result)
 
 
 def orthogonal_(tensor, gain=1, generator=None):
-    """A (semi-)orthogonal matrix from the QR factorisation of a Gaussian one (on the
-    host: it runs once per parameter), signs fixed so that Q is uniformly distributed."""
+    """A (semi-)orthogonal matrix from the QR factorisation of a Gaussian one (drawn as
+    PyTorch draws it; the QR runs on the host in the tensor's precision), signs fixed so
+    that Q is uniformly distributed."""
     import numpy as np
 
-    from ..ops import random as R
     if tensor.dim() < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
-    if tensor.numel() == 0:
+    if tensor.numel() == 0 or tensor.is_meta:
         return tensor
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
-    flat = R.rng(generator).standard_normal((rows, cols))
+    flat = tensor.new_empty((rows, cols)).normal_(0, 1, generator=generator).numpy()
     if rows < cols:
         flat = flat.T
     q, r = np.linalg.qr(flat)
-    q *= np.sign(np.diag(r))
+    q = q * np.sign(np.diag(r))
     if rows < cols:
         q = q.T
     with no_grad():
-        tensor.copy_(_ops.tensor(q * gain, dtype=tensor.dtype).reshape(tensor.shape))
-    return tensor
+        tensor.view_as(_ops.from_numpy(q)).copy_(_ops.from_numpy(np.ascontiguousarray(q)))
+        return tensor.mul_(gain)
 
 
 def dirac_(tensor, groups=1):

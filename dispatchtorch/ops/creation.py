@@ -17,6 +17,7 @@ from .._device_runtime import place_of
 from .._run import wrap
 from .._shape import as_shape
 from .._tensor import Tensor
+from . import _random_streams as S
 from . import random as R
 
 _default_device = [None]
@@ -357,8 +358,13 @@ def _shape_only(device):
     return _place(device).type == "meta"
 
 
-def _sample_dtype(dt):
-    return np.float64 if dt is D.float64 else np.float32
+def _numel(shape):
+    return math.prod(shape)
+
+
+def _drawn(values, shape, dt, device, requires_grad, op):
+    return _from_host(_cast_host(np.asarray(values).reshape(shape), dt), dt, device,
+                      requires_grad, op)
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None,
@@ -367,8 +373,8 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, ou
     dt = _float_dtype(dtype, "check_uniform_bounds")
     if _shape_only(device):
         return empty(shape, dtype=dt, device=device, requires_grad=requires_grad)
-    values = R.rng(generator).random(shape, dtype=_sample_dtype(dt))
-    return _from_host(_cast_host(values, dt), dt, device, requires_grad, "rand")
+    values = R.draw(generator, S.uniform, _numel(shape), dt.name, 0.0, 1.0, dt.np)
+    return _drawn(values, shape, dt, device, requires_grad, "rand")
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None,
@@ -377,8 +383,12 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, o
     dt = _float_dtype(dtype, "normal_kernel_cpu")
     if _shape_only(device):
         return empty(shape, dtype=dt, device=device, requires_grad=requires_grad)
-    values = R.rng(generator).standard_normal(shape, dtype=_sample_dtype(dt))
-    return _from_host(_cast_host(values, dt), dt, device, requires_grad, "randn")
+    values = R.draw(generator, S.normal, _numel(shape), dt.name)
+    return _drawn(values, shape, dt, device, requires_grad, "randn")
+
+
+# dtypes whose random_(from, to) switches to 64-bit draws for spans of 2**32 and more
+_WIDE_DRAWS = ("int64", "float64", "float32", "bfloat16")
 
 
 def randint(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False,
@@ -399,17 +409,18 @@ def randint(*args, size=None, generator=None, dtype=None, device=None, requires_
     if high <= low:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     dt = _dtype_or(dtype, D.int64)
+    shape = tuple(size)
     if _shape_only(device):
-        return empty(tuple(size), dtype=dt, device=device, requires_grad=requires_grad)
-    values = R.rng(generator).integers(low, high, size=tuple(size), dtype=np.int64)
-    return _from_host(_cast_host(values, dt), dt, device, requires_grad, "randint")
+        return empty(shape, dtype=dt, device=device, requires_grad=requires_grad)
+    values = R.draw(generator, S.random_from_to, _numel(shape), int(low), int(high) - int(low),
+                    dt.name in _WIDE_DRAWS)
+    return _drawn(values, shape, dt, device, requires_grad, "randint")
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False, out=None,
              layout=None, pin_memory=False):
     dt = _dtype_or(dtype, D.int64)
-    return _from_host(R.rng(generator).permutation(n).astype(dt.np), dt, device, requires_grad,
-                      "randperm")
+    return _drawn(R.draw(generator, S.randperm, n), (n,), dt, device, requires_grad, "randperm")
 
 
 def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
@@ -432,32 +443,42 @@ def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_g
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None,
            requires_grad=False, out=None):
-    rng = R.rng(generator)
+    """As ATen: a standard normal of the result's shape, then `* std + mean` in its dtype."""
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         ref = mean if isinstance(mean, Tensor) else std
         m = mean._host() if isinstance(mean, Tensor) else mean
         s = std._host() if isinstance(std, Tensor) else std
         if np.any(np.asarray(s) < 0):
-            raise RuntimeError("normal expects std >= 0.0")
-        shape = np.broadcast_shapes(np.shape(m), np.shape(s))
-        values = rng.standard_normal(shape) * s + m
-        return _from_host(values.astype(ref.dtype.np), ref.dtype, ref.device, requires_grad, "normal")
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+        shape = tuple(np.broadcast_shapes(np.shape(m), np.shape(s)))
+        dt = ref.dtype
+        z = _cast_host(R.draw(generator, S.normal, _numel(shape), dt.name), dt).reshape(shape)
+        with np.errstate(all="ignore"):
+            values = (z * np.asarray(s, dtype=dt.np)).astype(dt.np) + np.asarray(m, dtype=dt.np)
+        return _from_host(values.astype(dt.np), dt, ref.device, requires_grad, "normal")
     if size is None:
         raise TypeError("normal() with float mean and std needs a size")
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     dt = _float_dtype(dtype, "normal_kernel_cpu")
-    values = rng.standard_normal(tuple(size)) * std + mean
-    return _from_host(_cast_host(values, dt), dt, device, requires_grad, "normal")
+    shape = tuple(size)
+    values = R.draw(generator, S.normal, _numel(shape), dt.name, mean, std)
+    return _drawn(values, shape, dt, device, requires_grad, "normal")
+
+
+def _check_probs(probs, op):
+    if np.any((probs < 0) | (probs > 1)) or np.any(np.isnan(probs)):
+        raise RuntimeError(f"{op}: all elements of input should be between 0 and 1")
 
 
 def bernoulli(input, p=None, *, generator=None, out=None):
-    probs = input._host() if p is None else np.full(input._shape, p)
-    probs = np.asarray(probs, dtype=np.float64)
-    if np.any((probs < 0) | (probs > 1)) or np.any(np.isnan(probs)):
-        raise RuntimeError("bernoulli: all elements of input should be between 0 and 1")
-    values = R.rng(generator).random(input._shape) < probs
-    return _from_host(values.astype(input.dtype.np), input.dtype, input.device, False, "bernoulli")
+    if p is not None:
+        return empty(input._shape, dtype=input.dtype, device=input.device).bernoulli_(
+            p, generator=generator)
+    probs = np.asarray(input.detach()._host(), dtype=np.float64)
+    _check_probs(probs, "bernoulli")
+    values = R.draw(generator, S.bernoulli_tensor, probs, input.dtype is D.float64)
+    return _drawn(values, input._shape, input.dtype, input.device, False, "bernoulli")
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
@@ -470,63 +491,89 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     if not replacement and num_samples > rows.shape[1]:
         raise RuntimeError("multinomial: cannot sample n_sample > prob_dist.size(-1) samples "
                            "without replacement")
-    rng = R.rng(generator)
-    out = np.empty((rows.shape[0], num_samples), dtype=np.int64)
-    for i, row in enumerate(rows):
-        total = row.sum()
-        if total <= 0:
-            raise RuntimeError("multinomial: invalid multinomial distribution (sum of probabilities <= 0)")
-        out[i] = rng.choice(row.size, size=num_samples, replace=replacement, p=row / total)
+    if np.any(rows.sum(axis=1) <= 0):
+        raise RuntimeError("multinomial: invalid multinomial distribution (sum of probabilities <= 0)")
+    out = R.draw(generator, S.multinomial, rows, num_samples, replacement, input.dtype.name)
     out = out.reshape(probs.shape[:-1] + (num_samples,))
     return _from_host(out, D.int64, input.device, False, "multinomial")
 
 
-def _fill_random(self, draw):
-    """self.copy_(draw()); on meta nothing is drawn, so sizing a model allocates nothing."""
+def _memory_order(t):
+    """The axes of t from outermost to innermost in memory: ATen's TensorIterator fills a
+    strided tensor in that order, so a transposed view gets its draws as its base would."""
+    strides = t.stride()
+    return sorted(range(len(strides)), key=lambda d: -strides[d])
+
+
+def _fill_random(self, draw, *args, generator=None):
+    """self.copy_(values drawn as ATen draws them for self); meta draws nothing."""
     from .memory import copy_
     if self._place.type == "meta":
         return copy_(self, empty(self._shape, dtype=self.dtype, device=self.device))
-    src = _from_host(_cast_host(np.asarray(draw()), self.dtype), self.dtype, self.device)
+    order = _memory_order(self)
+    values = np.asarray(R.draw(generator, draw, _numel(self._shape), *args))
+    values = values.reshape([self._shape[d] for d in order]).transpose(np.argsort(order))
+    src = _from_host(_cast_host(values, self.dtype), self.dtype, self.device)
     return copy_(self, src)
 
 
 def uniform_(self, a=0.0, b=1.0, *, generator=None):
     if a > b:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a} > to={b}")
-    return _fill_random(self, lambda: R.rng(generator).uniform(a, b, self._shape))
+    return _fill_random(self, S.uniform, self.dtype.name, a, b, self.dtype.np, generator=generator)
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-    return _fill_random(self, lambda: R.rng(generator).standard_normal(self._shape) * std + mean)
+    return _fill_random(self, S.normal, self.dtype.name, mean, std, self.is_contiguous(),
+                        generator=generator)
 
 
 def bernoulli_(self, p=0.5, *, generator=None):
-    probs = p._host() if isinstance(p, Tensor) else p
-    return _fill_random(self, lambda: R.rng(generator).random(self._shape) < probs)
+    if isinstance(p, Tensor):
+        probs = np.broadcast_to(np.asarray(p.detach()._host(), dtype=np.float64), self._shape)
+        _check_probs(probs, "bernoulli_")
+        return _fill_random(self, lambda eng, n: S.bernoulli_tensor(eng, probs, p.dtype is D.float64),
+                            generator=generator)
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
+    return _fill_random(self, S.bernoulli_scalar, p, generator=generator)
+
+
+def _random_max(dt):
+    """The largest value random_() draws for dt: 2**digits for floats, the max for ints."""
+    if dt.is_floating_point:
+        return 2 ** S.DIGITS[dt.name]
+    return 1 if dt is D.bool_ else int(D.iinfo(dt).max)
 
 
 def random_(self, from_=0, to=None, *, generator=None):
-    if to is None:
-        from_, to = 0, (2 ** 24 if self.dtype.is_floating_point else D.iinfo(self.dtype).max + 1)
-    return _fill_random(self, lambda: R.rng(generator).integers(from_, to, self._shape))
+    dt = self.dtype
+    if to is None and from_ == 0:
+        wide = dt.name in ("float64", "int64")
+        return _fill_random(self, S.random_full, _random_max(dt) + 1, wide, generator=generator)
+    span = (_random_max(dt) + 1 if to is None else to) - from_
+    if span <= 0:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={from_} >= to={to}")
+    return _fill_random(self, S.random_from_to, from_, span, dt.name in _WIDE_DRAWS,
+                        generator=generator)
 
 
 def exponential_(self, lambd=1.0, *, generator=None):
-    return _fill_random(self, lambda: R.rng(generator).exponential(1.0 / lambd, self._shape))
+    return _fill_random(self, S.exponential, lambd, generator=generator)
 
 
 def geometric_(self, p, *, generator=None):
-    return _fill_random(self, lambda: R.rng(generator).geometric(p, self._shape))
+    return _fill_random(self, S.geometric, p, generator=generator)
 
 
 def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
-    return _fill_random(self, lambda: R.rng(generator).lognormal(mean, std, self._shape))
+    return _fill_random(self, S.log_normal, mean, std, generator=generator)
 
 
 def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
-    return _fill_random(self, lambda: median + sigma * R.rng(generator).standard_cauchy(self._shape))
+    return _fill_random(self, S.cauchy, median, sigma, generator=generator)
 
 
 # -- index grids --------------------------------------------------------------------------------

@@ -307,7 +307,7 @@ def test_step_with_closure_and_zero_grad():
 
 
 @pytest.mark.parametrize("make", [
-    lambda p: optim.SGD(p, lr=0.05, momentum=0.9), lambda p: optim.SGD(p, lr=0.1),
+    lambda p: optim.SGD(p, lr=0.05, momentum=0.9), lambda p: optim.SGD(p, lr=0.3),
     lambda p: optim.Adam(p, lr=0.01), lambda p: optim.AdamW(p, lr=0.01),
     lambda p: optim.RMSprop(p, lr=0.005), lambda p: optim.Adagrad(p, lr=0.1)],
     ids=["SGD-momentum", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad"])
