@@ -7,19 +7,26 @@ PIP = $(PYTHON) -m pip --disable-pip-version-check -q
 
 # the core and its reference backend: all that training on the CPU needs
 CORE = -e . -e backends/cpu
-# everything the tests exercise: every package of this repo, editable
-PACKAGES = $(CORE) -e "backends/opencl[pocl]" -e "backends/cuda[cuda12]" -e conformance
+# cupy only where an NVIDIA driver is (without it the CUDA backend lists no devices)
+CUDA_EXTRA := $(shell command -v nvidia-smi >/dev/null 2>&1 && echo "[cuda12]")
+# the rest of what the tests exercise: every other package of this repo, editable
+PACKAGES = -e "backends/opencl[pocl]" -e "backends/cuda$(CUDA_EXTRA)" -e conformance
+# setuptools' editable-install banner says nothing actionable here
+QUIET_BUILD = PYTHONWARNINGS=ignore
 
 .PHONY: setup setup-dev train test test-unit conformance third-party bench clean
 
 $(VENV)/.base:
 	$(PY) -m venv $(VENV)
 	$(PIP) install --upgrade pip
-	$(PIP) install $(CORE) -e ".[examples]"
+	$(QUIET_BUILD) $(PIP) install $(CORE) -e ".[examples]"
 	touch $@
 
+# PyTorch's CPU build for the comparison tests, when the index offers one (never the
+# multi-GB CUDA build; without it those tests skip with their reason): tools/install_pytorch_cpu.py
 $(VENV)/.dev: $(VENV)/.base
-	$(PIP) install $(PACKAGES) -e ".[dev]"
+	$(QUIET_BUILD) $(PIP) install $(PACKAGES) -e ".[dev]"
+	$(PYTHON) tools/install_pytorch_cpu.py
 	touch $@
 
 setup: $(VENV)/.base
@@ -64,7 +71,8 @@ third-party: setup-dev
 
 # the benchmarks compare against PyTorch's CPU build, a benchmark-only dependency
 $(VENV)/.bench: $(VENV)/.dev
-	$(PIP) install -e ".[bench]"
+	$(QUIET_BUILD) $(PIP) install -e ".[bench]"
+	$(PYTHON) tools/install_pytorch_cpu.py --require
 	touch $@
 
 bench: $(VENV)/.bench

@@ -14,6 +14,10 @@ BOOL, INT, FLOAT = 0, 1, 2
 _PT_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
              "int64": "Long", "float16": "Half", "bfloat16": "BFloat16", "float32": "Float",
              "float64": "Double"}
+# the C++ type names some PyTorch messages use ("float != double")
+_CPP_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
+              "int32": "int", "int64": "long int", "float16": "c10::Half",
+              "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double"}
 
 
 class dtype:
@@ -46,6 +50,11 @@ class dtype:
     def pt_name(self):
         """PyTorch's C++ scalar type name, used in error messages as PyTorch does."""
         return _PT_NAMES[self.name]
+
+    @property
+    def cpp_name(self):
+        """The C++ element type name, as in PyTorch's `float != double` messages."""
+        return _CPP_NAMES[self.name]
 
 
 DTYPES = tuple(dtype(n, i) for i, n in enumerate(DTYPE_NAMES))

@@ -173,8 +173,9 @@ class Tensor:
                 raise RuntimeError(f"assigned grad has data of a different size: "
                                    f"{list(value._shape)} vs {list(self._shape)}")
             if value._dtype is not self._dtype:
-                raise RuntimeError(f"assigned grad has data of a different type: {value._dtype} vs "
-                                   f"{self._dtype}")
+                raise RuntimeError(f"attempting to assign a gradient with dtype "
+                                   f"'{value._dtype.cpp_name}' to a tensor with grad_dtype "
+                                   f"'{self._dtype.pt_name}'")
             if value._place is not self._place:
                 raise RuntimeError(f"assigned grad has data located on a different device: "
                                    f"{value.device} vs {self.device}")
@@ -342,7 +343,7 @@ class Tensor:
         return complex(self.item())
 
     def __repr__(self, *, tensor_contents=None):
-        return _repr.tensor_repr(self)
+        return _repr.tensor_repr(self, tensor_contents)
 
     def __format__(self, spec):
         if self.dim() == 0 and spec:

@@ -147,8 +147,8 @@ def _scatter(input, dim, index, src, reduce, op=None, checked=None):
     if not isinstance(src, Tensor):
         src = _api.full(index._shape, src, dtype=input.dtype, device=input.device)
     if src.dtype is not input.dtype:
-        raise RuntimeError(f"scatter(): Expected self.dtype to be equal to src.dtype ({input.dtype} "
-                           f"vs {src.dtype})")
+        raise RuntimeError(f"scatter(): Expected self.dtype to be equal to src.dtype "
+                           f"({input.dtype.pt_name} vs {src.dtype.pt_name})")
     _check_gather_shapes(input, d, index, "scatter")
     for i in range(index.dim()):
         if index._shape[i] > src._shape[i]:

@@ -24,7 +24,7 @@ def _check(a, b, op):
         raise RuntimeError(f"both arguments to {op} need to be at least 1D, but they are "
                            f"{a.dim()}D and {b.dim()}D")
     if a.dtype is not b.dtype:
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {a.dtype} != {b.dtype}")
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {a.dtype.cpp_name} != {b.dtype.cpp_name}")
     if a.dtype.name == "bool":
         raise RuntimeError(f"{op}: not implemented for 'Bool'")
 

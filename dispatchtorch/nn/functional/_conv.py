@@ -56,8 +56,8 @@ def _check_weight(name, x, weight, bias, groups, transposed=False):
                            f"1-dimensional with {out_channels} elements, but got bias of size "
                            f"{list(bias.shape)} instead")
     if x.dtype is not weight.dtype:
-        raise RuntimeError(f"Input type ({x.dtype}) and weight type ({weight.dtype}) should be the "
-                           f"same")
+        raise RuntimeError(f"expected scalar type {x.dtype.pt_name} but found "
+                           f"{weight.dtype.pt_name} (conv: input and weight dtypes differ)")
 
 
 def _same_padding(input, kernel, dilation, stride, name):
