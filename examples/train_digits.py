@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 import time
 
 # One BLAS thread unless the caller says otherwise: the CPU backend's matrix products
@@ -29,6 +28,10 @@ from tqdm import tqdm
 import dispatchtorch as torch
 import dispatchtorch.nn as nn
 from dispatchtorch.utils.data import DataLoader, TensorDataset
+
+# the repository's checkpoints/ folder (ignored by git)
+CHECKPOINTS = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir,
+                                           "checkpoints"))
 
 
 def make_model():
@@ -66,8 +69,7 @@ def main(argv=None):
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--lr", type=float, default=3e-3)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--checkpoint", default=os.path.join(tempfile.gettempdir(),
-                                                        "dispatchtorch_digits_cnn.safetensors"))
+    p.add_argument("--checkpoint", default=os.path.join(CHECKPOINTS, "digits_cnn.safetensors"))
     args = p.parse_args(argv)
 
     start = time.perf_counter()
@@ -99,6 +101,7 @@ def main(argv=None):
 
     acc = accuracy(model, x_te, y_te)
     train_time = time.perf_counter() - start
+    os.makedirs(os.path.dirname(os.path.abspath(args.checkpoint)), exist_ok=True)
     torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
                 "epochs": args.epochs, "test_accuracy": acc}, args.checkpoint)
 

@@ -23,7 +23,7 @@ def _format(entries) -> str:
             lines.append(f"        dtypes: {', '.join(d['dtypes'])}")
             if props:
                 lines.append(f"        {props}")
-        if b["missing_prims"]:
+        if b["missing_prims"] and b["status"] == "ready":
             lines.append(f"    missing prims (run on the CPU): {', '.join(b['missing_prims'])}")
         if b["composite_kernels"]:
             lines.append(f"    own kernels for composites: {', '.join(b['composite_kernels'])}")

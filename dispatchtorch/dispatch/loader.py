@@ -111,6 +111,11 @@ def reset_backends():
     _device_runtime.reset()
 
 
+# the backends this repository ships, and how to add each (not on the package index yet)
+_INSTALL_HINTS = {"opencl": 'pip install "./backends/opencl[pocl]"',
+                  "cuda": 'pip install "./backends/cuda[cuda12]"'}
+
+
 def get_backend(name: str) -> BackendRuntime:
     """The runtime for a device type, loading it on first use; raises if unknown."""
     rt = _runtimes.get(name)
@@ -120,6 +125,8 @@ def get_backend(name: str) -> BackendRuntime:
             installed = ", ".join(available_names()) or "none"
             hint = "" if _allowed() is None or name in _allowed() else \
                 " (DISPATCHTORCH_BACKENDS excludes it)"
+            if not hint and name in _INSTALL_HINTS:
+                hint = f" (from a checkout of dispatchtorch: {_INSTALL_HINTS[name]})"
             raise RuntimeError(f"no backend is installed for device type '{name}'{hint}; "
                                f"installed: {installed}")
         rt = _runtimes[name] = _load(name, eps)

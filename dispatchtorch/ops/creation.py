@@ -151,8 +151,9 @@ asarray = as_tensor
 
 
 def from_numpy(ndarray):
-    """A cpu tensor sharing memory with a C-contiguous, writable numpy array (others
-    are copied: see docs/differences.md)."""
+    """A cpu tensor sharing memory with a C-contiguous, writable numpy array. Others
+    (non-contiguous, read-only) are copied, where PyTorch would share them: the CPU
+    backend's handles are contiguous numpy arrays or views of one."""
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
     if any(s < 0 for s in ndarray.strides):

@@ -86,7 +86,7 @@ def test_numpy_refuses_like_pytorch_and_repr_has_no_values():
     t = torch.zeros(2, 3, device="meta")
     with pytest.raises(TypeError, match="can't convert meta device type tensor to numpy"):
         t.numpy()
-    assert repr(t) == "tensor(..., size=(2, 3), device='meta')"
+    assert repr(t) == "tensor(..., device='meta', size=(2, 3))"   # PyTorch's order
 
 
 def _mlp(d_in, d_hidden, d_out, device):

@@ -7,7 +7,8 @@ from dispatchtorch.backend import DTYPE_NAMES, DeviceInfo
 # computed in float32, so every GPU cupy runs on has it.
 _HALF_FROM = (5, 3)
 INSTALL_HINT = ("install the extra matching your CUDA driver: "
-                "pip install 'dispatchtorch-cuda[cuda12]' (or [cuda13])")
+                "pip install \"./backends/cuda[cuda12]\" (or [cuda13]) from a dispatchtorch "
+                "checkout (the package is not on the package index yet)")
 
 
 def _version(v: int) -> str:

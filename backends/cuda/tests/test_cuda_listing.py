@@ -119,6 +119,6 @@ def test_cupy_missing_is_reported_with_the_fix(monkeypatch):
     b = cuda_backend.create_backend()
     assert b.devices() == [] and b.kernels == {}
     assert "cupy is not importable" in b.unavailable_reason
-    assert "dispatchtorch-cuda[cuda12]" in b.unavailable_reason
+    assert "./backends/cuda[cuda12]" in b.unavailable_reason
     rt = adopt(b)
     assert rt.status == "unavailable"

@@ -34,17 +34,22 @@ def _ufunc(f):
     return kernel
 
 
+def _is_floating(dtype):
+    """Floating point, bfloat16 included: ml_dtypes.bfloat16 has dtype.kind 'V', not 'f'."""
+    return dtype.kind == "f" or dtype.name == "bfloat16"
+
+
 def _no_int_zero(what, f):
     """Integer division and modulo by zero are errors (floats follow IEEE)."""
     def kernel(out, a, b):
-        if a.dtype.kind != "f" and not b.all():
+        if not _is_floating(a.dtype) and not b.all():
             raise ZeroDivisionError(f"integer {what} by zero")
         f(out, a, b)
     return kernel
 
 
 def _div(out, a, b):
-    if a.dtype.kind == "f":
+    if _is_floating(a.dtype):
         np.true_divide(a, b, out=out)
     else:
         out[...] = (a - np.fmod(a, b)) // b         # integers truncate toward zero
@@ -85,7 +90,7 @@ def _cumulative_extreme(f):
         if x.shape[dim] == 0:
             return
         run = f.accumulate(x, axis=dim)
-        hit = (x == run) | (np.isnan(x) if x.dtype.kind == "f" else False)
+        hit = (x == run) | (np.isnan(x) if _is_floating(x.dtype) else False)
         pos = np.arange(x.shape[dim]).reshape([-1 if d == dim else 1 for d in range(x.ndim)])
         indices[...] = np.maximum.accumulate(np.where(hit, pos, 0), axis=dim)
         values[...] = run
