@@ -10,7 +10,7 @@ CORE = -e . -e backends/cpu
 # everything the tests exercise: every package of this repo, editable
 PACKAGES = $(CORE) -e "backends/opencl[pocl]" -e "backends/cuda[cuda12]" -e conformance
 
-.PHONY: setup setup-dev train test test-unit conformance third-party bench clean
+.PHONY: setup setup-dev train test test-unit test-distributed conformance third-party bench clean
 
 $(VENV)/.base:
 	$(PY) -m venv $(VENV)
@@ -19,7 +19,7 @@ $(VENV)/.base:
 	touch $@
 
 $(VENV)/.dev: $(VENV)/.base
-	$(PIP) install $(PACKAGES) -e ".[dev]"
+	$(PIP) install $(PACKAGES) -e ".[dev,distributed]"
 	touch $@
 
 setup: $(VENV)/.base
@@ -39,10 +39,19 @@ CONFORMANCE_DTYPES ?= float32,float64,int32,int64
 # the whole suite: unit tests (the CPU conformance run included), conformance on every
 # other backend with a device here, and the third-party example backend built from scratch
 test: setup-dev
-	$(MAKE) test-unit conformance third-party
+	$(MAKE) test-unit conformance third-party test-distributed
 
 test-unit: setup-dev
 	DISPATCHTORCH_TEST_DTYPES=$(TEST_DTYPES) $(PYTHON) -m pytest -n 2 --dist loadgroup -q
+
+# dispatchtorch.distributed's tests that run inside an MPI job, on 2 ranks and on 3 (odd
+# splits); every rank runs the same tests (tests/distributed/ranks/conftest.py)
+MPIEXEC = $(VENV)/bin/mpiexec
+test-distributed: setup-dev
+	for n in 2 3; do \
+	  $(MPIEXEC) -n $$n $(PYTHON) -m pytest -q -p no:xdist -p no:cacheprovider \
+	    tests/distributed/ranks/ranks_*.py || exit 1; \
+	done
 
 # the conformance suite on every installed backend with a device here (the CPU
 # reference runs inside the unit tests, on every dtype; meta tensors have no values to

@@ -27,11 +27,3 @@ def world():
     import dispatchtorch.distributed as dist
     return dist.get_rank(), dist.get_world_size()
 
-
-def opencl_reason():
-    try:
-        from dispatchtorch.dispatch import get_backend
-        rt = get_backend("opencl")
-    except RuntimeError as exc:
-        return str(exc)
-    return None if rt.status == "ready" else f"opencl backend {rt.status}: {rt.error}"

@@ -11,7 +11,15 @@ import dispatchtorch as torch
 import dispatchtorch.distributed as dist
 from dispatchtorch.distributed import ReduceOp
 
-from conftest import opencl_reason
+
+
+def opencl_reason():
+    try:
+        from dispatchtorch.dispatch import get_backend
+        rt = get_backend("opencl")
+    except RuntimeError as exc:
+        return str(exc)
+    return None if rt.status == "ready" else f"opencl backend {rt.status}: {rt.error}"
 
 DTYPES = ["float32", "float64", "int64"]
 _OCL = opencl_reason()
