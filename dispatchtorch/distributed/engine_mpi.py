@@ -4,13 +4,13 @@ Every backend's tensors can use it: the collectives layer hands it the tensor's 
 memory when that is a contiguous numpy array (the CPU backend: zero-copy) and a host
 copy otherwise. Every call is nonblocking (MPI-3 `I*` calls); it returns a `Pending`
 whose requests the caller waits on. Non-reducing calls move bytes, so any dtype works;
-reductions use MPI's types, widening float16/bfloat16 to float32 on the way."""
+reductions use MPI's types, widening float16/bfloat16 to float32 on the way. Reduction
+ops arrive by name ("sum", "avg", "product", "min", "max", "band", "bor", "bxor")."""
 from __future__ import annotations
 
 import numpy as np
 
 from ._mpi import mpi
-from .reduce_op import RedOpType
 
 _WIDEN = {"float16", "bfloat16"}
 
@@ -36,13 +36,11 @@ class MPIEngine:
         MPI = mpi()
         self.MPI, self.comm = MPI, comm
         self.rank, self.size = comm.Get_rank(), comm.Get_size()
-        self._ops = {RedOpType.SUM: MPI.SUM, RedOpType.AVG: MPI.SUM, RedOpType.PRODUCT: MPI.PROD,
-                     RedOpType.MIN: MPI.MIN, RedOpType.MAX: MPI.MAX, RedOpType.BAND: MPI.BAND,
-                     RedOpType.BOR: MPI.BOR, RedOpType.BXOR: MPI.BXOR}
-        self._bool_ops = {RedOpType.SUM: MPI.LOR, RedOpType.MAX: MPI.LOR, RedOpType.BOR: MPI.LOR,
-                          RedOpType.AVG: MPI.LOR, RedOpType.MIN: MPI.LAND,
-                          RedOpType.PRODUCT: MPI.LAND, RedOpType.BAND: MPI.LAND,
-                          RedOpType.BXOR: MPI.LXOR}
+        self._ops = {"sum": MPI.SUM, "avg": MPI.SUM, "product": MPI.PROD, "min": MPI.MIN,
+                     "max": MPI.MAX, "band": MPI.BAND, "bor": MPI.BOR, "bxor": MPI.BXOR}
+        self._bool_ops = {"sum": MPI.LOR, "max": MPI.LOR, "bor": MPI.LOR, "avg": MPI.LOR,
+                          "min": MPI.LAND, "product": MPI.LAND, "band": MPI.LAND,
+                          "bxor": MPI.LXOR}
 
     # -- reductions ----------------------------------------------------------------
     def _wire(self, arr, op):
@@ -50,22 +48,22 @@ class MPIEngine:
         kind = arr.dtype.name
         if kind == "bool":
             return arr.reshape(-1).view(np.uint8), self._bool_ops[op], None
-        if op in (RedOpType.BAND, RedOpType.BOR, RedOpType.BXOR) and arr.dtype.kind == "f":
-            raise RuntimeError(f"ReduceOp.{op.name} applies to integer and bool tensors, "
+        if op in ("band", "bor", "bxor") and arr.dtype.kind == "f":
+            raise RuntimeError(f"ReduceOp.{op.upper()} applies to integer and bool tensors, "
                                f"got {kind}")
         widened = kind in _WIDEN
         buf = arr.reshape(-1).astype(np.float32) if widened else arr.reshape(-1)
         n = self.size
 
         def finish():
-            if op is RedOpType.AVG:
+            if op == "avg":
                 if buf.dtype.kind == "f":
                     buf[...] /= n
                 else:
                     np.floor_divide(buf, n, out=buf)
             if widened:
                 arr.reshape(-1)[...] = buf.astype(arr.dtype)
-        return buf, self._ops[op], finish if (op is RedOpType.AVG or widened) else None
+        return buf, self._ops[op], finish if (op == "avg" or widened) else None
 
     def all_reduce(self, arr, op):
         buf, mop, finish = self._wire(arr, op)

@@ -31,7 +31,9 @@ class ReduceOp:
     RedOpType = RedOpType
 
     def __init__(self, op):
-        self.op = check(op, "ReduceOp")
+        if not isinstance(op, RedOpType):
+            raise TypeError(f"ReduceOp: expected a RedOpType member, got {op!r}")
+        self.op = op
 
     def __eq__(self, other):
         return self.op == (other.op if isinstance(other, ReduceOp) else other)
@@ -41,10 +43,11 @@ class ReduceOp:
 
 
 def check(op, what):
-    """The RedOpType of `op` (a member, a ReduceOp), or TypeError naming `what`."""
+    """The engines' name of `op` (a RedOpType member, a ReduceOp): "sum", "avg", ...;
+    TypeError naming `what` otherwise."""
     if isinstance(op, ReduceOp):
-        return op.op
+        return op.op.name.lower()
     if isinstance(op, RedOpType):
-        return op
+        return op.name.lower()
     raise TypeError(f"{what}: op must be a torch.distributed.ReduceOp (e.g. ReduceOp.SUM), "
                     f"got {type(op).__name__} {op!r}")
