@@ -43,12 +43,14 @@ def test_every_rank_gets_torchruns_environment(tmp_path):
         import dispatchtorch.distributed as dist
         dist.init_process_group()
         keys = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
-        print("ENV", dist.get_rank(), *(os.environ[k] for k in keys), *sys.argv[1:], flush=True)
+        words = [dist.get_rank(), *(os.environ[k] for k in keys), *sys.argv[1:]]
+        with open(os.path.join(os.path.dirname(__file__), f"rank{dist.get_rank()}"), "w") as f:
+            f.write(" ".join(map(str, words)))     # a file each: ranks' stdout may interleave
         dist.destroy_process_group()
     """)
     out = _launch(["--nproc-per-node=2", "--master-port=29601", job, "--lr", "0.1"])
     assert out.returncode == 0, out.stderr
-    lines = sorted(line.split()[1:] for line in out.stdout.splitlines() if line.startswith("ENV"))
+    lines = [(tmp_path / f"rank{r}").read_text().split() for r in range(2)]
     assert lines == [[str(r), str(r), str(r), "2", "2", "127.0.0.1", "29601", "--lr", "0.1"]
                      for r in range(2)]
 
@@ -94,12 +96,14 @@ def test_a_plain_mpiexec_job_reads_rank_and_size_from_mpi(tmp_path):
         dist.init_process_group(init_method="env://")
         t = torch.tensor([float(dist.get_rank() + 1)])
         dist.all_reduce(t)
-        print("SUM", dist.get_rank(), dist.get_world_size(), t.item(), flush=True)
+        import os
+        with open(os.path.join(os.path.dirname(__file__), f"rank{dist.get_rank()}"), "w") as f:
+            f.write(f"SUM {dist.get_rank()} {dist.get_world_size()} {t.item()}")
     """)
     out = subprocess.run([MPIEXEC, "-n", "3", sys.executable, job], capture_output=True, text=True,
                          timeout=120, env=_env())
     assert out.returncode == 0, out.stderr
-    assert sorted(line for line in out.stdout.splitlines() if line.startswith("SUM")) == \
+    assert [(tmp_path / f"rank{r}").read_text() for r in range(3)] == \
         [f"SUM {r} 3 6.0" for r in range(3)]
 
 
