@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime
 import os
 
-from ._mpi import launcher_env, mpi
+from ._mpi import mpi
 from .engine_mpi import MPIEngine
 from .watchdog import Watchdog
 
@@ -139,6 +139,7 @@ class _State:
     default = None
     groups = []
     watchdog = None
+    new_group_calls = 0     # every rank counts every new_group call: the same tag on all
 
 
 STATE = _State()
@@ -228,13 +229,14 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
     if len(set(ranks)) != len(ranks):
         raise ValueError(f"new_group: ranks contain duplicates: {ranks}")
     t = world.timeout if timeout is None else _timeout(timeout, "new_group")
+    STATE.new_group_calls += 1
     wgroup = world.comm.Get_group()
     sub = wgroup.Incl(ranks)
     wgroup.Free()
     if world.rank() not in ranks:
         sub.Free()
         return GroupMember.NON_GROUP_MEMBER
-    comm = world.comm.Create_group(sub, tag=len(STATE.groups))
+    comm = world.comm.Create_group(sub, tag=STATE.new_group_calls)
     sub.Free()
     pg = ProcessGroup(comm, ranks, world.backend_spec if backend is None else backend, t,
                       world.watchdog)
@@ -292,10 +294,3 @@ def get_group_rank(group, global_rank):
     pg = resolve(group, "get_group_rank")
     return pg.group_rank(global_rank, "get_group_rank")
 
-
-def local_env():
-    """(local_rank, local_world_size) from the launcher's or MPI's environment."""
-    _, _, lr, ls = launcher_env()
-    lr = _env_int("LOCAL_RANK") if _env_int("LOCAL_RANK") is not None else lr
-    ls = _env_int("LOCAL_WORLD_SIZE") if _env_int("LOCAL_WORLD_SIZE") is not None else ls
-    return lr, ls

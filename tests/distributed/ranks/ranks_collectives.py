@@ -229,10 +229,17 @@ def test_new_group_and_queries(world):
     else:
         assert g is dist.GroupMember.NON_GROUP_MEMBER and dist.get_rank(g) == -1
         assert dist.all_reduce(torch.ones(1), group=g) is None
+    second = [n - 2, n - 1]                # overlaps the first differently on 3 ranks
+    g2 = dist.new_group(second)
+    if r in second:
+        t = torch.tensor([r + 1])
+        dist.all_reduce(t, group=g2)
+        assert t.tolist() == [2 * n - 1]
     dist.barrier()
     dist.barrier(async_op=True).wait()
-    if r in members:
-        dist.destroy_process_group(g)
+    for grp, ranks in ((g, members), (g2, second)):
+        if r in ranks:
+            dist.destroy_process_group(grp)
 
 
 def test_bad_arguments_raise_and_leave_tensors(world):
