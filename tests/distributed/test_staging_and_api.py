@@ -68,3 +68,21 @@ def test_console_script_and_torch_attributes():
     assert torch.nn.parallel.DistributedDataParallel.__name__ == "DistributedDataParallel"
     assert torch.utils.data.DistributedSampler.__module__ == "dispatchtorch.utils.data.distributed"
     assert sys.modules["dispatchtorch.distributed"] is dist
+
+
+def test_queue_callback_runs_once_after_the_backward_pass():
+    from dispatchtorch.autograd.engine import queue_callback
+    with pytest.raises(RuntimeError, match="only be installed during backward pass"):
+        queue_callback(lambda: None)
+    a = torch.ones(2, requires_grad=True)
+    b = torch.full((2,), 3.0, requires_grad=True)
+    seen = []
+
+    def hook(g):
+        queue_callback(lambda: seen.append((a.grad.tolist(), b.grad.tolist())))
+    a.register_hook(hook)
+    (a * b).sum().backward()
+    # queued from a's hook, it ran after every gradient was accumulated, exactly once
+    assert seen == [([3.0, 3.0], [1.0, 1.0])]
+    (a * b).sum().backward()
+    assert len(seen) == 2 and seen[1] == ([6.0, 6.0], [2.0, 2.0])

@@ -144,3 +144,19 @@ def test_distributed_sampler_partitions_the_dataset(world, shuffle, drop_last):
         assert set(flat) == set(range(size)) and len(flat) == -(-size // n) * n
     if not shuffle:
         assert mine == (list(range(size)) + list(range(size)))[r:len(flat):n]
+
+
+def test_buckets_launch_during_backward(world):
+    r, n = world
+    X, Y = _data()
+    m = _net()
+    ddp = DDP(m, bucket_cap_mb=1e-4)                  # a bucket per parameter
+    seen = []
+    # runs after DDP's own hook on fc1.bias: fc2's buckets (the first ones) are in flight
+    m.fc1.bias.register_hook(lambda g: seen.append(
+        ([b.work is not None for b in ddp.reducer.buckets], ddp.reducer.in_backward)))
+    nn.functional.mse_loss(ddp(_mine(X, r, n)), _mine(Y, r, n)).backward()
+    (launched, in_backward), = seen
+    assert launched[0] and launched[1] and in_backward
+    assert len(ddp.reducer.buckets[0].params) == 1 and ddp.reducer.buckets[0].params[0] is m.fc2.bias
+    assert all(b.work is None for b in ddp.reducer.buckets)     # all waited for and reset
