@@ -242,7 +242,8 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
     me = pg.rank() == root
     if me:
         if gather_list is None:
-            raise ValueError("gather: Argument ``gather_list`` must be specified on destination rank.")
+            raise ValueError("gather: Argument ``gather_list`` must be specified on "
+                             "destination rank.")
         _tensors(gather_list, "gather", "gather_list")
         _check_len(gather_list, pg, "gather", "gather_list")
         for i, t in enumerate(gather_list):

@@ -39,9 +39,9 @@ def _parser():
                    help="the mpiexec to use (default: the one installed beside this Python)")
     p.add_argument("--max-restarts", "--max_restarts", type=int, default=0,
                    help="only 0: a failed rank ends the job")
-    p.add_argument("--rdzv-backend", "--rdzv_backend", default=None, help="ignored (MPI starts the ranks)")
-    p.add_argument("--rdzv-endpoint", "--rdzv_endpoint", default=None, help="ignored (MPI starts the ranks)")
-    p.add_argument("--rdzv-id", "--rdzv_id", default=None, help="ignored (MPI starts the ranks)")
+    for flag in ("backend", "endpoint", "id"):
+        p.add_argument(f"--rdzv-{flag}", f"--rdzv_{flag}", default=None,
+                       help="accepted and unused (one mpiexec starts every rank)")
     p.add_argument("-m", "--module", action="store_true",
                    help="run the script argument as a module, like python -m")
     p.add_argument("--no-python", "--no_python", action="store_true",

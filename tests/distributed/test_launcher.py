@@ -42,7 +42,8 @@ def test_every_rank_gets_torchruns_environment(tmp_path):
         import os, sys
         import dispatchtorch.distributed as dist
         dist.init_process_group()
-        keys = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
+        keys = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR",
+                "MASTER_PORT")
         words = [dist.get_rank(), *(os.environ[k] for k in keys), *sys.argv[1:]]
         with open(os.path.join(os.path.dirname(__file__), f"rank{dist.get_rank()}"), "w") as f:
             f.write(" ".join(map(str, words)))     # a file each: ranks' stdout may interleave

@@ -25,7 +25,8 @@ class _Bucket:
             at += p.numel()
         p0 = params[0]
         self.flat = _ops.zeros((at,), dtype=p0.dtype, device=p0.device)
-        self.slots = [self.flat[o:o + p.numel()].view(p.shape) for o, p in zip(self.offsets, params)]
+        self.slots = [self.flat[o:o + p.numel()].view(p.shape)
+                      for o, p in zip(self.offsets, params)]
         self.pending = len(params)
         self.work = None
 

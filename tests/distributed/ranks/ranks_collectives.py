@@ -44,7 +44,8 @@ def _all(size, **kw):
     return [_x(r, **kw) for r in range(size)]
 
 
-REDUCE = {ReduceOp.SUM: lambda xs: np.sum(xs, axis=0), ReduceOp.PRODUCT: lambda xs: np.prod(xs, axis=0),
+REDUCE = {ReduceOp.SUM: lambda xs: np.sum(xs, axis=0),
+          ReduceOp.PRODUCT: lambda xs: np.prod(xs, axis=0),
           ReduceOp.MIN: lambda xs: np.min(xs, axis=0), ReduceOp.MAX: lambda xs: np.max(xs, axis=0)}
 
 
@@ -120,7 +121,8 @@ def test_reduce_scatter_forms(world, device, dtype):
 def test_gather_scatter(world, device, dtype):
     r, n = world
     x = _t(_x(r, dtype=dtype), device)
-    lst = [torch.zeros(5, dtype=getattr(torch, dtype), device=device) for _ in range(n)] if r == 0 else None
+    lst = [torch.zeros(5, dtype=getattr(torch, dtype), device=device) for _ in range(n)] \
+        if r == 0 else None
     dist.gather(x, lst, dst=0)
     if r == 0:
         for i in range(n):

@@ -158,5 +158,6 @@ def test_buckets_launch_during_backward(world):
     nn.functional.mse_loss(ddp(_mine(X, r, n)), _mine(Y, r, n)).backward()
     (launched, in_backward), = seen
     assert launched[0] and launched[1] and in_backward
-    assert len(ddp.reducer.buckets[0].params) == 1 and ddp.reducer.buckets[0].params[0] is m.fc2.bias
+    first = ddp.reducer.buckets[0].params
+    assert len(first) == 1 and first[0] is m.fc2.bias
     assert all(b.work is None for b in ddp.reducer.buckets)     # all waited for and reset
