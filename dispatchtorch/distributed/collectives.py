@@ -423,5 +423,6 @@ def barrier(group=None, async_op=False, device_ids=None, timeout=None):
 
 
 def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
-    """A barrier that ends the job with a timeout error naming it (see the watchdog)."""
+    """A barrier bounded by `timeout`: past it the watchdog ends the job naming the
+    barrier (PyTorch's raises on rank 0 naming the missing ranks instead)."""
     return barrier(group, timeout=timeout)

@@ -69,9 +69,6 @@ class Work:
     def exception(self):
         return None
 
-    def result(self):
-        return []
-
     def _source_rank(self):
         """The sender of a completed `irecv` (group rank)."""
         self.wait()

@@ -85,19 +85,20 @@ class Reducer:
             queue_callback(self._finalize)
         b, j = self.where[key]
         slot = b.slots[j]
-        out = None
         with no_grad():
             if p.grad is None:
                 slot.copy_(grad)
             elif p.grad is slot:               # gradient_as_bucket_view: .grad is the bucket
                 slot.add_(grad)
-                out = _ops.zeros_like(grad)    # already accumulated: the engine adds nothing
+                # the engine then stores grad in a fresh .grad instead of adding into the
+                # bucket, which may be in flight once this hook returns; finalize re-points it
+                p.grad = None
             else:
                 slot.copy_(p.grad + grad)
         self.ready.add(key)
         b.pending -= 1
         self._launch_ready()
-        return out
+        return None
 
     def _launch_ready(self):
         bs = self.buckets

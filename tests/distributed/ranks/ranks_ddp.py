@@ -56,9 +56,11 @@ def _same_on_every_rank(m):
             assert np.array_equal(a, b)
 
 
-@pytest.mark.parametrize("bucket_cap_mb,as_view", [(25, False), (1e-4, False), (1e-4, True)],
-                         ids=["one-bucket", "bucket-per-param", "bucket-view"])
-def test_ddp_20_steps_equal_full_batch(world, bucket_cap_mb, as_view):
+@pytest.mark.parametrize("bucket_cap_mb,as_view,set_to_none",
+                         [(25, False, True), (1e-4, False, False), (1e-4, True, True),
+                          (25, True, False)],
+                         ids=["one-bucket", "bucket-per-param", "bucket-view", "view-kept-grads"])
+def test_ddp_20_steps_equal_full_batch(world, bucket_cap_mb, as_view, set_to_none):
     r, n = world
     X, Y = _data()
     ref = _net()
@@ -73,9 +75,12 @@ def test_ddp_20_steps_equal_full_batch(world, bucket_cap_mb, as_view):
         opt_ref.zero_grad()
         nn.functional.mse_loss(ref(X), Y).backward()
         opt_ref.step()
-        opt.zero_grad()
+        opt.zero_grad(set_to_none=set_to_none)
         nn.functional.mse_loss(ddp(_mine(X, r, n)), _mine(Y, r, n)).backward()
         opt.step()
+    if as_view:
+        b0 = ddp.reducer.buckets[0]
+        assert all(p.grad is s for p, s in zip(b0.params, b0.slots))
     for a, b in zip(ref.parameters(), m.parameters()):
         np.testing.assert_allclose(b.detach().numpy(), a.detach().numpy(), rtol=0, atol=1e-6)
     assert m.scale.tolist() == [1.0] * 3          # broadcast_buffers: rank 0's buffer
