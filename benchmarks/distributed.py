@@ -52,16 +52,10 @@ def _batches(fns, number, repeats, sync):
     return {name: statistics.median(s) for name, s in samples.items()}
 
 
-def _ddp_step(torch, model, x, y):
-    import dispatchtorch.nn as nn
-    opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    loss_fn = nn.CrossEntropyLoss()
-
-    def step():
-        opt.zero_grad()
-        loss_fn(model(x), y).backward()
-        opt.step()
-    return step
+def _step(torch, model, x, y):
+    """benchmarks.models' training step (the digits CNN's optimizer, Adam)."""
+    from .models import training_step
+    return training_step(torch, model, torch.optim.Adam(model.parameters(), lr=1e-3), x, y)
 
 
 def _inputs(torch, batch):
@@ -76,8 +70,8 @@ def _ranks(args):
     import dispatchtorch as torch
     import dispatchtorch.distributed as dist
     from dispatchtorch.nn.parallel import DistributedDataParallel as DDP
-    sys.path.insert(0, os.path.join(ROOT, "examples"))
-    from train_digits import make_model
+
+    from .models import digits_cnn
     dist.init_process_group()
     comm = MPI.COMM_WORLD
     buf = np.ones(args.elements, np.float32)
@@ -86,9 +80,9 @@ def _ranks(args):
            "dispatchtorch": lambda: dist.all_reduce(t)}
     ar = _batches(fns, 10, args.repeats, comm.Barrier)
     torch.manual_seed(0)
-    model = DDP(make_model())
+    model = DDP(digits_cnn(torch))
     x, y = _inputs(torch, args.batch)
-    ddp = _batches({"ddp": _ddp_step(torch, model, x, y)}, 5, args.repeats, comm.Barrier)
+    ddp = _batches({"ddp": _step(torch, model, x, y)}, 5, args.repeats, comm.Barrier)
     if dist.get_rank() == 0:
         print(json.dumps({"all_reduce": ar, "ddp_step_s": ddp["ddp"],
                           "buckets": len(model.reducer.buckets)}))
@@ -97,11 +91,12 @@ def _ranks(args):
 
 def _single(args):
     import dispatchtorch as torch
-    sys.path.insert(0, os.path.join(ROOT, "examples"))
-    from train_digits import make_model
+
+    from .models import digits_cnn
     torch.manual_seed(0)
     x, y = _inputs(torch, args.batch)
-    res = _batches({"single": _ddp_step(torch, make_model(), x, y)}, 5, args.repeats, lambda: None)
+    res = _batches({"single": _step(torch, digits_cnn(torch), x, y)}, 5, args.repeats,
+                   lambda: None)
     print(json.dumps({"single_step_s": res["single"]}))
 
 

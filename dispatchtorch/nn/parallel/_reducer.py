@@ -122,7 +122,8 @@ class Reducer:
                     "passing the keyword argument `find_unused_parameters=True` to "
                     "`torch.nn.parallel.DistributedDataParallel`. Parameters that did not "
                     f"receive grad: {names}")
-            used = _ops.tensor([1 if id(p) in self.ready else 0 for p in self.params])
+            used = _ops.tensor([1 if id(p) in self.ready else 0 for p in self.params],
+                               device=self.params[0].device)    # the engine of the grads
             used_work = dist.all_reduce(used, op=dist.ReduceOp.MAX, group=self.group,
                                         async_op=True)
             with no_grad():
