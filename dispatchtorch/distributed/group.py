@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import os
+import sys
 
 from ._mpi import mpi
 from .engine_mpi import MPIEngine
@@ -140,6 +141,7 @@ class _State:
     groups = []
     watchdog = None
     new_group_calls = 0     # every rank counts every new_group call: the same tag on all
+    excepthook = None       # sys.excepthook before init_process_group replaced it
 
 
 STATE = _State()
@@ -185,9 +187,26 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     if STATE.watchdog is None:
         STATE.watchdog = Watchdog(r, world.Abort)
     pg = ProcessGroup(world, range(n), backend, t, STATE.watchdog)
+    _end_job_on_uncaught_exception(world, r)
     STATE.default = pg
     STATE.groups = [pg]
     GroupMember.WORLD = pg
+
+
+def _end_job_on_uncaught_exception(world, rank):
+    """An uncaught exception prints its traceback, then ends the whole MPI job: left to
+    itself the failed rank waits in MPI_Finalize and its peers in their next collective
+    (the launcher's rank wrapper does the same for exceptions it sees first)."""
+    if STATE.excepthook is not None:
+        return
+    previous = STATE.excepthook = sys.excepthook
+
+    def hook(kind, value, tb):
+        previous(kind, value, tb)
+        sys.stderr.write(f"[rank {rank}] uncaught {kind.__name__}: ending the MPI job\n")
+        sys.stderr.flush()
+        world.Abort(1)
+    sys.excepthook = hook
 
 
 def is_initialized():
@@ -252,6 +271,8 @@ def destroy_process_group(group=None):
         STATE.groups = []
         STATE.default = None
         GroupMember.WORLD = None
+        if STATE.excepthook is not None:
+            sys.excepthook, STATE.excepthook = STATE.excepthook, None
         return
     if group is GroupMember.NON_GROUP_MEMBER:
         return

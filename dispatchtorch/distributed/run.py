@@ -25,7 +25,8 @@ def _parser():
     p.add_argument("--nnodes", default="1",
                    help="number of machines (an int; torchrun's MIN:MAX is not supported)")
     p.add_argument("--nproc-per-node", "--nproc_per_node", default="1",
-                   help="ranks per machine: an int, or 'auto'/'cpu' (the CPU count)")
+                   help="ranks per machine: an int, 'cpu' (the CPU count), 'gpu' (the CUDA "
+                        "device count) or 'auto' (gpu when there are CUDA devices, else cpu)")
     p.add_argument("--node-rank", "--node_rank", type=int, default=0,
                    help="this machine's index; node 0 starts every rank through the hostfile")
     p.add_argument("--master-addr", "--master_addr", default="127.0.0.1",
@@ -69,8 +70,21 @@ def _is_open_mpi(mpiexec):
     return "open mpi" in (out.stdout + out.stderr).lower()
 
 
+def _cuda_devices():
+    try:
+        import dispatchtorch
+        return dispatchtorch.cuda.device_count()
+    except Exception:
+        return 0
+
+
 def _count(text, what):
-    if text in ("auto", "cpu"):
+    if text in ("auto", "gpu"):
+        n = _cuda_devices()
+        if n or text == "auto":
+            return n or os.cpu_count() or 1
+        raise SystemExit("dispatchtorch-run: --nproc-per-node=gpu but no CUDA device is usable")
+    if text == "cpu":
         return os.cpu_count() or 1
     try:
         n = int(text)

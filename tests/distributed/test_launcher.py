@@ -108,6 +108,24 @@ def test_a_plain_mpiexec_job_reads_rank_and_size_from_mpi(tmp_path):
         [f"SUM {r} 3 6.0" for r in range(3)]
 
 
+@needs_mpi
+def test_a_crash_under_a_plain_mpiexec_ends_the_job_too(tmp_path):
+    job = _script(tmp_path, """
+        import datetime
+        import dispatchtorch as torch, dispatchtorch.distributed as dist
+        dist.init_process_group(timeout=datetime.timedelta(seconds=60))
+        if dist.get_rank() == 1:
+            raise ZeroDivisionError("plain boom")
+        dist.all_reduce(torch.ones(2))
+    """)
+    out = subprocess.run([MPIEXEC, "-n", "2", sys.executable, job], capture_output=True,
+                         text=True, timeout=120, env=_env())
+    # at once (not after the 60 s timeout): the exception hook ended the job
+    assert out.returncode == 1
+    assert "ZeroDivisionError: plain boom" in out.stderr
+    assert "[rank 1] uncaught ZeroDivisionError: ending the MPI job" in out.stderr
+
+
 def test_command_lines_for_one_and_several_machines():
     args = run._parser().parse_args(["--nproc-per-node=4", "-m", "pkg.train", "--x", "1"])
     cmd = run.command(args, "/bin/mpiexec")
@@ -124,6 +142,9 @@ def test_command_lines_for_one_and_several_machines():
     with pytest.raises(SystemExit, match="--max-restarts > 0 is not supported"):
         run.main(["--max-restarts=2", "t.py"])
     assert run.main(["--nnodes=2", "--node-rank=1", "--hostfile", "h", "t.py"]) == 0
+    with pytest.raises(SystemExit, match="must be a positive integer, got '0'"):
+        run.main(["--nproc-per-node=0", "t.py"])
+    assert run._count("cpu", "--nproc-per-node") == (os.cpu_count() or 1)
 
 
 def test_without_mpi4py_is_available_says_why(monkeypatch):
