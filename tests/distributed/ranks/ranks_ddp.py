@@ -166,3 +166,30 @@ def test_buckets_launch_during_backward(world):
     first = ddp.reducer.buckets[0].params
     assert len(first) == 1 and first[0] is m.fc2.bias
     assert all(b.work is None for b in ddp.reducer.buckets)     # all waited for and reset
+
+
+def test_ddp_on_opencl_tensors_through_host_buffers(world):
+    from .ranks_collectives import opencl_reason
+    why = opencl_reason()
+    if why:
+        pytest.skip(why)
+    r, n = world
+    X, Y = (t.float() for t in _data())
+
+    def make(device):
+        torch.manual_seed(0)
+        return nn.Sequential(nn.Linear(5, 7), nn.Tanh(), nn.Linear(7, 3)).to(device)
+    ref, m = make("cpu"), make("opencl")
+    ddp = DDP(m, bucket_cap_mb=1e-4)
+    opt_ref = torch.optim.SGD(ref.parameters(), lr=0.1)
+    opt = torch.optim.SGD(ddp.parameters(), lr=0.1)
+    for _ in range(3):
+        opt_ref.zero_grad()
+        nn.functional.mse_loss(ref(X), Y).backward()
+        opt_ref.step()
+        opt.zero_grad()
+        nn.functional.mse_loss(ddp(_mine(X, r, n).to("opencl")),
+                               _mine(Y, r, n).to("opencl")).backward()
+        opt.step()
+    for a, b in zip(ref.parameters(), m.parameters()):
+        np.testing.assert_allclose(b.detach().cpu().numpy(), a.detach().numpy(), atol=1e-5)
