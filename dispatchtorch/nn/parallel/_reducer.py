@@ -97,8 +97,17 @@ class Reducer:
                 slot.copy_(p.grad + grad)
         self.ready.add(key)
         b.pending -= 1
+        self._progress()
         self._launch_ready()
         return None
+
+    def _progress(self):
+        """Test the buckets in flight: MPI moves a nonblocking collective's data only inside
+        MPI calls (without an asynchronous progress thread), so each gradient hook gives
+        the earlier buckets' all-reduces a turn while backward goes on."""
+        for b in self.buckets[:self.next_launch]:
+            if b.work is not None:
+                b.work.is_completed()           # finishes at once when already done
 
     def _launch_ready(self):
         bs = self.buckets
