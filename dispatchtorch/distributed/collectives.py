@@ -54,9 +54,12 @@ def _stage(eng, t, read=True):
             arr = d.numpy()
             if arr.flags.c_contiguous and arr.flags.writeable:
                 return arr, None
-        arr = np.ascontiguousarray(d.cpu().numpy())
-        if not arr.flags.writeable:
-            arr = arr.copy()
+        if read:
+            arr = np.ascontiguousarray(d.cpu().numpy())
+            if not arr.flags.writeable:
+                arr = arr.copy()
+        else:                          # an output only: no transfer in
+            arr = np.empty(tuple(t.shape), dtype=t.dtype.np)
         return arr, (lambda: _write(t, arr))
     if t.is_contiguous():
         return d._h, None
