@@ -14,7 +14,7 @@ PACKAGES = -e "backends/opencl[pocl]" -e "backends/cuda$(CUDA_EXTRA)" -e conform
 # setuptools' editable-install banner says nothing actionable here
 QUIET_BUILD = PYTHONWARNINGS=ignore
 
-.PHONY: setup setup-dev train test test-unit conformance third-party bench clean
+.PHONY: setup setup-dev train test test-unit test-distributed conformance third-party bench clean
 
 $(VENV)/.base:
 	$(PY) -m venv $(VENV)
@@ -25,7 +25,7 @@ $(VENV)/.base:
 # PyTorch's CPU build for the comparison tests, when the index offers one (never the
 # multi-GB CUDA build; without it those tests skip with their reason): tools/install_pytorch_cpu.py
 $(VENV)/.dev: $(VENV)/.base
-	$(QUIET_BUILD) $(PIP) install $(PACKAGES) -e ".[dev]"
+	$(QUIET_BUILD) $(PIP) install $(PACKAGES) -e ".[dev,distributed]"
 	$(PYTHON) tools/install_pytorch_cpu.py
 	touch $@
 
@@ -46,10 +46,19 @@ CONFORMANCE_DTYPES ?= float32,float64,int32,int64
 # the whole suite: unit tests (the CPU conformance run included), conformance on every
 # other backend with a device here, and the third-party example backend built from scratch
 test: setup-dev
-	$(MAKE) test-unit conformance third-party
+	$(MAKE) test-unit conformance third-party test-distributed
 
 test-unit: setup-dev
 	DISPATCHTORCH_TEST_DTYPES=$(TEST_DTYPES) $(PYTHON) -m pytest -n 2 --dist loadgroup -q
+
+# dispatchtorch.distributed's tests that run inside an MPI job, on 2 ranks and on 3 (odd
+# splits); every rank runs the same tests (tests/distributed/ranks/conftest.py)
+MPIEXEC = $(VENV)/bin/mpiexec
+test-distributed: setup-dev
+	for n in 2 3; do \
+	  $(MPIEXEC) -n $$n $(PYTHON) -m pytest -q -p no:xdist -p no:cacheprovider \
+	    tests/distributed/ranks/ranks_*.py || exit 1; \
+	done
 
 # the conformance suite on every installed backend with a device here (the CPU
 # reference runs inside the unit tests, on every dtype; meta tensors have no values to

@@ -30,6 +30,7 @@ special = _importlib.import_module(".special", __name__)
 random = _importlib.import_module(".random", __name__)
 from . import nn, optim, utils  # noqa: F401,E402
 from .serialization import load, save  # noqa: F401,E402
+from . import distributed  # noqa: F401,E402  (torch.distributed; mpi4py loads on first use)
 
 globals().update({k: v for k, v in _ops._F.items()})
 globals().update({k: v for k, v in _ops._I.items()})

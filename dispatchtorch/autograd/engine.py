@@ -2,11 +2,26 @@
 100,000 ops is fine), freeing saved values as it goes unless retain_graph."""
 from __future__ import annotations
 
+import threading
+
 from .. import ops as _ops
 from .._run import wrap
 from .._tensor import Tensor
 from .grad_mode import STATE
 from .graph import Node
+
+
+_RUNNING = threading.local()     # .run: the backward pass this thread is running
+
+
+def queue_callback(fn):
+    """Run fn() once the backward pass now running has finished (PyTorch's
+    `Variable._execution_engine.queue_callback`): DistributedDataParallel waits for
+    its gradient all-reduces there."""
+    run = getattr(_RUNNING, "run", None)
+    if run is None:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    run.callbacks.append(fn)
 
 
 def _edge_of(t, what):
@@ -105,6 +120,7 @@ class _Run:
         self.capture = capture
         self.handed = {id(g) for g in grads}   # tensors someone else holds: clone before keeping
         self.results = [None] * len(capture) if capture else None
+        self.callbacks = []
 
     def go(self):
         deps, nodes = self._count()
@@ -129,6 +145,7 @@ class _Run:
                     self._finish_leaf(target, leaf_buf.pop(key), cap_leaves)
         prev = STATE.enabled
         STATE.enabled = self.create
+        outer, _RUNNING.run = getattr(_RUNNING, "run", None), self
         try:
             while ready:
                 node = ready.pop()
@@ -168,6 +185,9 @@ class _Run:
                             self._finish_leaf(target, leaf_buf.pop(key), cap_leaves)
         finally:
             STATE.enabled = prev
+            _RUNNING.run = outer
+        while self.callbacks:
+            self.callbacks.pop(0)()
         return self.results
 
     def _count(self):

@@ -99,3 +99,16 @@ class Backend:
     def device_index(self, handle) -> int:
         """The device index a handle lives on (backends with one device keep this)."""
         return 0
+
+    # -- optional: collectives (dispatchtorch.distributed) ---------------------------
+    # Process-group backend names this package brings its own engine for, preferred
+    # first (the CUDA package: ("nccl",)); the first is the default for its tensors.
+    collectives_backends: tuple = ()
+
+    def collectives_engine(self, backend: str, comm, device: int):
+        """An engine running the process-group backend `backend` (one of
+        `collectives_backends`) on this backend's handles of device `device`, over the
+        ranks of `comm` (an mpi4py communicator the ranks already share: use it to swap a
+        bootstrap id). None (the default): the core's MPI engine serves this backend's
+        tensors through host transfers. The engine's methods: docs/distributed.md."""
+        return None

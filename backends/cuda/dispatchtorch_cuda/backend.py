@@ -114,6 +114,20 @@ class CUDABackend(Backend):
     def device_index(self, handle):
         return self._am.device_of(handle)
 
+    # -- collectives: NCCL for dispatchtorch.distributed (see nccl.py) ------------------
+    @property
+    def collectives_backends(self):
+        if not isinstance(self._am, CupyModule):
+            return ()
+        from .nccl import nccl_module
+        return ("nccl",) if nccl_module() is not None else ()
+
+    def collectives_engine(self, backend, comm, device):
+        if backend != "nccl" or not isinstance(self._am, CupyModule):
+            return None
+        from .nccl import NCCLEngine
+        return NCCLEngine(comm, device, self._xp)
+
     # -- DLPack (zero copy with cupy, PyTorch and any CUDA consumer) ---------------------
     def to_dlpack(self, handle, *args, **kwargs):
         if handle.dtype.char == _bf16.CHAR:

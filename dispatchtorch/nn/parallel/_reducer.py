@@ -1,0 +1,181 @@
+"""DistributedDataParallel's gradient reducer: parameters grouped in buckets in reverse
+registration order (roughly the order backward produces their gradients); each bucket's
+all-reduce is launched asynchronously, from the gradient hooks, as soon as all its
+gradients are in, in bucket order on every rank (MPI needs one collective order);
+the end-of-backward callback waits for them and writes the averages into `.grad`."""
+from __future__ import annotations
+
+from ... import distributed as dist
+from ... import ops as _ops
+from ...autograd.engine import queue_callback
+from ...autograd.grad_mode import no_grad
+
+# PyTorch's dist._DEFAULT_FIRST_BUCKET_BYTES: a small first bucket starts communication early
+FIRST_BUCKET_BYTES = 1024 * 1024
+
+
+class _Bucket:
+    __slots__ = ("params", "offsets", "flat", "slots", "pending", "work", "index")
+
+    def __init__(self, index, params):
+        self.index, self.params = index, params
+        self.offsets, at = [], 0
+        for p in params:
+            self.offsets.append(at)
+            at += p.numel()
+        p0 = params[0]
+        self.flat = _ops.zeros((at,), dtype=p0.dtype, device=p0.device)
+        self.slots = [self.flat[o:o + p.numel()].view(p.shape)
+                      for o, p in zip(self.offsets, params)]
+        self.pending = len(params)
+        self.work = None
+
+
+def _buckets(params, cap_bytes):
+    """Parameter lists in reverse registration order, split at `cap_bytes` (the first
+    at FIRST_BUCKET_BYTES) and wherever dtype or device changes."""
+    out, cur, size, cap = [], [], 0, min(FIRST_BUCKET_BYTES, cap_bytes)
+    for p in reversed(params):
+        nbytes = p.numel() * p.element_size()
+        if cur and (size + nbytes > cap or p.dtype != cur[0].dtype or p.device != cur[0].device):
+            out.append(cur)
+            cur, size, cap = [], 0, cap_bytes
+        cur.append(p)
+        size += nbytes
+    if cur:
+        out.append(cur)
+    return out
+
+
+class Reducer:
+    def __init__(self, named_params, group, bucket_cap_mb, find_unused, grad_as_view):
+        self.names = {id(p): n for n, p in named_params}
+        self.params = [p for _, p in named_params]
+        self.position = {id(p): i for i, p in enumerate(self.params)}
+        self.group, self.find_unused, self.grad_as_view = group, find_unused, grad_as_view
+        self.world = dist.get_world_size(group)
+        self.buckets = [_Bucket(i, ps) for i, ps in
+                        enumerate(_buckets(self.params, int(bucket_cap_mb * 1024 * 1024)))]
+        self.where = {}
+        for b in self.buckets:
+            for j, p in enumerate(b.params):
+                self.where[id(p)] = (b, j)
+        self.armed = False          # the forward of this step asked for a synchronised backward
+        self.in_backward = False
+        self.next_launch = 0
+        self.ready = set()
+        self.handles = [p.register_hook(self._hook_for(p)) for p in self.params]
+
+    def prepare(self):
+        """Called by forward with grad sync on: the next backward all-reduces."""
+        self.armed = True
+
+    def _hook_for(self, p):
+        key = id(p)
+
+        def hook(grad):
+            if not self.armed:
+                return None
+            return self._ready(p, key, grad)
+        return hook
+
+    def _ready(self, p, key, grad):
+        if not self.in_backward:
+            self.in_backward = True
+            queue_callback(self._finalize)
+        b, j = self.where[key]
+        slot = b.slots[j]
+        with no_grad():
+            if p.grad is None:
+                slot.copy_(grad)
+            elif p.grad is slot:               # gradient_as_bucket_view: .grad is the bucket
+                slot.add_(grad)
+                # the engine then stores grad in a fresh .grad instead of adding into the
+                # bucket, which may be in flight once this hook returns; finalize re-points it
+                p.grad = None
+            else:
+                slot.copy_(p.grad + grad)
+        self.ready.add(key)
+        b.pending -= 1
+        self._progress()
+        self._launch_ready()
+        return None
+
+    def _progress(self):
+        """Test the buckets in flight: MPI moves a nonblocking collective's data only inside
+        MPI calls (without an asynchronous progress thread), so each gradient hook gives
+        the earlier buckets' all-reduces a turn while backward goes on."""
+        for b in self.buckets[:self.next_launch]:
+            if b.work is not None:
+                b.work.is_completed()           # finishes at once when already done
+
+    def _launch_ready(self):
+        bs = self.buckets
+        while self.next_launch < len(bs) and bs[self.next_launch].pending == 0:
+            b = bs[self.next_launch]
+            b.work = dist.all_reduce(b.flat, group=self.group, async_op=True)
+            self.next_launch += 1
+
+    def _finalize(self):
+        """End of backward: reduce what is left, wait, write the averages into .grad."""
+        missing = [p for p in self.params if id(p) not in self.ready]
+        used = None
+        if missing:
+            if not self.find_unused:
+                self._reset_waiting()
+                names = ", ".join(self.names[id(p)] for p in missing)
+                raise RuntimeError(
+                    "Expected to have finished reduction in the prior iteration before starting "
+                    "a new one. This error indicates that your module has parameters that were "
+                    "not used in producing loss. You can enable unused parameter detection by "
+                    "passing the keyword argument `find_unused_parameters=True` to "
+                    "`torch.nn.parallel.DistributedDataParallel`. Parameters that did not "
+                    f"receive grad: {names}")
+            used = _ops.tensor([1 if id(p) in self.ready else 0 for p in self.params],
+                               device=self.params[0].device)    # the engine of the grads
+            used_work = dist.all_reduce(used, op=dist.ReduceOp.MAX, group=self.group,
+                                        async_op=True)
+            with no_grad():
+                for p in missing:
+                    b, j = self.where[id(p)]
+                    if p.grad is None:
+                        b.slots[j].zero_()
+                    elif p.grad is not b.slots[j]:
+                        b.slots[j].copy_(p.grad)
+                    b.pending -= 1
+            self._launch_ready()
+            used_work.wait()
+            used = used.tolist()
+        with no_grad():
+            for b in self.buckets:
+                b.work.wait()
+                b.flat.div_(self.world)
+                for j, p in enumerate(b.params):
+                    if used is not None and not used[self.position[id(p)]]:
+                        continue
+                    slot = b.slots[j]
+                    if self.grad_as_view:
+                        if p.grad is not slot:
+                            p.grad = slot
+                    elif p.grad is None:
+                        p.grad = slot.clone()
+                    else:
+                        p.grad.copy_(slot)
+        self._reset()
+
+    def _reset_waiting(self):
+        for b in self.buckets[:self.next_launch]:
+            b.work.wait()
+        self._reset()
+
+    def _reset(self):
+        for b in self.buckets:
+            b.pending, b.work = len(b.params), None
+        self.ready.clear()
+        self.next_launch = 0
+        self.in_backward = False
+        self.armed = False
+
+    def remove(self):
+        for h in self.handles:
+            h.remove()
