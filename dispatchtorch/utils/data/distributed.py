@@ -2,8 +2,8 @@
 
 The index stream follows PyTorch's algorithm exactly (permute with a generator seeded
 `seed + epoch`, pad by wrapping or drop to a multiple of the world size, take every
-`num_replicas`-th index from `rank`); with shuffle=True the permutation is
-dispatchtorch's randperm, whose stream differs from PyTorch's for the same seed."""
+`num_replicas`-th index from `rank`); randperm draws PyTorch's CPU stream, so a seed
+gives PyTorch's shuffles too."""
 from __future__ import annotations
 
 import math
