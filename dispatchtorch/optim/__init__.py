@@ -2,11 +2,13 @@
 public in-place ops so each update runs on the parameters' own backend."""
 from . import lr_scheduler
 from .adadelta import Adadelta
+from .adafactor import Adafactor
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
 from .adamax import Adamax
 from .asgd import ASGD
 from .lbfgs import LBFGS
+from .muon import Muon
 from .nadam import NAdam
 from .optimizer import Optimizer
 from .radam import RAdam
@@ -16,6 +18,6 @@ from .sgd import SGD
 from .sparse_adam import SparseAdam
 from . import swa_utils  # noqa: E402
 
-__all__ = ["ASGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "NAdam",
+__all__ = ["ASGD", "Adadelta", "Adafactor", "Muon", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "NAdam",
            "Optimizer", "RAdam", "RMSprop", "Rprop", "SGD", "SparseAdam", "lr_scheduler",
            "swa_utils"]

@@ -205,3 +205,41 @@ def test_constructor_errors_match_pytorch():
         with pytest.raises(ValueError) as mine:
             getattr(optim, name)(p, **kwargs)
         assert str(mine.value) == str(theirs.value), name
+
+
+@pytest.mark.parametrize("kwargs", [dict(lr=0.01), dict(lr=0.05, weight_decay=0.1, d=1.5,
+                                                         beta2_decay=-0.5, maximize=True)])
+def test_adafactor_matches_pytorch(kwargs):
+    ours = [dt.tensor(p, requires_grad=True) for p in _params()]
+    theirs = [torch.tensor(p, requires_grad=True) for p in _params()]
+    o, t = optim.Adafactor(ours, **kwargs), torch.optim.Adafactor(theirs, **kwargs)
+    for k in range(5):
+        for a, b, g in zip(ours, theirs, _grads(k)):
+            a.grad, b.grad = dt.tensor(g), torch.tensor(g)
+        o.step()
+        t.step()
+        for a, b in zip(ours, theirs):
+            np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=2e-5,
+                                       atol=2e-6)
+    assert list(o.state_dict()["state"][0]) == list(t.state_dict()["state"][0])
+
+
+@pytest.mark.parametrize("nesterov", [True, False])
+def test_muon_matches_pytorch(nesterov):
+    """Newton-Schulz runs in bfloat16 (as PyTorch's): a matmul summed in another order can
+    round one entry by one bfloat16 unit, so the trajectories agree to ~1e-2 of a step."""
+    rng = np.random.default_rng(4)
+    w0 = rng.standard_normal((6, 4)).astype(np.float32)
+    ours, theirs = dt.tensor(w0, requires_grad=True), torch.tensor(w0, requires_grad=True)
+    o = optim.Muon([ours], lr=0.02, nesterov=nesterov)
+    t = torch.optim.Muon([theirs], lr=0.02, nesterov=nesterov)
+    for k in range(4):
+        g = rng.standard_normal((6, 4)).astype(np.float32)
+        ours.grad, theirs.grad = dt.tensor(g), torch.tensor(g)
+        o.step()
+        t.step()
+        moved = np.abs(theirs.detach().numpy() - w0).max()
+        np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=0,
+                                   atol=1e-2 * moved)
+    with pytest.raises(ValueError, match="Muon only supports 2D parameters"):
+        optim.Muon([dt.zeros(3, requires_grad=True)])
