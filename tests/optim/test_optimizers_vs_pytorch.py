@@ -243,3 +243,32 @@ def test_muon_matches_pytorch(nesterov):
                                    atol=1e-2 * moved)
     with pytest.raises(ValueError, match="Muon only supports 2D parameters"):
         optim.Muon([dt.zeros(3, requires_grad=True)])
+
+
+def test_swap_in_optimizer_params_and_state_matches_pytorch():
+    def run(lib):
+        live = lib.nn.Linear(3, 2)
+        with lib.no_grad():
+            live.weight.copy_(lib.tensor(_params()[0][:2, :3]))
+            live.bias.zero_()
+        opt = lib.optim.Adam(live.parameters(), lr=0.1)
+        live(lib.ones(1, 3)).sum().backward()
+        opt.step()
+        other = {n: p.detach().clone().requires_grad_(True) for n, p in live.named_parameters()}
+        for p in other.values():
+            p.grad = lib.ones(p.shape)
+        osd = opt.state_dict()
+        osd = {"state": {k: {n: v.clone() for n, v in s.items()} for k, s in osd["state"].items()},
+               "param_groups": osd["param_groups"]}
+        before = [p.detach().clone() for p in live.parameters()]
+        with lib.optim.swap_in_optimizer_params_and_state(opt, other, osd):
+            opt.step()
+        unchanged = all(bool((a == b).all()) for a, b in zip(before, live.parameters()))
+        return unchanged, [p.detach().numpy() for p in other.values()], \
+            osd["state"][0]["exp_avg"].numpy(), float(osd["state"][0]["step"])
+    ours, theirs = run(dt), run(torch)
+    assert ours[0] and theirs[0]
+    for a, b in zip(ours[1], theirs[1]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-5, atol=1e-6)
+    assert ours[3] == theirs[3] == 2.0
