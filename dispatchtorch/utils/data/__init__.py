@@ -1,9 +1,12 @@
 """dispatchtorch.utils.data: datasets, samplers and the DataLoader, as in PyTorch.
-DistributedSampler lives in .distributed (the distributed package's part); the
-DataPipes, deprecated in PyTorch, are absent (docs/data.md)."""
+DistributedSampler lives in .distributed (the distributed package's part)."""
 from ._worker import get_worker_info
 from .collate import default_collate, default_convert
 from .dataloader import DataLoader, _DatasetKind
+from .datapipes import (DFIterDataPipe, DataChunk, IterDataPipe, MapDataPipe,
+                        argument_validation, functional_datapipe,
+                        guaranteed_datapipes_determinism, non_deterministic,
+                        runtime_validation, runtime_validation_disabled)
 from .dataset import (ChainDataset, ConcatDataset, Dataset, IterableDataset, StackDataset,
                       Subset, TensorDataset, random_split)
 from .sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler,
@@ -13,7 +16,9 @@ __all__ = ["BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Datas
            "IterableDataset", "RandomSampler", "Sampler", "SequentialSampler", "StackDataset",
            "Subset", "SubsetRandomSampler", "TensorDataset", "WeightedRandomSampler",
            "_DatasetKind", "default_collate", "default_convert", "get_worker_info",
-           "random_split"]
+           "random_split", "DFIterDataPipe", "DataChunk", "IterDataPipe", "MapDataPipe",
+           "argument_validation", "functional_datapipe", "guaranteed_datapipes_determinism",
+           "non_deterministic", "runtime_validation", "runtime_validation_disabled"]
 
 try:                                    # written by the distributed package's owners
     from .distributed import DistributedSampler  # noqa: F401
