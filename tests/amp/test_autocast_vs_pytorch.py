@@ -155,3 +155,20 @@ def test_grad_scaler_errors_and_disabled_forms():
         assert off.scale(x) is x and off.get_scale() == 1.0 and off.state_dict() == {}
     from dispatchtorch.cuda.amp import GradScaler  # the module path PyTorch programs import
     assert GradScaler is dt.cuda.amp.GradScaler
+
+
+def test_nothing_is_wrapped_until_a_program_enters_autocast():
+    """The op path is untouched for programs that never use autocast."""
+    import subprocess
+    import sys
+    code = ("import dispatchtorch as t\n"
+            "assert t.matmul.__name__ == 'matmul' and t.Tensor.__matmul__.__name__ != 'autocast_op'\n"
+            "with t.autocast('cpu', enabled=False):\n    pass\n"
+            "assert t.matmul.__name__ == 'matmul'\n"
+            "with t.autocast('cpu'):\n    pass\n"
+            "assert t.matmul.__wrapped__ is t.ops.matmul.__wrapped__\n"
+            "assert t.nn.functional.linear.__name__ == 'linear' and t.matmul.__name__ == 'matmul'\n"
+            "print('ok')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.stdout.strip() == "ok", out.stderr
