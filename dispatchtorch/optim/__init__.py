@@ -19,7 +19,6 @@ from ._stateless import swap_in_optimizer_params_and_state
 from .sparse_adam import SparseAdam
 from . import swa_utils  # noqa: E402
 
-__all__ = ["ASGD", "Adadelta", "Adafactor", "Muon", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "NAdam",
-           "Optimizer", "RAdam", "RMSprop", "Rprop", "SGD", "SparseAdam", "lr_scheduler",
-           "swap_in_optimizer_params_and_state",
-           "swa_utils"]
+__all__ = ["ASGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "Muon",
+           "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "SGD", "SparseAdam", "lr_scheduler",
+           "swa_utils", "swap_in_optimizer_params_and_state"]
