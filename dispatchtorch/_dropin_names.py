@@ -46,12 +46,14 @@ def attach(ns):
     """Bind the names into the dispatchtorch namespace dict `ns`."""
     from . import accelerator, amp, backends
     from ._accelerator import DeviceModule
-    from ._legacy_types import make
+    from ._legacy_types import make, type_method
     from ._tensor import Tensor
     from .amp import _device_amp, autocast_mode as am
 
     name = ns["__name__"]
     _add_tensor_flags(Tensor)
+    if not hasattr(Tensor.type, "__wrapped__"):
+        Tensor.type = type_method(Tensor.type)
     ns.update(make("cpu", name))
     ns["amp"], ns["accelerator"], ns["backends"] = amp, accelerator, backends
     ns["autocast"] = amp.autocast

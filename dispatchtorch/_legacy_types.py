@@ -57,3 +57,32 @@ def make(device_type, module):
                                                 f"{device_type}."})
         out[name] = cls
     return out
+
+
+def _from_name(name):
+    """'torch.cuda.LongTensor' / 'dispatchtorch.FloatTensor' -> (device type, dtype)."""
+    parts = name.split(".")
+    if len(parts) in (2, 3) and parts[0] in ("torch", "dispatchtorch") and parts[-1] in NAMES:
+        return (parts[1] if len(parts) == 3 else "cpu"), D.BY_NAME[NAMES[parts[-1]]]
+    return None
+
+
+def type_method(original):
+    """Tensor.type that also takes a legacy type (class or name), moving the tensor to
+    its device type as PyTorch does (x.type(torch.cuda.FloatTensor))."""
+    def type(self, dtype=None, non_blocking=False, **kwargs):
+        target = None
+        if isinstance(dtype, _TensorType):
+            target = (dtype._device_type, dtype.dtype)
+        elif isinstance(dtype, str):
+            target = _from_name(dtype)
+        if target is None:
+            return original(self, dtype, non_blocking, **kwargs)
+        device_type, dt = target
+        if self.dtype is dt and self.device.type == device_type:
+            return self
+        device = self.device if self.device.type == device_type else device_type
+        return self.to(device=device, dtype=dt)
+    type.__doc__ = original.__doc__
+    type.__wrapped__ = original
+    return type
