@@ -158,3 +158,9 @@ def _die(worker_id):
 def test_a_dead_worker_is_reported_not_waited_for():
     with pytest.raises(RuntimeError, match=r"DataLoader worker \(pid\(s\) \d+\) exited unexpectedly"):
         list(DataLoader(_ds(), batch_size=4, num_workers=1, worker_init_fn=_die))
+
+
+def test_spawned_workers_work_too():
+    """multiprocessing_context='spawn': the dataset, sampler and collate travel pickled."""
+    loader = DataLoader(_ds(9), batch_size=4, num_workers=1, multiprocessing_context="spawn")
+    assert _flat(loader) == _flat(DataLoader(_ds(9), batch_size=4))
