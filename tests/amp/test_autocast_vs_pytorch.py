@@ -172,3 +172,17 @@ def test_nothing_is_wrapped_until_a_program_enters_autocast():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=120)
     assert out.stdout.strip() == "ok", out.stderr
+
+
+def test_modules_follow_the_policy_like_pytorch():
+    """nn modules reach the listed functions (nn.Linear -> F.linear), so their outputs
+    take the policy's dtype as in PyTorch."""
+    for lib in (dt, torch):
+        x = lib.tensor(IMG)
+        with lib.autocast("cpu"):
+            conv = lib.nn.Conv2d(2, 3, 3)(x)
+            lin = lib.nn.Linear(5, 4)(x)
+            norm = lib.nn.LayerNorm(5)(x)
+            loss = lib.nn.MSELoss()(lin, lib.zeros(1, 2, 5, 4).to(lib.bfloat16))
+        got = [str(t.dtype).split(".")[-1] for t in (conv, lin, norm, loss)]
+        assert got == ["bfloat16", "bfloat16", "float32", "float32"], (lib.__name__, got)
