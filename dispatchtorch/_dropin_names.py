@@ -70,8 +70,8 @@ def attach(ns):
     for device_type, mod, module in (("cuda", ns["cuda"], _device_amp.cuda_amp),
                                      ("cpu", cpu, _device_amp.cpu_amp)):
         mod.amp = module
-        for cls_name, cls in make(device_type, f"{name}.{device_type}").items():
-            if device_type != "cpu":
+        if device_type != "cpu":                   # torch.cuda.FloatTensor, ...
+            for cls_name, cls in make(device_type, f"{name}.{device_type}").items():
                 setattr(mod, cls_name, cls)
         # `import torch.cuda.amp` / `from torch.cuda.amp import GradScaler` work
         sys.modules.setdefault(f"{name}.{device_type}", mod)
