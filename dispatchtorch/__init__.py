@@ -70,3 +70,7 @@ def typename(obj) -> str:
 import builtins as _builtins  # noqa: E402
 
 builtins_bool = _builtins.bool
+
+from ._dropin_names import attach as _attach_dropin_names  # noqa: E402
+
+_attach_dropin_names(globals())      # torch.autocast, amp, accelerator, backends, FloatTensor ...

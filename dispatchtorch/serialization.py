@@ -98,7 +98,11 @@ def save(obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_seri
     tuples of those and plain values) to f (a path or a binary file object)."""
     st = _safetensors()
     arrays = {}
-    structure = _encode(obj, arrays)
+    try:
+        structure = _encode(obj, arrays)
+    except TypeError:               # a whole module, optimizer or other object: pickled
+        from . import _pickle_checkpoint
+        return _pickle_checkpoint.save(obj, f, pickle_module, pickle_protocol)
     meta = json.dumps({"format": FORMAT, "version": VERSION, "structure": structure},
                       separators=(",", ":"))
     data = st.numpy.save(arrays, metadata={_META_KEY: meta,
@@ -232,6 +236,11 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
     a {saved: target} dict of device strings, or fn(tensor_on_cpu, saved_device_str)."""
     st = _safetensors()
     data, name = _read(f)
+    from . import _pickle_checkpoint
+    if _pickle_checkpoint.is_pickle_checkpoint(data):      # torch.save of a whole object
+        return _pickle_checkpoint.load(data, name, map_location,
+                                       True if weights_only is None else weights_only,
+                                       pickle_module)
     header = _header(data, name)
     metadata = header.get("__metadata__")
     meta = metadata.get(_META_KEY) if isinstance(metadata, dict) else None
@@ -295,4 +304,18 @@ def _rebuild_parameter(array, device, requires_grad):
     return Parameter(_rebuild_tensor(array, device, False), requires_grad)
 
 
-__all__ = ["save", "load", "load_safetensors", "CheckpointError"]
+from ._safe_globals import (add_safe_globals, clear_safe_globals, get_safe_globals,  # noqa: E402
+                            safe_globals)
+
+
+def get_unsafe_globals_in_checkpoint(f):
+    """The globals a pickled checkpoint names that a weights-only load would refuse."""
+    from . import _pickle_checkpoint
+    data, _ = _read(f)
+    return _pickle_checkpoint.unsafe_globals(data) if _pickle_checkpoint.is_pickle_checkpoint(data) \
+        else []
+
+
+__all__ = ["save", "load", "load_safetensors", "CheckpointError", "add_safe_globals",
+           "clear_safe_globals", "get_safe_globals", "safe_globals",
+           "get_unsafe_globals_in_checkpoint"]

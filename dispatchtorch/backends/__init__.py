@@ -9,3 +9,5 @@ __all__ = ["list_backends", "report", "set_fallback_mode", "get_fallback_mode"]
 def report() -> list[dict]:
     """Every discovered backend as a dict: name, distribution, version, status, devices, ..."""
     return [rt.as_dict() for rt in list_backends()]
+
+from .flags import cuda, cudnn, mkl, mkldnn, mps, openmp, opt_einsum  # noqa: E402,F401

@@ -9,8 +9,10 @@ from collections import Counter
 
 from .optimizer import Optimizer
 
-__all__ = ["LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR",
-           "CosineAnnealingLR", "LinearLR", "OneCycleLR", "ReduceLROnPlateau"]
+__all__ = ["LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR",
+           "LinearLR", "ExponentialLR", "SequentialLR", "CosineAnnealingLR", "ChainedScheduler",
+           "ReduceLROnPlateau", "CyclicLR", "CosineAnnealingWarmRestarts", "OneCycleLR",
+           "PolynomialLR"]
 
 
 class LRScheduler:
@@ -32,6 +34,9 @@ class LRScheduler:
                                    f"resuming an optimizer")
         self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
         self.last_epoch = last_epoch
+        self._initial_step()
+
+    def _initial_step(self):
         self._step_count = 0
         self._is_initial = True
         try:
@@ -47,12 +52,16 @@ class LRScheduler:
 
     def step(self, epoch=None):
         self._step_count += 1
+        if epoch is not None:
+            warnings.warn("The epoch parameter in `scheduler.step()` was not necessary and is "
+                          "being deprecated where possible.", UserWarning, stacklevel=2)
+        self._update_lr(epoch)
+
+    def _update_lr(self, epoch=None):
         if epoch is None:
             self.last_epoch += 1
             values = self.get_lr()
         else:
-            warnings.warn("The epoch parameter in `scheduler.step()` was not necessary and is "
-                          "being deprecated where possible.", UserWarning, stacklevel=2)
             self.last_epoch = epoch
             closed = getattr(self, "_get_closed_form_lr", None)
             values = closed() if closed is not None else self.get_lr()
@@ -394,3 +403,12 @@ class ReduceLROnPlateau(LRScheduler):
     def load_state_dict(self, state_dict):
         self.__dict__.update(state_dict)
         self._init_is_better(self.mode, self.threshold, self.threshold_mode)
+
+
+from ._lr_more import (ChainedScheduler, ConstantLR, CosineAnnealingWarmRestarts,  # noqa: E402
+                       CyclicLR, MultiplicativeLR, PolynomialLR, SequentialLR)
+
+for _cls in (ChainedScheduler, ConstantLR, CosineAnnealingWarmRestarts, CyclicLR,
+             MultiplicativeLR, PolynomialLR, SequentialLR):
+    _cls.__module__ = __name__           # PyTorch's path (pickles, repr)
+del _cls

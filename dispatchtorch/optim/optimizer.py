@@ -103,7 +103,7 @@ class Optimizer:
         they allow it (foreach is not False), one by one otherwise."""
         maximize = group.get("maximize", False)
         flat = None
-        if group.get("foreach") is not False:
+        if group.get("foreach") is not False and not self.__dict__.get("_per_parameter"):
             flat = flat_group(self.__dict__.setdefault("_flat", {}), key, self.state, params)
         if flat is not None:
             g = flat.gather_grads()

@@ -1,42 +1,80 @@
-"""DataLoader: batches from a dataset through a sampler and collate_fn.
-
-Batches are loaded in the calling process; num_workers > 0 is accepted for
-compatibility and loads the same batches in the same order, without worker processes.
-"""
+"""DataLoader: batches from a dataset through a sampler and collate_fn, loaded in the
+calling process (num_workers=0) or by worker processes (num_workers > 0)."""
 from __future__ import annotations
 
 import warnings
 
+from ._fetch import FetcherFactory
 from .collate import default_collate, default_convert
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
 
-_warned_workers = []
+__all__ = ["DataLoader"]
+
+
+class _DatasetKind:
+    """PyTorch's tag for the two kinds of dataset a loader handles."""
+    Map = 0
+    Iterable = 1
+
+
+class _SingleProcessIter:
+    def __init__(self, loader):
+        self._loader = loader
+        self._fetch = FetcherFactory(loader._iterable, loader.collate_fn, loader._auto_collation,
+                                     loader.batch_size, loader.drop_last)(loader.dataset)
+        self._indices = None if loader._iterable else iter(loader._index_sampler)
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self._indices is None:
+            return self._fetch()
+        return self._fetch(next(self._indices))
+
+    def __len__(self):
+        return len(self._loader)
 
 
 class DataLoader:
     def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None,
                  num_workers=0, collate_fn=None, pin_memory=False, drop_last=False, timeout=0,
                  worker_init_fn=None, multiprocessing_context=None, generator=None, *,
-                 prefetch_factor=None, persistent_workers=False, pin_memory_device=""):
+                 prefetch_factor=None, persistent_workers=False, pin_memory_device="",
+                 in_order=True):
         if num_workers < 0:
             raise ValueError("num_workers option should be non-negative; use num_workers=0 to "
                              "disable multiprocessing.")
-        if num_workers > 0 and not _warned_workers:
-            _warned_workers.append(True)
-            warnings.warn("DataLoader: num_workers > 0 loads batches in the main process "
-                          "(dispatchtorch has no worker processes); results are the same",
-                          UserWarning, stacklevel=2)
-        self.dataset, self.num_workers = dataset, num_workers
-        self.generator, self.drop_last = generator, drop_last
+        if timeout < 0:
+            raise ValueError("timeout option should be non-negative")
+        if num_workers == 0 and prefetch_factor is not None:
+            raise ValueError("prefetch_factor option could only be specified in multiprocessing."
+                             "let num_workers > 0 to enable multiprocessing, otherwise set "
+                             "prefetch_factor to None.")
+        if num_workers > 0 and prefetch_factor is None:
+            prefetch_factor = 2
+        elif prefetch_factor is not None and prefetch_factor < 0:
+            raise ValueError("prefetch_factor option should be non-negative")
+        if persistent_workers and num_workers == 0:
+            raise ValueError("persistent_workers option needs num_workers > 0")
+        self.dataset, self.num_workers, self.prefetch_factor = dataset, num_workers, prefetch_factor
+        self.pin_memory, self.pin_memory_device = pin_memory, pin_memory_device
+        self.timeout, self.worker_init_fn = timeout, worker_init_fn
+        self.multiprocessing_context = multiprocessing_context
+        self.persistent_workers, self.in_order = persistent_workers, in_order
+        self.generator = generator
         iterable = isinstance(dataset, IterableDataset)
         if iterable:
             if shuffle not in (None, False):
                 raise ValueError(f"DataLoader with IterableDataset: expected unspecified shuffle "
                                  f"option, but got shuffle={shuffle}")
-            if sampler is not None or batch_sampler is not None:
-                raise ValueError("DataLoader with IterableDataset: expected unspecified sampler / "
-                                 "batch_sampler option")
+            if sampler is not None:
+                raise ValueError(f"DataLoader with IterableDataset: expected unspecified sampler "
+                                 f"option, but got sampler={sampler}")
+            if batch_sampler is not None:
+                raise ValueError(f"DataLoader with IterableDataset: expected unspecified "
+                                 f"batch_sampler option, but got batch_sampler={batch_sampler}")
         if sampler is not None and shuffle:
             raise ValueError("sampler option is mutually exclusive with shuffle")
         if batch_sampler is not None:
@@ -52,43 +90,42 @@ class DataLoader:
                 SequentialSampler(dataset)
         if batch_size is not None and batch_sampler is None and not iterable:
             batch_sampler = BatchSampler(sampler, batch_size, drop_last)
-        self.batch_size, self.sampler, self.batch_sampler = batch_size, sampler, batch_sampler
+        self.batch_size, self.drop_last = batch_size, drop_last
+        self.sampler, self.batch_sampler = sampler, batch_sampler
         self._iterable = iterable
+        self._dataset_kind = _DatasetKind.Iterable if iterable else _DatasetKind.Map
         if collate_fn is None:
-            collate_fn = default_collate if (batch_size is not None or batch_sampler is not None) \
-                else default_convert
+            collate_fn = default_collate if self._auto_collation else default_convert
         self.collate_fn = collate_fn
+        self._iterator = None
+        if pin_memory:
+            from ...accelerator import is_available
+            if not is_available():
+                warnings.warn("'pin_memory' argument is set as true but no accelerator is found, "
+                              "then device pinned memory won't be used.", stacklevel=2)
+
+    @property
+    def _auto_collation(self):
+        return self.batch_sampler is not None or (self._iterable and self.batch_size is not None)
+
+    @property
+    def _index_sampler(self):
+        return self.batch_sampler if self.batch_sampler is not None else self.sampler
+
+    def _get_iterator(self):
+        if self.num_workers == 0:
+            return _SingleProcessIter(self)
+        from ._multiprocess import MultiProcessIter
+        return MultiProcessIter(self)
 
     def __iter__(self):
-        if self._iterable:
-            return self._iter_iterable()
-        if self.batch_sampler is not None:
-            return self._iter_batches()
-        return (self.collate_fn(self.dataset[i]) for i in self.sampler)
-
-    def _fetch(self, indices):
-        getitems = getattr(self.dataset, "__getitems__", None)
-        if callable(getitems):
-            return getitems(indices)
-        return [self.dataset[i] for i in indices]
-
-    def _iter_batches(self):
-        for indices in self.batch_sampler:
-            yield self.collate_fn(self._fetch(indices))
-
-    def _iter_iterable(self):
-        if self.batch_size is None:
-            for sample in self.dataset:
-                yield self.collate_fn(sample)
-            return
-        batch = []
-        for sample in self.dataset:
-            batch.append(sample)
-            if len(batch) == self.batch_size:
-                yield self.collate_fn(batch)
-                batch = []
-        if batch and not self.drop_last:
-            yield self.collate_fn(batch)
+        if self.persistent_workers and self.num_workers > 0:
+            if self._iterator is None:
+                self._iterator = self._get_iterator()
+            else:
+                self._iterator._reset()
+            return self._iterator
+        return self._get_iterator()
 
     def __len__(self):
         if self._iterable:
@@ -96,6 +133,4 @@ class DataLoader:
             if self.batch_size is None:
                 return n
             return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
-        if self.batch_sampler is not None:
-            return len(self.batch_sampler)
-        return len(self.sampler)
+        return len(self._index_sampler)

@@ -153,3 +153,69 @@ def random_split(dataset, lengths, generator=None):
         out.append(Subset(dataset, perm[start:start + length]))
         start += length
     return out
+
+
+class ChainDataset(IterableDataset):
+    """Iterable datasets one after the other (lazily)."""
+
+    def __init__(self, datasets):
+        self.datasets = datasets
+
+    def __iter__(self):
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise AssertionError("ChainDataset only supports IterableDataset")
+            yield from d
+
+    def __len__(self):
+        total = 0
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise AssertionError("ChainDataset only supports IterableDataset")
+            total += len(d)
+        return total
+
+
+class StackDataset(Dataset):
+    """Samples of several same-length datasets side by side: a tuple for positional
+    datasets, a dict for keyword ones."""
+
+    def __init__(self, *args, **kwargs):
+        if args:
+            if kwargs:
+                raise ValueError("Supported either ``tuple``- (via ``args``) or``dict``- (via "
+                                 "``kwargs``) like input/output, but both types are given.")
+            self._length = len(args[0])
+            if any(self._length != len(d) for d in args):
+                raise ValueError("Size mismatch between datasets")
+            self.datasets = args
+        elif kwargs:
+            tmp = list(kwargs.values())
+            self._length = len(tmp[0])
+            if any(self._length != len(d) for d in tmp):
+                raise ValueError("Size mismatch between datasets")
+            self.datasets = kwargs
+        else:
+            raise ValueError("At least one dataset should be passed")
+
+    def __getitem__(self, index):
+        if isinstance(self.datasets, dict):
+            return {k: d[index] for k, d in self.datasets.items()}
+        return tuple(d[index] for d in self.datasets)
+
+    def __getitems__(self, indices):
+        def column(d):
+            getitems = getattr(d, "__getitems__", None)
+            items = getitems(indices) if callable(getitems) else [d[i] for i in indices]
+            if len(items) != len(indices):
+                raise ValueError(f"Nested dataset's output size mismatch. Expected "
+                                 f"{len(indices)}, got {len(items)}")
+            return list(items)
+        if isinstance(self.datasets, dict):
+            cols = {k: column(d) for k, d in self.datasets.items()}
+            return [{k: c[i] for k, c in cols.items()} for i in range(len(indices))]
+        cols = [column(d) for d in self.datasets]
+        return [tuple(c[i] for c in cols) for i in range(len(indices))]
+
+    def __len__(self):
+        return self._length
