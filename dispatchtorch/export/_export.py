@@ -1,0 +1,95 @@
+"""dispatchtorch.export.export: capture a module's forward in inference mode."""
+from __future__ import annotations
+
+from .. import _capture as C
+from .._tensor import Tensor
+from ..autograd.grad_mode import no_grad
+from ._dynamic import input_axes, resized, symbols_of, unify
+from ._program import ExportedProgram
+from ._symbolic import sample_points
+
+
+class ExportError(RuntimeError):
+    """The program cannot be exported as one graph (data-dependent control flow, a
+    random op, a graph that changes with a dynamic size)."""
+
+
+def export(mod, args, kwargs=None, *, dynamic_shapes=None):
+    """The forward graph of `mod(*args, **kwargs)`, run once per traced size under
+    no_grad, as an ExportedProgram. dynamic_shapes: as torch.export (a dict by
+    argument name or a tuple, of {axis: Dim}). The module's training flag is kept:
+    call mod.eval() first for dropout and batch norm to export."""
+    if not isinstance(args, tuple):
+        raise TypeError(f"export: args must be a tuple of inputs, got {type(args).__name__}")
+    kwargs = dict(kwargs or {})
+    args = tuple(_contiguous(a) for a in args)
+    kwargs = {k: _contiguous(v) for k, v in kwargs.items()}
+    top = list(args) + list(kwargs.values())
+    axes = input_axes(mod, args, kwargs, dynamic_shapes)
+    for (pos, _), d in axes.items():
+        if not isinstance(top[pos], Tensor):
+            raise TypeError(f"export: dynamic_shapes marks input {pos}, which is not a tensor")
+    graph = _capture(mod, args, kwargs)
+    dynamic, ranges = {}, {}
+    if axes:
+        base = symbols_of(axes, top)
+        points = sample_points(base)
+        graphs = [graph]
+        for point in points[1:]:
+            vals = resized(top, axes, point)
+            graphs.append(_capture(mod, tuple(vals[:len(args)]),
+                                   dict(zip(kwargs, vals[len(args):]))))
+        try:
+            graph = unify(graphs, points)
+        except Exception as exc:
+            raise ExportError(f"export: the captured graph changes with the dynamic sizes in a "
+                              f"way one graph cannot express: {exc}") from None
+        for (pos, axis), d in axes.items():
+            dynamic.setdefault(d.__name__, []).append((pos, axis))
+            ranges[d.__name__] = (d.min, d.max)
+    named = C.module_tensors(mod)
+    state = {p.name: named[p.name][0].detach() for p in graph.placeholders
+             if p.kind in (C.PARAMETER, C.BUFFER) and p.name in named}
+    inputs = [p.name for p in graph.placeholders if p.kind == C.INPUT
+              and not p.name.endswith(".storage")]
+    return ExportedProgram(graph, state, inputs, dynamic, ranges)
+
+
+def _contiguous(x):
+    return x.contiguous() if isinstance(x, Tensor) and not x.is_contiguous() else x
+
+
+def _capture(mod, args, kwargs):
+    with no_grad():
+        graph, _ = C.trace(mod, args, kwargs)
+    _check_breaks(graph)
+    for n in graph.forward_nodes():
+        if n.kind == C.RANDOM:
+            raise ExportError(f"export: {n.op} draws random values (at {n.source}); a dropout "
+                              "in training mode? Call model.eval() before exporting")
+    for p in graph.placeholders:
+        p.handle = None                   # the graph keeps host data only
+    return graph
+
+
+def _check_breaks(graph):
+    """Fail on data-dependent control flow and data-dependent shapes. A host read of an
+    integer or bool tensor is taken for an argument check (the frontend validates index
+    ranges with one read-back) and allowed: it ran on the example inputs, and the
+    exported graph does not repeat it. A read of floating values (`if x.sum() > 0`,
+    `.item()` of an activation) is not."""
+    from ..dispatch import OPS
+    for n in graph.forward_nodes():
+        op = OPS.get(n.op)
+        if op is not None and op.data_dependent:
+            raise ExportError(f"export: {n.op} (at {n.source or 'an unknown line'}) has an output "
+                              "size that depends on the input values; one graph cannot hold it")
+    for br in graph.breaks:
+        vid = getattr(br, "value", None)
+        if vid is not None and graph.values[vid].dtype not in _FLOATS:
+            continue
+        raise ExportError(f"export: data-dependent control flow at {br.source or 'an unknown line'}"
+                          f" ({br.op}): {br.reason}; export needs one graph for all inputs")
+
+
+_FLOATS = ("float16", "bfloat16", "float32", "float64")
