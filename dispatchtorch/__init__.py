@@ -29,6 +29,7 @@ linalg = _importlib.import_module(".linalg", __name__)
 special = _importlib.import_module(".special", __name__)
 from . import nn, optim, utils  # noqa: F401,E402
 from .serialization import load, save  # noqa: F401,E402
+from . import export, onnx  # noqa: F401,E402  (torch.export, torch.onnx)
 
 globals().update({k: v for k, v in _ops._F.items()})
 globals().update({k: v for k, v in _ops._I.items()})
