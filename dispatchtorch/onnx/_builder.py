@@ -16,6 +16,10 @@ NUMPY_TYPES = {"float32": np.float32, "uint8": np.uint8, "int8": np.int8, "int16
 FLOATS = ("float16", "bfloat16", "float32", "float64")
 
 
+class UnsupportedOpError(RuntimeError):
+    """An op of the captured graph with no ONNX form."""
+
+
 class Builder:
     def __init__(self, onnx, opset):
         self.onnx = onnx

@@ -15,12 +15,8 @@ import numpy as np
 
 from ..export._symbolic import SymInt
 from . import _views as V
-from ._builder import NUMPY_TYPES, ONNX_TYPES, Builder
+from ._builder import NUMPY_TYPES, ONNX_TYPES, Builder, UnsupportedOpError
 from ._ops import OPS
-
-
-class UnsupportedOpError(RuntimeError):
-    """An op of the captured graph with no ONNX form."""
 
 
 @dataclass
@@ -48,6 +44,12 @@ class Converter:
     b: Builder
     storages: dict = field(default_factory=dict)      # root value id -> _Storage
     bound: dict = field(default_factory=dict)         # value id -> (name, root version)
+    children: dict = field(default_factory=dict)      # composite node id -> its nodes
+
+    def __post_init__(self):
+        for n in self.graph.nodes:
+            if n.parent is not None and n.phase == "forward":
+                self.children.setdefault(n.parent, []).append(n)
 
     # -- reading and writing values -------------------------------------------------------
     def root_of(self, vid):
@@ -104,7 +106,11 @@ class Converter:
 
     # -- nodes ----------------------------------------------------------------------------------
     def run(self, nodes):
+        """Convert nodes in order (the graph's top-level nodes, or a composite's children)."""
         for n in nodes:
+            if n.kind == "composite" and (n.op not in OPS or not self._try_whole(n)):
+                self.run(self.children.get(n.id, ()))     # its decomposition instead
+                continue
             try:
                 self.node(n)
             except UnsupportedOpError:
@@ -112,6 +118,15 @@ class Converter:
             except (NotImplementedError, ValueError) as exc:
                 raise UnsupportedOpError(f"export: {n.op} has no ONNX form here: {exc} "
                                          f"(called at {n.source or 'an unknown line'})") from exc
+
+    def _try_whole(self, n):
+        """Map a composite whole; False (nothing written) where its mapping declines
+        these params, so that its decomposition is converted instead."""
+        try:
+            self.node(n)
+        except NotImplementedError:
+            return False
+        return True
 
     def node(self, n):
         g, b = self.graph, self.b

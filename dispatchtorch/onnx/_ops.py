@@ -12,6 +12,8 @@ import math
 
 import numpy as np
 
+from ._builder import UnsupportedOpError
+
 OPS: dict = {}
 
 
@@ -405,8 +407,9 @@ def _sdpa(b, call):
 
 def _no_training(what):
     def fn(b, call):
-        raise NotImplementedError(f"{what} has no ONNX form in inference; call model.eval() "
-                                  "before exporting")
+        raise UnsupportedOpError(f"export: {what} has no ONNX form in inference (called at "
+                                 f"{call.source or 'an unknown line'}); call model.eval() "
+                                 "before exporting")
     return fn
 
 
