@@ -74,19 +74,30 @@ def _capture(mod, args, kwargs):
 
 def _check_breaks(graph):
     """Fail on data-dependent control flow and data-dependent shapes. A host read of an
-    integer or bool tensor is taken for an argument check (the frontend validates index
-    ranges with one read-back) and allowed: it ran on the example inputs, and the
-    exported graph does not repeat it. A read of floating values (`if x.sum() > 0`,
-    `.item()` of an activation) is not."""
+    integer tensor computed from integer inputs and constants alone is taken for an
+    argument check (the frontend validates index ranges with one read-back) and
+    allowed: it ran on the example inputs and the exported graph does not repeat it.
+    A read of anything computed from floating values (`if x.sum() > 0`, `.item()` of
+    an activation) or of a bool is not."""
     from ..dispatch import OPS
     for n in graph.forward_nodes():
         op = OPS.get(n.op)
         if op is not None and op.data_dependent:
             raise ExportError(f"export: {n.op} (at {n.source or 'an unknown line'}) has an output "
                               "size that depends on the input values; one graph cannot hold it")
+    if not graph.breaks:
+        return
+    values = graph.values
+    floaty = {vid for vid, v in values.items() if v.dtype in _FLOATS}
+    for n in graph.nodes:
+        ins = [a for a in n.inputs if isinstance(a, int)]
+        ins += [v.value for v in n.params.values() if isinstance(v, C.Ref)]
+        if any(i in floaty or values[i].base in floaty for i in ins):
+            floaty.update(n.outputs)
     for br in graph.breaks:
         vid = getattr(br, "value", None)
-        if vid is not None and graph.values[vid].dtype not in _FLOATS:
+        if vid is not None and values[vid].dtype not in _FLOATS + ("bool",) \
+                and vid not in floaty and values[vid].base not in floaty:
             continue
         raise ExportError(f"export: data-dependent control flow at {br.source or 'an unknown line'}"
                           f" ({br.op}): {br.reason}; export needs one graph for all inputs")
