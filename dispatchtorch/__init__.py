@@ -69,3 +69,6 @@ def typename(obj) -> str:
 import builtins as _builtins  # noqa: E402
 
 builtins_bool = _builtins.bool
+
+from ._compile import compile  # noqa: E402,A001  (torch.compile)
+from . import _dynamo  # noqa: E402,F401

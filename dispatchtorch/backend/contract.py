@@ -99,3 +99,15 @@ class Backend:
     def device_index(self, handle) -> int:
         """The device index a handle lives on (backends with one device keep this)."""
         return 0
+
+    # -- optional: fused-kernel code generation (dispatchtorch.compile) ------------
+    def can_fuse(self, op: str, dtype: str) -> bool:
+        """Whether fuse_elementwise handles FusedOp `op` computing in `dtype`; the
+        compiler builds regions only from ops this accepts. Default: none."""
+        return False
+
+    def fuse_elementwise(self, region) -> Callable | None:
+        """One kernel `fn(*outs, *ins)` computing a
+        `dispatchtorch.backend.fusion.FusedRegion`, or None to run its prims one by
+        one. Cache what you generate: the compiler asks once per region and device."""
+        return None

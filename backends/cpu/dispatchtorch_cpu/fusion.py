@@ -1,0 +1,127 @@
+"""The fused-kernel hook of the CPU reference: a region runs tile by tile.
+
+Measured on 4M float32 (a 5-op chain with exp and tanh): numexpr 0.4-1.2x eager
+(its float32 transcendentals are slower than numpy's SIMD loops), tiled numpy
+3.1-3.5x. So a fused region runs this backend's own kernels on tiles of ~32K
+elements whose temporaries stay in cache: one pass over memory instead of one per
+op, and the same numbers as the unfused prims (elementwise kernels are pointwise).
+"""
+from __future__ import annotations
+
+from math import prod
+
+import numpy as np
+
+from .kernels import KERNELS
+
+TILE = 32768             # elements per tile: a few float32 temporaries fit in L2
+
+_ELEMENTWISE = frozenset(
+    {"exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "sin", "cos", "tan",
+     "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "erfc",
+     "erfinv", "floor", "ceil", "round", "trunc", "neg", "abs", "bitwise_not", "add", "sub",
+     "mul", "div", "fmod", "pow", "maximum", "minimum", "atan2", "bitwise_and", "bitwise_or",
+     "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift", "eq", "ne", "lt", "le", "gt",
+     "ge", "where", "relu", "cast"})
+
+
+def can_fuse(op, dtype):
+    return op in _ELEMENTWISE
+
+
+def _cast(out, x):
+    np.copyto(out, x, casting="unsafe")
+
+
+def _tiles(shape):
+    """Index tuples covering `shape` in C order, each about TILE elements."""
+    if not shape:
+        yield ()
+        return
+    k = 0
+    while k < len(shape) - 1 and prod(shape[k + 1:]) > TILE:
+        k += 1
+    inner = prod(shape[k + 1:]) or 1
+    step = max(1, TILE // inner)
+    for lead in np.ndindex(*shape[:k]):
+        for s in range(0, shape[k], step):
+            yield lead + (slice(s, min(s + step, shape[k])),)
+
+
+def fuse_elementwise(region, dtypes):
+    """A kernel(*outs, *ins) for a FusedRegion; dtypes maps dtype names to numpy."""
+    ops = region.ops
+    n_out = len(region.outputs)
+    out_of = {j: i for i, j in enumerate(region.outputs)}
+    kernels = [_cast if o.op == "cast" else KERNELS[o.op] for o in ops]
+    last = {}
+    for j, o in enumerate(ops):
+        for kind, v in o.args:
+            if kind == "tmp":
+                last[v] = j
+    # temporaries: a tile buffer per live non-output result, reused after its last use
+    slot_of, free, n_slots, slot_dtype = {}, {}, 0, []
+    for j, o in enumerate(ops):
+        for kind, v in o.args:
+            if kind == "tmp" and last.get(v) == j and v in slot_of:
+                free.setdefault(ops[v].dtype, []).append(slot_of[v])
+        if j not in out_of:
+            pool = free.get(o.dtype)
+            if pool:
+                slot_of[j] = pool.pop()
+            else:
+                slot_of[j] = n_slots
+                slot_dtype.append(o.dtype)
+                n_slots += 1
+    consts = {}
+    for j, o in enumerate(ops):
+        for kind, v in o.args:
+            if kind == "const":
+                consts[(j, v)] = np.asarray(v).astype(dtypes[o.in_dtype])
+    plan = tuple((kernels[j], j, tuple(o.args)) for j, o in enumerate(ops))
+    shape = tuple(region.shape)
+    probe = np.empty(shape, np.bool_)
+    tiles = [(t, probe[t].shape) for t in _tiles(shape)]
+    full = tiles[0][1] if tiles else ()
+    tiles = [(t, () if ts == full else tuple(slice(0, n) for n in ts)) for t, ts in tiles]
+    del probe
+
+    def kernel(*handles):
+        if 0 in shape:
+            return
+        outs, ins = handles[:n_out], handles[n_out:]
+        bufs = [np.empty(full, dtypes[d]) for d in slot_dtype]
+        res = [None] * len(plan)
+        for t, part in tiles:
+            for fn, j, args in plan:
+                vals = []
+                for kind, v in args:
+                    if kind == "in":
+                        vals.append(ins[v][t])
+                    elif kind == "tmp":
+                        vals.append(res[v])
+                    else:
+                        vals.append(consts[(j, v)])
+                o = out_of.get(j)
+                if o is not None:
+                    dst = outs[o][t]
+                else:
+                    dst = bufs[slot_of[j]]
+                    if part:
+                        dst = dst[part]
+                fn(dst, *vals)
+                res[j] = dst
+    kernel.source = describe(region)
+    return kernel
+
+
+def describe(region):
+    """The tile program as text (what explain shows)."""
+    lines = [f"# cpu tiled numpy: {len(region.ops)} ops over {list(region.shape)}, tiles of "
+             f"{TILE} elements; inputs {', '.join(f'in{i}: {d}' for i, d in enumerate(region.inputs))}"]
+    for j, o in enumerate(region.ops):
+        args = ", ".join(f"in{v}" if k == "in" else f"t{v}" if k == "tmp" else repr(v)
+                         for k, v in o.args)
+        mark = f"  -> out{region.outputs.index(j)}" if j in region.outputs else ""
+        lines.append(f"t{j}: {o.dtype} = {o.op}({args}){mark}")
+    return "\n".join(lines)
