@@ -1,10 +1,14 @@
-"""ExportedProgram.module(): the graph as a callable nn.Module."""
+"""ExportedProgram.module(): the graph as a callable nn.Module, run by the compiler's
+runner (dispatchtorch._compile: the graph's prims straight on the backend, fused where
+the backend can) once per set of dynamic sizes."""
 from __future__ import annotations
+
+import numpy as np
 
 from .. import _capture as C
 from .._tensor import Tensor
 from ..nn.modules.module import Module
-from ._replay import bind, replay
+from ._dynamic import specialize
 
 
 class ExportedModule(Module):
@@ -14,6 +18,7 @@ class ExportedModule(Module):
     def __init__(self, program):
         super().__init__()
         object.__setattr__(self, "_program", program)
+        object.__setattr__(self, "_entries", {})      # dynamic sizes -> compiled Entry
 
     def forward(self, *args, **kwargs):
         ep = self._program
@@ -22,13 +27,14 @@ class ExportedModule(Module):
             raise TypeError(f"exported forward takes {len(ep.input_names)} tensor inputs, got "
                             f"{len(leaves)}")
         self._check(leaves)
-        graph = bind(ep.graph, ep.dynamic, dict(enumerate(leaves)))
-        tensors = dict(ep.state_dict)
-        tensors.update(zip(ep.input_names, leaves))
-        place = next((t._place for t in leaves if isinstance(t, Tensor)), None)
-        if place is None:
-            place = next(iter(ep.state_dict.values()))._place
-        return replay(graph, place, tensors)
+        env = {name: leaves[where[0][0]].shape[where[0][1]] for name, where in ep.dynamic.items()}
+        key = tuple(sorted(env.items()))
+        entry = self._entries.get(key)
+        if entry is None:
+            entry = self._entries[key] = _entry(ep.graph if not env else specialize(ep.graph, env))
+        named = {n: (t, None) for n, t in ep.state_dict.items()}
+        return entry.run(tuple(_contiguous(a) for a in args),
+                         {k: _contiguous(v) for k, v in kwargs.items()}, named)
 
     def _check(self, leaves):
         ep = self._program
@@ -52,3 +58,18 @@ class ExportedModule(Module):
                 if n < max(lo, 1) or (hi is not None and n > hi):
                     raise RuntimeError(f"exported forward: input {name} dim {axis} ({sym}) "
                                        f"must be in [{max(lo, 1)}, {hi}], got {n}")
+
+
+def _contiguous(x):
+    return x.contiguous() if isinstance(x, Tensor) and not x.is_contiguous() else x
+
+
+def _entry(graph):
+    """The compiler's runner for graph, its constants uploaded to their devices."""
+    from .._compile.compiled import Entry
+    from .._device_runtime import place_of
+    for p in graph.placeholders:
+        if p.kind == C.CONSTANT:
+            place = place_of(graph.values[p.value].device)
+            p.handle = place.bk.from_host(np.ascontiguousarray(p.data), place.index)
+    return Entry(graph, {}, False)
