@@ -74,11 +74,11 @@ def _capture(mod, args, kwargs):
 
 def _check_breaks(graph):
     """Fail on data-dependent control flow and data-dependent shapes. A host read of an
-    integer tensor computed from integer inputs and constants alone is taken for an
-    argument check (the frontend validates index ranges with one read-back) and
-    allowed: it ran on the example inputs and the exported graph does not repeat it.
-    A read of anything computed from floating values (`if x.sum() > 0`, `.item()` of
-    an activation) or of a bool is not."""
+    integer or bool tensor computed from integer inputs and constants alone is taken
+    for an argument check (the frontend validates index ranges and integer divisors
+    with one read-back) and allowed: it ran on the example inputs and the exported
+    graph does not repeat it. A read of anything computed from floating values
+    (`if x.sum() > 0`, `.item()` of an activation) is not."""
     from ..dispatch import OPS
     for n in graph.forward_nodes():
         op = OPS.get(n.op)
@@ -96,7 +96,7 @@ def _check_breaks(graph):
             floaty.update(n.outputs)
     for br in graph.breaks:
         vid = getattr(br, "value", None)
-        if vid is not None and values[vid].dtype not in _FLOATS + ("bool",) \
+        if vid is not None and values[vid].dtype not in _FLOATS \
                 and vid not in floaty and values[vid].base not in floaty:
             continue
         raise ExportError(f"export: data-dependent control flow at {br.source or 'an unknown line'}"
