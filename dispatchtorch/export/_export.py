@@ -56,7 +56,11 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None):
 
 
 def _contiguous(x):
-    return x.contiguous() if isinstance(x, Tensor) and not x.is_contiguous() else x
+    """x as a tensor of its own (a view of a larger storage would be captured with all
+    of it as an input)."""
+    if isinstance(x, Tensor) and (x._storage is not None or x._offset):
+        return x.detach().clone()
+    return x
 
 
 def _capture(mod, args, kwargs):
