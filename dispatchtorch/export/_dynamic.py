@@ -1,8 +1,8 @@
 """Dynamic axes: torch.export's `Dim` and `dynamic_shapes`, and the symbolic graph.
 
 A dynamic axis gets a symbol. The program is traced once per point of
-`_symbolic.sample_points` (the example sizes, each symbol + 1, and a check point),
-with inputs resized along their dynamic axes; the graphs must agree in structure,
+`_symbolic.sample_points` (two sizes per symbol, every corner, and a check point),
+with the example inputs resized along their dynamic axes; the graphs must agree in structure,
 and every integer that differs between them is fitted to a `SymInt`.
 """
 from __future__ import annotations
@@ -135,6 +135,47 @@ class GraphMismatch(RuntimeError):
     pass
 
 
+@dataclasses.dataclass
+class SymConst:
+    """A constant that follows the dynamic sizes: kind "scalar" (a count such as the
+    divisor of a mean over a dynamic axis: value is a SymInt), "arange" (0, 1, ...,
+    size[0] - 1) or "full" (size filled with value)."""
+    kind: str
+    dtype: str
+    size: tuple
+    value: object
+
+    def evaluate(self, env):
+        from ._symbolic import concrete
+        size = tuple(concrete(self.size, env))
+        if self.kind == "scalar":
+            return np.asarray(concrete(self.value, env), dtype=self.dtype)
+        if self.kind == "arange":
+            return np.arange(size[0], dtype=self.dtype)
+        return np.full(size, self.value, dtype=self.dtype)
+
+
+def _sym_constant(objs, points, path):
+    first = objs[0]
+    same_dtype = all(o.dtype == first.dtype and o.ndim == first.ndim for o in objs)
+    try:
+        if same_dtype and first.ndim == 0 and all(float(o) == int(o) for o in objs):
+            return SymConst("scalar", first.dtype.str, (), fit([int(o) for o in objs], points,
+                                                                 path))
+        if same_dtype and first.ndim == 1 and all(
+                np.array_equal(o, np.arange(len(o))) for o in objs):
+            return SymConst("arange", first.dtype.str, (fit([len(o) for o in objs], points,
+                                                            path),), 0)
+        if same_dtype and all(o.size and np.all(o == first.flat[0]) for o in objs):
+            size = tuple(fit([o.shape[d] for o in objs], points, f"{path}.shape[{d}]")
+                         for d in range(first.ndim))
+            return SymConst("full", first.dtype.str, size, first.flat[0].item())
+    except ValueError:
+        pass
+    raise GraphMismatch(f"{path}: a constant depends on a dynamic size "
+                        f"(shapes {[o.shape for o in objs[:2]]})")
+
+
 def unify(objs, points, path="graph"):
     """One object from the traces' objects: integers that differ become SymInts."""
     first = objs[0]
@@ -150,11 +191,10 @@ def unify(objs, points, path="graph"):
         except ValueError as exc:
             raise GraphMismatch(str(exc)) from None
     if isinstance(first, np.ndarray):
-        if any(o.shape != first.shape or not np.array_equal(o, first, equal_nan=True)
+        if all(o.shape == first.shape and np.array_equal(o, first, equal_nan=True)
                for o in objs[1:]):
-            raise GraphMismatch(f"{path}: a constant depends on a dynamic size "
-                                f"(shapes {[o.shape for o in objs[:2]]})")
-        return first
+            return first
+        return _sym_constant(objs, points, path)
     if dataclasses.is_dataclass(first) and not isinstance(first, type):
         changes = {}
         for f in dataclasses.fields(first):
@@ -182,7 +222,7 @@ def specialize(obj, env):
     """obj with every SymInt evaluated at env ({symbol: size}), through dataclasses,
     tuples, lists and dicts (the graph for one call's sizes)."""
     from ._symbolic import SymInt
-    if isinstance(obj, SymInt):
+    if isinstance(obj, (SymInt, SymConst)):
         return obj.evaluate(env)
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return dataclasses.replace(obj, **{f.name: specialize(getattr(obj, f.name), env)

@@ -29,25 +29,38 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None):
     for (pos, _), d in axes.items():
         if not isinstance(top[pos], Tensor):
             raise TypeError(f"export: dynamic_shapes marks input {pos}, which is not a tensor")
-    graph = _capture(mod, args, kwargs)
+    named = C.module_tensors(mod)
     dynamic, ranges = {}, {}
-    if axes:
-        base = symbols_of(axes, top)
-        points = sample_points(base)
-        graphs = [graph]
-        for point in points[1:]:
+    if not axes:
+        graph = _capture(mod, args, kwargs)
+    else:
+        examples = symbols_of(axes, top)
+        for (pos, axis), d in axes.items():
+            dynamic.setdefault(d.__name__, []).append((pos, axis))
+            ranges[d.__name__] = (d.min, d.max)
+        static = {n for i, t in enumerate(top) if isinstance(t, Tensor)
+                  for a, n in enumerate(t.shape) if (i, a) not in axes}
+        static |= {n for t, _ in named.values() for n in t.shape}
+        points = sample_points(ranges, static, examples)
+        graphs = []
+        for point in points:
             vals = resized(top, axes, point)
-            graphs.append(_capture(mod, tuple(vals[:len(args)]),
-                                   dict(zip(kwargs, vals[len(args):]))))
+            try:
+                graphs.append(_capture(mod, tuple(vals[:len(args)]),
+                                       dict(zip(kwargs, vals[len(args):]))))
+            except ExportError:
+                raise
+            except Exception as exc:
+                raise ExportError(
+                    f"export: to fit the dynamic dims the model runs at the sizes "
+                    f"{sorted(set((k, p[k]) for p in points for k in p))}; at {point} it "
+                    f"failed: {type(exc).__name__}: {exc}. Give the dims a range the model "
+                    f"accepts (Dim(name, min=..., max=...))") from exc
         try:
             graph = unify(graphs, points)
         except Exception as exc:
             raise ExportError(f"export: the captured graph changes with the dynamic sizes in a "
                               f"way one graph cannot express: {exc}") from None
-        for (pos, axis), d in axes.items():
-            dynamic.setdefault(d.__name__, []).append((pos, axis))
-            ranges[d.__name__] = (d.min, d.max)
-    named = C.module_tensors(mod)
     state = {p.name: named[p.name][0].detach() for p in graph.placeholders
              if p.kind in (C.PARAMETER, C.BUFFER) and p.name in named}
     inputs = [p.name for p in graph.placeholders if p.kind == C.INPUT

@@ -15,13 +15,14 @@ import numpy as np
 from .. import _capture as C
 from .. import serialization
 from .._tensor import Tensor
+from ._dynamic import SymConst
 from ._program import ExportedProgram
 from ._symbolic import SymInt
 
 FORMAT = "dispatchtorch.export"
 VERSION = 1
 _CLASSES = {c.__name__: c for c in (C.Graph, C.Value, C.Placeholder, C.Node, C.Scalar, C.Ref,
-                                      C.GraphBreak)}
+                                      C.GraphBreak, SymConst)}
 
 
 def _to_data(obj, path):

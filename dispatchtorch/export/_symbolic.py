@@ -152,61 +152,97 @@ def concrete(x, env=None):
     return x
 
 
-def sample_points(base):
-    """The symbol values to trace at: every corner of base + {0, 1} per symbol (2**k
-    traces for k symbols; the first is base itself), enough to fit a multilinear term,
-    then one more point (base + 3 everywhere) that checks the fit."""
-    names = sorted(base)
-    corners = [dict(zip(names, (base[n] + d for n, d in zip(names, corner))))
-               for corner in itertools.product((0, 1), repeat=len(names))]
-    return corners + [{n: base[n] + 3 for n in names}]
+def _primes(start):
+    n = max(start, 2)
+    while True:
+        if all(n % d for d in range(2, int(n ** 0.5) + 1)):
+            yield n
+        n += 1
+
+
+LEVELS = 3      # sizes per symbol: fits up to degree 2 in each (B*T*T for attention scores)
+
+
+def sample_points(ranges, avoid=(), examples=None):
+    """The sizes to trace at for symbols {name: (min, max or None)}: a grid of LEVELS
+    sizes per symbol (LEVELS**k traces for k symbols, enough to fit a polynomial of
+    degree LEVELS - 1 in each) and a check point. The sizes are distinct primes not in
+    `avoid` (the static sizes of the inputs and weights), so that no dynamic size
+    equals another size by chance (equal sizes share cached constants); preferred are
+    primes between 5 and the example size (examples: {name: size}), which the model
+    is known to accept, then the example, then larger primes."""
+    names = sorted(ranges)
+    used = set(avoid)
+    chosen = {}
+    examples = examples or {}
+    # the symbol with the largest example first: it has the most room below it
+    for name in sorted(names, key=lambda n: -examples.get(n, 4)):
+        lo, hi = ranges[name]
+        lo = max(lo, 2)
+        top = examples.get(name, 4)
+        if hi is not None:
+            top = min(top, hi)
+        # primes from 5 up to the example, the example, other sizes up to it, primes
+        # above it, then the smallest sizes (the likeliest to equal a scalar constant)
+        below = [n for n in range(top, max(lo, 5) - 1, -1)]
+        order = [n for n in below if _is_prime(n)] + [top] + \
+            [n for n in below if not _is_prime(n)]
+        for n in _primes(max(top + 1, lo)):
+            if (hi is not None and n > hi) or len(order) > 96:
+                break
+            order.append(n)
+        order += [n for n in range(min(top, 4), lo - 1, -1)]
+        order = [n for n in dict.fromkeys(order) if lo <= n and (hi is None or n <= hi)]
+        picks = [n for n in order if n not in used][:LEVELS + 1]
+        if len(picks) <= LEVELS:
+            raise ValueError(f"export: dynamic dim {name} has too small a range "
+                             f"[{lo}, {hi}] to trace it at {LEVELS + 1} sizes")
+        used.update(picks)
+        chosen[name] = picks
+    grid = [dict(zip(names, (chosen[n][c] for n, c in zip(names, corner))))
+            for corner in itertools.product(range(LEVELS), repeat=len(names))]
+    return grid + [{n: chosen[n][LEVELS] for n in names}]
+
+
+def _is_prime(n):
+    return n > 1 and all(n % d for d in range(2, int(n ** 0.5) + 1))
 
 
 def fit(values, points, what):
     """The SymInt taking values[i] at points[i] (the points of sample_points), or the
-    plain int when all agree. Raises ValueError naming `what` when no integer
-    multilinear polynomial fits (a size that is not a product/sum of the dims)."""
+    plain int when all agree. Raises ValueError naming `what` when no polynomial with
+    integer coefficients fits (a size that is not built from the dims by + and *)."""
     if all(v == values[0] for v in values):
         return values[0]
     *values, check = values
     *points, check_point = points
     names = sorted(points[0])
-    base = points[0]
-    # Moebius inversion over the corners: the coefficient of each monomial in the
-    # shifted variables u_s = s - base_s, then expanded back into the symbols.
-    shifted = {}
-    for mask in itertools.product((0, 1), repeat=len(names)):
-        coeff = 0
-        for sub in itertools.product((0, 1), repeat=len(names)):
-            if any(s > m for s, m in zip(sub, mask)):
-                continue
-            idx = _corner_index(sub, points, names, base)
-            sign = (-1) ** (sum(mask) - sum(sub))
-            coeff += sign * values[idx]
-        if coeff:
-            shifted[tuple(n for n, m in zip(names, mask) if m)] = coeff
+    nodes = {n: sorted({p[n] for p in points}) for n in names}
+    # Lagrange interpolation on the grid: sum of value * prod over symbols of the basis
+    # polynomial that is 1 at the point's size and 0 at the symbol's other sizes
     terms: dict = {}
-    for mono, c in shifted.items():
-        # prod over s in mono of (s - base_s): expand
-        for keep in itertools.product((0, 1), repeat=len(mono)):
-            sub = tuple(s for s, k in zip(mono, keep) if k)
-            factor = Fraction(c)
-            for s, k in zip(mono, keep):
-                if not k:
-                    factor *= -base[s]
-            terms[sub] = terms.get(sub, 0) + factor
+    for value, point in zip(values, points):
+        poly = {(): Fraction(value)}
+        for n in names:
+            for other in nodes[n]:
+                if other != point[n]:
+                    span = point[n] - other
+                    poly = _mul(poly, {(n,): Fraction(1, span), (): Fraction(-other, span)})
+        for m, c in poly.items():
+            terms[m] = terms.get(m, 0) + c
     if any(f.denominator != 1 for f in terms.values()):
         raise ValueError(f"{what} is not an integer polynomial of the dynamic dims")
-    r = SymInt({m: int(f) for m, f in terms.items()}, values[0])
-    if r.evaluate(check_point) != check:
+    r = _simplify({m: int(f) for m, f in terms.items()}, values[0])
+    if not isinstance(r, SymInt) or r.evaluate(check_point) != check:
         raise ValueError(f"{what} changes with the dynamic dims in a way export cannot "
                          f"express (values {values + [check]} at {points + [check_point]})")
     return r
 
 
-def _corner_index(sub, points, names, base):
-    want = {n: base[n] + d for n, d in zip(names, sub)}
-    for i, p in enumerate(points):
-        if p == want:
-            return i
-    raise AssertionError("corner missing")
+def _mul(a, b):
+    out: dict = {}
+    for m1, c1 in a.items():
+        for m2, c2 in b.items():
+            m = tuple(sorted(m1 + m2))
+            out[m] = out.get(m, 0) + c1 * c2
+    return out

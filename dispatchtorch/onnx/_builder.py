@@ -84,9 +84,8 @@ class Builder:
         name = self._sym_names.get(sym)
         if name is None:
             src, axis = self.sym_sources[sym]
-            shape = self.op("Shape", [src], name_hint=f"{src}_shape")
-            name = self._sym_names[sym] = self.op(
-                "Gather", [shape, self.int64s([axis])], name_hint=sym, axis=0)
+            name = self._sym_names[sym] = self.op("Shape", [src], name_hint=sym, start=axis,
+                                                  end=axis + 1)
         return name
 
     def size_tensor(self, d):

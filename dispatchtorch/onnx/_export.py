@@ -8,6 +8,7 @@ import numpy as np
 from .. import _capture as C
 from .._tensor import Tensor
 from ._builder import ONNX_TYPES, Builder
+from ..export._dynamic import SymConst
 from ._convert import Converter, prune, value_info
 
 DEFAULT_OPSET = 17
@@ -105,6 +106,22 @@ def _ident(name):
     return s if s and not s[0].isdigit() else "d_" + s
 
 
+def _sym_constant(b, conv, c):
+    """A constant that follows dynamic sizes, computed from them."""
+    dt = {np.dtype(k).str: k for k in ONNX_TYPES if k != "bfloat16"}[np.dtype(c.dtype).str]
+    if c.kind == "full":
+        return conv.fill(c.size, dt, c.value)
+    if c.kind == "scalar":
+        n = b.op("Squeeze", [b.size_tensor(c.value), b.int64s([0])])
+    else:
+        # arange(n) as a running count of ones: onnxruntime 1.32's GatherToSliceFusion
+        # breaks a Gather of a Range with a computed limit (the embedding of positions)
+        ones = conv.fill(c.size, "int64", 1)
+        n = b.op("Sub", [b.op("CumSum", [ones, b.const(np.asarray(0, np.int64))]),
+                         b.const(np.asarray(1, np.int64))])
+    return b.cast(n, "int64", dt)
+
+
 def to_onnx(ep, input_names, output_names, dynamic_axes, opset, fold, export_params, onnx):
     """The ExportedProgram as an onnx.ModelProto (checked by onnx.checker)."""
     g = ep.graph
@@ -114,6 +131,9 @@ def to_onnx(ep, input_names, output_names, dynamic_axes, opset, fold, export_par
     inputs, user = [], {}
     for name, pname in zip(input_names, ep.input_names):
         user[pname] = b.reserve(name)
+    for sym, where in ep.dynamic.items():
+        pos, axis = where[0]
+        b.sym_sources[sym] = (user[ep.input_names[pos]], axis)
     for p in g.placeholders:
         if p.name.endswith(".storage"):
             raise NotImplementedError(f"onnx.export: {p.name[:-8]} is a view of another "
@@ -129,14 +149,13 @@ def to_onnx(ep, input_names, output_names, dynamic_axes, opset, fold, export_par
                 b.initializer(name, array)
             else:
                 inputs.append(value_info(b, name, v.dtype, v.shape))
+        elif p.kind == C.CONSTANT and isinstance(p.data, SymConst):
+            name = _sym_constant(b, conv, p.data)
         elif p.kind == C.CONSTANT:
             name = b.const(np.asarray(p.data), hint=p.name)
         else:
             raise NotImplementedError(f"onnx.export: placeholder {p.name} ({p.kind})")
         conv.write(p.value, name)
-    for sym, where in ep.dynamic.items():
-        pos, axis = where[0]
-        b.sym_sources[sym] = (user[ep.input_names[pos]], axis)
     conv.run(g.whole_nodes("forward"))
     out_names = _names(output_names, len(g.outputs), "output", "output_names")
     outputs = []

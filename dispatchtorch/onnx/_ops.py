@@ -94,7 +94,14 @@ def _rsqrt(b, call):
 def _not(b, call):
     if call.in_dtypes[0] == "bool" or call.op == "logical_not":
         return b.op("Not", [b.cast(call.ins[0], call.in_dtypes[0], "bool")])
-    return b.op("BitwiseNot", call.ins)
+    return _int_bitwise(b, "BitwiseNot", call.ins)
+
+
+def _int_bitwise(b, op_type, ins):
+    if b.opset < 18:
+        raise UnsupportedOpError(f"export: integer {op_type} needs opset_version 18 or newer "
+                                 f"(asked for {b.opset})")
+    return b.op(op_type, ins)
 
 
 _BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "pow": "Pow",
@@ -112,7 +119,7 @@ def _binary(name):
         if dt == "bool" and name in _BOOL_BINARY:
             return b.op(_BOOL_BINARY[name], ins)
         if name in _INT_BITWISE:
-            return b.op(_INT_BITWISE[name], ins)
+            return _int_bitwise(b, _INT_BITWISE[name], ins)
         return b.op(_BINARY[name], ins)
     return fn
 

@@ -74,8 +74,24 @@ def test_bad_arguments():
         ep.module()(torch.randn(5, 4))
 
 
-def test_constant_that_follows_a_dynamic_axis():
-    m = Fn(lambda x: x + torch.arange(x.shape[1]))
+def test_constants_that_follow_a_dynamic_axis(tmp_path):
+    """arange(n), fills and counts of a dynamic size are computed from it; other
+    constants that change with it cannot be exported."""
+    ort = pytest.importorskip("onnxruntime")
+    m = Fn(lambda x: (x + torch.arange(x.shape[1]) + torch.zeros(x.shape[1]),
+                      x.mean(1), x.var(0)))
+    path = str(tmp_path / "m.onnx")
+    torch.onnx.export(m, (torch.randn(3, 4),), path, input_names=["x"],
+                      dynamic_axes={"x": {0: "b", 1: "n"}})
+    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    ep = torch.export.export(m, (torch.randn(3, 4),), dynamic_shapes=({0: Dim("b"), 1: Dim("n")},))
+    for shape in ((2, 7), (5, 3)):
+        x = torch.randn(*shape)
+        want = [w.numpy() for w in m(x)]
+        for got in (sess.run(None, {"x": x.numpy()}), [g.numpy() for g in ep.module()(x)]):
+            for g, w in zip(got, want):
+                np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+    m = Fn(lambda x: x * torch.linspace(0, 1, x.shape[1]))
     with pytest.raises(ExportError, match="constant depends on a dynamic size"):
         torch.export.export(m, (torch.randn(2, 3),), dynamic_shapes=({1: Dim("n")},))
 

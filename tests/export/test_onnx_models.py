@@ -72,3 +72,23 @@ def test_exported_program_module_and_save_load(case):
         want = _eager(model, xb)
         np.testing.assert_allclose(ep.module()(xb).numpy(), want, rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(loaded.module()(xb).numpy(), want, rtol=1e-5, atol=1e-6)
+
+
+def test_transformer_dynamic_batch_and_sequence(tmp_path):
+    """Batch and sequence length both dynamic: the positions (arange), the causal mask
+    and the attention scores (heads * T * T) follow the input's shape."""
+    torch.manual_seed(0)
+    model, x = MODELS["tiny_transformer"]()
+    model.eval()
+    path = str(tmp_path / "tt.onnx")
+    torch.onnx.export(model, (x,), path, input_names=["x"],
+                      dynamic_axes={"x": {0: "batch", 1: "seq"}})
+    onnx.checker.check_model(onnx.load(path), full_check=True)
+    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    ep = torch.export.export(model, (x,), dynamic_shapes=({0: Dim("batch"), 1: Dim("seq")},))
+    for b, t in ((1, 3), (4, 12)):
+        xb = torch.randint(0, 30, (b, t))
+        want = _eager(model, xb)
+        np.testing.assert_allclose(sess.run(None, {"x": xb.numpy()})[0], want, rtol=1e-4,
+                                   atol=1e-4)
+        np.testing.assert_allclose(ep.module()(xb).numpy(), want, rtol=1e-5, atol=1e-6)

@@ -112,3 +112,38 @@ def test_params_as_inputs_and_no_folding(tmp_path):
             names[2]: m[0].bias.detach().numpy()}
     with torch.no_grad():
         np.testing.assert_allclose(sess.run(None, feed)[0], m(x).numpy(), rtol=1e-5, atol=1e-6)
+
+
+_FLOAT_FNS = [
+    torch.exp, torch.exp2, torch.expm1, torch.log1p, torch.sin, torch.cos, torch.tan,
+    torch.atan, torch.sinh, torch.cosh, torch.tanh, torch.asinh, torch.erf, torch.erfc,
+    torch.floor, torch.ceil, torch.round, torch.trunc, torch.neg, torch.abs, torch.sign,
+    torch.sigmoid, torch.relu, torch.reciprocal, torch.isnan,
+    lambda x: torch.log(x.abs() + 1), lambda x: torch.log2(x.abs() + 1),
+    lambda x: torch.log10(x.abs() + 1), lambda x: torch.sqrt(x.abs()),
+    lambda x: torch.rsqrt(x.abs() + 1), lambda x: torch.asin(x.clamp(-0.9, 0.9)),
+    lambda x: torch.acos(x.clamp(-0.9, 0.9)), lambda x: torch.atanh(x.clamp(-0.9, 0.9)),
+    lambda x: torch.acosh(x.abs() + 1), lambda x: torch.fmod(x, 0.3),
+    lambda x: torch.maximum(x, x.flip(1)), lambda x: torch.minimum(x, 0.1 * x),
+    lambda x: x / (x.abs() + 1), lambda x: x - 3, lambda x: x ** 3,
+    lambda x: (x > 0) & (x < 0.5), lambda x: (x >= 0) | (x <= -0.5), lambda x: (x > 0) ^ (x > 0.2),
+    lambda x: ~(x > 0), lambda x: torch.logical_not(x > 0), lambda x: x != x.flip(1),
+    lambda x: x == x.round(), lambda x: torch.where(x > 0, 1.0, x),
+    lambda x: x.prod(-1), lambda x: x.amin(-1), lambda x: x.argmin(-1), lambda x: x.mean(0),
+]
+
+
+def test_elementwise_sweep(tmp_path):
+    torch.manual_seed(0)
+    fn = Fn(lambda x: tuple(f(x) for f in _FLOAT_FNS))
+    _roundtrip(fn, torch.randn(4, 6), tmp_path, (3, 5))
+
+
+def test_integer_ops(tmp_path):
+    fn = Fn(lambda x: ((x * 7).long() & 5, (x * 7).long() | 2, (x * 7).long() ^ 3,
+                       ~(x * 7).long(), (x * 7).int() // 2, (x * 7).long() % 3,
+                       (x * 7).long().cumsum(-1), (x * 7).long().sum(-1), (x * 7).int().abs()))
+    torch.manual_seed(0)
+    _roundtrip(fn, torch.randn(4, 6), tmp_path, (3, 5), opset_version=18)
+    with pytest.raises(torch.onnx.UnsupportedOpError, match="opset_version 18"):
+        torch.onnx.export(fn, (torch.randn(4, 6),), str(tmp_path / "m17.onnx"))
