@@ -4,6 +4,6 @@ Needs the optional `onnx` package (`pip install dispatchtorch[onnx]`, which also
 installs onnxruntime to run the result). See docs/export.md.
 """
 from ._convert import UnsupportedOpError
-from ._export import DEFAULT_OPSET, SUPPORTED_OPSETS, export
+from ._export import DEFAULT_OPSET, SUPPORTED_OPSETS, TrainingMode, export
 
-__all__ = ["export", "UnsupportedOpError", "DEFAULT_OPSET", "SUPPORTED_OPSETS"]
+__all__ = ["export", "TrainingMode", "UnsupportedOpError", "DEFAULT_OPSET", "SUPPORTED_OPSETS"]

@@ -21,8 +21,9 @@ class UnsupportedOpError(RuntimeError):
 
 
 class Builder:
-    def __init__(self, onnx, opset):
+    def __init__(self, onnx, opset, fold=True):
         self.onnx = onnx
+        self.fold = fold            # fold transposes and casts of constants
         self.helper = onnx.helper
         self.opset = opset
         self.nodes = []
@@ -130,7 +131,7 @@ class Builder:
     def cast(self, x, src, dst):
         if src == dst:
             return x
-        arr = self.constant_value(x)
+        arr = self.constant_value(x) if self.fold else None
         if arr is not None:                         # fold casts of constants
             return self.const(arr.astype(NUMPY_TYPES[dst]), hint="const")
         return self.op("Cast", [x], to=ONNX_TYPES[dst])

@@ -1,6 +1,7 @@
 """dispatchtorch.onnx.export: torch.onnx.export's interface over dispatchtorch.export."""
 from __future__ import annotations
 
+import enum
 import os
 
 import numpy as np
@@ -26,14 +27,23 @@ def require_onnx():
     return onnx
 
 
-def export(model, args=(), f=None, kwargs=None, export_params=True, verbose=None,
-           input_names=None, output_names=None, opset_version=None, dynamic_axes=None,
-           do_constant_folding=True, training=None, dynamo=False):
-    """Write `model`'s forward (in eval mode) as an ONNX model to f (a path or a binary
-    file object). Keywords as torch.onnx.export: input_names / output_names name the
-    graph's inputs and outputs (default "input0"..., "output0"...); dynamic_axes
-    {name: {axis: "dim name"} or [axis, ...]} makes those axes symbolic; opset_version
-    is 17 to 21 (default 17). Returns None."""
+class TrainingMode(enum.IntEnum):
+    """torch.onnx.TrainingMode: the mode the model is exported in."""
+    EVAL = 0
+    PRESERVE = 1
+    TRAINING = 2
+
+
+def export(model, args=(), f=None, kwargs=None, export_params=True, verbose=False,
+           training=TrainingMode.EVAL, input_names=None, output_names=None,
+           opset_version=None, dynamic_axes=None, do_constant_folding=True):
+    """Write `model`'s forward as an ONNX model to f (a path or a binary file object).
+    Keywords as torch.onnx.export: input_names / output_names name the graph's inputs
+    and outputs (default "input0"..., "output0"...); dynamic_axes {name: {axis: "dim
+    name"} or [axis, ...]} makes those axes symbolic; opset_version is 17 to 21
+    (default 17); training: the mode to export in (default eval); export_params=False
+    makes the weights graph inputs; do_constant_folding folds transposes and casts of
+    the weights into new initializers; verbose prints the ONNX graph. Returns None."""
     onnx = require_onnx()
     from ..export import Dim, export as capture_program
     opset = DEFAULT_OPSET if opset_version is None else int(opset_version)
@@ -42,8 +52,7 @@ def export(model, args=(), f=None, kwargs=None, export_params=True, verbose=None
                          f"{SUPPORTED_OPSETS.start} to {SUPPORTED_OPSETS.stop - 1})")
     if f is None:
         raise ValueError("onnx.export: f (the file to write) is required")
-    if training not in (None, False) and str(training).split(".")[-1] not in ("EVAL",):
-        raise ValueError("onnx.export: only training=TrainingMode.EVAL (the default) is supported")
+    training = TrainingMode(training)
     if isinstance(args, Tensor):
         args = (args,)
     args = tuple(args)
@@ -65,16 +74,19 @@ def export(model, args=(), f=None, kwargs=None, export_params=True, verbose=None
         if axes:
             dims[i] = {a: Dim(_ident(n)) for a, n in axes.items()}
     was_training = getattr(model, "training", False)
-    if was_training:
-        model.eval()
+    if training != TrainingMode.PRESERVE and hasattr(model, "train"):
+        model.train(training == TrainingMode.TRAINING)
     try:
         ep = capture_program(model, args, kwargs,
                              dynamic_shapes=[dims.get(i) for i in range(n_in)] if dims else None)
     finally:
-        if was_training:
-            model.train()
+        if hasattr(model, "train"):
+            model.train(was_training)
     proto = to_onnx(ep, in_names, output_names, dynamic_axes, opset, do_constant_folding,
                     export_params, onnx)
+    if verbose:
+        import onnx.printer
+        print(onnx.printer.to_text(proto.graph))
     data = proto.SerializeToString()
     if isinstance(f, (str, os.PathLike)):
         with open(f, "wb") as fh:
@@ -125,8 +137,7 @@ def _sym_constant(b, conv, c):
 def to_onnx(ep, input_names, output_names, dynamic_axes, opset, fold, export_params, onnx):
     """The ExportedProgram as an onnx.ModelProto (checked by onnx.checker)."""
     g = ep.graph
-    b = Builder(onnx, opset)
-    b.fold = fold
+    b = Builder(onnx, opset, fold)
     conv = Converter(g, b)
     inputs, user = [], {}
     for name, pname in zip(input_names, ep.input_names):

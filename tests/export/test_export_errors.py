@@ -132,3 +132,16 @@ def test_signature_and_kwargs():
     assert set(got) == {"y", "x"}
     np.testing.assert_allclose(got["y"].numpy(), want["y"].detach().numpy(), rtol=1e-6)
     np.testing.assert_allclose(got["x"].numpy(), want["x"].numpy(), rtol=1e-6)
+
+
+def test_training_modes_and_verbose(capsys):
+    from dispatchtorch.onnx import TrainingMode
+    m = nn.Sequential(nn.Linear(3, 3), nn.Dropout(0.5)).eval()
+    with pytest.raises(ExportError, match="random"):
+        torch.onnx.export(m, (torch.randn(2, 3),), io.BytesIO(), training=TrainingMode.TRAINING)
+    assert not m.training                              # the mode is restored
+    bn = nn.Sequential(nn.Linear(3, 3), nn.BatchNorm1d(3))      # in training mode
+    with pytest.raises(torch.onnx.UnsupportedOpError, match="batch_norm"):
+        torch.onnx.export(bn, (torch.randn(4, 3),), io.BytesIO(), training=TrainingMode.PRESERVE)
+    torch.onnx.export(bn, (torch.randn(4, 3),), io.BytesIO(), verbose=True)
+    assert bn.training and "dispatchtorch (" in capsys.readouterr().out
