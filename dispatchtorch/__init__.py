@@ -29,7 +29,6 @@ linalg = _importlib.import_module(".linalg", __name__)
 special = _importlib.import_module(".special", __name__)
 from . import nn, optim, utils  # noqa: F401,E402
 from .serialization import load, save  # noqa: F401,E402
-from . import export, onnx  # noqa: F401,E402  (torch.export, torch.onnx)
 
 globals().update({k: v for k, v in _ops._F.items()})
 globals().update({k: v for k, v in _ops._I.items()})
@@ -72,3 +71,10 @@ builtins_bool = _builtins.bool
 
 from ._compile import compile  # noqa: E402,A001  (torch.compile)
 from . import _dynamo  # noqa: E402,F401
+
+
+def __getattr__(name):
+    # torch.export / torch.onnx, imported on first use (they are not needed to train)
+    if name in ("export", "onnx"):
+        return _importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'dispatchtorch' has no attribute {name!r}")
