@@ -95,7 +95,7 @@ def save(ep, f):
 
 def load(f):
     """The ExportedProgram saved in f (a path, a binary file object or bytes)."""
-    data = serialization.load(f, map_location="cpu")
+    data = serialization.load(f)          # weights back on the devices they were saved from
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise serialization.CheckpointError("export.load: not an exported program (a "
                                             "dispatchtorch.export.save file)")

@@ -155,7 +155,8 @@ def to_onnx(ep, input_names, output_names, dynamic_axes, opset, fold, export_par
             inputs.append(value_info(b, name, v.dtype, v.shape))
         elif p.kind in (C.PARAMETER, C.BUFFER):
             name = b.fresh(p.name)
-            array = ep.state_dict[p.name].numpy() if p.name in ep.state_dict else None
+            array = ep.state_dict[p.name].detach().cpu().numpy() if p.name in ep.state_dict \
+                else None
             if export_params and array is not None:
                 b.initializer(name, array)
             else:
