@@ -46,9 +46,9 @@ def _literal(value, dt):
 # ops whose expressions also compute on vector types (the math builtins have vector
 # overloads: one call per 8 lanes, as the single-op kernels vectorise them)
 _VECTOR_SAFE = frozenset({"add", "sub", "mul", "div", "pow", "neg", "exp", "exp2", "expm1", "log",
-                          "log2", "log10", "log1p", "sqrt", "sinh", "cosh", "tanh", "asin", "acos",
+                          "log2", "log10", "log1p", "sinh", "cosh", "tanh", "asin", "acos",
                           "atan", "asinh", "acosh", "atanh", "erf", "erfc", "atan2", "relu",
-                          "maximum", "minimum", "floor", "ceil", "round", "trunc"})
+                          "maximum", "minimum"})   # (sqrt, floor ...: scalar-only builtins)
 
 
 def _vector_width(region):
@@ -98,7 +98,8 @@ def _source(region, width=None):
             vb = " ".join(f"const {vt(d) if not x.startswith('((') else T.COMPUTE[d]} {n} = {x};"
                           for n, (x, d) in zip(names, vals))
             vstmts.append(f"{vt(o.dtype)} t{j}; {{ {vb} t{j} = {expr}; }}")
-    helper_src = "".join(dict.fromkeys(h for h in helpers if h))
+    # no a * b + c -> fma contraction across ops: the prims round after every op
+    helper_src = "#pragma OPENCL FP_CONTRACT OFF\n" + "".join(dict.fromkeys(h for h in helpers if h))
     vbody = None
     if vt:
         def vbody(lane):
