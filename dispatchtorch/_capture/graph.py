@@ -94,6 +94,7 @@ class GraphBreak:
     reason: str
     source: str
     at_node: int
+    value: int | None = None      # the value the host read (to_host), where there is one
 
 
 @dataclass

@@ -158,9 +158,10 @@ class Tracer:
         self.graph.nodes.append(n)
         return n
 
-    def graph_break(self, reason):
+    def graph_break(self, reason, value=None):
         op, source = user_frame()
-        self.graph.breaks.append(GraphBreak(op or "?", reason, source, len(self.graph.nodes)))
+        self.graph.breaks.append(GraphBreak(op or "?", reason, source, len(self.graph.nodes),
+                                            value))
 
 
 # -- the wrappers -------------------------------------------------------------------------
@@ -240,7 +241,8 @@ def _memory_wrappers(rt):
     def to_host(handle):
         tr = _active_tracer()
         if tr is not None:
-            tr.graph_break("the host needs a tensor's values (a data-dependent op)")
+            tr.graph_break("the host needs a tensor's values (a data-dependent op)",
+                           tr.ids.get(id(handle)))
         return orig["to_host"](handle)
 
     def as_strided(storage, shape, strides, offset):
