@@ -258,3 +258,29 @@ def test_tiny_transformer_training_equals_eager(dev):
     # around its compiled children (the encoder and the head)
     names = {type(m).__name__ for m in c._compiled.patched_children}
     assert {"TransformerEncoder", "Linear"} <= names
+
+
+def test_views_kwargs_nested_outputs_and_batchnorm_buffers():
+    bn = torch.nn.Sequential(torch.nn.Linear(4, 6), torch.nn.BatchNorm1d(6))
+    twin = copy.deepcopy(bn)
+    cbn = torch.compile(twin)
+
+    def f(a, *, scale):
+        return {"t": a.t(), "pair": (a[1:] * scale, a.sum(0))}
+
+    cf = torch.compile(f)
+    x = torch.randn(5, 4)
+    for _ in range(3):
+        got, want = cf(x, scale=2.0), f(x, scale=2.0)
+        assert got["t"].stride() == want["t"].stride() == (1, 4)
+        _close(got["t"], want["t"], "cpu")
+        for g, w in zip(got["pair"], want["pair"]):
+            _close(g, w, "cpu")
+        _close(cbn(x), bn(x), "cpu")
+    _close(twin[1].running_mean, bn[1].running_mean, "cpu")      # updated in place, 3 times
+    _close(twin[1].running_var, bn[1].running_var, "cpu")
+    assert int(twin[1].num_batches_tracked) == int(bn[1].num_batches_tracked) == 3
+    cbn.eval()
+    bn.eval()
+    _close(cbn(x), bn(x), "cpu")                                 # a new signature: eval mode
+    assert len(cbn._compiled.cache) == 2
