@@ -3,11 +3,12 @@ per signature, autograd through one node whose backward is the compiled backward
 from __future__ import annotations
 
 import os
-import threading
 import warnings
 
 from .._capture.capture import _input_name, flatten, module_tensors, trace, unflatten
+from .. import _dtype as D
 from .._capture.graph import BUFFER, CONSTANT, GRAD_OUTPUT, INPUT, PARAMETER
+from .._device_runtime import place_of
 from .._run import make_view, storage_of, wrap
 from .._tensor import Tensor
 from ..autograd.function import Function
@@ -15,6 +16,9 @@ from ..autograd.grad_mode import STATE
 from .program import Program
 
 _REGISTRY: list = []          # every CompiledFunction, for reset()
+
+
+_ARG_NAMES = [f"args[{i}]" for i in range(32)]
 
 
 class Unsupported(RuntimeError):
@@ -45,15 +49,44 @@ class CompiledFunction:
         self.options.setdefault("fusion", self.fuse)
         self.cache = {}
         self.patched_children = []
-        self._lock = threading.Lock()
+        self._accessors = None
+        self._modules = ()
         _REGISTRY.append(self)
 
     def _named(self):
-        return module_tensors(self.module) if self.module is not None else {}
+        """{name: (tensor, kind)} of the module's parameters and buffers, read through
+        accessors found once (a reassigned parameter is seen; call reset() after adding
+        modules or parameters)."""
+        if self.module is None:
+            return {}
+        acc = self._accessors
+        if acc is None:
+            acc, seen = [], set()
+            for name, (t, kind) in module_tensors(self.module).items():
+                if id(t) in seen:
+                    continue
+                seen.add(id(t))
+                owner, _, attr = name.rpartition(".")
+                m = self.module.get_submodule(owner) if owner else self.module
+                store = m._parameters if kind == PARAMETER else m._buffers
+                acc.append((name, store, attr, kind))
+            self._accessors = acc
+            self._modules = list(self.module.modules())
+        named = {}
+        for name, store, attr, kind in acc:
+            t = store.get(attr)
+            if t is not None:
+                named[name] = (t, kind)
+        return named
 
     def _signature(self, args, kwargs, named):
-        mod = self.module
-        train = tuple(m.training for m in mod.modules()) if mod is not None else ()
+        if not kwargs and self.module is None:
+            key = [STATE.enabled]
+            for a in args:
+                key.append((a._shape, a._dtype, a._place, a._rg, a._stride, a._offset)
+                           if type(a) is Tensor else _key_of(a))
+            return tuple(key)
+        train = tuple(m.training for m in self._modules) if self.module is not None else ()
         params = tuple((n, id(t), t._shape, t._dtype, t._place, t._rg) for n, (t, _) in named.items())
         return (_key_of(args), _key_of(kwargs), STATE.enabled, train, params)
 
@@ -107,6 +140,7 @@ class CompiledFunction:
 
     def reset(self):
         self.cache.clear()
+        self._accessors = None
         for child in self.patched_children:
             vars(child).pop("forward", None)
         self.patched_children = []
@@ -168,43 +202,60 @@ class Entry:
         self.constants = [p for p in g.placeholders if p.kind == CONSTANT]
         self.order = [p.name for p in self.inputs if not p.name.endswith(".storage")]
         self.function = _function_for(self, self.order) if self.differentiable else None
+        # per placeholder: (value id, constant handle | None, tensor name, its storage?)
+        self.binders = [(p.value, p.handle if p.kind == CONSTANT else None,
+                         p.name[:-8] if p.name.endswith(".storage") else p.name,
+                         p.name.endswith(".storage"))
+                        for p in g.placeholders if p.kind != GRAD_OUTPUT]
+        self.out_names = {p.value: p.name for p in self.inputs}
+        self.makers = [self._maker(v) for v in self.outputs]
+        self.single = g.output_spec == ("T", 0)
 
     # -- binding -------------------------------------------------------------------------
     def _tensors(self, args, kwargs, named):
-        leaves, _, names = flatten((tuple(args), kwargs), "in")
-        ts = {_input_name(n): t for t, n in zip(leaves, names)}
+        if not kwargs and all(type(a) is Tensor for a in args):
+            ts = {_ARG_NAMES[i] if i < len(_ARG_NAMES) else f"args[{i}]": a
+                  for i, a in enumerate(args)}
+        else:
+            leaves, _, names = flatten((tuple(args), kwargs), "in")
+            ts = {_input_name(n): t for t, n in zip(leaves, names)}
         for n, (t, _) in named.items():
             ts.setdefault(n, t)
         return ts
 
     def _bindings(self, ts):
         b = []
-        for p in self.graph.placeholders:
-            if p.kind == CONSTANT:
-                b.append((p.value, p.handle))
-            elif p.kind == GRAD_OUTPUT:
-                continue
-            elif p.name.endswith(".storage") and p.name not in ts:
-                b.append((p.value, storage_of(ts[p.name[:-8]])))
+        for vid, const, name, is_storage in self.binders:
+            if const is not None:
+                b.append((vid, const))
+            elif is_storage:
+                b.append((vid, storage_of(ts[name])))
             else:
-                b.append((p.value, ts[p.name]._h))
+                b.append((vid, ts[name]._h))
         return b
 
-    def _wrap(self, vid, env_out, ts_by_vid):
-        t = ts_by_vid.get(vid)
-        if t is not None:
-            return t
+    def _maker(self, vid):
+        """fn(env_out, tensors by name) -> the output tensor for value vid."""
+        name = self.out_names.get(vid)
+        if name is not None:
+            return lambda env, ts: ts[name]          # an input returned (in place, as is)
         v = self.graph.values[vid]
-        from .._device_runtime import place_of
-        from .. import _dtype as D
-        place = place_of(v.device)
+        place, dt = place_of(v.device), D.BY_NAME[v.dtype]
         if v.base is None:
-            return wrap(env_out[vid], v.shape, D.BY_NAME[v.dtype], place)
-        base = ts_by_vid.get(v.base)
-        if base is None:
-            bv = self.graph.values[v.base]
-            base = wrap(env_out[v.base], bv.shape, D.BY_NAME[bv.dtype], place)
-        return make_view(base, v.shape, v.strides, v.offset)
+            shape = v.shape
+            return lambda env, ts: wrap(env[vid], shape, dt, place)
+        bname = self.out_names.get(v.base)
+        bv = self.graph.values[v.base]
+        size, stride, off, bshape = v.shape, v.strides, v.offset, bv.shape
+        base = v.base
+
+        def view(env, ts):
+            b = ts[bname] if bname is not None else wrap(env[base], bshape, dt, place)
+            return make_view(b, size, stride, off)
+        return view
+
+    def _wrap(self, vid, env_out, ts):
+        return self._maker(vid)(env_out, ts)
 
     # -- running -------------------------------------------------------------------------
     def run(self, args, kwargs, named):
@@ -214,13 +265,14 @@ class Entry:
             outs = outs if isinstance(outs, tuple) else (outs,)
         else:
             outs = self._forward(ts)[0]
+        if self.single:
+            return outs[0]
         return unflatten(self.graph.output_spec, list(outs))
 
     def _forward(self, ts):
         handles = self.forward.run(self._bindings(ts))
         env_out = dict(zip(self.forward.keep, handles))
-        by_vid = {self.by_name[n].value: t for n, t in ts.items() if n in self.by_name}
-        outs = tuple(self._wrap(v, env_out, by_vid) for v in self.outputs)
+        outs = tuple(m(env_out, ts) for m in self.makers)
         saved = [env_out[v] for v in self.saved]
         return outs, saved
 
@@ -244,7 +296,7 @@ class Entry:
         env_out = dict(zip(self.backward.keep, handles))
         result = {}
         for name, vid in g.grad_inputs:
-            result[name] = None if vid is None else self._wrap(vid, env_out, {})
+            result[name] = None if vid is None else self._wrap(vid, env_out, ts)
         return result
 
     def explain(self):

@@ -65,6 +65,7 @@ class CPUBackend(Backend):
         """Threads of the BLAS and OpenMP pools numpy calls into (threadpoolctl)."""
         import threadpoolctl
         self._limits = threadpoolctl.threadpool_limits(limits=int(n))
+        fusion.THREADS[0] = max(1, int(n))
 
     def get_num_threads(self):
         import threadpoolctl
