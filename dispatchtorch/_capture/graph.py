@@ -95,6 +95,8 @@ class GraphBreak:
     source: str
     at_node: int
     value: int | None = None      # the value the host read (to_host), where there is one
+    frames: tuple = ()            # the package functions that asked, innermost first
+                                  # ("ops/indexing.py:check_index", ...)
 
 
 @dataclass

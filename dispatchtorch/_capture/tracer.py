@@ -50,6 +50,19 @@ def user_frame():
     return op, ""
 
 
+def _package_frames():
+    """'path:function' of the package's frames below the user's line, innermost first
+    (which frontend code asked the host for a value: an argument check or not)."""
+    f = sys._getframe(2)
+    names = []
+    while f is not None and f.f_code.co_filename.startswith(_PKG):
+        path = f.f_code.co_filename[len(_PKG):].replace(os.sep, "/")
+        if not path.startswith("_capture/"):
+            names.append(f"{path}:{f.f_code.co_name}")
+        f = f.f_back
+    return tuple(names)
+
+
 class Tracer:
     """Records the calling thread's calls while active (`with Tracer() as tr:`)."""
 
@@ -161,7 +174,7 @@ class Tracer:
     def graph_break(self, reason, value=None):
         op, source = user_frame()
         self.graph.breaks.append(GraphBreak(op or "?", reason, source, len(self.graph.nodes),
-                                            value))
+                                            value, _package_frames()))
 
 
 # -- the wrappers -------------------------------------------------------------------------
