@@ -90,12 +90,12 @@ def _capture(mod, args, kwargs):
 
 
 def _check_breaks(graph):
-    """Fail on data-dependent control flow and data-dependent shapes. A host read of an
-    integer or bool tensor computed from integer inputs and constants alone is taken
-    for an argument check (the frontend validates index ranges and integer divisors
-    with one read-back) and allowed: it ran on the example inputs and the exported
-    graph does not repeat it. A read of anything computed from floating values
-    (`if x.sum() > 0`, `.item()` of an activation) is not."""
+    """Fail on data-dependent control flow and data-dependent shapes. Allowed host
+    reads: the frontend's argument checks (_CHECKS: index ranges, integer divisors),
+    and a read of an integer or bool tensor computed from integer inputs and constants
+    alone (taken for a check too). They ran on the example inputs; the exported graph
+    does not repeat them. Any other read (`if x.sum() > 0`, `.item()` of an
+    activation, a size computed from values) is refused."""
     from ..dispatch import OPS
     for n in graph.forward_nodes():
         op = OPS.get(n.op)
@@ -112,6 +112,8 @@ def _check_breaks(graph):
         if any(i in floaty or values[i].base in floaty for i in ins):
             floaty.update(n.outputs)
     for br in graph.breaks:
+        if any(f in _CHECKS for f in getattr(br, "frames", ())):
+            continue
         vid = getattr(br, "value", None)
         if vid is not None and values[vid].dtype not in _FLOATS \
                 and vid not in floaty and values[vid].base not in floaty:
@@ -121,3 +123,6 @@ def _check_breaks(graph):
 
 
 _FLOATS = ("float16", "bfloat16", "float32", "float64")
+# the frontend functions whose host reads only validate arguments (they raise or pass)
+_CHECKS = frozenset({"ops/indexing.py:check_index", "ops/pointwise.py:_check_int_divisor",
+                     "nn/functional/_linear.py:embedding"})

@@ -99,8 +99,8 @@ def _not(b, call):
 
 def _int_bitwise(b, op_type, ins):
     if b.opset < 18:
-        raise UnsupportedOpError(f"export: integer {op_type} needs opset_version 18 or newer "
-                                 f"(asked for {b.opset})")
+        raise NotImplementedError(f"integer {op_type} needs opset_version 18 or newer "
+                                  f"(asked for {b.opset})")
     return b.op(op_type, ins)
 
 
@@ -433,3 +433,127 @@ def _masked_fill(b, call):
     else:
         value = b.cast(value, call.in_dtypes[2], dt)
     return b.op("Where", [b.cast(mask, call.in_dtypes[1], "bool"), value, x])
+
+
+# -- the remaining prims: scans, sort, searchsorted, shifts, scatter, erfinv --------------------
+
+def _static(d, what):
+    if not isinstance(d, int):
+        raise NotImplementedError(f"{what} along a dynamic axis")
+    return d
+
+
+def _triangle(b, call, x, dtype, fill):
+    """x broadcast to (..., n, n, ...) at dims (d, d + 1), with x[..., j, ...] where
+    j <= i and `fill` elsewhere: a running reduction becomes a plain one over d + 1
+    (the scan's dim must be static)."""
+    shape = call.in_shapes[0]
+    d = int(call.params["dim"]) % max(len(shape), 1)
+    n = _static(shape[d] if shape else 1, f"{call.op}")
+    lower = np.tril(np.ones((n, n), dtype=bool)).reshape((n, n) + (1,) * (len(shape) - d - 1))
+    filled = b.op("Where", [b.const(lower), b.unsqueeze(x, [d]), _scalar(b, fill, dtype)])
+    return filled, d + 1
+
+
+def _extreme(dtype, sign):
+    if dtype in ("float16", "float32", "float64"):
+        return sign * np.inf
+    if dtype == "bool":
+        return sign > 0
+    info = np.iinfo(np.dtype(dtype))
+    return info.max if sign > 0 else info.min
+
+
+@onnx_op("cumprod")
+def _cumprod(b, call):
+    dt = call.out_dtypes[0]
+    t, axis = _triangle(b, call, b.cast(call.ins[0], call.in_dtypes[0], dt), dt, 1)
+    return b.reduce("ReduceProd", t, [axis], False)
+
+
+@onnx_op("cummax", "cummin")
+def _cummax(b, call):
+    big = call.op == "cummax"
+    dt = call.in_dtypes[0]
+    t, axis = _triangle(b, call, call.ins[0], dt, _extreme(dt, -1 if big else 1))
+    values = b.reduce("ReduceMax" if big else "ReduceMin", t, [axis], False)
+    # the later index on ties, as an element equal to the running extreme replaces it
+    indices = b.op("ArgMax" if big else "ArgMin", [t], axis=axis, keepdims=0,
+                   select_last_index=1)
+    return [values, indices]
+
+
+@onnx_op("sort")
+def _sort(b, call):
+    shape = call.in_shapes[0]
+    d = int(call.params["dim"]) % max(len(shape), 1)
+    k = b.size_tensor(shape[d] if shape else 1)
+    # TopK puts equal elements in index order, in both directions: a stable sort
+    values, indices = b.op("TopK", [call.ins[0], k], n_out=2, axis=d,
+                           largest=int(bool(call.params.get("descending"))), sorted=1)
+    return [values, indices]
+
+
+@onnx_op("searchsorted")
+def _searchsorted(b, call):
+    seq, values = call.ins
+    dt = call.in_dtypes[0]
+    values = b.cast(values, call.in_dtypes[1], dt)
+    cmp = "LessOrEqual" if call.params.get("right") else "Less"
+    below = b.op(cmp, [b.unsqueeze(seq, [1]), b.unsqueeze(values, [2])])    # (B, N, M)
+    return b.reduce("ReduceSum", b.cast(below, "bool", "int64"), [2], False)
+
+
+@onnx_op("bitwise_left_shift", "bitwise_right_shift")
+def _shift(b, call):
+    dt = call.out_dtypes[0]
+    a, s = [b.cast(x, d, "int64") for x, d in zip(call.ins, call.in_dtypes)]
+    p = b.op("Pow", [b.const(np.asarray(2, np.int64)), s])
+    if call.op == "bitwise_left_shift":
+        return b.cast(b.op("Mul", [a, p]), "int64", dt)
+    q = b.op("Div", [a, p])                           # truncates; >> rounds down
+    inexact = b.op("And", [b.op("Less", [a, b.const(np.asarray(0, np.int64))]),
+                           b.op("Not", [b.op("Equal", [b.op("Mul", [q, p]), a])])])
+    return b.cast(b.op("Sub", [q, b.cast(inexact, "bool", "int64")]), "int64", dt)
+
+
+_SCATTER_REDUCE = {"none": "none", "sum": "add", "prod": "mul", "amax": "max", "amin": "min"}
+
+
+@onnx_op("scatter_")
+def _scatter(b, call):
+    out, index, src = call.ins
+    reduce = _SCATTER_REDUCE[call.params.get("reduce", "none")]
+    if reduce in ("max", "min") and b.opset < 18:
+        raise NotImplementedError(f"reduce={call.params['reduce']!r} needs opset_version 18 "
+                                  f"or newer (asked for {b.opset})")
+    return b.op("ScatterElements", [out, index, b.cast(src, call.in_dtypes[2],
+                                                        call.in_dtypes[0])],
+                axis=int(call.params["dim"]), reduction=reduce)
+
+
+# Giles, "Approximating the erfinv function" (GPU Computing Gems, 2010): single precision
+_ERFINV_CENTRAL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
+                   0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
+_ERFINV_TAIL = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
+                0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
+
+
+@onnx_op("erfinv")
+def _erfinv(b, call):
+    x = call.ins[0]
+    dt = call.in_dtypes[0]
+    one = _scalar(b, 1.0, dt)
+    w = b.op("Neg", [b.op("Log", [b.op("Mul", [b.op("Sub", [one, x]), b.op("Add", [one, x])])])])
+
+    def horner(coeffs, t):
+        p = _scalar(b, coeffs[0], dt)
+        for c in coeffs[1:]:
+            p = b.op("Add", [_scalar(b, c, dt), b.op("Mul", [p, t])])
+        return p
+    central = horner(_ERFINV_CENTRAL, b.op("Sub", [w, _scalar(b, 2.5, dt)]))
+    tail = horner(_ERFINV_TAIL, b.op("Sub", [b.op("Sqrt", [w]), _scalar(b, 3.0, dt)]))
+    p = b.op("Where", [b.op("Less", [w, _scalar(b, 5.0, dt)]), central, tail])
+    y = b.op("Mul", [p, x])
+    edge = b.op("Equal", [b.op("Abs", [x]), one])            # erfinv(+-1) = +-inf
+    return b.op("Where", [edge, b.op("Mul", [x, _scalar(b, np.inf, dt)]), y])

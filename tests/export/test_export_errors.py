@@ -28,11 +28,21 @@ def _line_of(text):
         return next(i for i, line in enumerate(f, 1) if text in line)
 
 
-def test_unmapped_op_names_op_and_line():
-    m = Fn(lambda x: x.erfinv() + 1)          # erfinv: no ONNX op
+def test_unmapped_op_names_op_and_line(monkeypatch):
+    from dispatchtorch.onnx import _ops
+    monkeypatch.delitem(_ops.OPS, "erfinv")          # as an op without an ONNX form
+    m = Fn(lambda x: x.erfinv() + 1)
     with pytest.raises(torch.onnx.UnsupportedOpError,
                        match=rf"'erfinv'.*test_export_errors.py:{_line_of('x.erfinv() + 1')}"):
         torch.onnx.export(m, (torch.rand(2, 3),), io.BytesIO())
+
+
+def test_op_without_a_form_for_these_arguments_names_its_line():
+    m = Fn(lambda x: x.cumprod(1))
+    with pytest.raises(torch.onnx.UnsupportedOpError,
+                       match=rf"cumprod.*dynamic axis.*:{_line_of('x.cumprod(1))')}"):
+        torch.onnx.export(m, (torch.rand(2, 3),), io.BytesIO(), input_names=["x"],
+                          dynamic_axes={"x": [1]})
 
 
 def test_float_control_flow_is_refused():
