@@ -134,10 +134,6 @@ def sym_div(a, b):
     return _simplify(out, int(a) // int(b) if int(b) else 0)
 
 
-def is_symbolic(x):
-    return isinstance(x, SymInt)
-
-
 def concrete(x, env=None):
     """x with every SymInt replaced by its value (its hint when env is None), through
     tuples, lists and dicts."""
