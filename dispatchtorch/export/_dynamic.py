@@ -72,6 +72,9 @@ def input_axes(fn, args, kwargs, dynamic_shapes):
     for pos, (name, value, spec) in enumerate(zip(names, values, specs)):
         if spec is None:
             continue
+        if not hasattr(value, "dim"):
+            raise TypeError(f"export: dynamic_shapes marks {name!r}, which is not a tensor "
+                            f"({type(value).__name__})")
         ndim = value.dim()
         items = spec.items() if isinstance(spec, dict) else enumerate(spec)
         for axis, d in items:

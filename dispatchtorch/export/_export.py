@@ -26,9 +26,6 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None):
     kwargs = {k: _contiguous(v) for k, v in kwargs.items()}
     top = list(args) + list(kwargs.values())
     axes = input_axes(mod, args, kwargs, dynamic_shapes)
-    for (pos, _), d in axes.items():
-        if not isinstance(top[pos], Tensor):
-            raise TypeError(f"export: dynamic_shapes marks input {pos}, which is not a tensor")
     named = C.module_tensors(mod)
     dynamic, ranges = {}, {}
     if not axes:
