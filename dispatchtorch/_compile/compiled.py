@@ -331,6 +331,11 @@ def _function_for(entry, order):
 
         @staticmethod
         def backward(ctx, *grads):
+            if STATE.enabled:       # the engine enables recording for create_graph=True only
+                raise NotImplementedError(
+                    "compile: double backward (create_graph=True) through a compiled graph is "
+                    "not supported: its backward runs the captured kernels without recording; "
+                    "run that part eagerly (torch.compile(..., disable=True))")
             got = entry._backward(ctx.named, ctx.saved, grads)
             return tuple(got.get(n) if t._rg else None for n, t in zip(order, ctx.named.values()))
 

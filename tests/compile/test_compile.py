@@ -284,3 +284,14 @@ def test_views_kwargs_nested_outputs_and_batchnorm_buffers():
     bn.eval()
     _close(cbn(x), bn(x), "cpu")                                 # a new signature: eval mode
     assert len(cbn._compiled.cache) == 2
+
+
+def test_double_backward_through_a_compiled_graph_says_so():
+    w = torch.randn(3, requires_grad=True)
+    cf = torch.compile(lambda a: (a * a).sum())
+    cf(w)
+    y = cf(w)
+    with pytest.raises(NotImplementedError, match="double backward"):
+        torch.autograd.grad(y, w, create_graph=True)
+    g, = torch.autograd.grad(cf(w), w)
+    _close(g, 2 * w, "cpu")
