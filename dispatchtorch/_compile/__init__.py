@@ -72,7 +72,7 @@ def _module_of(fn):
 
 def reset():
     """Forget every captured graph (torch._dynamo.reset)."""
-    for cf in _REGISTRY:
+    for cf in list(_REGISTRY):
         cf.reset()
 
 

@@ -3,6 +3,7 @@ per signature, autograd through one node whose backward is the compiled backward
 from __future__ import annotations
 
 import os
+import weakref
 import warnings
 
 from .._capture.capture import _input_name, flatten, module_tensors, trace, unflatten
@@ -15,7 +16,7 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import STATE
 from .program import Program
 
-_REGISTRY: list = []          # every CompiledFunction, for reset()
+_REGISTRY = weakref.WeakSet()  # every live CompiledFunction, for reset()
 
 
 _ARG_NAMES = [f"args[{i}]" for i in range(32)]
@@ -51,7 +52,7 @@ class CompiledFunction:
         self.patched_children = []
         self._accessors = None
         self._modules = ()
-        _REGISTRY.append(self)
+        _REGISTRY.add(self)
 
     def _named(self):
         """{name: (tensor, kind)} of the module's parameters and buffers, read through
