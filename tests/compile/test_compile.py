@@ -295,3 +295,17 @@ def test_double_backward_through_a_compiled_graph_says_so():
         torch.autograd.grad(y, w, create_graph=True)
     g, = torch.autograd.grad(cf(w), w)
     _close(g, 2 * w, "cpu")
+
+
+def test_bad_input_after_capture_raises_what_eager_raises():
+    # integer division checks its divisor on the host: a graph break, so the signature
+    # runs eagerly and a zero divisor later gets eager's error, not garbage
+    cf = torch.compile(lambda a, b: (a + 1) // b)
+    a = torch.tensor([4, 9])
+    cf(a, torch.tensor([2, 3]))
+    _close(cf(a, torch.tensor([2, 3])), torch.tensor([2, 3]), "cpu")
+    with pytest.raises(Exception) as eager:
+        (a + 1) // torch.tensor([2, 0])
+    with pytest.raises(type(eager.value), match="floor_divide") as got:
+        cf(a, torch.tensor([2, 0]))
+    assert str(got.value) == str(eager.value)
