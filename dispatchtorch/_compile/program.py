@@ -117,15 +117,20 @@ class Program:
                     ins.append(a)
                 args.append((IN, in_index[a]))
             o = n.outputs[0]
+            params = ()
             if n.op == "copy_":
                 op, in_dt = "cast", self.graph.values[data[0]].dtype
             else:
                 op = n.op
                 in_dt = self.graph.values[data[1 if op == "where" else 0]].dtype
+                if op in passes.REDUCTIONS:
+                    params = (("dims", tuple(n.params["dims"])),
+                              ("keepdim", bool(n.params["keepdim"])))
             index[o] = len(ops)
-            ops.append(FusedOp(op, tuple(args), self.graph.values[o].dtype, in_dt))
+            ops.append(FusedOp(op, tuple(args), self.graph.values[o].dtype, in_dt, params))
         outs = [o for o in index
-                if o in keep_set or any(m not in members for _, m in users.get(o, ()))]
+                if o in keep_set or o in r.reduced
+                or any(m not in members for _, m in users.get(o, ()))]
         region = FusedRegion(r.shape, tuple(self.graph.values[v].dtype for v in ins), tuple(ops),
                              tuple(index[o] for o in outs))
         kernel = self._fused_kernel(r.device, region)

@@ -309,3 +309,20 @@ def test_bad_input_after_capture_raises_what_eager_raises():
     with pytest.raises(type(eager.value), match="floor_divide") as got:
         cf(a, torch.tensor([2, 0]))
     assert str(got.value) == str(eager.value)
+
+
+@pytest.mark.parametrize("shape", [(7, 5), (300, 1000), (3, 70000)])
+def test_reductions_fed_by_a_chain_run_in_its_kernel_on_cpu(shape):
+    def f(x, y):
+        return ((x * y + 1.0).sum(-1), torch.exp(x - y).amax(dim=1, keepdim=True),
+                (x * 2.0).sum(0))
+
+    x, y = torch.randn(*shape), torch.randn(*shape)
+    cf = torch.compile(f)
+    cf(x, y)
+    for g, w in zip(cf(x, y), f(x, y)):
+        np.testing.assert_array_equal(_np(g), _np(w))      # the same sums, bit for bit
+    entry, = _entries(cf)
+    assert entry.launches() == (8, 1)
+    np.testing.assert_allclose(_np(cf(x, y)[0]), (_np(x) * _np(y) + 1).sum(-1), rtol=1e-4,
+                               atol=1e-4)
