@@ -14,16 +14,13 @@ from .._run import make_view, storage_of, wrap
 from .._tensor import Tensor
 from ..autograd.function import Function
 from ..autograd.grad_mode import STATE
+from .errors import Unsupported
 from .program import Program
 
 _REGISTRY = weakref.WeakSet()  # every live CompiledFunction, for reset()
 
 
 _ARG_NAMES = [f"args[{i}]" for i in range(32)]
-
-
-class Unsupported(RuntimeError):
-    """fullgraph=True and the function breaks the graph (torch._dynamo.exc.Unsupported)."""
 
 
 def _key_of(x):
