@@ -79,7 +79,7 @@ CASES = {"chain": _chain_case,
          "transformer": lambda t, d, q: _train_case(t, d, q, "transformer")}
 
 
-def measure(case, dev, quick, repeats=7):
+def measure(case, dev, quick, repeats=9):
     import dispatchtorch as torch
     eager, compiled, what = CASES[case](torch, dev, quick)
     sync = torch.opencl.synchronize if dev.startswith("opencl") else (lambda: None)

@@ -6,8 +6,9 @@ See docs/compile.md. The graph comes from dispatchtorch._capture (shared with ex
 """
 from __future__ import annotations
 
-from .compiled import CompiledFunction, Unsupported, _REGISTRY
-from .module import OptimizedModule
+import sys
+
+from .errors import Unsupported
 
 _MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 _BACKENDS = ("default", "inductor", "eager", "aot_eager")
@@ -55,6 +56,8 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
     if disable:
         return model
     from ..nn.modules.module import Module
+    from .compiled import CompiledFunction
+    from .module import OptimizedModule
     if isinstance(model, Module):
         return OptimizedModule(model, fullgraph=fullgraph, backend=backend, options=opts)
     cf = CompiledFunction(model, module=_module_of(model), fullgraph=fullgraph, backend=backend,
@@ -72,8 +75,21 @@ def _module_of(fn):
 
 def reset():
     """Forget every captured graph (torch._dynamo.reset)."""
-    for cf in _REGISTRY:
-        cf.reset()
+    compiled = sys.modules.get(__name__ + ".compiled")     # nothing compiled: nothing to do
+    if compiled is not None:
+        for cf in list(compiled._REGISTRY):
+            cf.reset()
+
+
+def __getattr__(name):
+    # the compiler itself loads on first use: `import dispatchtorch` does not pay for it
+    if name == "CompiledFunction":
+        from .compiled import CompiledFunction
+        return CompiledFunction
+    if name == "OptimizedModule":
+        from .module import OptimizedModule
+        return OptimizedModule
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = ["compile", "reset", "CompiledFunction", "OptimizedModule", "Unsupported"]

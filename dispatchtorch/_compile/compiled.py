@@ -3,6 +3,7 @@ per signature, autograd through one node whose backward is the compiled backward
 from __future__ import annotations
 
 import os
+import weakref
 import warnings
 
 from .._capture.capture import _input_name, flatten, module_tensors, trace, unflatten
@@ -13,16 +14,13 @@ from .._run import make_view, storage_of, wrap
 from .._tensor import Tensor
 from ..autograd.function import Function
 from ..autograd.grad_mode import STATE
+from .errors import Unsupported
 from .program import Program
 
-_REGISTRY: list = []          # every CompiledFunction, for reset()
+_REGISTRY = weakref.WeakSet()  # every live CompiledFunction, for reset()
 
 
 _ARG_NAMES = [f"args[{i}]" for i in range(32)]
-
-
-class Unsupported(RuntimeError):
-    """fullgraph=True and the function breaks the graph (torch._dynamo.exc.Unsupported)."""
 
 
 def _key_of(x):
@@ -51,7 +49,7 @@ class CompiledFunction:
         self.patched_children = []
         self._accessors = None
         self._modules = ()
-        _REGISTRY.append(self)
+        _REGISTRY.add(self)
 
     def _named(self):
         """{name: (tensor, kind)} of the module's parameters and buffers, read through
@@ -331,6 +329,11 @@ def _function_for(entry, order):
 
         @staticmethod
         def backward(ctx, *grads):
+            if STATE.enabled:       # the engine enables recording for create_graph=True only
+                raise NotImplementedError(
+                    "compile: double backward (create_graph=True) through a compiled graph is "
+                    "not supported: its backward runs the captured kernels without recording; "
+                    "run that part eagerly (torch.compile(..., disable=True))")
             got = entry._backward(ctx.named, ctx.saved, grads)
             return tuple(got.get(n) if t._rg else None for n, t in zip(order, ctx.named.values()))
 

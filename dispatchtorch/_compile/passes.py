@@ -12,6 +12,7 @@ from .._capture.graph import KERNEL, RANDOM, Ref
 from ..backend.prims import PRIMS
 
 ELEMENTWISE = frozenset(n for n, p in PRIMS.items() if p.kind == "elementwise") | {"relu"}
+REDUCTIONS = frozenset({"sum", "amax", "amin"})
 
 
 def refs(n):
@@ -124,6 +125,7 @@ class Region:
     members: list = field(default_factory=list)
     produced: set = field(default_factory=set)
     pre: list = field(default_factory=list)
+    reduced: set = field(default_factory=set)      # outputs of reductions ending a chain
 
 
 def group(nodes, values, can_fuse):
@@ -156,8 +158,24 @@ def group(nodes, values, can_fuse):
                 items.extend(cur.pre)
                 items.extend(cur.members)
 
+    def reduction(n):
+        """A reduction of a value the open region produced (a chain's epilogue)."""
+        if cur is None or n.kind != KERNEL or n.op not in REDUCTIONS or n.inplace:
+            return False
+        x = n.inputs[0] if n.inputs and isinstance(n.inputs[0], int) else None
+        if x is None or x not in cur.produced or values[n.outputs[0]].base is not None:
+            return False
+        return can_fuse(n.op, values[x].dtype, cur.device)
+
     for n in nodes:
+        if reduction(n):
+            cur.members.append(n)
+            cur.reduced.add(n.outputs[0])
+            continue
         out = fusible(n)
+        if out is not None and cur is not None and any(a in cur.reduced for a in n.inputs):
+            flush()
+            cur = None
         if out is not None:
             if cur is not None and (cur.shape != out.shape or cur.device != out.device):
                 flush()
@@ -168,7 +186,7 @@ def group(nodes, values, can_fuse):
             cur.produced.add(n.outputs[0])
             continue
         if cur is not None:
-            touches = any(v in cur.produced for v in refs(n))
+            touches = any(v in cur.produced or v in cur.reduced for v in refs(n))
             if not touches and (n.op in ("empty", "as_strided") or (not n.inplace
                                                                    and n.kind != RANDOM)):
                 cur.pre.append(n)

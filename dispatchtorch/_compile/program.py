@@ -117,15 +117,20 @@ class Program:
                     ins.append(a)
                 args.append((IN, in_index[a]))
             o = n.outputs[0]
+            params = ()
             if n.op == "copy_":
                 op, in_dt = "cast", self.graph.values[data[0]].dtype
             else:
                 op = n.op
                 in_dt = self.graph.values[data[1 if op == "where" else 0]].dtype
+                if op in passes.REDUCTIONS:
+                    params = (("dims", tuple(n.params["dims"])),
+                              ("keepdim", bool(n.params["keepdim"])))
             index[o] = len(ops)
-            ops.append(FusedOp(op, tuple(args), self.graph.values[o].dtype, in_dt))
+            ops.append(FusedOp(op, tuple(args), self.graph.values[o].dtype, in_dt, params))
         outs = [o for o in index
-                if o in keep_set or any(m not in members for _, m in users.get(o, ()))]
+                if o in keep_set or o in r.reduced
+                or any(m not in members for _, m in users.get(o, ()))]
         region = FusedRegion(r.shape, tuple(self.graph.values[v].dtype for v in ins), tuple(ops),
                              tuple(index[o] for o in outs))
         kernel = self._fused_kernel(r.device, region)
@@ -135,7 +140,8 @@ class Program:
         src = getattr(kernel, "source", None)
         if src:
             self.sources.append(src)
-        step = (kernel, tuple(outs) + tuple(ins), -1, True)
+        step = (kernel, tuple(outs) + tuple(ins), -1,
+                f"fused elementwise region ({', '.join(o.op for o in ops)})")
         return out + [(step, list(outs) + list(ins))]
 
     def _written(self, v):
@@ -165,19 +171,19 @@ class Program:
         if n.op == "empty":
             empty, shape, dt, idx = _method(bk, "empty"), n.params["shape"], n.params["dtype"], \
                 place.index
-            return (lambda: empty(shape, dt, idx), (), n.outputs[0], False)
+            return (lambda: empty(shape, dt, idx), (), n.outputs[0], "")
         if n.op == "as_strided":
             st = _method(bk, "as_strided")
             size, stride, off = n.params["size"], n.params["stride"], n.params["storage_offset"]
-            return (lambda s: st(s, size, stride, off), (n.inputs[0],), n.outputs[0], False)
+            return (lambda s: st(s, size, stride, off), (n.inputs[0],), n.outputs[0], "")
         if n.op == "copy_":
-            return (_method(bk, "copy_"), (n.outputs[0], n.inputs[0]), -1, True)
+            return (_method(bk, "copy_"), (n.outputs[0], n.inputs[0]), -1, "copy_")
         if n.op == "fill_":
             fill, value = _method(bk, "fill_"), n.params["value"]
-            return (lambda d: fill(d, value), (n.outputs[0],), -1, True)
+            return (lambda d: fill(d, value), (n.outputs[0],), -1, "fill_")
         if n.kind == RANDOM:
             return (_random_step(bk, place, n.params["draw"], D.BY_NAME[n.params["dtype"]]),
-                    (n.outputs[0],), -1, True)
+                    (n.outputs[0],), -1, "random")
         k = _unwrap(kernel_for(OPS[n.op], place))
         args = list(n.outputs)
         for a in n.inputs:
@@ -191,11 +197,11 @@ class Program:
 
             def call(*hs, k=k, plain=plain, names=names, nargs=nargs):
                 k(*hs[:nargs], **plain, **dict(zip(names, hs[nargs:])))
-            return (call, tuple(args), -1, True)
+            return (call, tuple(args), -1, n.op)
         if n.params:
             params = dict(n.params)
-            return (lambda *hs: k(*hs, **params), tuple(args), -1, True)
-        return (k, tuple(args), -1, True)
+            return (lambda *hs: k(*hs, **params), tuple(args), -1, n.op)
+        return (k, tuple(args), -1, n.op)
 
     def _reuse(self, steps, step_refs, keep, provided, values, root):
         """An allocation takes a buffer of the same shape, dtype and device whose
@@ -217,7 +223,7 @@ class Program:
                 key = (v.shape, v.dtype, v.device)
                 got = pool.get(key)
                 if got:
-                    st = (_same, (got.pop(),), res, False)
+                    st = (_same, (got.pop(),), res, "")
             out.append(st)
             for r in frees.get(i, ()):
                 if r not in fixed and self.producer.get(r) is not None \
@@ -231,11 +237,30 @@ class Program:
         env = self.template.copy()
         for vid, h in bindings:
             env[vid] = h
-        for fn, args, res, _ in self.steps:
-            r = fn(*[env[i] for i in args])
-            if res >= 0:
-                env[res] = r
+        try:
+            for fn, args, res, _ in self.steps:
+                r = fn(*[env[i] for i in args])
+                if res >= 0:
+                    env[res] = r
+        except Exception as exc:
+            # as the eager executor reports a failing kernel: op, backend, dtypes, cause
+            raise self._error(fn, args, exc) from exc
         return [env[v] for v in self.keep]
+
+    def _error(self, fn, args, exc):
+        from .. import _dtype as D
+        from ..dispatch import kernel_error
+        for st in self.steps:
+            if st[0] is fn and st[1] is args:
+                name = st[3] or "a memory call"
+                break
+        else:
+            name = "?"
+        values = self.graph.values
+        vs = [values[a] for a in args if a < len(values)]
+        dts = tuple(dict.fromkeys(D.BY_NAME[v.dtype] for v in vs))
+        where = vs[0].device.partition(":")[0] if vs else "?"
+        return kernel_error(f"{name} (in a compiled graph)", where, dts, exc)
 
     def describe(self):
         return (f"{self.n_eager_kernels} kernel launches eager -> {self.n_kernels} compiled "

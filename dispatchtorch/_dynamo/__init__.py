@@ -4,7 +4,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .._compile import reset
-from .._compile.compiled import CompiledFunction, Entry, EagerEntry
 from . import config, exc  # noqa: F401
 
 
@@ -37,6 +36,7 @@ def explain(fn, *extra_args, **extra_kwargs):
 
     def inner(*args, **kwargs):
         from .._compile import _module_of
+        from .._compile.compiled import CompiledFunction, Entry
         from ..nn.modules.module import Module
         mod = fn if isinstance(fn, Module) else _module_of(fn)
         cf = CompiledFunction(fn, module=mod)
@@ -58,4 +58,4 @@ def explain(fn, *extra_args, **extra_kwargs):
     return inner
 
 
-__all__ = ["reset", "explain", "ExplainOutput", "EagerEntry", "config", "exc"]
+__all__ = ["reset", "explain", "ExplainOutput", "config", "exc"]

@@ -14,12 +14,18 @@ from dataclasses import dataclass
 IN, TMP, CONST = "in", "tmp", "const"
 
 
+# reductions a region may end in (a backend opts in through can_fuse)
+REDUCTIONS = frozenset({"sum", "amax", "amin"})
+
+
 @dataclass(frozen=True)
 class FusedOp:
-    op: str            # an elementwise prim's name, "relu", or "cast" (C cast, as copy_)
+    op: str            # an elementwise prim's name, "relu", "cast" (C cast, as copy_), or
+                       # a reduction (REDUCTIONS) of a region value
     args: tuple        # ((kind, value), ...), in the prim's argument order
     dtype: str         # the result's dtype (bool for comparisons)
     in_dtype: str      # the dtype the prim computes in (its inputs'; for where: a's)
+    params: tuple = () # a reduction's (("dims", (d, ...)), ("keepdim", bool)), as its prim
 
 
 @dataclass(frozen=True)
@@ -27,7 +33,9 @@ class FusedRegion:
     """Compute `ops` elementwise over `shape`; write ops[k] for k in `outputs` into
     fresh C-contiguous output handles. Inputs are handles of `shape` (any strides,
     0 for broadcast) of the dtypes `inputs`. The kernel is called as
-    kernel(*outs, *ins); results must equal running the prims one by one."""
+    kernel(*outs, *ins); results must equal running the prims one by one. A reduction
+    op's result is always an output, of `shape` reduced over its dims (no other op
+    reads it)."""
     shape: tuple
     inputs: tuple      # dtype names
     ops: tuple         # FusedOp, in dependency order

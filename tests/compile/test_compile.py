@@ -284,3 +284,45 @@ def test_views_kwargs_nested_outputs_and_batchnorm_buffers():
     bn.eval()
     _close(cbn(x), bn(x), "cpu")                                 # a new signature: eval mode
     assert len(cbn._compiled.cache) == 2
+
+
+def test_double_backward_through_a_compiled_graph_says_so():
+    w = torch.randn(3, requires_grad=True)
+    cf = torch.compile(lambda a: (a * a).sum())
+    cf(w)
+    y = cf(w)
+    with pytest.raises(NotImplementedError, match="double backward"):
+        torch.autograd.grad(y, w, create_graph=True)
+    g, = torch.autograd.grad(cf(w), w)
+    _close(g, 2 * w, "cpu")
+
+
+def test_bad_input_after_capture_raises_what_eager_raises():
+    # integer division checks its divisor on the host: a graph break, so the signature
+    # runs eagerly and a zero divisor later gets eager's error, not garbage
+    cf = torch.compile(lambda a, b: (a + 1) // b)
+    a = torch.tensor([4, 9])
+    cf(a, torch.tensor([2, 3]))
+    _close(cf(a, torch.tensor([2, 3])), torch.tensor([2, 3]), "cpu")
+    with pytest.raises(Exception) as eager:
+        (a + 1) // torch.tensor([2, 0])
+    with pytest.raises(type(eager.value), match="floor_divide") as got:
+        cf(a, torch.tensor([2, 0]))
+    assert str(got.value) == str(eager.value)
+
+
+@pytest.mark.parametrize("shape", [(7, 5), (300, 1000), (3, 70000)])
+def test_reductions_fed_by_a_chain_run_in_its_kernel_on_cpu(shape):
+    def f(x, y):
+        return ((x * y + 1.0).sum(-1), torch.exp(x - y).amax(dim=1, keepdim=True),
+                (x * 2.0).sum(0))
+
+    x, y = torch.randn(*shape), torch.randn(*shape)
+    cf = torch.compile(f)
+    cf(x, y)
+    for g, w in zip(cf(x, y), f(x, y)):
+        np.testing.assert_array_equal(_np(g), _np(w))      # the same sums, bit for bit
+    entry, = _entries(cf)
+    assert entry.launches() == (8, 1)
+    np.testing.assert_allclose(_np(cf(x, y)[0]), (_np(x) * _np(y) + 1).sum(-1), rtol=1e-4,
+                               atol=1e-4)

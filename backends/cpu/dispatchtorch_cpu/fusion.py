@@ -38,7 +38,8 @@ _ELEMENTWISE = frozenset(
      "erfinv", "floor", "ceil", "round", "trunc", "neg", "abs", "bitwise_not", "add", "sub",
      "mul", "div", "fmod", "pow", "maximum", "minimum", "atan2", "bitwise_and", "bitwise_or",
      "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift", "eq", "ne", "lt", "le", "gt",
-     "ge", "where", "relu", "cast"})
+     "ge", "where", "relu", "cast", "sum", "amax", "amin"})
+_REDUCTIONS = frozenset({"sum", "amax", "amin"})
 
 
 def can_fuse(op, dtype):
@@ -49,14 +50,20 @@ def _cast(out, x):
     np.copyto(out, x, casting="unsafe")
 
 
+def _split_axis(shape):
+    """The axis tiles cut (every later axis stays whole in a tile)."""
+    k = 0
+    while k < len(shape) - 1 and prod(shape[k + 1:]) > TILE:
+        k += 1
+    return k
+
+
 def _tiles(shape):
     """Index tuples covering `shape` in C order, each about TILE elements."""
     if not shape:
         yield ()
         return
-    k = 0
-    while k < len(shape) - 1 and prod(shape[k + 1:]) > TILE:
-        k += 1
+    k = _split_axis(shape)
     inner = prod(shape[k + 1:]) or 1
     step = max(1, TILE // inner)
     for lead in np.ndindex(*shape[:k]):
@@ -94,10 +101,16 @@ def fuse_elementwise(region, dtypes):
         for kind, v in o.args:
             if kind == "const":
                 consts[(j, v)] = np.asarray(v).astype(dtypes[o.in_dtype])
-    plan = tuple((kernels[j], j, tuple(o.args)) for j, o in enumerate(ops))
     shape = tuple(region.shape)
+    # a reduction runs per tile when the tiles keep its dims whole (cut before them)
+    k = _split_axis(shape) if shape else 0
+    whole_only = any(o.op in _REDUCTIONS and min(dict(o.params)["dims"]) <= k for o in ops)
+    kw = [dict(o.params) for o in ops]
+    tile_kw = [dict(p, dims=tuple(d - k for d in p["dims"])) if "dims" in p else p for p in kw]
+    plan = tuple((kernels[j], j, tuple(o.args), tile_kw[j]) for j, o in enumerate(ops))
     probe = np.empty(shape, np.bool_)
-    tiles = [(t, probe[t].shape) for t in _tiles(shape)]
+    tiles = [(t, probe[t].shape) for t in _tiles(shape)] if not whole_only else \
+        [((), shape)]
     full = tiles[0][1] if tiles else ()
     tiles = [(t, () if ts == full else tuple(slice(0, n) for n in ts)) for t, ts in tiles]
     del probe
@@ -106,7 +119,7 @@ def fuse_elementwise(region, dtypes):
         bufs = [np.empty(full, dtypes[d]) for d in slot_dtype]
         res = [None] * len(plan)
         for t, part in tiles:
-            for fn, j, args in plan:
+            for fn, j, args, kwj in plan:
                 vals = []
                 for kind, v in args:
                     if kind == "in":
@@ -122,12 +135,15 @@ def fuse_elementwise(region, dtypes):
                     dst = bufs[slot_of[j]]
                     if part:
                         dst = dst[part]
-                fn(dst, *vals)
+                if kwj:
+                    fn(dst, *vals, **kwj)
+                else:
+                    fn(dst, *vals)
                 res[j] = dst
 
     whole = len(tiles) == 1
 
-    single = _straight_line(ops, kernels, consts, out_of, dtypes, shape, len(region.inputs))
+    single = _straight_line(ops, kernels, consts, out_of, dtypes, shape, len(region.inputs), kw)
 
     def kernel(*handles):
         if 0 in shape:
@@ -155,11 +171,12 @@ def describe(region):
         args = ", ".join(f"in{v}" if k == "in" else f"t{v}" if k == "tmp" else repr(v)
                          for k, v in o.args)
         mark = f"  -> out{region.outputs.index(j)}" if j in region.outputs else ""
-        lines.append(f"t{j}: {o.dtype} = {o.op}({args}){mark}")
+        extra = "".join(f", {k}={v!r}" for k, v in o.params)
+        lines.append(f"t{j}: {o.dtype} = {o.op}({args}{extra}){mark}")
     return "\n".join(lines)
 
 
-def _straight_line(ops, kernels, consts, out_of, dtypes, shape, n_in):
+def _straight_line(ops, kernels, consts, out_of, dtypes, shape, n_in, kw):
     """The region in one tile as generated straight-line Python (small tensors: no
     per-op interpretation left, only the kernel calls)."""
     env = {"empty": np.empty, "shape": shape}
@@ -185,6 +202,9 @@ def _straight_line(ops, kernels, consts, out_of, dtypes, shape, n_in):
         else:
             env[f"D{j}"] = dtypes[o.dtype]
             lines.append(f"    t{j} = empty(shape, D{j})")
+        if kw[j]:
+            env[f"P{j}"] = kw[j]
+            args.append(f"**P{j}")
         lines.append(f"    K{j}(t{j}, {', '.join(args)})")
     exec("\n".join(lines), env)     # noqa: S102  (source built from op indices only)
     return env["single"]
