@@ -84,5 +84,26 @@ def attention_block():
     return Block(), torch.randn(3, 7, 16)
 
 
+class Recurrent(nn.Module):
+    """A two-layer LSTM then a GRU over a sequence (unrolled in the graph), the last step
+    into a head."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(5, 8, num_layers=2, batch_first=True)
+        self.gru = nn.GRU(8, 6, batch_first=True)
+        self.head = nn.Linear(6, 3)
+
+    def forward(self, x):
+        h, _ = self.lstm(x)
+        h, _ = self.gru(h)
+        return self.head(h[:, -1])
+
+
+def recurrent():
+    return Recurrent(), torch.randn(3, 6, 5)
+
+
 MODELS = {"mlp": mlp, "digits_cnn_bn": digits_cnn_bn, "tiny_transformer": tiny_transformer,
-          "conv_net": conv_net, "norm_mlp": norm_mlp, "attention_block": attention_block}
+          "conv_net": conv_net, "norm_mlp": norm_mlp, "attention_block": attention_block,
+          "recurrent": recurrent}
