@@ -13,12 +13,27 @@ from ._dynamic import specialize
 
 class ExportedModule(Module):
     """Runs the exported graph on each call. Static sizes must match the example's;
-    dynamic ones must lie in their ranges."""
+    dynamic ones must lie in their ranges. The weights are its parameters and buffers
+    under their original names (submodules as in the exported model), so
+    state_dict() / load_state_dict() work as on the original."""
 
     def __init__(self, program):
         super().__init__()
         object.__setattr__(self, "_program", program)
         object.__setattr__(self, "_entries", {})      # dynamic sizes -> compiled Entry
+        from ..nn.parameter import Parameter
+        kinds = {p.name: p.kind for p in program.graph.placeholders}
+        for name, t in program.state_dict.items():
+            *path, leaf = name.split(".")
+            owner = self
+            for part in path:
+                if part not in owner._modules:
+                    owner.add_module(part, Module())
+                owner = owner._modules[part]
+            if kinds.get(name) == C.PARAMETER:
+                owner.register_parameter(leaf, Parameter(t, requires_grad=False))
+            else:
+                owner.register_buffer(leaf, t)
 
     def forward(self, *args, **kwargs):
         ep = self._program
@@ -32,7 +47,8 @@ class ExportedModule(Module):
         entry = self._entries.get(key)
         if entry is None:
             entry = self._entries[key] = _entry(ep.graph if not env else specialize(ep.graph, env))
-        named = {n: (t, None) for n, t in ep.state_dict.items()}
+        named = {n: (t, None) for n, t in self.named_parameters()}
+        named.update((n, (t, None)) for n, t in self.named_buffers())
         return entry.run(tuple(_contiguous(a) for a in args),
                          {k: _contiguous(v) for k, v in kwargs.items()}, named)
 

@@ -137,7 +137,10 @@ def test_signature_and_kwargs():
     assert sig.user_inputs == ["args[0]", "kwargs['scale']"]
     assert sig.parameters == ["fc.weight", "fc.bias"] and sig.buffers == ["shift"]
     x2 = torch.randn(6, 3)
-    got = ep.module()(x2, scale=s)
+    mod = ep.module()
+    assert set(mod.state_dict()) == {"fc.weight", "fc.bias", "shift"}
+    assert [n for n, _ in mod.named_parameters()] == ["fc.weight", "fc.bias"]
+    got = mod(x2, scale=s)
     want = m(x2, scale=s)
     assert set(got) == {"y", "x"}
     np.testing.assert_allclose(got["y"].numpy(), want["y"].detach().numpy(), rtol=1e-6)
