@@ -74,3 +74,13 @@ builtins_bool = _builtins.bool
 from ._dropin_names import attach as _attach_dropin_names  # noqa: E402
 
 _attach_dropin_names(globals())      # torch.autocast, amp, accelerator, backends, FloatTensor ...
+
+from ._compile import compile  # noqa: E402,A001  (torch.compile)
+from . import _dynamo  # noqa: E402,F401
+
+
+def __getattr__(name):
+    # torch.export / torch.onnx, imported on first use (they are not needed to train)
+    if name in ("export", "onnx"):
+        return _importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'dispatchtorch' has no attribute {name!r}")

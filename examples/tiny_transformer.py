@@ -104,6 +104,7 @@ def main(argv=None):
     p.add_argument("--sample-length", type=int, default=200)
     p.add_argument("--temperature", type=float, default=0.8)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--compile", action="store_true", help="train through torch.compile(model)")
     p.add_argument("--max-loss-ratio", type=float, default=0.8,
                    help="fail unless the final loss is below this fraction of the unigram entropy")
     args = p.parse_args(argv)
@@ -122,6 +123,8 @@ def main(argv=None):
           f"{math.log(len(chars)):.3f} nats, unigram entropy {entropy:.3f} nats")
 
     model = CharTransformer(len(chars), args.context).to(device)
+    if args.compile:
+        model = torch.compile(model)
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, args.lr, total_steps=args.steps,
                                                 pct_start=0.1)

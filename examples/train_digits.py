@@ -69,6 +69,7 @@ def main(argv=None):
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--lr", type=float, default=3e-3)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--compile", action="store_true", help="train through torch.compile(model)")
     p.add_argument("--checkpoint", default=os.path.join(CHECKPOINTS, "digits_cnn.safetensors"))
     args = p.parse_args(argv)
 
@@ -80,6 +81,8 @@ def main(argv=None):
                         generator=torch.Generator().manual_seed(args.seed))
 
     model = make_model().to(device)
+    if args.compile:
+        model = torch.compile(model)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
     scheduler = torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=args.lr,
                                                     total_steps=args.epochs * len(loader))
@@ -102,7 +105,9 @@ def main(argv=None):
     acc = accuracy(model, x_te, y_te)
     train_time = time.perf_counter() - start
     os.makedirs(os.path.dirname(os.path.abspath(args.checkpoint)), exist_ok=True)
-    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+    # a compiled model's state_dict keys carry "_orig_mod." (as PyTorch's): save the original's
+    torch.save({"model": getattr(model, "_orig_mod", model).state_dict(),
+                "optimizer": optimizer.state_dict(),
                 "epochs": args.epochs, "test_accuracy": acc}, args.checkpoint)
 
     restored = make_model().to(device)

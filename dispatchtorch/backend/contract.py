@@ -112,3 +112,15 @@ class Backend:
         bootstrap id). None (the default): the core's MPI engine serves this backend's
         tensors through host transfers. The engine's methods: docs/distributed.md."""
         return None
+
+    # -- optional: fused-kernel code generation (dispatchtorch.compile) ------------
+    def can_fuse(self, op: str, dtype: str) -> bool:
+        """Whether fuse_elementwise handles FusedOp `op` computing in `dtype`; the
+        compiler builds regions only from ops this accepts. Default: none."""
+        return False
+
+    def fuse_elementwise(self, region) -> Callable | None:
+        """One kernel `fn(*outs, *ins)` computing a
+        `dispatchtorch.backend.fusion.FusedRegion`, or None to run its prims one by
+        one. Cache what you generate: the compiler asks once per region and device."""
+        return None

@@ -9,6 +9,7 @@ import numpy as np
 
 from dispatchtorch.backend import DTYPE_NAMES, Backend, DeviceInfo
 
+from . import fusion
 from .composites import KERNELS as COMPOSITE_KERNELS
 from .kernels import KERNELS
 
@@ -64,11 +65,19 @@ class CPUBackend(Backend):
         """Threads of the BLAS and OpenMP pools numpy calls into (threadpoolctl)."""
         import threadpoolctl
         self._limits = threadpoolctl.threadpool_limits(limits=int(n))
+        fusion.THREADS[0] = max(1, int(n))
 
     def get_num_threads(self):
         import threadpoolctl
         counts = [p["num_threads"] for p in threadpoolctl.threadpool_info()]
         return max(counts) if counts else 1
+
+    # fused-kernel code generation (dispatchtorch.compile): tiled numpy, see fusion.py
+    def can_fuse(self, op, dtype):
+        return fusion.can_fuse(op, dtype)
+
+    def fuse_elementwise(self, region):
+        return fusion.fuse_elementwise(region, NP_DTYPES)
 
     def to_dlpack(self, handle, *args, **kwargs):
         return handle.__dlpack__(*args, **kwargs)

@@ -11,6 +11,7 @@ import numpy as np
 from dispatchtorch.backend import DTYPE_NAMES, Backend
 
 from . import _bf16
+from . import _fusion_source
 from ._array_module import CupyModule
 from .devices import INSTALL_HINT, probe
 from .kernels import build_kernels
@@ -47,6 +48,28 @@ class CUDABackend(Backend):
 
     def devices(self):
         return list(self._devices)
+
+    # -- fused-kernel code generation (dispatchtorch.compile), see _fusion_source.py --------
+    def can_fuse(self, op, dtype):
+        return isinstance(self._am, CupyModule) and _fusion_source.can_fuse(op, dtype)
+
+    def fuse_elementwise(self, region):
+        """One cupy.ElementwiseKernel per region (cupy compiles and caches it on disk)."""
+        import hashlib
+        in_params, out_params, body = _fusion_source.operation(region)
+        name = "dispatchtorch_fused_" + hashlib.sha1(body.encode()).hexdigest()[:12]
+        ek = self._xp.ElementwiseKernel(in_params, out_params, body, name)
+        n_out, guards, am = len(region.outputs), self._guards, self._am
+
+        def kernel(*handles):
+            outs, ins = handles[:n_out], handles[n_out:]
+            if guards is None:
+                ek(*ins, *outs)
+            else:
+                with guards[am.device_of(outs[0])]:
+                    ek(*ins, *outs)
+        kernel.source = f"// cupy.ElementwiseKernel({in_params!r}, {out_params!r})\n{body}"
+        return kernel
 
     # -- memory ------------------------------------------------------------------------
     def empty(self, shape, dtype, device):

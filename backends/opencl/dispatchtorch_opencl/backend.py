@@ -10,6 +10,7 @@ from dispatchtorch.backend import Backend
 from . import cltypes as T
 from .device import discover
 from .handle import CLArray, contiguous_strides, overlaps
+from . import fusion
 from .kernels import KERNELS
 from .kernels.elementwise import copy_kernel, fill_kernel
 
@@ -36,6 +37,13 @@ class OpenCLBackend(Backend):
         except IndexError:
             raise RuntimeError(f"opencl:{index} does not exist; {len(self._devices)} OpenCL "
                                f"device(s) found") from None
+
+    # -- fused-kernel code generation (dispatchtorch.compile), see fusion.py ------------
+    def can_fuse(self, op, dtype):
+        return fusion.can_fuse(op, dtype)
+
+    def fuse_elementwise(self, region):
+        return fusion.fuse_elementwise(region)
 
     # -- memory ----------------------------------------------------------------------
     def empty(self, shape, dtype, device):

@@ -1,0 +1,340 @@
+"""A compiled callable: guards per call signature, one captured and optimised entry
+per signature, autograd through one node whose backward is the compiled backward."""
+from __future__ import annotations
+
+import os
+import weakref
+import warnings
+
+from .._capture.capture import _input_name, flatten, module_tensors, trace, unflatten
+from .. import _dtype as D
+from .._capture.graph import BUFFER, CONSTANT, GRAD_OUTPUT, INPUT, PARAMETER
+from .._device_runtime import place_of
+from .._run import make_view, storage_of, wrap
+from .._tensor import Tensor
+from ..autograd.function import Function
+from ..autograd.grad_mode import STATE
+from .errors import Unsupported
+from .program import Program
+
+_REGISTRY = weakref.WeakSet()  # every live CompiledFunction, for reset()
+
+
+_ARG_NAMES = [f"args[{i}]" for i in range(32)]
+
+
+def _key_of(x):
+    if isinstance(x, Tensor):
+        return ("T", x._shape, x._dtype, x._place, x._rg, x._stride, x._offset)
+    if isinstance(x, (int, float, bool, str, type(None))):
+        return (type(x), x)
+    if isinstance(x, (tuple, list)):
+        return (type(x), tuple(_key_of(v) for v in x))
+    if isinstance(x, dict):
+        return (dict, tuple((k, _key_of(v)) for k, v in x.items()))
+    return ("id", id(x))
+
+
+class CompiledFunction:
+    """What dispatchtorch.compile returns for a function (OptimizedModule wraps one)."""
+
+    def __init__(self, fn, *, module=None, fullgraph=False, backend="inductor", options=None):
+        self.fn = fn
+        self.module = module
+        self.fullgraph = fullgraph
+        self.fuse = backend not in ("eager", "aot_eager")
+        self.options = dict(options or {})
+        self.options.setdefault("fusion", self.fuse)
+        self.cache = {}
+        self.patched_children = []
+        self._accessors = None
+        self._modules = ()
+        _REGISTRY.add(self)
+
+    def _named(self):
+        """{name: (tensor, kind)} of the module's parameters and buffers, read through
+        accessors found once (a reassigned parameter is seen; call reset() after adding
+        modules or parameters)."""
+        if self.module is None:
+            return {}
+        acc = self._accessors
+        if acc is None:
+            acc, seen = [], set()
+            for name, (t, kind) in module_tensors(self.module).items():
+                if id(t) in seen:
+                    continue
+                seen.add(id(t))
+                owner, _, attr = name.rpartition(".")
+                m = self.module.get_submodule(owner) if owner else self.module
+                store = m._parameters if kind == PARAMETER else m._buffers
+                acc.append((name, store, attr, kind))
+            self._accessors = acc
+            self._modules = list(self.module.modules())
+        named = {}
+        for name, store, attr, kind in acc:
+            t = store.get(attr)
+            if t is not None:
+                named[name] = (t, kind)
+        return named
+
+    def _signature(self, args, kwargs, named):
+        if not kwargs and self.module is None:
+            key = [STATE.enabled]
+            for a in args:
+                key.append((a._shape, a._dtype, a._place, a._rg, a._stride, a._offset)
+                           if type(a) is Tensor else _key_of(a))
+            return tuple(key)
+        train = tuple(m.training for m in self._modules) if self.module is not None else ()
+        params = tuple((n, id(t), t._shape, t._dtype, t._place, t._rg) for n, (t, _) in named.items())
+        return (_key_of(args), _key_of(kwargs), STATE.enabled, train, params)
+
+    def __call__(self, *args, **kwargs):
+        named = self._named()
+        key = self._signature(args, kwargs, named)
+        entry = self.cache.get(key)
+        if entry is None:
+            from .._dynamo import config
+            if len(self.cache) >= config.cache_size_limit:
+                warnings.warn(f"compile: {getattr(self.fn, '__qualname__', self.fn)} was captured "
+                              f"for {config.cache_size_limit} signatures (cache_size_limit); running new "
+                              f"ones eagerly", RuntimeWarning, stacklevel=2)
+                return self.fn(*args, **kwargs)
+            entry, out = self._capture(args, kwargs, named)
+            self.cache[key] = entry
+            return out
+        if type(entry) is EagerEntry:
+            return self.fn(*args, **kwargs)
+        return entry.run(args, kwargs, named)
+
+    def _capture(self, args, kwargs, named):
+        need_grad = STATE.enabled and (
+            any(t._rg for t in flatten((args, kwargs))[0]) or any(t._rg for t, _ in named.values()))
+        graph, out = trace(self.fn, args, kwargs, named=named, backward=need_grad)
+        if graph.breaks:
+            b = graph.breaks[0]
+            if self.fullgraph:
+                raise Unsupported(f"compile(fullgraph=True): {b.op} breaks the graph at {b.source}: "
+                                  f"{b.reason}")
+            self._compile_children()
+            return EagerEntry(graph), out
+        entry = Entry(graph, self.options, need_grad)
+        if os.environ.get("DISPATCHTORCH_COMPILE_DEBUG"):
+            print(entry.explain())
+        return entry, out
+
+    def _compile_children(self):
+        """A module whose forward breaks the graph runs eagerly; its children are
+        compiled one by one, so the parts without a break still run compiled."""
+        mod = self.module
+        if mod is None or self.patched_children:
+            return
+        for _, child in mod.named_children():
+            if "forward" in vars(child) or not list(child.parameters()) and not list(child.children()):
+                continue
+            cf = CompiledFunction(child.forward, module=child, backend="eager" if not self.fuse
+                                  else "inductor", options=self.options)
+            child.forward = cf
+            self.patched_children.append(child)
+
+    def reset(self):
+        self.cache.clear()
+        self._accessors = None
+        for child in self.patched_children:
+            vars(child).pop("forward", None)
+        self.patched_children = []
+
+    def explain(self):
+        """The captured graphs, passes and generated kernels of every signature."""
+        parts = []
+        for i, e in enumerate(self.cache.values()):
+            parts.append(f"=== signature {i}")
+            parts.append(e.explain())
+        return "\n".join(parts)
+
+
+class EagerEntry:
+    """A signature that broke the graph: it runs eagerly (the graph is kept for explain)."""
+
+    def __init__(self, graph):
+        self.graph = graph
+
+    def explain(self):
+        b = self.graph.breaks[0]
+        return (f"graph break: {b.op} at {b.source}: {b.reason}; runs eagerly\n"
+                + self.graph.pretty())
+
+
+class Entry:
+    """One signature's compiled forward (and backward when grads are needed)."""
+
+    def __init__(self, graph, options, need_grad):
+        self.graph = graph
+        g = graph
+        self.by_name = {p.name: p for p in g.placeholders}
+        self.inputs = [p for p in g.placeholders if p.kind in (INPUT, PARAMETER, BUFFER)]
+        provided = {p.value for p in g.placeholders}
+        self.outputs = list(g.outputs)
+        out_keep = []
+        for v in self.outputs:
+            out_keep.append(v)
+            b = g.values[v].base
+            if b is not None:
+                out_keep.append(b)
+        self.differentiable = need_grad and bool(g.grad_inputs)
+        self.saved = []
+        if self.differentiable:
+            grad_keep = [v for _, v in g.grad_inputs if v is not None]
+            grad_keep += [g.values[v].base for v in grad_keep if g.values[v].base is not None]
+            fwd_values = {o for n in g.forward_nodes() for o in n.outputs}
+            # the backward may read any forward value: find which after its own passes
+            probe = Program(g, "backward", grad_keep, provided | fwd_values, options)
+            used = set()
+            for st in probe.steps:
+                used.update(st[1])
+            self.saved = sorted(v for v in used if v in fwd_values and v not in provided)
+            self.backward = probe
+            self.grad_keep = grad_keep
+        self.forward = Program(g, "forward", out_keep + self.saved, provided, options)
+        self.n_out = len(self.outputs)
+        self.out_keep = out_keep
+        self.constants = [p for p in g.placeholders if p.kind == CONSTANT]
+        self.order = [p.name for p in self.inputs if not p.name.endswith(".storage")]
+        self.function = _function_for(self, self.order) if self.differentiable else None
+        # per placeholder: (value id, constant handle | None, tensor name, its storage?)
+        self.binders = [(p.value, p.handle if p.kind == CONSTANT else None,
+                         p.name[:-8] if p.name.endswith(".storage") else p.name,
+                         p.name.endswith(".storage"))
+                        for p in g.placeholders if p.kind != GRAD_OUTPUT]
+        self.out_names = {p.value: p.name for p in self.inputs}
+        self.makers = [self._maker(v) for v in self.outputs]
+        self.single = g.output_spec == ("T", 0)
+
+    # -- binding -------------------------------------------------------------------------
+    def _tensors(self, args, kwargs, named):
+        if not kwargs and all(type(a) is Tensor for a in args):
+            ts = {_ARG_NAMES[i] if i < len(_ARG_NAMES) else f"args[{i}]": a
+                  for i, a in enumerate(args)}
+        else:
+            leaves, _, names = flatten((tuple(args), kwargs), "in")
+            ts = {_input_name(n): t for t, n in zip(leaves, names)}
+        for n, (t, _) in named.items():
+            ts.setdefault(n, t)
+        return ts
+
+    def _bindings(self, ts):
+        b = []
+        for vid, const, name, is_storage in self.binders:
+            if const is not None:
+                b.append((vid, const))
+            elif is_storage:
+                b.append((vid, storage_of(ts[name])))
+            else:
+                b.append((vid, ts[name]._h))
+        return b
+
+    def _maker(self, vid):
+        """fn(env_out, tensors by name) -> the output tensor for value vid."""
+        name = self.out_names.get(vid)
+        if name is not None:
+            return lambda env, ts: ts[name]          # an input returned (in place, as is)
+        v = self.graph.values[vid]
+        place, dt = place_of(v.device), D.BY_NAME[v.dtype]
+        if v.base is None:
+            shape = v.shape
+            return lambda env, ts: wrap(env[vid], shape, dt, place)
+        bname = self.out_names.get(v.base)
+        bv = self.graph.values[v.base]
+        size, stride, off, bshape = v.shape, v.strides, v.offset, bv.shape
+        base = v.base
+
+        def view(env, ts):
+            b = ts[bname] if bname is not None else wrap(env[base], bshape, dt, place)
+            return make_view(b, size, stride, off)
+        return view
+
+    def _wrap(self, vid, env_out, ts):
+        return self._maker(vid)(env_out, ts)
+
+    # -- running -------------------------------------------------------------------------
+    def run(self, args, kwargs, named):
+        ts = self._tensors(args, kwargs, named)
+        if self.differentiable:
+            outs = self.function.apply(*[ts[n] for n in self.order])
+            outs = outs if isinstance(outs, tuple) else (outs,)
+        else:
+            outs = self._forward(ts)[0]
+        if self.single:
+            return outs[0]
+        return unflatten(self.graph.output_spec, list(outs))
+
+    def _forward(self, ts):
+        handles = self.forward.run(self._bindings(ts))
+        env_out = dict(zip(self.forward.keep, handles))
+        outs = tuple(m(env_out, ts) for m in self.makers)
+        saved = [env_out[v] for v in self.saved]
+        return outs, saved
+
+    def _backward(self, ts, saved, grads):
+        g = self.graph
+        b = self._bindings(ts)
+        b += list(zip(self.saved, saved))
+        targets = g.grad_targets
+        for i, tv in enumerate(targets):
+            p = self.by_name[f"grad[{i}]"]
+            gr = grads[self.outputs.index(tv)]
+            v = g.values[p.value]
+            if gr is None:
+                from ..ops import zeros
+                gr = zeros(v.shape, dtype=v.dtype, device=v.device)
+            elif gr._storage is not None or gr._stride is not None or gr._offset:
+                from ..ops.memory import clone
+                gr = clone(gr)
+            b.append((p.value, gr._h))
+        handles = self.backward.run(b)
+        env_out = dict(zip(self.backward.keep, handles))
+        result = {}
+        for name, vid in g.grad_inputs:
+            result[name] = None if vid is None else self._wrap(vid, env_out, ts)
+        return result
+
+    def explain(self):
+        lines = [self.graph.pretty(), "forward: " + self.forward.describe()]
+        if self.differentiable:
+            lines.append("backward: " + self.backward.describe()
+                         + f"; {len(self.saved)} values saved for it")
+        srcs = self.forward.sources + (self.backward.sources if self.differentiable else [])
+        for i, s in enumerate(srcs):
+            lines.append(f"--- generated kernel {i}\n{s}")
+        return "\n".join(lines)
+
+    def launches(self):
+        """(eager kernel launches, compiled kernel launches) per call, forward + backward."""
+        e, c = self.forward.n_eager_kernels, self.forward.n_kernels
+        if self.differentiable:
+            e += self.backward.n_eager_kernels
+            c += self.backward.n_kernels
+        return e, c
+
+
+def _function_for(entry, order):
+    """The autograd Function running the compiled forward as one node."""
+
+    class CompiledGraph(Function):
+        @staticmethod
+        def forward(ctx, *ts):
+            named = dict(zip(order, ts))
+            outs, saved = entry._forward(named)
+            ctx.named, ctx.saved = named, saved
+            return outs if len(outs) != 1 else outs[0]
+
+        @staticmethod
+        def backward(ctx, *grads):
+            if STATE.enabled:       # the engine enables recording for create_graph=True only
+                raise NotImplementedError(
+                    "compile: double backward (create_graph=True) through a compiled graph is "
+                    "not supported: its backward runs the captured kernels without recording; "
+                    "run that part eagerly (torch.compile(..., disable=True))")
+            got = entry._backward(ctx.named, ctx.saved, grads)
+            return tuple(got.get(n) if t._rg else None for n, t in zip(order, ctx.named.values()))
+
+    return CompiledGraph

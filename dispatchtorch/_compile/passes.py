@@ -1,0 +1,215 @@
+"""Graph passes over one phase's prim nodes: dead-code removal, common-subexpression
+elimination and the grouping of elementwise chains into fused regions.
+
+Values alias through views, so liveness and hazards are tracked per storage root
+(Value.base, or the value itself): conservative where views overlap, never wrong.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from .._capture.graph import KERNEL, RANDOM, Ref
+from ..backend.prims import PRIMS
+
+ELEMENTWISE = frozenset(n for n, p in PRIMS.items() if p.kind == "elementwise") | {"relu"}
+REDUCTIONS = frozenset({"sum", "amax", "amin"})
+
+
+def refs(n):
+    """Every value id a node names (inputs, Ref params, outputs)."""
+    out = [a for a in n.inputs if isinstance(a, int)]
+    out += [v.value for v in n.params.values() if isinstance(v, Ref)]
+    out += list(n.outputs)
+    return out
+
+
+def reads(n):
+    """The values whose data a node reads (as_strided only takes a handle)."""
+    if n.op in ("as_strided", "empty"):
+        return []
+    r = [a for a in n.inputs if isinstance(a, int)]
+    r += [v.value for v in n.params.values() if isinstance(v, Ref)]
+    if n.inplace and n.op not in ("copy_", "fill_", "random"):
+        r += list(n.outputs)
+    return r
+
+
+class Roots:
+    def __init__(self, values):
+        self.values = values
+
+    def __call__(self, v):
+        b = self.values[v].base
+        return v if b is None else b
+
+
+def dce(nodes, keep, external, root):
+    """Drop nodes nothing observable depends on. keep: values that must hold their
+    final data; external: values that exist outside (writes into them are effects)."""
+    live_roots = {root(v) for v in keep} | {root(v) for v in external}
+    needed = set(keep)
+    kept = []
+    for n in reversed(nodes):
+        if n.op in ("as_strided", "empty"):
+            live = n.outputs[0] in needed or (n.op == "empty" and n.outputs[0] in live_roots)
+        else:
+            live = any(root(o) in live_roots for o in n.outputs)
+        if not live:
+            continue
+        kept.append(n)
+        needed.update(refs(n))
+        for v in reads(n):
+            live_roots.add(root(v))
+        for o in n.outputs:
+            needed.add(root(o))
+    kept.reverse()
+    return kept
+
+
+def cse(nodes, root, keep):
+    """Reuse the first of two identical kernel calls on unchanged inputs, and the first
+    of two identical views. Returns (nodes, rename)."""
+    writes = {}
+    for n in nodes:
+        if n.op not in ("as_strided", "empty"):
+            for o in n.outputs:
+                writes[root(o)] = writes.get(root(o), 0) + 1
+    version = {}
+    seen = {}
+    rename = {}
+    out = []
+
+    def rn(v):
+        return rename.get(v, v)
+
+    for n in nodes:
+        n = _renamed(n, rn)
+        key = None
+        if n.op == "as_strided":
+            key = ("view", n.inputs[0], n.params["size"], n.params["stride"],
+                   n.params["storage_offset"])
+        elif n.kind == KERNEL and not n.inplace and all(writes.get(root(o)) == 1 for o in n.outputs) \
+                and not any(o in keep for o in n.outputs):
+            ins = tuple((a, version.get(root(a), 0)) if isinstance(a, int) else ("s", repr(a.value))
+                        for a in n.inputs)
+            key = (n.op, ins, repr(sorted(n.params.items(), key=lambda kv: kv[0])))
+        if key is not None:
+            prev = seen.get(key)
+            if prev is not None and len(prev.outputs) == len(n.outputs):
+                for a, b in zip(n.outputs, prev.outputs):
+                    rename[a] = b
+                continue
+            seen[key] = n
+        if n.op not in ("as_strided", "empty"):
+            for o in n.outputs:
+                version[root(o)] = version.get(root(o), 0) + 1
+        out.append(n)
+    return out, rename
+
+
+def _renamed(n, rn):
+    ins = tuple(rn(a) if isinstance(a, int) else a for a in n.inputs)
+    params = {k: (Ref(rn(v.value)) if isinstance(v, Ref) else v) for k, v in n.params.items()}
+    outs = tuple(rn(o) for o in n.outputs)
+    if ins == n.inputs and outs == n.outputs and params == n.params:
+        return n
+    return replace(n, inputs=ins, outputs=outs, params=params)
+
+
+@dataclass
+class Region:
+    """A group of elementwise nodes over one shape, run as one kernel; `pre` are the
+    independent nodes that ran between them and now run before."""
+    shape: tuple
+    device: str
+    members: list = field(default_factory=list)
+    produced: set = field(default_factory=set)
+    pre: list = field(default_factory=list)
+    reduced: set = field(default_factory=set)      # outputs of reductions ending a chain
+
+
+def group(nodes, values, can_fuse):
+    """[Node | Region] in a valid execution order. can_fuse(op, dtype, device)."""
+    items = []
+    cur = None
+
+    def fusible(n):
+        if n.inplace or len(n.outputs) != 1:
+            return None
+        if n.kind == KERNEL and n.op in ELEMENTWISE:
+            op, data = n.op, [a for a in n.inputs if isinstance(a, int)]
+            if len(data) != len(n.inputs):
+                return None
+            dt = values[data[1 if op == "where" else 0]].dtype
+        elif n.op == "copy_":
+            op, dt = "cast", values[n.inputs[0]].dtype
+        else:
+            return None
+        out = values[n.outputs[0]]
+        if out.base is not None or not can_fuse(op, dt, out.device):
+            return None
+        return out
+
+    def flush():
+        if cur is not None:
+            if len(cur.members) > 1:
+                items.append(cur)
+            else:
+                items.extend(cur.pre)
+                items.extend(cur.members)
+
+    def reduction(n):
+        """A reduction of a value the open region produced (a chain's epilogue)."""
+        if cur is None or n.kind != KERNEL or n.op not in REDUCTIONS or n.inplace:
+            return False
+        x = n.inputs[0] if n.inputs and isinstance(n.inputs[0], int) else None
+        if x is None or x not in cur.produced or values[n.outputs[0]].base is not None:
+            return False
+        return can_fuse(n.op, values[x].dtype, cur.device)
+
+    for n in nodes:
+        if reduction(n):
+            cur.members.append(n)
+            cur.reduced.add(n.outputs[0])
+            continue
+        out = fusible(n)
+        if out is not None and cur is not None and any(a in cur.reduced for a in n.inputs):
+            flush()
+            cur = None
+        if out is not None:
+            if cur is not None and (cur.shape != out.shape or cur.device != out.device):
+                flush()
+                cur = None
+            if cur is None:
+                cur = Region(out.shape, out.device)
+            cur.members.append(n)
+            cur.produced.add(n.outputs[0])
+            continue
+        if cur is not None:
+            touches = any(v in cur.produced or v in cur.reduced for v in refs(n))
+            if not touches and (n.op in ("empty", "as_strided") or (not n.inplace
+                                                                   and n.kind != RANDOM)):
+                cur.pre.append(n)
+                continue
+            flush()
+            cur = None
+        items.append(n)
+    flush()
+    return items
+
+
+def scalar_literal(v, values, producer, constants):
+    """The Python number a value always holds (a 0-d constant, or a broadcast view of
+    one), or None."""
+    p = constants.get(v)
+    if p is None:
+        n = producer.get(v)
+        if n is None or n.op != "as_strided" or any(n.params["stride"]):
+            return None
+        p = constants.get(n.inputs[0])
+        if p is None:
+            return None
+    if p.data is None or p.data.size != 1:
+        return None
+    return p.data.reshape(()).item()
+

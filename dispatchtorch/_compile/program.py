@@ -1,0 +1,297 @@
+"""A Program: one phase of a captured graph, optimised and lowered to a flat list of
+backend calls that run without the frontend.
+
+Lowering: DCE -> CSE -> DCE -> fusion grouping (each region becomes one kernel from
+the backend's `fuse_elementwise` hook, or stays as its prims) -> buffer reuse (an
+intermediate allocation takes a same-sized buffer whose last use has passed).
+A step is (fn, argument slots, result slot); the environment is a list indexed by
+value id, with literals in slots past the values.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtype as D
+from .._capture.graph import CONSTANT, KERNEL, RANDOM, Ref, Scalar
+from .._device_runtime import place_of
+from ..backend.fusion import CONST, IN, TMP, FusedOp, FusedRegion
+from ..dispatch import OPS
+from .._run import kernel_for
+from . import passes
+
+_FUSED: dict = {}        # (device, region key, shape) -> kernel or None: generated once
+
+
+def _unwrap(fn):
+    return getattr(fn, "_dt_traced", fn)
+
+
+def _method(bk, name):
+    return getattr(type(bk), name).__get__(bk)
+
+
+class Program:
+    """Run with `run(bindings)`: bindings [(value id, handle)] for every value in
+    `provided`; returns the handles of `keep`, in order."""
+
+    def __init__(self, graph, phase, keep, provided, options):
+        self.graph = graph
+        values = graph.values
+        root = passes.Roots(values)
+        nodes = graph.prim_nodes(phase)
+        self.n_eager_kernels = sum(1 for n in nodes if n.kind == KERNEL or n.op in ("copy_", "fill_"))
+        keep = list(keep)
+        keep_roots = {root(v) for v in keep}
+        if options.get("dce", True):
+            nodes = passes.dce(nodes, keep, provided, root)
+        rename = {}
+        if options.get("cse", True):
+            nodes, rename = passes.cse(nodes, root, set(keep) | keep_roots)
+            nodes = passes.dce(nodes, keep, provided, root)
+        self.constants = {p.value: p for p in graph.placeholders if p.kind == CONSTANT}
+        self.written = {o for n in graph.nodes if n.op not in ("as_strided", "empty")
+                        for o in n.outputs}
+        self.producer = {o: n for n in nodes for o in n.outputs}
+        fuse = options.get("fusion", True)
+        items = passes.group(nodes, values, self._can_fuse) if fuse else list(nodes)
+        self.sources = []
+        self.n_regions = 0
+        steps, step_refs = [], []
+        self.literals = []
+        users = self._users(items, keep)
+        for it in items:
+            if isinstance(it, passes.Region):
+                lowered = self._region(it, users, keep)
+                for st, rf in lowered:
+                    steps.append(st)
+                    step_refs.append(rf)
+            else:
+                steps.append(self._step(it))
+                step_refs.append(passes.refs(it))
+        steps, step_refs = _drop_unused(steps, step_refs, keep)
+        if options.get("buffer_reuse", True):
+            steps = self._reuse(steps, step_refs, keep, provided, values, root)
+        self.steps = steps
+        self.keep = keep
+        self.n_kernels = sum(1 for st in steps if st[3])
+        self.template = [None] * len(values) + self.literals
+        self.provided = provided
+
+    # -- fusion ------------------------------------------------------------------------
+    def _can_fuse(self, op, dtype, device):
+        bk = place_of(device).bk
+        return type(bk).can_fuse is not _base_can_fuse and bk.can_fuse(op, dtype)
+
+    def _users(self, items, keep):
+        users = {}
+        for i, it in enumerate(items):
+            ns = (it.pre + it.members) if isinstance(it, passes.Region) else [it]
+            for n in ns:
+                if n.op == "empty":
+                    continue
+                for v in passes.refs(n):
+                    users.setdefault(v, set()).add((i, id(n)))
+        return users
+
+    def _region(self, r, users, keep):
+        """Lower a region: its independent nodes, then one fused kernel (or its prims)."""
+        out = [(self._step(n), passes.refs(n)) for n in r.pre]
+        members = {id(n) for n in r.members}
+        keep_set = set(keep)
+        index = {}                 # produced value -> op index
+        ins, in_index = [], {}
+        ops = []
+        for n in r.members:
+            args = []
+            data = [a for a in n.inputs if isinstance(a, int)]
+            for a in data:
+                if a in index:
+                    args.append((TMP, index[a]))
+                    continue
+                lit = passes.scalar_literal(a, self.graph.values, self.producer, self.constants)
+                if lit is not None and not self._written(a):
+                    args.append((CONST, lit))
+                    continue
+                if a not in in_index:
+                    in_index[a] = len(ins)
+                    ins.append(a)
+                args.append((IN, in_index[a]))
+            o = n.outputs[0]
+            params = ()
+            if n.op == "copy_":
+                op, in_dt = "cast", self.graph.values[data[0]].dtype
+            else:
+                op = n.op
+                in_dt = self.graph.values[data[1 if op == "where" else 0]].dtype
+                if op in passes.REDUCTIONS:
+                    params = (("dims", tuple(n.params["dims"])),
+                              ("keepdim", bool(n.params["keepdim"])))
+            index[o] = len(ops)
+            ops.append(FusedOp(op, tuple(args), self.graph.values[o].dtype, in_dt, params))
+        outs = [o for o in index
+                if o in keep_set or o in r.reduced
+                or any(m not in members for _, m in users.get(o, ()))]
+        region = FusedRegion(r.shape, tuple(self.graph.values[v].dtype for v in ins), tuple(ops),
+                             tuple(index[o] for o in outs))
+        kernel = self._fused_kernel(r.device, region)
+        if kernel is None:
+            return out + [(self._step(n), passes.refs(n)) for n in r.members]
+        self.n_regions += 1
+        src = getattr(kernel, "source", None)
+        if src:
+            self.sources.append(src)
+        step = (kernel, tuple(outs) + tuple(ins), -1,
+                f"fused elementwise region ({', '.join(o.op for o in ops)})")
+        return out + [(step, list(outs) + list(ins))]
+
+    def _written(self, v):
+        return v in self.written
+
+    def _fused_kernel(self, device, region):
+        key = (device, region.key(), region.shape)
+        if key not in _FUSED:
+            bk = place_of(device).bk
+            try:
+                _FUSED[key] = bk.fuse_elementwise(region)
+            except NotImplementedError:
+                _FUSED[key] = None
+        return _FUSED[key]
+
+    # -- steps -------------------------------------------------------------------------
+    def _literal(self, value):
+        self.literals.append(value)
+        return len(self.graph.values) + len(self.literals) - 1
+
+    def _step(self, n):
+        """(fn, argument slots, result slot, is a kernel launch)."""
+        values = self.graph.values
+        v0 = values[n.outputs[0]] if n.outputs else None
+        place = place_of(v0.device if v0 is not None else "cpu")
+        bk = place.bk
+        if n.op == "empty":
+            empty, shape, dt, idx = _method(bk, "empty"), n.params["shape"], n.params["dtype"], \
+                place.index
+            return (lambda: empty(shape, dt, idx), (), n.outputs[0], "")
+        if n.op == "as_strided":
+            st = _method(bk, "as_strided")
+            size, stride, off = n.params["size"], n.params["stride"], n.params["storage_offset"]
+            return (lambda s: st(s, size, stride, off), (n.inputs[0],), n.outputs[0], "")
+        if n.op == "copy_":
+            return (_method(bk, "copy_"), (n.outputs[0], n.inputs[0]), -1, "copy_")
+        if n.op == "fill_":
+            fill, value = _method(bk, "fill_"), n.params["value"]
+            return (lambda d: fill(d, value), (n.outputs[0],), -1, "fill_")
+        if n.kind == RANDOM:
+            return (_random_step(bk, place, n.params["draw"], D.BY_NAME[n.params["dtype"]]),
+                    (n.outputs[0],), -1, "random")
+        k = _unwrap(kernel_for(OPS[n.op], place))
+        args = list(n.outputs)
+        for a in n.inputs:
+            args.append(self._literal(a.value) if isinstance(a, Scalar) else a)
+        refs = {k2: v.value for k2, v in n.params.items() if isinstance(v, Ref)}
+        if refs:
+            plain = {k2: v for k2, v in n.params.items() if not isinstance(v, Ref)}
+            names = list(refs)
+            nargs = len(args)
+            args += [refs[k2] for k2 in names]
+
+            def call(*hs, k=k, plain=plain, names=names, nargs=nargs):
+                k(*hs[:nargs], **plain, **dict(zip(names, hs[nargs:])))
+            return (call, tuple(args), -1, n.op)
+        if n.params:
+            params = dict(n.params)
+            return (lambda *hs: k(*hs, **params), tuple(args), -1, n.op)
+        return (k, tuple(args), -1, n.op)
+
+    def _reuse(self, steps, step_refs, keep, provided, values, root):
+        """An allocation takes a buffer of the same shape, dtype and device whose
+        every use has passed (per storage root; kept and provided roots never)."""
+        fixed = {root(v) for v in keep} | {root(v) for v in provided}
+        last = {}
+        for i, rf in enumerate(step_refs):
+            for v in rf:
+                last[root(v)] = i
+        frees = {}
+        for r, i in last.items():
+            frees.setdefault(i, []).append(r)
+        pool = {}
+        out = []
+        for i, st in enumerate(steps):
+            fn, args, res, is_k = st
+            if res >= 0 and not args and res not in fixed and values[res].base is None:
+                v = values[res]
+                key = (v.shape, v.dtype, v.device)
+                got = pool.get(key)
+                if got:
+                    st = (_same, (got.pop(),), res, "")
+            out.append(st)
+            for r in frees.get(i, ()):
+                if r not in fixed and self.producer.get(r) is not None \
+                        and self.producer[r].op == "empty":
+                    v = values[r]
+                    pool.setdefault((v.shape, v.dtype, v.device), []).append(r)
+        return out
+
+    # -- running -----------------------------------------------------------------------
+    def run(self, bindings):
+        env = self.template.copy()
+        for vid, h in bindings:
+            env[vid] = h
+        try:
+            for fn, args, res, _ in self.steps:
+                r = fn(*[env[i] for i in args])
+                if res >= 0:
+                    env[res] = r
+        except Exception as exc:
+            # as the eager executor reports a failing kernel: op, backend, dtypes, cause
+            raise self._error(fn, args, exc) from exc
+        return [env[v] for v in self.keep]
+
+    def _error(self, fn, args, exc):
+        from .. import _dtype as D
+        from ..dispatch import kernel_error
+        for st in self.steps:
+            if st[0] is fn and st[1] is args:
+                name = st[3] or "a memory call"
+                break
+        else:
+            name = "?"
+        values = self.graph.values
+        vs = [values[a] for a in args if a < len(values)]
+        dts = tuple(dict.fromkeys(D.BY_NAME[v.dtype] for v in vs))
+        where = vs[0].device.partition(":")[0] if vs else "?"
+        return kernel_error(f"{name} (in a compiled graph)", where, dts, exc)
+
+    def describe(self):
+        return (f"{self.n_eager_kernels} kernel launches eager -> {self.n_kernels} compiled "
+                f"({self.n_regions} fused regions)")
+
+
+def _same(h):
+    return h
+
+
+def _drop_unused(steps, step_refs, keep):
+    """Allocations and views nothing reads (a fused region's intermediates)."""
+    while True:
+        used = set(keep)
+        for st in steps:
+            used.update(st[1])
+        keepers = [i for i, st in enumerate(steps) if st[3] or st[2] < 0 or st[2] in used]
+        if len(keepers) == len(steps):
+            return steps, step_refs
+        steps = [steps[i] for i in keepers]
+        step_refs = [step_refs[i] for i in keepers]
+
+
+def _random_step(bk, place, draw, dt):
+    from ..ops.creation import _cast_host
+    copy, from_host, index = _method(bk, "copy_"), _method(bk, "from_host"), place.index
+
+    def step(out):
+        copy(out, from_host(_cast_host(np.asarray(draw()), dt), index))
+    return step
+
+
+from ..backend.contract import Backend as _Backend  # noqa: E402
+_base_can_fuse = _Backend.can_fuse

@@ -1,0 +1,47 @@
+"""What the optional fused-kernel hook receives: an elementwise region as data.
+
+dispatchtorch.compile groups chains of elementwise prims over one iteration shape
+into a FusedRegion and asks the backend (`Backend.fuse_elementwise`) for one kernel
+computing it. Plain data, no numpy: a backend may turn it into C, a numexpr string,
+a cupy ElementwiseKernel, or decline (return None) and the prims run one by one.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# one argument of a FusedOp: ("in", i) the i-th input handle, ("tmp", j) the result of
+# ops[j], ("const", python number) a literal of the op's input dtype
+IN, TMP, CONST = "in", "tmp", "const"
+
+
+# reductions a region may end in (a backend opts in through can_fuse)
+REDUCTIONS = frozenset({"sum", "amax", "amin"})
+
+
+@dataclass(frozen=True)
+class FusedOp:
+    op: str            # an elementwise prim's name, "relu", "cast" (C cast, as copy_), or
+                       # a reduction (REDUCTIONS) of a region value
+    args: tuple        # ((kind, value), ...), in the prim's argument order
+    dtype: str         # the result's dtype (bool for comparisons)
+    in_dtype: str      # the dtype the prim computes in (its inputs'; for where: a's)
+    params: tuple = () # a reduction's (("dims", (d, ...)), ("keepdim", bool)), as its prim
+
+
+@dataclass(frozen=True)
+class FusedRegion:
+    """Compute `ops` elementwise over `shape`; write ops[k] for k in `outputs` into
+    fresh C-contiguous output handles. Inputs are handles of `shape` (any strides,
+    0 for broadcast) of the dtypes `inputs`. The kernel is called as
+    kernel(*outs, *ins); results must equal running the prims one by one. A reduction
+    op's result is always an output, of `shape` reduced over its dims (no other op
+    reads it)."""
+    shape: tuple
+    inputs: tuple      # dtype names
+    ops: tuple         # FusedOp, in dependency order
+    outputs: tuple     # indices into ops
+
+    def key(self):
+        """What the generated code depends on (the shape only through the backend's
+        own launch geometry): a cache key."""
+        return (self.inputs, self.ops, self.outputs, len(self.shape))
