@@ -10,6 +10,8 @@ of a missing prim) are not recorded: `depth` counts the nesting.
 """
 from __future__ import annotations
 
+import functools
+
 import os
 import sys
 import threading
@@ -321,28 +323,32 @@ def _decomp_wrapper(op, fn):
 
 
 def _fill_random_wrapper(fn):
-    def traced(self, draw):
+    from ..ops import creation
+
+    def traced(self, draw, *args, generator=None):
         tr = _active_tracer()
         if tr is None:
-            return fn(self, draw)
+            return fn(self, draw, *args, generator=generator)
         out = tr.value_of(self._h, str(self._place.device))
         tr.depth += 1
         try:
-            r = fn(self, draw)
+            r = fn(self, draw, *args, generator=generator)
         finally:
             tr.depth -= 1
-        tr.node("random", RANDOM, (), (out,), {"draw": draw, "dtype": self._dtype.name})
+        redraw = functools.partial(creation.random_values, self._shape,
+                                   creation._memory_order(self), draw, args, generator)
+        tr.node("random", RANDOM, (), (out,), {"draw": redraw, "dtype": self._dtype.name})
         return r
     traced._dt_traced = fn
     return traced
 
 
-def _rng_wrapper(fn):
-    def traced(generator=None):
+def _draw_wrapper(fn):
+    def traced(generator, draw, *args):
         tr = _active_tracer()
         if tr is not None:
             tr.random_pending = user_frame()[0] or "a random op"
-        return fn(generator)
+        return fn(generator, draw, *args)
     traced._dt_traced = fn
     return traced
 
@@ -376,13 +382,13 @@ def install():
         p.empty = p.rt.backend.empty
     scalar, expanded = _run._scalar_cache, _run._expanded_cache
     _run._scalar_cache, _run._expanded_cache = {}, {}     # constants get recorded, not reused
-    fill_random, rng = creation._fill_random, R.rng
+    fill_random, draw = creation._fill_random, R.draw
     creation._fill_random = _fill_random_wrapper(fill_random)
-    R.rng = _rng_wrapper(rng)
+    R.draw = _draw_wrapper(draw)
 
     def undo():
         _run._scalar_cache, _run._expanded_cache = scalar, expanded
-        creation._fill_random, R.rng = fill_random, rng
+        creation._fill_random, R.draw = fill_random, draw
     _restore.append(undo)
 
 

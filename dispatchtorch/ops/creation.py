@@ -506,14 +506,18 @@ def _memory_order(t):
     return sorted(range(len(strides)), key=lambda d: -strides[d])
 
 
+def random_values(shape, order, draw, args, generator):
+    """The values a random fill of a tensor of `shape` gets, drawn in memory `order`."""
+    values = np.asarray(R.draw(generator, draw, _numel(shape), *args))
+    return values.reshape([shape[d] for d in order]).transpose(np.argsort(order))
+
+
 def _fill_random(self, draw, *args, generator=None):
     """self.copy_(values drawn as ATen draws them for self); meta draws nothing."""
     from .memory import copy_
     if self._place.type == "meta":
         return copy_(self, empty(self._shape, dtype=self.dtype, device=self.device))
-    order = _memory_order(self)
-    values = np.asarray(R.draw(generator, draw, _numel(self._shape), *args))
-    values = values.reshape([self._shape[d] for d in order]).transpose(np.argsort(order))
+    values = random_values(self._shape, _memory_order(self), draw, args, generator)
     src = _from_host(_cast_host(values, self.dtype), self.dtype, self.device)
     return copy_(self, src)
 
