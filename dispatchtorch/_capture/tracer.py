@@ -28,6 +28,7 @@ _active = [0]              # threads tracing now; wrappers are installed while >
 _restore: list = []        # undo actions of install()
 _PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _SCALARS = (type(None), bool, int, float, str, complex, np.generic)
+_ENGINE = os.path.join("autograd", "engine.py")
 
 
 def current():
@@ -37,15 +38,20 @@ def current():
 
 def user_frame():
     """(the public dispatchtorch function the user called, 'file:line in fn' of the
-    user's line) for the innermost call from outside the package."""
+    user's line) for the innermost call from outside the package. Inside a backward
+    pass: (the derivative rule's function, 'backward: file:line in rule')."""
     f = sys._getframe(1)
     op = ""
+    prev = None
     while f is not None:
         fn = f.f_code.co_filename
         if not fn.startswith(_PKG):
             return op, f"{fn}:{f.f_lineno} in {f.f_code.co_name}"
+        if fn.endswith(_ENGINE) and prev is not None:
+            return op, f"backward: {prev.f_code.co_filename}:{prev.f_lineno} in {op}"
         if "_capture" not in fn:
             op = f.f_code.co_name
+            prev = f
         f = f.f_back
     return op, ""
 
