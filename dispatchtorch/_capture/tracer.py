@@ -73,17 +73,25 @@ class Tracer:
 
     # -- activation ---------------------------------------------------------------------
     def __enter__(self):
+        from ..dispatch.loader import loaded_backends
         self._prev = current()
         _TLS.tracer = self
         with _lock:
             if _active[0] == 0:
                 install()
             _active[0] += 1
+        self._backends = {rt.name for rt in loaded_backends()}
         from ..autograd.grad_mode import STATE
         self.graph.grad_mode = STATE.enabled
         return self
 
     def __exit__(self, *exc):
+        from ..dispatch.loader import loaded_backends
+        new = sorted({rt.name for rt in loaded_backends()} - self._backends)
+        if new:     # its kernels and memory calls were not wrapped: the graph misses them
+            self.graph.breaks.append(GraphBreak(
+                "device", f"backend {', '.join(new)} was first used inside the traced call "
+                "(use a tensor on it once before)", "", len(self.graph.nodes)))
         _TLS.tracer = self._prev
         with _lock:
             _active[0] -= 1
@@ -348,7 +356,17 @@ def install():
     from ..dispatch.loader import loaded_backends
     from ..ops import creation, random as R
 
+    from ..dispatch import resolve
     runtimes = [rt for rt in loaded_backends() if rt.backend is not None]
+    # resolve every op now: a kernel first resolved while tracing (a CPU fallback made on
+    # the spot) would escape the wrappers below
+    for op in OPS.values():
+        for rt in runtimes:
+            if rt.name not in op.kernels and (op.prim or op.decomp is not None):
+                try:
+                    resolve(op, rt)
+                except Exception:      # the reference lacking a prim: an error at call time
+                    pass
     for rt in runtimes:
         saved = dict(rt.kernels)
         for k, fn in saved.items():
