@@ -38,7 +38,7 @@ def _chain_case(torch, dev, quick):
                for _ in range(3))
     f = chain(torch)
     cf = torch.compile(f)
-    return (lambda: f(x, y, z)), (lambda: cf(x, y, z)), "5-op elementwise chain, 4M float32"
+    return (lambda: f(x, y, z)), (lambda: cf(x, y, z)), f"5-op elementwise chain, {n} float32"
 
 
 def _train_case(torch, dev, quick, which):
@@ -102,12 +102,13 @@ def measure(case, dev, quick, repeats=9):
             "compiled_ms": min(tc) * 1e3, "speedup": min(te) / min(tc)}
 
 
-def _in_subprocess(case, dev, quick, threads):
+def _in_subprocess(case, dev, quick, threads, repeats):
     env = dict(os.environ)
     for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
               "POCL_MAX_PTHREAD_COUNT", "POCL_CPU_MAX_CU_COUNT"):
         env[k] = str(threads)
-    cmd = [sys.executable, "-m", "benchmarks.compile_bench", "--one", case, "--devices", dev]
+    cmd = [sys.executable, "-m", "benchmarks.compile_bench", "--one", case, "--devices", dev,
+           "--repeats", str(repeats)]
     if quick:
         cmd.append("--quick")
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
@@ -120,17 +121,18 @@ def main(argv=None):
     p.add_argument("--devices", default="cpu,opencl")
     p.add_argument("--threads", default="0,1", help="0: default pools; N: every pool at N")
     p.add_argument("--cases", default=",".join(CASES))
+    p.add_argument("--repeats", type=int, default=9, help="alternating batches per row")
     p.add_argument("--one", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.one:
-        print(json.dumps(measure(args.one, args.devices, args.quick)))
+        print(json.dumps(measure(args.one, args.devices, args.quick, args.repeats)))
         return
     rows = []
     for dev in args.devices.split(","):
         for threads in (int(t) for t in args.threads.split(",")):
             for case in args.cases.split(","):
-                r = measure(case, dev, args.quick) if threads == 0 else \
-                    _in_subprocess(case, dev, args.quick, threads)
+                r = measure(case, dev, args.quick, args.repeats) if threads == 0 else \
+                    _in_subprocess(case, dev, args.quick, threads, args.repeats)
                 r["threads"] = threads or "default"
                 rows.append(r)
                 print(f"{r['device']:7} threads={r['threads']!s:7} {case:12} eager "
