@@ -326,3 +326,15 @@ def test_reductions_fed_by_a_chain_run_in_its_kernel_on_cpu(shape):
     assert entry.launches() == (8, 1)
     np.testing.assert_allclose(_np(cf(x, y)[0]), (_np(x) * _np(y) + 1).sum(-1), rtol=1e-4,
                                atol=1e-4)
+
+
+def test_a_tensor_literal_written_in_place_starts_fresh_each_call():
+    def f(a):
+        acc = torch.tensor([1.0, 2.0])
+        acc.add_(a.sum())
+        return acc * 2.0
+
+    cf = torch.compile(f)
+    x = torch.ones(3)
+    for _ in range(3):
+        _close(cf(x), torch.tensor([8.0, 10.0]), "cpu")
