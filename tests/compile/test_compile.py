@@ -338,3 +338,17 @@ def test_a_tensor_literal_written_in_place_starts_fresh_each_call():
     x = torch.ones(3)
     for _ in range(3):
         _close(cf(x), torch.tensor([8.0, 10.0]), "cpu")
+
+
+def test_an_unused_random_draw_still_advances_the_generator():
+    def f(a):
+        torch.nn.functional.dropout(a, 0.5)          # result unused, but it draws
+        return torch.nn.functional.dropout(a, 0.5)
+
+    x = torch.ones(4, 8)
+    cf = torch.compile(f)
+    outs = []
+    for fn in (f, cf, cf):
+        torch.manual_seed(3)
+        outs.append(_np(fn(x)))
+    np.testing.assert_array_equal(outs[0], outs[2])
