@@ -49,21 +49,21 @@ def _train_case(torch, dev, quick, which):
         x = rng.standard_normal((batch, 512), dtype=np.float32)
         y = rng.integers(0, 10, batch)
         opt = lambda p: torch.optim.SGD(p, lr=0.01, momentum=0.9)   # noqa: E731
-        what = "MLP SGD step, batch 128"
+        what = f"MLP SGD step, batch {batch}"
     elif which == "cnn":
         batch = 8 if quick else 64
         build = models.digits_cnn
         x = rng.standard_normal((batch, 1, 8, 8), dtype=np.float32)
         y = rng.integers(0, 10, batch)
         opt = lambda p: torch.optim.Adam(p, lr=3e-3)   # noqa: E731
-        what = "digits CNN Adam step, batch 64"
+        what = f"digits CNN Adam step, batch {batch}"
     else:
         batch, block = (2, 16) if quick else (32, 64)
         build = lambda tl: models.tiny_transformer(tl, block=block)   # noqa: E731
         x = rng.integers(0, 65, (batch, block))
         y = rng.integers(0, 65, (batch, block))
         opt = lambda p: torch.optim.AdamW(p, lr=3e-3, weight_decay=0.01)   # noqa: E731
-        what = "tiny transformer AdamW step, batch 32x64"
+        what = f"tiny transformer AdamW step, batch {batch}x{block}"
     torch.manual_seed(0)
     m1 = build(torch).to(dev)
     m2 = copy.deepcopy(m1)
