@@ -352,3 +352,24 @@ def test_an_unused_random_draw_still_advances_the_generator():
         torch.manual_seed(3)
         outs.append(_np(fn(x)))
     np.testing.assert_array_equal(outs[0], outs[2])
+
+
+def test_a_kernel_failing_in_a_replay_is_reported_as_eager_reports_it(monkeypatch):
+    from dispatchtorch.dispatch import OPS
+    x = torch.randn(4)
+    torch.exp(x)                                       # resolve exp's cpu kernel
+    real = OPS["exp"].kernels["cpu"]
+    fail = []
+
+    def flaky(out, a):
+        if fail:
+            raise ValueError("device lost")
+        real(out, a)
+    monkeypatch.setitem(OPS["exp"].kernels, "cpu", flaky)
+    cf = torch.compile(lambda a: torch.exp(a) + 1.0, options={"fusion": False})
+    cf(x)
+    _close(cf(x), torch.exp(x) + 1.0, "cpu")
+    fail.append(True)
+    with pytest.raises(RuntimeError, match=r"exp \(in a compiled graph\) failed on backend "
+                                           r"'cpu' \(dtypes: float32\): ValueError: device lost"):
+        cf(x)
