@@ -38,7 +38,7 @@ def _chain_case(torch, dev, quick):
                for _ in range(3))
     f = chain(torch)
     cf = torch.compile(f)
-    return (lambda: f(x, y, z)), (lambda: cf(x, y, z)), "5-op elementwise chain, 4M float32"
+    return (lambda: f(x, y, z)), (lambda: cf(x, y, z)), f"5-op elementwise chain, {n} float32"
 
 
 def _train_case(torch, dev, quick, which):
@@ -49,21 +49,21 @@ def _train_case(torch, dev, quick, which):
         x = rng.standard_normal((batch, 512), dtype=np.float32)
         y = rng.integers(0, 10, batch)
         opt = lambda p: torch.optim.SGD(p, lr=0.01, momentum=0.9)   # noqa: E731
-        what = "MLP SGD step, batch 128"
+        what = f"MLP SGD step, batch {batch}"
     elif which == "cnn":
         batch = 8 if quick else 64
         build = models.digits_cnn
         x = rng.standard_normal((batch, 1, 8, 8), dtype=np.float32)
         y = rng.integers(0, 10, batch)
         opt = lambda p: torch.optim.Adam(p, lr=3e-3)   # noqa: E731
-        what = "digits CNN Adam step, batch 64"
+        what = f"digits CNN Adam step, batch {batch}"
     else:
         batch, block = (2, 16) if quick else (32, 64)
         build = lambda tl: models.tiny_transformer(tl, block=block)   # noqa: E731
         x = rng.integers(0, 65, (batch, block))
         y = rng.integers(0, 65, (batch, block))
         opt = lambda p: torch.optim.AdamW(p, lr=3e-3, weight_decay=0.01)   # noqa: E731
-        what = "tiny transformer AdamW step, batch 32x64"
+        what = f"tiny transformer AdamW step, batch {batch}x{block}"
     torch.manual_seed(0)
     m1 = build(torch).to(dev)
     m2 = copy.deepcopy(m1)
@@ -102,12 +102,13 @@ def measure(case, dev, quick, repeats=9):
             "compiled_ms": min(tc) * 1e3, "speedup": min(te) / min(tc)}
 
 
-def _in_subprocess(case, dev, quick, threads):
+def _in_subprocess(case, dev, quick, threads, repeats):
     env = dict(os.environ)
     for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
               "POCL_MAX_PTHREAD_COUNT", "POCL_CPU_MAX_CU_COUNT"):
         env[k] = str(threads)
-    cmd = [sys.executable, "-m", "benchmarks.compile_bench", "--one", case, "--devices", dev]
+    cmd = [sys.executable, "-m", "benchmarks.compile_bench", "--one", case, "--devices", dev,
+           "--repeats", str(repeats)]
     if quick:
         cmd.append("--quick")
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
@@ -120,17 +121,18 @@ def main(argv=None):
     p.add_argument("--devices", default="cpu,opencl")
     p.add_argument("--threads", default="0,1", help="0: default pools; N: every pool at N")
     p.add_argument("--cases", default=",".join(CASES))
+    p.add_argument("--repeats", type=int, default=9, help="alternating batches per row")
     p.add_argument("--one", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.one:
-        print(json.dumps(measure(args.one, args.devices, args.quick)))
+        print(json.dumps(measure(args.one, args.devices, args.quick, args.repeats)))
         return
     rows = []
     for dev in args.devices.split(","):
         for threads in (int(t) for t in args.threads.split(",")):
             for case in args.cases.split(","):
-                r = measure(case, dev, args.quick) if threads == 0 else \
-                    _in_subprocess(case, dev, args.quick, threads)
+                r = measure(case, dev, args.quick, args.repeats) if threads == 0 else \
+                    _in_subprocess(case, dev, args.quick, threads, args.repeats)
                 r["threads"] = threads or "default"
                 rows.append(r)
                 print(f"{r['device']:7} threads={r['threads']!s:7} {case:12} eager "

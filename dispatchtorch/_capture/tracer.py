@@ -30,6 +30,7 @@ _active = [0]              # threads tracing now; wrappers are installed while >
 _restore: list = []        # undo actions of install()
 _PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _SCALARS = (type(None), bool, int, float, str, complex, np.generic)
+_ENGINE = os.path.join("autograd", "engine.py")
 
 
 def current():
@@ -39,15 +40,20 @@ def current():
 
 def user_frame():
     """(the public dispatchtorch function the user called, 'file:line in fn' of the
-    user's line) for the innermost call from outside the package."""
+    user's line) for the innermost call from outside the package. Inside a backward
+    pass: (the derivative rule's function, 'backward: file:line in rule')."""
     f = sys._getframe(1)
     op = ""
+    prev = None
     while f is not None:
         fn = f.f_code.co_filename
         if not fn.startswith(_PKG):
             return op, f"{fn}:{f.f_lineno} in {f.f_code.co_name}"
+        if fn.endswith(_ENGINE) and prev is not None:
+            return op, f"backward: {prev.f_code.co_filename}:{prev.f_lineno} in {op}"
         if "_capture" not in fn:
             op = f.f_code.co_name
+            prev = f
         f = f.f_back
     return op, ""
 
@@ -82,17 +88,25 @@ class Tracer:
 
     # -- activation ---------------------------------------------------------------------
     def __enter__(self):
+        from ..dispatch.loader import loaded_backends
         self._prev = current()
         _TLS.tracer = self
         with _lock:
             if _active[0] == 0:
                 install()
             _active[0] += 1
+        self._backends = {rt.name for rt in loaded_backends()}
         from ..autograd.grad_mode import STATE
         self.graph.grad_mode = STATE.enabled
         return self
 
     def __exit__(self, *exc):
+        from ..dispatch.loader import loaded_backends
+        new = sorted({rt.name for rt in loaded_backends()} - self._backends)
+        if new:     # its kernels and memory calls were not wrapped: the graph misses them
+            self.graph.breaks.append(GraphBreak(
+                "device", f"backend {', '.join(new)} was first used inside the traced call "
+                "(use a tensor on it once before)", "", len(self.graph.nodes)))
         _TLS.tracer = self._prev
         with _lock:
             _active[0] -= 1
@@ -361,7 +375,17 @@ def install():
     from ..dispatch.loader import loaded_backends
     from ..ops import creation, random as R
 
+    from ..dispatch import resolve
     runtimes = [rt for rt in loaded_backends() if rt.backend is not None]
+    # resolve every op now: a kernel first resolved while tracing (a CPU fallback made on
+    # the spot) would escape the wrappers below
+    for op in OPS.values():
+        for rt in runtimes:
+            if rt.name not in op.kernels and (op.prim or op.decomp is not None):
+                try:
+                    resolve(op, rt)
+                except Exception:      # the reference lacking a prim: an error at call time
+                    pass
     for rt in runtimes:
         saved = dict(rt.kernels)
         for k, fn in saved.items():

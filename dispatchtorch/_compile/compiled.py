@@ -201,10 +201,22 @@ class Entry:
         self.order = [p.name for p in self.inputs if not p.name.endswith(".storage")]
         self.function = _function_for(self, self.order) if self.differentiable else None
         # per placeholder: (value id, constant handle | None, tensor name, its storage?)
-        self.binders = [(p.value, p.handle if p.kind == CONSTANT else None,
-                         p.name[:-8] if p.name.endswith(".storage") else p.name,
-                         p.name.endswith(".storage"))
-                        for p in g.placeholders if p.kind != GRAD_OUTPUT]
+        written = set()
+        for n in g.nodes:
+            if n.op not in ("empty", "as_strided"):
+                for o in n.outputs:
+                    b = g.values[o].base
+                    written.add(o if b is None else b)
+        self.binders = []
+        for p in g.placeholders:
+            if p.kind == GRAD_OUTPUT:
+                continue
+            const = None
+            if p.kind == CONSTANT:
+                # a constant the graph writes into starts from its captured values each call
+                const = _Fresh(p, g.values[p.value].device) if p.value in written else p.handle
+            self.binders.append((p.value, const, p.name[:-8] if p.name.endswith(".storage")
+                                 else p.name, p.name.endswith(".storage")))
         self.out_names = {p.value: p.name for p in self.inputs}
         self.makers = [self._maker(v) for v in self.outputs]
         self.single = g.output_spec == ("T", 0)
@@ -225,7 +237,7 @@ class Entry:
         b = []
         for vid, const, name, is_storage in self.binders:
             if const is not None:
-                b.append((vid, const))
+                b.append((vid, const() if type(const) is _Fresh else const))
             elif is_storage:
                 b.append((vid, storage_of(ts[name])))
             else:
@@ -314,6 +326,19 @@ class Entry:
             e += self.backward.n_eager_kernels
             c += self.backward.n_kernels
         return e, c
+
+
+class _Fresh:
+    """A constant's captured values as a new handle (for constants the graph writes)."""
+
+    def __init__(self, p, device):
+        import numpy as np
+        place = place_of(device)
+        self.data = np.ascontiguousarray(p.data)
+        self.from_host, self.index = place.bk.from_host, place.index
+
+    def __call__(self):
+        return self.from_host(self.data, self.index)
 
 
 def _function_for(entry, order):

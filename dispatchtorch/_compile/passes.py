@@ -53,7 +53,8 @@ def dce(nodes, keep, external, root):
         if n.op in ("as_strided", "empty"):
             live = n.outputs[0] in needed or (n.op == "empty" and n.outputs[0] in live_roots)
         else:
-            live = any(root(o) in live_roots for o in n.outputs)
+            # a random draw advances its generator: kept even when its values are unused
+            live = n.kind == RANDOM or any(root(o) in live_roots for o in n.outputs)
         if not live:
             continue
         kept.append(n)

@@ -76,6 +76,7 @@ class Program:
         self.n_kernels = sum(1 for st in steps if st[3])
         self.template = [None] * len(values) + self.literals
         self.provided = provided
+        self._run = None
 
     # -- fusion ------------------------------------------------------------------------
     def _can_fuse(self, op, dtype, device):
@@ -233,19 +234,37 @@ class Program:
         return out
 
     # -- running -----------------------------------------------------------------------
+    def _generate(self):
+        """run(bindings) as straight-line Python: one line per step, no per-step loop."""
+        env = {"template": self.template}
+        lines = ["def run(bindings):", "    e = template.copy()",
+                 "    for v, h in bindings:", "        e[v] = h"]
+        self._first_line = len(lines) + 1
+        for i, (fn, args, res, _) in enumerate(self.steps):
+            env[f"F{i}"] = fn
+            call = f"F{i}({', '.join(f'e[{a}]' for a in args)})"
+            lines.append(f"    e[{res}] = {call}" if res >= 0 else f"    {call}")
+        lines.append("    return [" + ", ".join(f"e[{v}]" for v in self.keep) + "]")
+        exec(compile("\n".join(lines), "<compiled graph>", "exec"), env)   # noqa: S102
+        return env["run"]
+
     def run(self, bindings):
-        env = self.template.copy()
-        for vid, h in bindings:
-            env[vid] = h
+        run = self._run
+        if run is None:
+            run = self._run = self._generate()
         try:
-            for fn, args, res, _ in self.steps:
-                r = fn(*[env[i] for i in args])
-                if res >= 0:
-                    env[res] = r
+            return run(bindings)
         except Exception as exc:
             # as the eager executor reports a failing kernel: op, backend, dtypes, cause
+            tb, line = exc.__traceback__, None
+            while tb is not None:
+                if tb.tb_frame.f_code.co_filename == "<compiled graph>":
+                    line = tb.tb_lineno
+                tb = tb.tb_next
+            if line is None or not 0 <= line - self._first_line < len(self.steps):
+                raise
+            fn, args, _, _ = self.steps[line - self._first_line]
             raise self._error(fn, args, exc) from exc
-        return [env[v] for v in self.keep]
 
     def _error(self, fn, args, exc):
         from .. import _dtype as D

@@ -137,3 +137,5 @@ def test_tracing_is_per_thread_and_leaves_the_tables_as_they_were():
             if b in before[name]:
                 assert fn is before[name][b]
     assert all(not hasattr(op.decomp, "_dt_traced") for op in OPS.values())
+    place = x._place
+    assert "empty" not in vars(place.bk) and place.empty.__func__ is type(place.bk).empty

@@ -326,3 +326,50 @@ def test_reductions_fed_by_a_chain_run_in_its_kernel_on_cpu(shape):
     assert entry.launches() == (8, 1)
     np.testing.assert_allclose(_np(cf(x, y)[0]), (_np(x) * _np(y) + 1).sum(-1), rtol=1e-4,
                                atol=1e-4)
+
+
+def test_a_tensor_literal_written_in_place_starts_fresh_each_call():
+    def f(a):
+        acc = torch.tensor([1.0, 2.0])
+        acc.add_(a.sum())
+        return acc * 2.0
+
+    cf = torch.compile(f)
+    x = torch.ones(3)
+    for _ in range(3):
+        _close(cf(x), torch.tensor([8.0, 10.0]), "cpu")
+
+
+def test_an_unused_random_draw_still_advances_the_generator():
+    def f(a):
+        torch.nn.functional.dropout(a, 0.5)          # result unused, but it draws
+        return torch.nn.functional.dropout(a, 0.5)
+
+    x = torch.ones(4, 8)
+    cf = torch.compile(f)
+    outs = []
+    for fn in (f, cf, cf):
+        torch.manual_seed(3)
+        outs.append(_np(fn(x)))
+    np.testing.assert_array_equal(outs[0], outs[2])
+
+
+def test_a_kernel_failing_in_a_replay_is_reported_as_eager_reports_it(monkeypatch):
+    from dispatchtorch.dispatch import OPS
+    x = torch.randn(4)
+    torch.exp(x)                                       # resolve exp's cpu kernel
+    real = OPS["exp"].kernels["cpu"]
+    fail = []
+
+    def flaky(out, a):
+        if fail:
+            raise ValueError("device lost")
+        real(out, a)
+    monkeypatch.setitem(OPS["exp"].kernels, "cpu", flaky)
+    cf = torch.compile(lambda a: torch.exp(a) + 1.0, options={"fusion": False})
+    cf(x)
+    _close(cf(x), torch.exp(x) + 1.0, "cpu")
+    fail.append(True)
+    with pytest.raises(RuntimeError, match=r"exp \(in a compiled graph\) failed on backend "
+                                           r"'cpu' \(dtypes: float32\): ValueError: device lost"):
+        cf(x)
