@@ -27,6 +27,9 @@ KNOWN = {
                             "overflows (fmod(1, denormal)); the prim is C fmod",
     "remainder/float*/extremes": "built on fmod (see fmod/extremes)",
     "add_alpha/float*/extremes": "PyTorch fuses a + alpha*b (FMA); 2*max overflows unfused",
+    "gelu/*/extremes": "PyTorch's vectorised CPU gelu (inputs of 8+ elements on AVX-512 "
+                       "machines) forms x * (1 + erf) first and overflows to inf for |x| > "
+                       "max/2; its scalar path and the prim give x",
     "prod/float16/*": "PyTorch's CPU prod accumulates half in half; the prim accumulates in float32",
     "index_put/*16/accumulate": "PyTorch accumulates duplicates in half precision, the prim in "
                                      "float32 (rounds once)",
