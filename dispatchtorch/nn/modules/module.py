@@ -47,6 +47,34 @@ def _addindent(s, n):
     return lines[0] + "\n" + "\n".join(" " * n + line for line in lines[1:])
 
 
+_global_forward_pre_hooks: OrderedDict = OrderedDict()
+_global_forward_hooks: OrderedDict = OrderedDict()
+_global_backward_hooks: OrderedDict = OrderedDict()
+_GLOBAL_HOOKS_ON = [False]          # one check on the call path while none is registered
+
+
+def _global_handle(store, hook):
+    handle = RemovableHandle(store)
+    store[handle.id] = hook
+    _GLOBAL_HOOKS_ON[0] = True
+    return handle
+
+
+def register_module_forward_pre_hook(hook):
+    """A forward pre-hook for every module (before each module's own)."""
+    return _global_handle(_global_forward_pre_hooks, hook)
+
+
+def register_module_forward_hook(hook, *, always_call=False):
+    """A forward hook for every module (before each module's own)."""
+    return _global_handle(_global_forward_hooks, hook)
+
+
+def register_module_full_backward_hook(hook):
+    """A full backward hook for every module."""
+    return _global_handle(_global_backward_hooks, hook)
+
+
 class Module:
     """Base class of all layers. Subclasses set attributes in __init__ (after calling
     super().__init__()) and define forward()."""
@@ -69,7 +97,12 @@ class Module:
         d["_forward_hooks_with_kwargs"] = set()
         d["_forward_hooks_always_called"] = set()
         d["_state_dict_pre_hooks"] = OrderedDict()
+        d["_state_dict_hooks"] = OrderedDict()
+        d["_load_state_dict_pre_hooks"] = OrderedDict()
         d["_load_state_dict_post_hooks"] = OrderedDict()
+        d["_backward_hooks"] = OrderedDict()
+        d["_backward_pre_hooks"] = OrderedDict()
+        d["_is_full_backward_hook"] = None
 
     def forward(self, *input):
         raise NotImplementedError(f"Module [{type(self).__name__}] is missing the required "
@@ -77,12 +110,15 @@ class Module:
 
     # -- calling ---------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        if self._forward_pre_hooks or self._forward_hooks:
+        if self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or \
+                self._backward_pre_hooks or _GLOBAL_HOOKS_ON[0]:
             return self._call_with_hooks(args, kwargs)
         return self.forward(*args, **kwargs)
 
     def _call_with_hooks(self, args, kwargs):
-        for hid, hook in list(self._forward_pre_hooks.items()):
+        pre_hooks = list(_global_forward_pre_hooks.items()) + list(self._forward_pre_hooks.items())
+        post_hooks = list(_global_forward_hooks.items()) + list(self._forward_hooks.items())
+        for hid, hook in pre_hooks:
             if hid in self._forward_pre_hooks_with_kwargs:
                 r = hook(self, args, kwargs)
                 if r is not None:
@@ -94,21 +130,61 @@ class Module:
                 r = hook(self, args)
                 if r is not None:
                     args = r if isinstance(r, tuple) else (r,)
+        bw = None
+        if self._backward_hooks or self._backward_pre_hooks or _global_backward_hooks:
+            from ._backward_hooks import BackwardHook
+            bw = BackwardHook(self, list(_global_backward_hooks.values()) +
+                              list(self._backward_hooks.values()),
+                              list(self._backward_pre_hooks.values()))
+            args = bw.setup_input_hook(args)
         try:
             result = self.forward(*args, **kwargs)
         except Exception:
-            for hid, hook in list(self._forward_hooks.items()):
+            for hid, hook in post_hooks:
                 if hid in self._forward_hooks_always_called:
                     hook(self, args, None)
             raise
-        for hid, hook in list(self._forward_hooks.items()):
+        for hid, hook in post_hooks:
             if hid in self._forward_hooks_with_kwargs:
                 r = hook(self, args, kwargs, result)
             else:
                 r = hook(self, args, result)
             if r is not None:
                 result = r
+        if bw is not None:
+            result = bw.setup_output_hook(result)
         return result
+
+    def register_full_backward_hook(self, hook, prepend=False):
+        """hook(module, grad_input, grad_output) -> None or new grad_input."""
+        if self._is_full_backward_hook is False:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks "
+                               "on a single Module. Please use only one of them.")
+        self.__dict__["_is_full_backward_hook"] = True
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        if prepend:
+            self._backward_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """hook(module, grad_output) -> None or new grad_output."""
+        handle = RemovableHandle(self._backward_pre_hooks)
+        self._backward_pre_hooks[handle.id] = hook
+        if prepend:
+            self._backward_pre_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_backward_hook(self, hook):
+        """The deprecated form; it runs as a full backward hook (PyTorch's old hook saw
+        only the last op's gradients, a behaviour it warns about)."""
+        if self._is_full_backward_hook is True:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks "
+                               "on a single Module. Please use only one of them.")
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        self.__dict__["_is_full_backward_hook"] = False
+        return handle
 
     def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
         handle = RemovableHandle(self._forward_pre_hooks)
@@ -442,6 +518,10 @@ class Module:
             if m is not None:
                 m.state_dict(destination=destination, prefix=prefix + name + ".",
                              keep_vars=keep_vars)
+        for hook in self._state_dict_hooks.values():
+            r = hook(self, destination, prefix, {})
+            if r is not None:
+                destination = r
         return destination
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
@@ -496,6 +576,9 @@ class Module:
         missing, unexpected, errors = [], [], []
 
         def load(module, prefix=""):
+            for hook, with_module in module._load_state_dict_pre_hooks.values():
+                args = (state_dict, prefix, {}, strict, missing, unexpected, errors)
+                hook(module, *args) if with_module else hook(*args)
             module._load_from_state_dict(state_dict, prefix, {}, True, missing, unexpected,
                                          errors, assign)
             for name, child in module._modules.items():
@@ -521,6 +604,30 @@ class Module:
         handle = RemovableHandle(self._state_dict_pre_hooks)
         self._state_dict_pre_hooks[handle.id] = hook
         return handle
+
+    def register_state_dict_post_hook(self, hook):
+        """hook(module, state_dict, prefix, local_metadata), after the module's entries."""
+        def post(module, destination, prefix, local_metadata):
+            hook(module, destination, prefix, local_metadata)
+        handle = RemovableHandle(self._state_dict_hooks)
+        self._state_dict_hooks[handle.id] = post
+        return handle
+
+    def _register_state_dict_hook(self, hook):
+        """The private form, whose hook may return a new state dict."""
+        handle = RemovableHandle(self._state_dict_hooks)
+        self._state_dict_hooks[handle.id] = hook
+        return handle
+
+    def _register_load_state_dict_pre_hook(self, hook, with_module=False):
+        handle = RemovableHandle(self._load_state_dict_pre_hooks)
+        self._load_state_dict_pre_hooks[handle.id] = (hook, with_module)
+        return handle
+
+    def register_load_state_dict_pre_hook(self, hook):
+        """hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs), before the module loads its entries."""
+        return self._register_load_state_dict_pre_hook(hook, with_module=True)
 
     def register_load_state_dict_post_hook(self, hook):
         handle = RemovableHandle(self._load_state_dict_post_hooks)
