@@ -112,6 +112,14 @@ class KLDivLoss(_Loss):
 class NLLLoss2d(NLLLoss):
     """The deprecated 2-d name of NLLLoss."""
 
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                 reduction="mean"):
+        import warnings
+        warnings.warn("`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a "
+                      "drop-in replacement and see https://pytorch.org/docs/main/nn.html"
+                      "#torch.nn.NLLLoss for more details.", FutureWarning, stacklevel=2)
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)
+
 
 class PoissonNLLLoss(_Loss):
     def __init__(self, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
