@@ -112,6 +112,8 @@ class LazyLinear(LazyModuleMixin, Linear):
             super().reset_parameters()
 
     def initialize_parameters(self, input, *args, **kwargs):
+        if not self.has_uninitialized_params() and self.in_features == 0:
+            self.in_features = self.weight.shape[1]      # materialized by load_state_dict
         if self.has_uninitialized_params():
             with no_grad():
                 self.in_features = input.shape[-1]
