@@ -75,12 +75,59 @@ def register_module_full_backward_hook(hook):
     return _global_handle(_global_backward_hooks, hook)
 
 
+def register_module_backward_hook(hook):
+    """The deprecated global backward hook; it runs as a full backward hook."""
+    return _global_handle(_global_backward_hooks, hook)
+
+
+_global_backward_pre_hooks: OrderedDict = OrderedDict()
+_global_parameter_registration_hooks: OrderedDict = OrderedDict()
+_global_buffer_registration_hooks: OrderedDict = OrderedDict()
+_global_module_registration_hooks: OrderedDict = OrderedDict()
+
+
+def register_module_full_backward_pre_hook(hook):
+    """A full backward pre-hook for every module."""
+    return _global_handle(_global_backward_pre_hooks, hook)
+
+
+def register_module_parameter_registration_hook(hook):
+    """hook(module, name, param) -> None or a replacement, on every register_parameter."""
+    handle = RemovableHandle(_global_parameter_registration_hooks)
+    _global_parameter_registration_hooks[handle.id] = hook
+    return handle
+
+
+def register_module_buffer_registration_hook(hook):
+    """hook(module, name, buffer) -> None or a replacement, on every register_buffer."""
+    handle = RemovableHandle(_global_buffer_registration_hooks)
+    _global_buffer_registration_hooks[handle.id] = hook
+    return handle
+
+
+def register_module_module_registration_hook(hook):
+    """hook(module, name, submodule) -> None or a replacement, on every add_module."""
+    handle = RemovableHandle(_global_module_registration_hooks)
+    _global_module_registration_hooks[handle.id] = hook
+    return handle
+
+
+def _registered(hooks, module, name, value):
+    for hook in hooks.values():
+        r = hook(module, name, value)
+        if r is not None:
+            value = r
+    return value
+
+
 class Module:
     """Base class of all layers. Subclasses set attributes in __init__ (after calling
     super().__init__()) and define forward()."""
 
     training: bool
     _version = 1
+    dump_patches = False
+    call_super_init = False
 
     def __init__(self, *args, **kwargs):
         if args or kwargs:
@@ -115,6 +162,11 @@ class Module:
             return self._call_with_hooks(args, kwargs)
         return self.forward(*args, **kwargs)
 
+    def _call_impl(self, *args, **kwargs):
+        return self.__call__(*args, **kwargs)
+
+    _wrapped_call_impl = _call_impl
+
     def _call_with_hooks(self, args, kwargs):
         pre_hooks = list(_global_forward_pre_hooks.items()) + list(self._forward_pre_hooks.items())
         post_hooks = list(_global_forward_hooks.items()) + list(self._forward_hooks.items())
@@ -131,10 +183,12 @@ class Module:
                 if r is not None:
                     args = r if isinstance(r, tuple) else (r,)
         bw = None
-        if self._backward_hooks or self._backward_pre_hooks or _global_backward_hooks:
+        if self._backward_hooks or self._backward_pre_hooks or _global_backward_hooks or \
+                _global_backward_pre_hooks:
             from ._backward_hooks import BackwardHook
             bw = BackwardHook(self, list(_global_backward_hooks.values()) +
                               list(self._backward_hooks.values()),
+                              list(_global_backward_pre_hooks.values()) +
                               list(self._backward_pre_hooks.values()))
             args = bw.setup_input_hook(args)
         try:
@@ -293,6 +347,8 @@ class Module:
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter '{name}' "
                             f"(torch.nn.Parameter or None required)")
+        if _global_parameter_registration_hooks:
+            param = _registered(_global_parameter_registration_hooks, self, name, param)
         self._forget(name)
         self._parameters[name] = param
 
@@ -305,6 +361,8 @@ class Module:
                             f"(torch Tensor or None required)")
         if isinstance(tensor, Buffer):
             tensor = tensor.detach()
+        if _global_buffer_registration_hooks:
+            tensor = _registered(_global_buffer_registration_hooks, self, name, tensor)
         self._forget(name)
         self._buffers[name] = tensor
         if not persistent:
@@ -314,10 +372,37 @@ class Module:
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{type(module).__name__} is not a Module subclass")
         self._check_name(name, "module")
+        if _global_module_registration_hooks:
+            module = _registered(_global_module_registration_hooks, self, name, module)
         self._forget(name)
         self._modules[name] = module
 
     register_module = add_module
+
+    def set_submodule(self, target, module, strict=False):
+        """Replace (or with strict=False, add) the submodule at a dotted path."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        path, _, name = target.rpartition(".")
+        parent = self.get_submodule(path)
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        if strict and name not in parent._modules:
+            raise AttributeError(f"{parent._get_name()} has no attribute `{name}`")
+        if name in parent.__dict__ and name not in parent._modules:
+            raise AttributeError(f"`{name}` is not an nn.Module")
+        parent.add_module(name, module)
+
+    def get_extra_state(self):
+        """Override (with set_extra_state) to keep non-tensor state in state_dict()."""
+        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never be "
+                           "called. Please file an issue at https://github.com/pytorch/pytorch/"
+                           "issues/new?template=bug-report.yml to report this bug.")
+
+    def set_extra_state(self, state):
+        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never be "
+                           "called. Please file an issue at https://github.com/pytorch/pytorch/"
+                           "issues/new?template=bug-report.yml to report this bug.")
 
     def get_submodule(self, target):
         mod = self
@@ -474,6 +559,24 @@ class Module:
     def cpu(self):
         return self._apply(lambda t: t.cpu())
 
+    def to_empty(self, *, device, recurse=True):
+        """Move to device without copying values (parameters' contents are undefined)."""
+        from ... import ops as _ops
+        return self._apply(lambda t: _ops.empty_like(t, device=device), recurse)
+
+    def share_memory(self):
+        """Parameters already live in memory every process of a fork shares."""
+        return self
+
+    def xpu(self, device=None):
+        return self._apply(lambda t: t.to("xpu" if device is None else f"xpu:{device}"))
+
+    def ipu(self, device=None):
+        return self._apply(lambda t: t.to("ipu" if device is None else f"ipu:{device}"))
+
+    def mtia(self, device=None):
+        return self._apply(lambda t: t.to("mtia" if device is None else f"mtia:{device}"))
+
     def cuda(self, device=None):
         return self._apply(lambda t: t.cuda(device))
 
@@ -503,6 +606,8 @@ class Module:
         for name, b in self._buffers.items():
             if b is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = b if keep_vars else b.detach()
+        if type(self).get_extra_state is not Module.get_extra_state:
+            destination[prefix + "_extra_state"] = self.get_extra_state()
 
     def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
         if args:        # the deprecated positional form state_dict(destination, prefix, keep_vars)
@@ -559,8 +664,17 @@ class Module:
                                   f"in the model are {param.shape} and whose dimensions in the "
                                   f"checkpoint are {value.shape}, an exception occurred : "
                                   f"{exc.args}.")
+        extra = prefix + "_extra_state"
+        has_extra = type(self).set_extra_state is not Module.set_extra_state
+        if has_extra:
+            if extra in state_dict:
+                self.set_extra_state(state_dict[extra])
+            elif strict:
+                missing_keys.append(extra)
         if strict:
             for key in state_dict:
+                if has_extra and key == extra:
+                    continue
                 if key.startswith(prefix):
                     rest = key[len(prefix):]
                     head = rest.split(".", 1)[0]
