@@ -1,6 +1,6 @@
 """dispatchtorch.nn: PyTorch's layers, written only in public ops, so every model runs
 on whichever backend its tensors live on."""
-from . import functional, init, utils  # noqa: F401
+from . import common_types, functional, grad, init, utils  # noqa: F401
 from .modules import *  # noqa: F401,F403
 from .modules import __all__ as _layers
 from .parameter import (Buffer, Parameter, UninitializedBuffer,  # noqa: F401
@@ -26,4 +26,4 @@ def factory_kwargs(kwargs):
 
 
 __all__ = ["Buffer", "Parameter", "UninitializedBuffer", "UninitializedParameter",
-           "factory_kwargs", "functional", "init", "utils", *_layers]
+           "common_types", "factory_kwargs", "functional", "grad", "init", "utils", *_layers]

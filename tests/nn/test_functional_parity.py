@@ -164,3 +164,32 @@ def test_max_unpool_inverts_max_pool_like_pytorch(torch, dims):
             return getattr(lib_f, unpool)(out, idx, 2)
         return f
     compare_call(torch, run(F), run(torch.nn.functional), (x,))
+
+
+@pytest.mark.parametrize("name,shape,kw", [
+    ("fractional_max_pool2d", (2, 3, 9, 11), {"kernel_size": 3, "output_size": (4, 5)}),
+    ("fractional_max_pool2d", (3, 10, 10), {"kernel_size": (2, 3), "output_ratio": (0.5, 0.6)}),
+    ("fractional_max_pool3d", (1, 2, 7, 8, 9), {"kernel_size": 2, "output_size": (3, 4, 5)}),
+])
+def test_fractional_max_pool_matches_pytorch_for_given_samples(torch, name, shape, kw):
+    dims = 3 if "3d" in name else 2
+    batch = shape[0] if len(shape) == dims + 2 else 1
+    samples = rng.random((batch, shape[-dims - 1], dims)).astype(np.float32)
+    compare_call(torch, getattr(F, name), getattr(torch.nn.functional, name), (r(*shape),),
+                 {**kw, "return_indices": True, "_random_samples": samples})
+
+
+def test_linear_cross_entropy_and_conv_grads_match_pytorch(torch):
+    kw = {"linear_bias": r(5), "label_smoothing": 0.1}
+    compare_call(torch, F.linear_cross_entropy, torch.nn.functional.linear_cross_entropy,
+                 (r(4, 3), r(5, 3), Fixed(rng.integers(0, 5, 4))), kw, rtol=1e-4, atol=1e-5)
+    import dispatchtorch as dt
+    x, w, g = r(2, 3, 6, 6), r(4, 3, 3, 3), r(2, 4, 3, 3)
+    for which in ("input", "weight"):
+        ours = getattr(dt.nn.grad, f"conv2d_{which}")
+        theirs = getattr(torch.nn.grad, f"conv2d_{which}")
+        a = (x.shape, dt.tensor(w)) if which == "input" else (dt.tensor(x), w.shape)
+        b = (x.shape, torch.tensor(w)) if which == "input" else (torch.tensor(x), w.shape)
+        np.testing.assert_allclose(ours(*a, dt.tensor(g), stride=2, padding=1).numpy(),
+                                   theirs(*b, torch.tensor(g), stride=2, padding=1).numpy(),
+                                   rtol=1e-4, atol=1e-5)

@@ -101,33 +101,51 @@ def _bins(n, o):
     return [[s + j if s + j < e else n for j in range(width)] for s, e in zip(starts, ends)]
 
 
-def _adaptive_max(name, input, output_size, dims, return_indices):
-    x, added = _batched(input, name, dims)
-    if not isinstance(output_size, (tuple, list)):
-        output_size = (output_size,) * dims
-    if len(output_size) != dims:
-        raise RuntimeError(f"{name}: output_size must be {dims} ints, got {output_size}")
+def _separable_max(x, positions, return_indices):
+    """Max over windows that are products of per-dim position lists. positions[k]
+    (N, C, o_k, K_k) lists the input positions of each output's window along spatial
+    dim k; position n_k (one past the end) reads -inf. Returns values and, when asked,
+    each maximum's flat index in the input plane (first maximum in scan order)."""
+    dims = len(positions)
     spatial = tuple(x.shape[2:])
+    n, c = x.shape[:2]
     out, idx = x, []              # idx: the chosen position along each dim done so far
     for k in reversed(range(dims)):
-        dim, n = 2 + k, spatial[k]
-        o = n if output_size[k] is None else int(output_size[k])
+        dim = 2 + k
+        pos = positions[k]
+        o, width = pos.shape[-2:]
         moved = out.movedim(dim, -1)
-        fill = _ops.full(tuple(moved.shape[:-1]) + (1,), float("-inf"), dtype=x.dtype,
-                         device=x.device)
-        pos = _ops.tensor(_bins(n, o), device=x.device)                    # (o, K)
-        gathered = _ops.cat([moved, fill], -1).index_select(-1, pos.reshape(-1))
-        gathered = gathered.reshape(tuple(moved.shape[:-1]) + tuple(pos.shape))
-        values, arg = gathered.max(-1)
-        chosen = pos.expand(tuple(arg.shape) + (pos.shape[1],)).gather(
-            -1, arg.unsqueeze(-1)).squeeze(-1).movedim(-1, dim)
+        lead = tuple(moved.shape[:-1])
+        fill = _ops.full(lead + (1,), float("-inf"), dtype=x.dtype, device=x.device)
+        view = pos.reshape((n, c) + (1,) * (dims - 1) + (o, width)).expand(lead + (o, width))
+        gathered = _ops.cat([moved, fill], -1).gather(-1, view.reshape(lead + (o * width,)))
+        values, arg = gathered.reshape(lead + (o, width)).max(-1)
+        chosen = view.gather(-1, arg.unsqueeze(-1)).squeeze(-1).movedim(-1, dim)
         out = values.movedim(-1, dim)
         idx = [t.gather(dim, chosen) for t in idx] + [chosen]
     flat, stride = None, 1
     for k, t in zip(reversed(range(dims)), idx):
         flat = t * stride if flat is None else flat + t * stride
         stride *= spatial[k]
-    out = _unbatch(out.contiguous(), added)
+    return out.contiguous(), (flat if return_indices else None)
+
+
+def _adaptive_max(name, input, output_size, dims, return_indices):
+    x, added = _batched(input, name, dims)
+    if not isinstance(output_size, (tuple, list)):
+        output_size = (output_size,) * dims
+    if len(output_size) != dims:
+        raise RuntimeError(f"{name}: output_size must be {dims} ints, got {output_size}")
+    positions = []
+    for k, n in enumerate(x.shape[2:]):
+        o = n if output_size[k] is None else int(output_size[k])
+        if o <= 0:
+            raise RuntimeError(f"{name}: elements of output_size must be greater than or equal "
+                               f"to 0 but received {output_size}")
+        pos = _ops.tensor(_bins(n, o), device=x.device)
+        positions.append(pos.expand((x.shape[0], x.shape[1]) + tuple(pos.shape)))
+    out, flat = _separable_max(x, positions, return_indices)
+    out = _unbatch(out, added)
     return (out, _unbatch(flat, added)) if return_indices else out
 
 
@@ -236,3 +254,82 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_siz
 def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     return _max_unpool("max_unpool3d", input, indices, kernel_size, stride, padding,
                        output_size, 3, triple)
+
+
+# -- fractional max pooling -------------------------------------------------------------------------
+
+def _intervals(sample, n, o, k):
+    """ATen's generate_intervals, in float32 as its float kernel computes it."""
+    import numpy as np
+    seq = np.zeros(o, dtype=np.int64)
+    if o > 1:
+        alpha = np.float32(n - k) / np.float32(o - 1)
+        for i in range(o - 1):
+            seq[i] = int(np.float32(i + sample) * alpha) - int(np.float32(sample) * alpha)
+    if o > 0:
+        seq[o - 1] = n - k
+    return seq
+
+
+def _fractional(name, input, kernel_size, output_size, output_ratio, return_indices, samples,
+                dims, tup, sample_order):
+    import numpy as np
+    x, added = _batched(input, name, dims)
+    kernel = tup(kernel_size)
+    spatial = tuple(x.shape[2:])
+    if output_size is None:
+        if output_ratio is None:
+            raise ValueError(f"{name} requires specifying either an output_size or an "
+                             f"output_ratio")
+        ratio = (output_ratio,) * dims if not isinstance(output_ratio, (tuple, list)) else \
+            tuple(output_ratio)
+        output_size = [int(n * r) for n, r in zip(spatial, ratio)]
+    out_size = tup(output_size) if not isinstance(output_size, (tuple, list)) else \
+        tuple(output_size)
+    for n, o, k in zip(spatial, out_size, kernel):
+        if o + k - 1 > n:
+            raise RuntimeError(f"{name}(): pool size {k} too large relative to input size {n} "
+                               f"for output size {o}")
+    n_batch, c = x.shape[:2]
+    if samples is None:
+        samples = _ops.rand((n_batch, c, dims), dtype=x.dtype, device=x.device)
+    s = samples.detach().cpu().numpy().astype(np.float32).reshape(n_batch, c, dims)
+    positions = []
+    for k in range(dims):
+        col = sample_order[k]
+        pos = np.zeros((n_batch, c, out_size[k], kernel[k]), dtype=np.int64)
+        for b in range(n_batch):
+            for ch in range(c):
+                seq = _intervals(s[b, ch, col], spatial[k], out_size[k], kernel[k])
+                pos[b, ch] = seq[:, None] + np.arange(kernel[k])[None, :]
+        positions.append(_ops.tensor(pos, device=x.device))
+    out, flat = _separable_max(x, positions, return_indices)
+    out = _unbatch(out, added)
+    return (out, _unbatch(flat, added)) if return_indices else out
+
+
+def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None,
+                          return_indices=False, _random_samples=None):
+    """Max over pseudo-random overlapping windows (Graham, 2014); the window starts
+    follow ATen's intervals for the given (N, C, 2) samples (width first)."""
+    from .._tuples import pair
+    return _fractional("fractional_max_pool2d", input, kernel_size, output_size, output_ratio,
+                       return_indices, _random_samples, 2, pair, (1, 0))
+
+
+def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None,
+                          return_indices=False, _random_samples=None):
+    return _fractional("fractional_max_pool3d", input, kernel_size, output_size, output_ratio,
+                       return_indices, _random_samples, 3, triple, (0, 1, 2))
+
+
+def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
+                                       return_indices=True, _random_samples=None):
+    return fractional_max_pool2d(input, kernel_size, output_size, output_ratio, True,
+                                 _random_samples)
+
+
+def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
+                                       return_indices=True, _random_samples=None):
+    return fractional_max_pool3d(input, kernel_size, output_size, output_ratio, True,
+                                 _random_samples)
