@@ -775,6 +775,11 @@ class Module:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+        # modules pickled before these stores existed
+        for store in ("_state_dict_hooks", "_load_state_dict_pre_hooks", "_backward_hooks",
+                      "_backward_pre_hooks"):
+            self.__dict__.setdefault(store, OrderedDict())
+        self.__dict__.setdefault("_is_full_backward_hook", None)
 
     def __getstate__(self):
         return self.__dict__.copy()
