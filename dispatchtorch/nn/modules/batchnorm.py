@@ -104,8 +104,13 @@ class SyncBatchNorm(_BatchNorm):
         self.process_group = process_group
 
     def forward(self, input):
-        from ... import distributed as dist
-        if self.training and getattr(dist, "is_initialized", lambda: False)() and \
+        import importlib
+        try:
+            dist = importlib.import_module("dispatchtorch.distributed")
+        except ImportError:
+            dist = None
+        if self.training and dist is not None and \
+                getattr(dist, "is_initialized", lambda: False)() and \
                 dist.get_world_size(self.process_group) > 1:
             raise NotImplementedError("SyncBatchNorm across processes is not supported; use "
                                       "BatchNorm (per-process statistics)")
@@ -125,7 +130,7 @@ class SyncBatchNorm(_BatchNorm):
             out.running_var = module.running_var
             out.num_batches_tracked = module.num_batches_tracked
             out.training = module.training
-        for name, child in module.named_children():
+        for name, child in list(module.named_children()):
             out.add_module(name, cls.convert_sync_batchnorm(child, process_group))
         return out
 
