@@ -177,3 +177,18 @@ def test_modules_pickle_deepcopy_and_subclass():
         assert np.allclose(to_np(clone(x)[0]), to_np(m(x)[0]))
     t = pickle.loads(pickle.dumps(nn.Transformer(8, 2, 1, 1, 16)))
     assert isinstance(t.encoder.layers[0].self_attn, nn.MultiheadAttention)
+
+
+def test_reassigning_a_submodule_or_parameter_keeps_its_place(torch):
+    def orders(lib):
+        m = lib.nn.Sequential(lib.nn.Linear(2, 3), lib.nn.ReLU(), lib.nn.Linear(3, 1))
+        m[0] = lib.nn.Linear(2, 3)
+        m.add_module("1", lib.nn.Tanh())
+        lin = lib.nn.Linear(2, 2)
+        lin.weight = lib.nn.Parameter(lib.ones(2, 2))
+        lin.register_buffer("b", lib.ones(1))
+        lin.register_buffer("b", lib.zeros(1), persistent=False)
+        lin.register_buffer("b", lib.zeros(1))
+        return ([n for n, _ in m.named_modules()], [n for n, _ in lin.named_parameters()],
+                list(lin.state_dict()))
+    assert orders(dt) == orders(torch)

@@ -275,7 +275,7 @@ class Module:
         if isinstance(value, Parameter):
             if params is None:
                 raise AttributeError("cannot assign parameters before Module.__init__() call")
-            self._forget(name)
+            self._forget(name, keep="_parameters")
             params[name] = value
             return
         if params is not None and name in params:
@@ -288,7 +288,7 @@ class Module:
             modules = d.get("_modules")
             if modules is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
-            self._forget(name)
+            self._forget(name, keep="_modules")
             modules[name] = value
             return
         modules = d.get("_modules")
@@ -311,14 +311,17 @@ class Module:
             return
         object.__setattr__(self, name, value)
 
-    def _forget(self, name):
+    def _forget(self, name, keep=None):
+        """Drop name from every store but `keep` (a reassignment keeps its place in
+        registration order, as in PyTorch)."""
         d = self.__dict__
         d.pop(name, None)
         for store in ("_parameters", "_buffers", "_modules"):
             s = d.get(store)
-            if s is not None:
+            if s is not None and store != keep:
                 s.pop(name, None)
-        d["_non_persistent_buffers_set"].discard(name)
+        if keep != "_buffers":
+            d["_non_persistent_buffers_set"].discard(name)
 
     def __delattr__(self, name):
         d = self.__dict__
@@ -349,7 +352,7 @@ class Module:
                             f"(torch.nn.Parameter or None required)")
         if _global_parameter_registration_hooks:
             param = _registered(_global_parameter_registration_hooks, self, name, param)
-        self._forget(name)
+        self._forget(name, keep="_parameters")
         self._parameters[name] = param
 
     def register_buffer(self, name, tensor, persistent=True):
@@ -363,9 +366,11 @@ class Module:
             tensor = tensor.detach()
         if _global_buffer_registration_hooks:
             tensor = _registered(_global_buffer_registration_hooks, self, name, tensor)
-        self._forget(name)
+        self._forget(name, keep="_buffers")
         self._buffers[name] = tensor
-        if not persistent:
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
             self._non_persistent_buffers_set.add(name)
 
     def add_module(self, name, module):
@@ -374,7 +379,7 @@ class Module:
         self._check_name(name, "module")
         if _global_module_registration_hooks:
             module = _registered(_global_module_registration_hooks, self, name, module)
-        self._forget(name)
+        self._forget(name, keep="_modules")
         self._modules[name] = module
 
     register_module = add_module
