@@ -41,6 +41,10 @@ CASES = [
     ("nn.ReLU6()", (X4 * 4,)), ("nn.Mish()", (X4,)), ("nn.LeakyReLU(0.1)", (X4,)),
     ("nn.MultiheadAttention(8, 2, kdim=5, vdim=6)", (r(4, 2, 8), r(3, 2, 5), r(3, 2, 6))),
     ("nn.MultiheadAttention(8, 2, batch_first=True)", (r(2, 4, 8), r(2, 3, 8), r(2, 3, 8))),
+    ("nn.MultiheadAttention(8, 2, add_bias_kv=True, add_zero_attn=True)",
+     (r(4, 2, 8), r(3, 2, 8), r(3, 2, 8))),
+    ("nn.MultiheadAttention(8, 2, add_zero_attn=True, batch_first=True)",
+     (r(2, 4, 8), r(2, 3, 8), r(2, 3, 8))),
     ("nn.BatchNorm3d(3)", (r(2, 3, 3, 4, 2),)), ("nn.InstanceNorm1d(3)", (r(2, 3, 7),)),
     ("nn.InstanceNorm2d(3, affine=True)", (r(2, 3, 4, 5),)),
     ("nn.InstanceNorm3d(3, track_running_stats=True)", (r(2, 3, 3, 4, 2),)),
@@ -151,3 +155,28 @@ def test_cross_map_lrn2d_forward_matches_pytorch_and_gradient_is_exact(torch, ar
     assert_close(ours(dt.tensor(x)), torch.nn.CrossMapLRN2d(*args)(torch.tensor(x)), 1e-5, 1e-6)
     xd = dt.tensor(x.astype(np.float64), requires_grad=True)
     assert dt.autograd.gradcheck(lambda t: ours(t), (xd,))
+
+
+@pytest.mark.parametrize("masks", [False, True])
+def test_multi_head_attention_forward_has_pytorchs_signature(torch, masks):
+    """F.multi_head_attention_forward with PyTorch's positional arguments (sequence
+    first), bias_k / bias_v, add_zero_attn and both masks."""
+    E, H = 8, 2
+    w_in, b_in, w_out, b_out = r(3 * E, E), r(3 * E), r(E, E), r(E)
+    bk, bv = r(1, 1, E), r(1, 1, E)
+    attn = Fixed(np.triu(np.ones((4, 3), bool), 1)) if masks else None
+    kpm = Fixed(np.array([[False, False, True], [False, False, False]])) if masks else None
+
+    def call(lib):
+        def f(q, k, v, wi, bi, kb, vb, wo, bo):
+            kw = {}
+            if masks:
+                kw = {"attn_mask": lib.tensor(attn.array),
+                      "key_padding_mask": lib.tensor(kpm.array)}
+            return lib.nn.functional.multi_head_attention_forward(
+                q, k, v, E, H, wi, bi, kb, vb, True, 0.0, wo, bo, training=False,
+                need_weights=True, **kw)
+        return f
+    compare_call(torch, call(dt), call(torch),
+                 (r(4, 2, E), r(3, 2, E), r(3, 2, E), w_in, b_in, bk, bv, w_out, b_out),
+                 rtol=1e-4, atol=1e-5)

@@ -6,6 +6,7 @@ from ... import ops as _ops
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from ..functional._attention import mha_batch_first
 from .linear import NonDynamicallyQuantizableLinear
 from .module import Module
 
@@ -148,9 +149,6 @@ class MultiheadAttention(Module):
                              f"embed_dim={embed_dim} and num_heads={num_heads} instead")
         if embed_dim % num_heads:
             raise AssertionError("embed_dim must be divisible by num_heads")
-        if add_bias_kv or add_zero_attn:
-            raise NotImplementedError("MultiheadAttention: add_bias_kv and add_zero_attn are not "
-                                      "supported")
         kw = {"device": device, "dtype": dtype}
         self.embed_dim, self.num_heads, self.dropout = embed_dim, num_heads, dropout
         self.kdim = kdim if kdim is not None else embed_dim
@@ -173,8 +171,12 @@ class MultiheadAttention(Module):
         else:
             self.register_parameter("in_proj_bias", None)
         self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, **kw)
-        self.bias_k = self.bias_v = None
-        self.add_zero_attn = False
+        if add_bias_kv:
+            self.bias_k = Parameter(_ops.empty((1, 1, embed_dim), **kw))
+            self.bias_v = Parameter(_ops.empty((1, 1, embed_dim), **kw))
+        else:
+            self.bias_k = self.bias_v = None
+        self.add_zero_attn = add_zero_attn
         self._reset_parameters()
 
     def _reset_parameters(self):
@@ -187,6 +189,10 @@ class MultiheadAttention(Module):
         if self.in_proj_bias is not None:
             init.constant_(self.in_proj_bias, 0.0)
             init.constant_(self.out_proj.bias, 0.0)
+        if self.bias_k is not None:
+            init.xavier_normal_(self.bias_k)
+        if self.bias_v is not None:
+            init.xavier_normal_(self.bias_v)
 
     def _check(self, query, key, value):
         dims = {2, 3}
@@ -217,13 +223,14 @@ class MultiheadAttention(Module):
         if key_padding_mask is not None and key_padding_mask.dtype is not D.bool_ and \
                 not key_padding_mask.dtype.is_floating_point:
             raise AssertionError("only bool and floating types of key_padding_mask are supported")
-        out, weights = F.multi_head_attention_forward(
+        out, weights = mha_batch_first(
             q, k, v, self.num_heads, self.in_proj_weight, self.in_proj_bias, self.out_proj.weight,
             self.out_proj.bias, dropout_p=self.dropout, training=self.training,
             key_padding_mask=key_padding_mask, need_weights=need_weights, attn_mask=attn_mask,
             average_attn_weights=average_attn_weights, is_causal=is_causal,
             q_proj_weight=self.q_proj_weight, k_proj_weight=self.k_proj_weight,
-            v_proj_weight=self.v_proj_weight)
+            v_proj_weight=self.v_proj_weight, bias_k=self.bias_k, bias_v=self.bias_v,
+            add_zero_attn=self.add_zero_attn)
         if not self.batch_first or unbatched:
             out = out.transpose(0, 1)
         if unbatched:
