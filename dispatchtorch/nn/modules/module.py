@@ -128,6 +128,7 @@ class Module:
     _version = 1
     dump_patches = False
     call_super_init = False
+    _call_hooks = False         # set once a call hook is registered: one check per call
 
     def __init__(self, *args, **kwargs):
         if args or kwargs:
@@ -157,8 +158,7 @@ class Module:
 
     # -- calling ---------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        if self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or \
-                self._backward_pre_hooks or _GLOBAL_HOOKS_ON[0]:
+        if self._call_hooks or _GLOBAL_HOOKS_ON[0]:
             return self._call_with_hooks(args, kwargs)
         return self.forward(*args, **kwargs)
 
@@ -211,6 +211,7 @@ class Module:
 
     def register_full_backward_hook(self, hook, prepend=False):
         """hook(module, grad_input, grad_output) -> None or new grad_input."""
+        self.__dict__["_call_hooks"] = True
         if self._is_full_backward_hook is False:
             raise RuntimeError("Cannot use both regular backward hooks and full backward hooks "
                                "on a single Module. Please use only one of them.")
@@ -223,6 +224,7 @@ class Module:
 
     def register_full_backward_pre_hook(self, hook, prepend=False):
         """hook(module, grad_output) -> None or new grad_output."""
+        self.__dict__["_call_hooks"] = True
         handle = RemovableHandle(self._backward_pre_hooks)
         self._backward_pre_hooks[handle.id] = hook
         if prepend:
@@ -232,6 +234,7 @@ class Module:
     def register_backward_hook(self, hook):
         """The deprecated form; it runs as a full backward hook (PyTorch's old hook saw
         only the last op's gradients, a behaviour it warns about)."""
+        self.__dict__["_call_hooks"] = True
         if self._is_full_backward_hook is True:
             raise RuntimeError("Cannot use both regular backward hooks and full backward hooks "
                                "on a single Module. Please use only one of them.")
@@ -241,6 +244,7 @@ class Module:
         return handle
 
     def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
+        self.__dict__["_call_hooks"] = True
         handle = RemovableHandle(self._forward_pre_hooks)
         self._forward_pre_hooks[handle.id] = hook
         if with_kwargs:
@@ -250,6 +254,7 @@ class Module:
         return handle
 
     def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
+        self.__dict__["_call_hooks"] = True
         handle = RemovableHandle(self._forward_hooks)
         self._forward_hooks[handle.id] = hook
         if with_kwargs:
@@ -785,6 +790,9 @@ class Module:
                       "_backward_pre_hooks"):
             self.__dict__.setdefault(store, OrderedDict())
         self.__dict__.setdefault("_is_full_backward_hook", None)
+        self.__dict__["_call_hooks"] = bool(
+            self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or
+            self._backward_pre_hooks)
 
     def __getstate__(self):
         return self.__dict__.copy()
