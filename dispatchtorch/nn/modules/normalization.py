@@ -3,9 +3,7 @@ from __future__ import annotations
 
 import numbers
 
-from ... import _dtype as D
 from ... import ops as _ops
-from ...autograd.grad_mode import no_grad
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
