@@ -223,6 +223,9 @@ class TripletMarginWithDistanceLoss(_Loss):
         if margin <= 0:
             raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater "
                              f"than 0, got {margin} instead")
+        if distance_function is None:
+            from .distance import PairwiseDistance
+            distance_function = PairwiseDistance()
         self.distance_function = distance_function
         self.margin, self.swap = margin, swap
 
