@@ -180,3 +180,18 @@ def test_multi_head_attention_forward_has_pytorchs_signature(torch, masks):
     compare_call(torch, call(dt), call(torch),
                  (r(4, 2, E), r(3, 2, E), r(3, 2, E), w_in, b_in, bk, bv, w_out, b_out),
                  rtol=1e-4, atol=1e-5)
+
+
+REPR_EXTRA = ["nn.LSTM(3, 6, 2, proj_size=4, bidirectional=True)", "nn.GRUCell(3, 4)",
+              "nn.RNNCell(3, 4, nonlinearity='relu')", "nn.Transformer(8, 2, 1, 1, 16)",
+              "nn.EmbeddingBag(10, 3)", "nn.LazyLinear(3)",
+              "nn.AdaptiveLogSoftmaxWithLoss(8, 20, [4, 10])", "nn.SyncBatchNorm(3)",
+              "nn.LinearCrossEntropyLoss(3, 5)"]
+
+
+def test_layer_reprs_match_pytorch(torch):
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for expr in [c[0] for c in CASES + PADS + POOLS + LOSSES] + REPR_EXTRA:
+            assert repr(eval(expr, {"nn": dt.nn})) == repr(eval(expr, {"nn": torch.nn})), expr
