@@ -163,3 +163,19 @@ def test_container_embedding_bag_from_pretrained_and_uninitialized_buffer(torch)
     assert type(b) is dt.Tensor and tuple(b.shape) == (2,)
     assert nn.factory_kwargs({"device": "cpu", "factory_kwargs": {"dtype": dt.float64}}) == \
         {"device": "cpu", "dtype": dt.float64}
+
+
+def test_modules_utils_helpers_match_pytorch(torch):
+    from dispatchtorch.nn.modules import utils as ours
+    theirs = torch.nn.modules.utils
+    for name in ("_single", "_pair", "_triple", "_quadruple"):
+        for v in (3, (1, 2), [4]):
+            assert getattr(ours, name)(v) == getattr(theirs, name)(v)
+    assert ours._reverse_repeat_tuple((1, 2), 2) == theirs._reverse_repeat_tuple((1, 2), 2)
+    assert ours._list_with_default([None, 3], [1, 2, 5, 6]) == \
+        theirs._list_with_default([None, 3], [1, 2, 5, 6])
+    sd_o = {"module.a": 1, "module.b.c": 2, "d": 3}
+    sd_t = dict(sd_o)
+    ours.consume_prefix_in_state_dict_if_present(sd_o, "module.")
+    theirs.consume_prefix_in_state_dict_if_present(sd_t, "module.")
+    assert sd_o == sd_t
