@@ -179,3 +179,26 @@ def test_modules_utils_helpers_match_pytorch(torch):
     ours.consume_prefix_in_state_dict_if_present(sd_o, "module.")
     theirs.consume_prefix_in_state_dict_if_present(sd_t, "module.")
     assert sd_o == sd_t
+
+
+@pytest.mark.parametrize("kw", [{"max_norm": 1.0}, {"max_norm": 0.5, "norm_type": 1.0},
+                                {"scale_grad_by_freq": True},
+                                {"scale_grad_by_freq": True, "padding_idx": 2}])
+def test_embedding_max_norm_and_scale_grad_by_freq_match_pytorch(torch, kw):
+    w = r(6, 3) * 2
+    idx = np.array([[0, 2, 2], [5, 2, 0]])
+    for lib_bag in (False, True) if "scale_grad_by_freq" not in kw else (False,):
+        wo, wt = dt.tensor(w, requires_grad=True), torch.tensor(w, requires_grad=True)
+        if lib_bag:
+            bag_kw = {k: v for k, v in kw.items()}
+            yo = F.embedding_bag(dt.tensor(idx), wo, mode="sum", **bag_kw)
+            yt = torch.nn.functional.embedding_bag(torch.tensor(idx), wt, mode="sum", **bag_kw)
+        else:
+            yo = F.embedding(dt.tensor(idx), wo, **kw)
+            yt = torch.nn.functional.embedding(torch.tensor(idx), wt, **kw)
+        assert_close(yo, yt, 1e-5, 1e-6)
+        assert_close(wo.detach(), wt.detach(), 1e-5, 1e-6)       # renormalised in place
+        seed = r(*yt.shape)
+        (yo * dt.tensor(seed)).sum().backward()
+        (yt * torch.tensor(seed)).sum().backward()
+        assert_close(wo.grad, wt.grad, 1e-5, 1e-6)

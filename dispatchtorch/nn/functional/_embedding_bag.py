@@ -6,6 +6,7 @@ import warnings
 
 from ... import _dtype as D
 from ... import ops as _ops
+from ._linear import embedding_renorm_
 
 
 def _bags(input, offsets, include_last_offset):
@@ -63,10 +64,12 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
         raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. "
                                   f"per_sample_weights is only supported for mode='sum' (got "
                                   f"mode='{mode}'). Please open a feature request on GitHub.")
-    if max_norm is not None or scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding_bag: max_norm, scale_grad_by_freq and sparse are "
-                                  "not supported")
+    if sparse or scale_grad_by_freq:
+        raise NotImplementedError("embedding_bag: sparse=True (sparse gradients) and "
+                                  "scale_grad_by_freq=True are not supported")
     flat, bag, nbags = _bags(input, offsets, include_last_offset)
+    if max_norm is not None:
+        embedding_renorm_(weight, flat.long(), max_norm, norm_type)
     num = weight.shape[0]
     if padding_idx is not None:
         padding_idx = padding_idx % num
