@@ -62,7 +62,15 @@ def test_transformer_decoder_layer_state_dict_keys_match_pytorch(torch):
     ("LazyConvTranspose2d(4, 3, stride=2)", "ConvTranspose2d(2, 4, 3, stride=2)", (1, 2, 3, 3)),
     ("LazyBatchNorm1d()", "BatchNorm1d(3)", (4, 3)),
     ("LazyBatchNorm2d(momentum=0.3)", "BatchNorm2d(3, momentum=0.3)", (4, 3, 2, 2)),
-    ("LazyInstanceNorm2d(affine=True)", "InstanceNorm2d(3, affine=True)", (2, 3, 4, 4)),
+    ("LazyInstanceNorm2d(track_running_stats=False)", "InstanceNorm2d(3, affine=True)",
+     (2, 3, 4, 4)),
+    ("LazyConvTranspose1d(4, 3)", "ConvTranspose1d(2, 4, 3)", (2, 2, 5)),
+    ("LazyConvTranspose3d(2, 2)", "ConvTranspose3d(3, 2, 2)", (1, 3, 2, 3, 2)),
+    ("LazyBatchNorm3d()", "BatchNorm3d(3)", (2, 3, 2, 2, 2)),
+    ("LazyInstanceNorm1d(track_running_stats=True)", "InstanceNorm1d(3, track_running_stats=True)",
+     (2, 3, 5)),
+    ("LazyInstanceNorm3d()", "InstanceNorm3d(3, affine=True, track_running_stats=True)",
+     (2, 3, 2, 3, 2)),
 ])
 def test_lazy_layers_infer_shapes_and_become_eager(torch, lazy, eager, shape):
     m = eval("nn." + lazy, {"nn": nn})
@@ -192,3 +200,12 @@ def test_reassigning_a_submodule_or_parameter_keeps_its_place(torch):
         return ([n for n, _ in m.named_modules()], [n for n, _ in lin.named_parameters()],
                 list(lin.state_dict()))
     assert orders(dt) == orders(torch)
+
+
+def test_rnn_base_built_directly_matches_pytorch(torch):
+    torch.manual_seed(0)
+    t = torch.nn.RNNBase("GRU", 3, 4, 2, batch_first=True)
+    o = nn.RNNBase("GRU", 3, 4, 2, batch_first=True)
+    assert {k: tuple(v.shape) for k, v in o.state_dict().items()} == \
+        {k: tuple(v.shape) for k, v in t.state_dict().items()}
+    assert repr(o) == repr(t)

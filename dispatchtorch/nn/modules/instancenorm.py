@@ -71,13 +71,9 @@ class InstanceNorm3d(_InstanceNorm):
 
 
 def _lazy_instance(base, name):
+    """PyTorch's lazy instance norms default to affine=True, track_running_stats=True
+    (unlike the eager ones)."""
     lazy = _lazy_norm(base, name)
-    init = lazy.__init__
-
-    def __init__(self, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False,
-                 device=None, dtype=None):
-        init(self, eps, momentum, affine, track_running_stats, device, dtype)
-    lazy.__init__ = __init__
     lazy.__module__ = __name__
     return lazy
 
