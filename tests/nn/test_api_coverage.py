@@ -108,3 +108,36 @@ if __name__ == "__main__":          # the per-namespace counts for docs/nn.md
     import torch as _torch
     for ns, (present, api, _) in coverage(_torch).items():
         print(f"torch.{ns}: {len(present)}/{len(api)} ({100 * len(present) / len(api):.1f}%)")
+
+
+# signature differences kept on purpose: Conv*d take the output_padding their shared
+# base needs; Hardtanh's min_value / max_value are long-deprecated aliases; the
+# containers' forward is never called; RNNBase runs forward itself (PyTorch's raises).
+SIGNATURE_EXCEPTIONS = {("Conv1d", "__init__"), ("Conv2d", "__init__"), ("Conv3d", "__init__"),
+                        ("Hardtanh", "__init__"), ("ModuleDict", "forward"),
+                        ("ModuleList", "forward"), ("ParameterDict", "forward"),
+                        ("ParameterList", "forward"), ("RNNBase", "forward")}
+
+
+def test_layer_signatures_take_pytorchs_argument_names(torch):
+    """The same argument names in the same order for every layer's __init__ and forward
+    (defaults may be spelled differently, e.g. activation="relu" for F.relu)."""
+    import inspect
+    import dispatchtorch.nn as ours
+
+    def names(f):
+        try:
+            return [p.name for p in inspect.signature(f).parameters.values() if p.name != "self"]
+        except (TypeError, ValueError):
+            return None
+    diffs = []
+    for name in torch.nn.modules.__all__:
+        theirs, mine = getattr(torch.nn, name), getattr(ours, name, None)
+        if mine is None or not isinstance(theirs, type):
+            continue
+        for meth in ("__init__", "forward"):
+            a, b = names(getattr(mine, meth, None)), names(getattr(theirs, meth, None))
+            if a is not None and b is not None and a != b and \
+                    (name, meth) not in SIGNATURE_EXCEPTIONS:
+                diffs.append((name, meth, a, b))
+    assert not diffs, diffs

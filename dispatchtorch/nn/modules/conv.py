@@ -227,15 +227,26 @@ class _LazyConvXdMixin(LazyModuleMixin):
 
 
 def _lazy_conv(base, name):
-    def __init__(self, out_channels, kernel_size, stride=1, padding=0, *args, device=None,
-                 dtype=None, **kwargs):
-        base.__init__(self, 0, 0, kernel_size, stride, padding, *args, device=device,
-                      dtype=dtype, **kwargs)
+    def _finish(self, out_channels, device, dtype):
         self.out_channels = out_channels
         self.weight = UninitializedParameter(device=device, dtype=dtype)
         if self.bias is not None:
             self.bias = UninitializedParameter(device=device, dtype=dtype)
         install_lazy_hooks(self)
+
+    if base.transposed:
+        def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0,
+                     groups=1, bias=True, dilation=1, padding_mode="zeros", device=None,
+                     dtype=None):
+            base.__init__(self, 0, 0, kernel_size, stride, padding, output_padding, groups,
+                          bias, dilation, padding_mode, device=device, dtype=dtype)
+            _finish(self, out_channels, device, dtype)
+    else:
+        def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                     bias=True, padding_mode="zeros", device=None, dtype=None):
+            base.__init__(self, 0, 0, kernel_size, stride, padding, dilation, groups, bias,
+                          padding_mode, device=device, dtype=dtype)
+            _finish(self, out_channels, device, dtype)
 
     return type(name, (_LazyConvXdMixin, base), {"__init__": __init__, "cls_to_become": base,
                                                  "__module__": __name__,

@@ -10,10 +10,11 @@ class _PadNd(Module):
     _dims = 1
     _mode = "constant"
 
-    def __init__(self, padding, value=0.0):
+    value = 0.0
+
+    def __init__(self, padding):
         super().__init__()
         self.padding = ntuple(2 * self._dims, "padding")(padding)
-        self.value = value
 
     def forward(self, input):
         d = self._dims
@@ -32,12 +33,13 @@ class _PadNd(Module):
 
 class _ConstantPadNd(_PadNd):
     def __init__(self, padding, value):
-        super().__init__(padding, value)
+        super().__init__(padding)
+        self.value = value
 
 
 class _ZeroPadNd(_PadNd):
     def __init__(self, padding):
-        super().__init__(padding, 0.0)
+        super().__init__(padding)
 
 
 def _classes(base, mode, prefix, doc):
