@@ -1,5 +1,6 @@
-"""affine_grid and grid_sample (4-d: bilinear / nearest, zeros / border / reflection
-padding), with PyTorch's coordinate conventions; and the deprecated upsample names."""
+"""affine_grid and grid_sample (4-d and 5-d: bilinear / trilinear or nearest; zeros,
+border or reflection padding), with PyTorch's coordinate conventions; and the
+deprecated upsample names."""
 from __future__ import annotations
 
 import warnings
@@ -77,41 +78,67 @@ def _source(coord, n, padding_mode, align_corners):
 
 
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    """Sample input (N, C, H, W) or (N, C, D, H, W) at grid's normalised (x, y[, z])
+    positions: bilinear / trilinear (mode "bilinear") or nearest, each tap gathered
+    from the flattened input and weighted, taps outside the input counting as zero
+    (zeros padding) or moved inside first (border, reflection)."""
+    import itertools
     if mode not in ("bilinear", "nearest"):
         raise NotImplementedError(f"grid_sample: mode {mode!r} is not supported (bilinear and "
                                   f"nearest are)")
     if padding_mode not in GRID_SAMPLE_PADDING_MODES:
         raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
                          f"'border', or 'reflection', but got: '{padding_mode}'")
-    if not isinstance(input, Tensor) or input.dim() != 4 or grid.dim() != 4:
-        raise NotImplementedError("grid_sample: only 4-D input (N, C, H, W) with a grid "
-                                  "(N, H_out, W_out, 2) is supported")
+    if not isinstance(input, Tensor) or input.dim() not in (4, 5) or grid.dim() != input.dim():
+        raise RuntimeError("grid_sampler(): expected 4D or 5D input and grid with same number "
+                           "of dimensions")
     align_corners = bool(align_corners)
-    n, c, h, w = input.shape
-    if grid.shape[0] != n or grid.shape[3] != 2:
+    dims = input.dim() - 2
+    n, c = input.shape[:2]
+    spatial = tuple(input.shape[2:])                # (H, W) or (D, H, W)
+    if grid.shape[0] != n or grid.shape[-1] != dims:
         raise RuntimeError(f"grid_sampler(): expected grid to have size {n} in first dimension "
-                           f"and size 2 in last dimension, but got grid with sizes "
+                           f"and size {dims} in last dimension, but got grid with sizes "
                            f"{list(grid.shape)}")
-    ho, wo = grid.shape[1:3]
-    x = _source(grid[..., 0], w, padding_mode, align_corners)
-    y = _source(grid[..., 1], h, padding_mode, align_corners)
-    flat = input.reshape(n, c, h * w)
+    out_shape = tuple(grid.shape[1:-1])
+    points = 1
+    for v in out_shape:
+        points *= v
+    # grid's last dim is (x, y[, z]): x indexes the last spatial dim
+    coords = [_source(grid[..., dims - 1 - k], spatial[k], padding_mode, align_corners)
+              for k in range(dims)]
+    flat = input.reshape(n, c, -1)
+    strides = [1] * dims
+    for k in range(dims - 2, -1, -1):
+        strides[k] = strides[k + 1] * spatial[k + 1]
 
-    def tap(xi, yi, weight):
-        inside = (xi >= 0) & (xi <= w - 1) & (yi >= 0) & (yi <= h - 1)
-        idx = (yi.clamp(0, h - 1) * w + xi.clamp(0, w - 1)).long().reshape(n, 1, ho * wo)
-        vals = flat.gather(2, idx.expand(n, c, ho * wo)).reshape(n, c, ho, wo)
+    def tap(pos, weight):
+        inside = None
+        index = None
+        for k, p in enumerate(pos):
+            ok = (p >= 0) & (p <= spatial[k] - 1)
+            inside = ok if inside is None else inside & ok
+            term = p.clamp(0, spatial[k] - 1) * strides[k]
+            index = term if index is None else index + term
+        idx = index.long().reshape(n, 1, points)
+        vals = flat.gather(2, idx.expand(n, c, points)).reshape((n, c) + out_shape)
         wgt = _ops.where(inside, weight, 0.0) if weight is not None else inside.to(input.dtype)
         return vals * wgt.unsqueeze(1)
 
     if mode == "nearest":
-        return tap(x.round(), y.round(), None)
-    x0, y0 = x.floor(), y.floor()
-    x1, y1 = x0 + 1, y0 + 1
-    wx1, wy1 = x - x0, y - y0
-    wx0, wy0 = 1 - wx1, 1 - wy1
-    return (tap(x0, y0, wx0 * wy0) + tap(x1, y0, wx1 * wy0) + tap(x0, y1, wx0 * wy1) +
-            tap(x1, y1, wx1 * wy1))
+        return tap([x.round() for x in coords], None)
+    lows = [x.floor() for x in coords]
+    fracs = [x - lo for x, lo in zip(coords, lows)]
+    out = None
+    for corner in itertools.product((0, 1), repeat=dims):
+        pos = [lo + b for lo, b in zip(lows, corner)]
+        weight = None
+        for f, b in zip(fracs, corner):
+            w = f if b else 1 - f
+            weight = w if weight is None else weight * w
+        t = tap(pos, weight)
+        out = t if out is None else out + t
+    return out
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
