@@ -1,6 +1,6 @@
-"""affine_grid and grid_sample (4-d and 5-d: bilinear / trilinear or nearest; zeros,
-border or reflection padding), with PyTorch's coordinate conventions; and the
-deprecated upsample names."""
+"""affine_grid and grid_sample (4-d: bilinear, nearest, bicubic; 5-d: trilinear,
+nearest; zeros, border or reflection padding), with PyTorch's coordinate
+conventions; and the deprecated upsample names."""
 from __future__ import annotations
 
 import warnings
@@ -68,7 +68,12 @@ def _reflect(coord, lo2, hi2):
 
 
 def _source(coord, n, padding_mode, align_corners):
-    x = _unnormalize(coord, n, align_corners)
+    return _bounded(_unnormalize(coord, n, align_corners), n, padding_mode, align_corners)
+
+
+def _bounded(x, n, padding_mode, align_corners):
+    """ATen's compute_coordinates: a source position moved inside for border and
+    reflection padding (zeros padding leaves it, out-of-range taps read zero)."""
     if padding_mode == "border":
         x = x.clamp(0, n - 1)
     elif padding_mode == "reflection":
@@ -83,9 +88,11 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     from the flattened input and weighted, taps outside the input counting as zero
     (zeros padding) or moved inside first (border, reflection)."""
     import itertools
-    if mode not in ("bilinear", "nearest"):
-        raise NotImplementedError(f"grid_sample: mode {mode!r} is not supported (bilinear and "
-                                  f"nearest are)")
+    if mode not in GRID_SAMPLE_INTERPOLATION_MODES:
+        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', "
+                         f"'nearest' or 'bicubic', but got: '{mode}'")
+    if mode == "bicubic" and input.dim() != 4:
+        raise ValueError("grid_sample(): bicubic interpolation only supports 4D input")
     if padding_mode not in GRID_SAMPLE_PADDING_MODES:
         raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
                          f"'border', or 'reflection', but got: '{padding_mode}'")
@@ -105,8 +112,12 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     for v in out_shape:
         points *= v
     # grid's last dim is (x, y[, z]): x indexes the last spatial dim
-    coords = [_source(grid[..., dims - 1 - k], spatial[k], padding_mode, align_corners)
-              for k in range(dims)]
+    if mode == "bicubic":
+        coords = [_unnormalize(grid[..., dims - 1 - k], spatial[k], align_corners)
+                  for k in range(dims)]
+    else:
+        coords = [_source(grid[..., dims - 1 - k], spatial[k], padding_mode, align_corners)
+                  for k in range(dims)]
     flat = input.reshape(n, c, -1)
     strides = [1] * dims
     for k in range(dims - 2, -1, -1):
@@ -127,6 +138,17 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
 
     if mode == "nearest":
         return tap([x.round() for x in coords], None)
+    if mode == "bicubic":        # 4 x 4 taps, each moved inside by the padding mode
+        lows = [x.floor() for x in coords]
+        weights = [_cubic_weights(x - lo) for x, lo in zip(coords, lows)]
+        out = None
+        for a in range(4):
+            for b in range(4):
+                pos = [_bounded(lows[0] + (a - 1), spatial[0], padding_mode, align_corners),
+                       _bounded(lows[1] + (b - 1), spatial[1], padding_mode, align_corners)]
+                t = tap(pos, weights[0][a] * weights[1][b])
+                out = t if out is None else out + t
+        return out
     lows = [x.floor() for x in coords]
     fracs = [x - lo for x, lo in zip(coords, lows)]
     out = None
@@ -139,6 +161,16 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         t = tap(pos, weight)
         out = t if out is None else out + t
     return out
+
+
+def _cubic_weights(t, a=-0.75):
+    """The four cubic-convolution weights of taps -1, 0, 1, 2 at fraction t."""
+    def near(x):
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
