@@ -211,3 +211,18 @@ def test_linear_cross_entropy_and_conv_grads_match_pytorch(torch):
         np.testing.assert_allclose(ours(*a, dt.tensor(g), stride=2, padding=1).numpy(),
                                    theirs(*b, torch.tensor(g), stride=2, padding=1).numpy(),
                                    rtol=1e-4, atol=1e-5)
+
+
+def test_ctc_loss_concatenated_targets_and_blank_match_pytorch(torch):
+    logits = r(6, 3, 4)
+
+    def ours(x, t):
+        return F.ctc_loss(x.log_softmax(2), t, [6, 6, 5], [3, 1, 3], blank=3,
+                          reduction="none", zero_infinity=True)
+
+    def theirs(x, t):
+        return torch.nn.functional.ctc_loss(x.log_softmax(2), t, torch.tensor([6, 6, 5]),
+                                            torch.tensor([3, 1, 3]), blank=3,
+                                            reduction="none", zero_infinity=True)
+    targets = Fixed(np.array([1, 2, 2, 0, 1, 1, 0]))          # lengths 3, 1, 3
+    compare_call(torch, ours, theirs, (logits, targets), rtol=1e-4, atol=1e-5)
