@@ -43,9 +43,6 @@ ABSENT = {
         "ScalingType": "an enum of scaled_mm",
         "SwizzleType": "an enum of scaled_mm",
     },
-    "nn.utils.parametrizations": {
-        "orthogonal": "needs matrix_exp / householder_product, not in the op set",
-    },
 }
 
 # Owned by other work streams (torch.nn.parallel: the distributed engineer); present

@@ -215,3 +215,36 @@ def test_extra_state_round_trips_through_state_dict():
     assert b.note == "changed"
     with pytest.raises(RuntimeError, match="_extra_state"):
         b.load_state_dict({k: v for k, v in sd.items() if k != "_extra_state"})
+
+
+@pytest.mark.parametrize("shape,kw", [((4, 4), {}), ((5, 3), {}), ((3, 5), {}),
+                                      ((5, 3), {"orthogonal_map": "matrix_exp"}),
+                                      ((4, 4), {"orthogonal_map": "householder"})])
+def test_orthogonal_parametrization_matches_pytorch(torch, shape, kw):
+    o, t = _twins(torch, f"nn.Linear({shape[1]}, {shape[0]})")
+    nn.utils.parametrizations.orthogonal(o, **kw)
+    torch.nn.utils.parametrizations.orthogonal(t, **kw)
+    assert list(o.state_dict()) == list(t.state_dict())
+    with torch.no_grad():                       # a point away from the identity
+        t.parametrizations.weight.original.add_(torch.randn(shape) * 0.3)
+    copy_params(t, o)                           # the same (random) trivialization base
+    assert_close(o.weight, t.weight, 1e-5, 1e-5)
+    x = r(2, shape[1])
+    (o(dt.tensor(x)) ** 2).sum().backward()
+    (t(torch.tensor(x)) ** 2).sum().backward()
+    assert_close(o.parametrizations.weight.original.grad,
+                 t.parametrizations.weight.original.grad, 1e-4, 1e-5)
+
+
+def test_orthogonal_of_a_square_weight_keeps_it_orthogonal_through_training():
+    m = nn.Linear(4, 4)
+    nn.utils.parametrizations.orthogonal(m)
+    opt = dt.optim.SGD(m.parameters(), lr=0.1)
+    for _ in range(3):
+        opt.zero_grad()
+        (m(dt.randn(8, 4)) ** 2).sum().backward()
+        opt.step()
+    w = to_np(m.weight)
+    assert np.allclose(w.T @ w, np.eye(4), atol=1e-5)
+    with pytest.raises(NotImplementedError, match="cayley"):
+        nn.utils.parametrizations.orthogonal(nn.Linear(3, 3), orthogonal_map="cayley")
