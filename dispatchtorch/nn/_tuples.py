@@ -16,3 +16,4 @@ def ntuple(n, name="argument"):
 
 single = ntuple(1)
 pair = ntuple(2)
+triple = ntuple(3)

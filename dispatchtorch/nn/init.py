@@ -202,7 +202,22 @@ def dirac_(tensor, groups=1):
         return tensor.copy_(_ops.tensor(w, dtype=tensor.dtype))
 
 
+def sparse_(tensor, sparsity, std=0.01, generator=None):
+    """N(0, std) values with ceil(sparsity * rows) zeros in every column of a 2-D tensor."""
+    if tensor.dim() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    num_zeros = int(math.ceil(sparsity * rows))
+    with no_grad():
+        tensor.normal_(0, std, generator=generator)
+        for col in range(cols):
+            zero = _ops.randperm(rows, generator=generator)[:num_zeros]
+            tensor[zero, col] = 0
+    return tensor
+
+
 # the old names without the trailing underscore
 uniform, normal, constant = uniform_, normal_, constant_
 xavier_uniform, xavier_normal = xavier_uniform_, xavier_normal_
 kaiming_uniform, kaiming_normal, orthogonal = kaiming_uniform_, kaiming_normal_, orthogonal_
+eye, dirac, sparse = eye_, dirac_, sparse_

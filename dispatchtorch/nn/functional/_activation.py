@@ -116,3 +116,136 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     input, dim = _softmax_input(input, dim, dtype, "log_softmax")
     return N.LOG_SOFTMAX(input, dim=dim)
+
+
+# -- the rest of PyTorch's pointwise activations, a few public ops each -----------------------------
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def elu_(input, alpha=1.0):
+    return elu(input, alpha, True)
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    return hardtanh(input, min_val, max_val, True)
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    return leaky_relu(input, negative_slope, True)
+
+
+def selu(input, inplace=False):
+    _check(input, "selu")
+    out = _ops.where(input > 0, input, input.expm1() * _SELU_ALPHA) * _SELU_SCALE
+    return _inplace(input, out, inplace)
+
+
+def selu_(input):
+    return selu(input, True)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    _check(input, "celu")
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: celu: alpha must not be 0")
+    return _inplace(input, _ops.where(input > 0, input, (input / alpha).expm1() * alpha), inplace)
+
+
+def celu_(input, alpha=1.0):
+    return celu(input, alpha, True)
+
+
+def threshold(input, threshold, value, inplace=False):
+    _check(input, "threshold")
+    return _inplace(input, _ops.where(input > threshold, input, value), inplace)
+
+
+def threshold_(input, threshold, value):
+    return globals()["threshold"](input, threshold, value, True)
+
+
+def glu(input, dim=-1):
+    _check(input, "glu")
+    if input.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    n = input.shape[dim]
+    if n % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.dim()} is "
+                           f"size {n}")
+    a, b = input.narrow(dim, 0, n // 2), input.narrow(dim, n // 2, n // 2)
+    return a * b.sigmoid()
+
+
+def hardsigmoid(input, inplace=False):
+    _check(input, "hardsigmoid")
+    return _inplace(input, (input / 6 + 0.5).clamp(0.0, 1.0), inplace)
+
+
+def hardswish(input, inplace=False):
+    _check(input, "hardswish")
+    return _inplace(input, input * (input + 3).clamp(0.0, 6.0) / 6, inplace)
+
+
+def hardshrink(input, lambd=0.5):
+    _check(input, "hardshrink")
+    return _ops.where(input.abs() > lambd, input, 0.0)
+
+
+def softshrink(input, lambd=0.5):
+    _check(input, "softshrink")
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+    return _ops.where(input > lambd, input - lambd, _ops.where(input < -lambd, input + lambd, 0.0))
+
+
+def tanhshrink(input):
+    _check(input, "tanhshrink")
+    return input - input.tanh()
+
+
+def softsign(input):
+    _check(input, "softsign")
+    return input / (input.abs() + 1)
+
+
+def prelu(input, weight):
+    _check(input, "prelu")
+    if weight.numel() != 1:
+        if input.dim() == 0:
+            raise RuntimeError("Not allow zero-dim input tensor.")
+        channels = input.shape[1] if input.dim() >= 2 else 1
+        if weight.numel() != channels:
+            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
+                               f"parameter numbers = {weight.numel()} and channel size = "
+                               f"{channels}.")
+        if input.dim() >= 2:
+            weight = weight.reshape((channels,) + (1,) * (input.dim() - 2))
+    return _ops.where(input > 0, input, input * weight)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """Randomized leaky ReLU: a slope drawn from U(lower, upper) per element in training,
+    their mean in evaluation."""
+    _check(input, "rrelu")
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2, inplace)
+    slope = _ops.empty(input.shape, dtype=input.dtype, device=input.device).uniform_(lower, upper)
+    return _inplace(input, _ops.where(input >= 0, input, input * slope), inplace)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    return rrelu(input, lower, upper, training, True)
+
+
+def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
+    """Samples from the Gumbel-softmax distribution; hard=True returns one-hot vectors
+    whose gradient is the soft sample's (straight-through)."""
+    gumbels = -_ops.empty_like(logits).exponential_().log()
+    y_soft = ((logits + gumbels) / tau).softmax(dim)
+    if not hard:
+        return y_soft
+    index = y_soft.argmax(dim, keepdim=True)
+    y_hard = _ops.zeros_like(logits).scatter_(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft

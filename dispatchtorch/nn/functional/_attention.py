@@ -62,14 +62,22 @@ def _merge_masks(attn_mask, key_padding_mask, bsz, heads, L, S, dtype):
     return mask
 
 
-def multi_head_attention_forward(query, key, value, num_heads, in_proj_weight, in_proj_bias,
-                                 out_proj_weight, out_proj_bias, *, dropout_p=0.0, training=True,
-                                 key_padding_mask=None, need_weights=True, attn_mask=None,
-                                 average_attn_weights=True, is_causal=False, q_proj_weight=None,
-                                 k_proj_weight=None, v_proj_weight=None):
+def _pad_last(m, n=1):
+    """Masks gain a column for each key appended (bias_k, a zero key): attendable."""
+    if m is None:
+        return None
+    from ._vision import pad
+    return pad(m, (0, n))
+
+
+def mha_batch_first(query, key, value, num_heads, in_proj_weight, in_proj_bias,
+                    out_proj_weight, out_proj_bias, *, dropout_p=0.0, training=True,
+                    key_padding_mask=None, need_weights=True, attn_mask=None,
+                    average_attn_weights=True, is_causal=False, q_proj_weight=None,
+                    k_proj_weight=None, v_proj_weight=None, bias_k=None, bias_v=None,
+                    add_zero_attn=False, static_k=None, static_v=None):
     """Batch-first (B, L, E) inputs. Returns (output, weights or None)."""
     bsz, L, E = query.shape
-    S = key.shape[1]
     head_dim = E // num_heads
     if in_proj_weight is not None:
         w_q, w_k, w_v = in_proj_weight.chunk(3)
@@ -80,9 +88,28 @@ def multi_head_attention_forward(query, key, value, num_heads, in_proj_weight, i
         q, k, v = linear(query, in_proj_weight, in_proj_bias).chunk(3, -1)
     else:
         q, k, v = linear(query, w_q, b_q), linear(key, w_k, b_k), linear(value, w_v, b_v)
+    if bias_k is not None and bias_v is not None:
+        if static_k is not None or static_v is not None:
+            raise AssertionError("bias cannot be added to static key/value.")
+        k = _ops.cat([k, bias_k.reshape(1, 1, E).expand(bsz, 1, E)], 1)
+        v = _ops.cat([v, bias_v.reshape(1, 1, E).expand(bsz, 1, E)], 1)
+        attn_mask, key_padding_mask = _pad_last(attn_mask), _pad_last(key_padding_mask)
+    elif (bias_k is None) != (bias_v is None):
+        raise AssertionError("bias_k and bias_v must both be given or both be None")
     q = q.reshape(bsz, L, num_heads, head_dim).transpose(1, 2)
-    k = k.reshape(bsz, S, num_heads, head_dim).transpose(1, 2)
-    v = v.reshape(bsz, S, num_heads, head_dim).transpose(1, 2)
+    if static_k is None:
+        k = k.reshape(bsz, k.shape[1], num_heads, head_dim).transpose(1, 2)
+    else:
+        k = static_k.reshape(bsz, num_heads, static_k.shape[1], head_dim)
+    if static_v is None:
+        v = v.reshape(bsz, v.shape[1], num_heads, head_dim).transpose(1, 2)
+    else:
+        v = static_v.reshape(bsz, num_heads, static_v.shape[1], head_dim)
+    if add_zero_attn:
+        zeros = _ops.zeros((bsz, num_heads, 1, head_dim), dtype=k.dtype, device=k.device)
+        k, v = _ops.cat([k, zeros], 2), _ops.cat([v, zeros], 2)
+        attn_mask, key_padding_mask = _pad_last(attn_mask), _pad_last(key_padding_mask)
+    S = k.shape[2]
     if is_causal and attn_mask is None:
         raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the "
                            "Transformer module method `generate_square_subsequent_mask` to create "
@@ -101,4 +128,52 @@ def multi_head_attention_forward(query, key, value, num_heads, in_proj_weight, i
     out = linear(out.transpose(1, 2).reshape(bsz, L, E), out_proj_weight, out_proj_bias)
     if weights is not None and average_attn_weights:
         weights = weights.mean(1)
+    return out, weights
+
+
+def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads,
+                                 in_proj_weight, in_proj_bias, bias_k, bias_v, add_zero_attn,
+                                 dropout_p, out_proj_weight, out_proj_bias, training=True,
+                                 key_padding_mask=None, need_weights=True, attn_mask=None,
+                                 use_separate_proj_weight=False, q_proj_weight=None,
+                                 k_proj_weight=None, v_proj_weight=None, static_k=None,
+                                 static_v=None, average_attn_weights=True, is_causal=False):
+    """PyTorch's F.multi_head_attention_forward: sequence-first (L, N, E) or unbatched
+    (L, E) inputs; returns (output, weights or None)."""
+    if query.dim() not in (2, 3):
+        raise AssertionError(f"query should be unbatched 2D or batched 3D tensor but received "
+                             f"{query.dim()}-D query tensor")
+    unbatched = query.dim() == 2
+    if query.shape[-1] != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but "
+                             f"got {query.shape[-1]}")
+    if embed_dim_to_check % num_heads:
+        raise AssertionError(f"embed_dim {embed_dim_to_check} not divisible by num_heads "
+                             f"{num_heads}")
+    if unbatched:
+        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    same = key is query and value is query
+    q = query.transpose(0, 1)
+    k = v = q if same else None
+    if not same:
+        k, v = key.transpose(0, 1), value.transpose(0, 1)
+    if not use_separate_proj_weight:
+        q_proj_weight = k_proj_weight = v_proj_weight = None
+    else:
+        in_proj_weight = None
+    out, weights = mha_batch_first(
+        q, k, v, num_heads, in_proj_weight, in_proj_bias, out_proj_weight, out_proj_bias,
+        dropout_p=dropout_p, training=training, key_padding_mask=key_padding_mask,
+        need_weights=need_weights, attn_mask=attn_mask,
+        average_attn_weights=average_attn_weights, is_causal=is_causal,
+        q_proj_weight=q_proj_weight, k_proj_weight=k_proj_weight, v_proj_weight=v_proj_weight,
+        bias_k=bias_k, bias_v=bias_v, add_zero_attn=add_zero_attn, static_k=static_k,
+        static_v=static_v)
+    out = out.transpose(0, 1)
+    if unbatched:
+        out = out.squeeze(1)
+        if weights is not None:
+            weights = weights.squeeze(0)
     return out, weights

@@ -70,9 +70,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
                            f"arguments for embedding)")
     if weight.dim() != 2:
         raise RuntimeError(f"'weight' must be 2-D, got {list(weight.shape)}")
-    if max_norm is not None or scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding: max_norm, scale_grad_by_freq and sparse are not "
-                                  "supported")
+    if sparse:
+        raise NotImplementedError("embedding: sparse=True (sparse gradients) is not supported")
     num = weight.shape[0]
     if padding_idx is not None:
         if not -num <= padding_idx < num:
@@ -85,7 +84,59 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
                              f"{hi if hi >= num else lo})")
     if input.dtype is not D.int64:
         input = input.long()
+    if max_norm is not None:
+        embedding_renorm_(weight, input, max_norm, norm_type)
+    if scale_grad_by_freq:
+        weight = scale_grad_by_frequency(weight, input)
     return N.EMBEDDING(weight, input, padding_idx=padding_idx, num_weights=num)
+
+
+def embedding_renorm_(weight, indices, max_norm, norm_type):
+    """Rows that `indices` reads and whose norm exceeds max_norm are scaled in place to
+    max_norm / (norm + 1e-7), as ATen's embedding_renorm_ (outside autograd)."""
+    from ...autograd.grad_mode import no_grad
+    from ...ops.norms import vector_norm
+    with no_grad():
+        rows = indices.reshape(-1).unique()
+        if rows.numel() == 0:
+            return weight
+        w = weight.detach()
+        norm = vector_norm(w.index_select(0, rows), norm_type, 1, True)
+        scale = _ops.where(norm > max_norm, max_norm / (norm + 1e-7), 1.0)
+        w[rows] = w.index_select(0, rows) * scale
+    return weight
+
+
+def scale_grad_by_frequency(weight, indices):
+    """weight unchanged forward; its gradient row i divided by how often i occurs."""
+    from ...autograd.grad_mode import is_grad_enabled
+    if not (weight.requires_grad and is_grad_enabled()):
+        return weight
+    ones = _ops.ones(indices.numel(), dtype=weight.dtype, device=weight.device)
+    counts = _ops.zeros(weight.shape[0], dtype=weight.dtype, device=weight.device).index_add(
+        0, indices.reshape(-1), ones)
+    return _ScaleRows.apply(weight, 1.0 / counts.clamp_min(1.0))
+
+
+def _scale_rows_class():
+    from ...autograd.function import Function
+
+    class ScaleRows(Function):
+        """Identity forward; backward scales each row of the gradient."""
+
+        @staticmethod
+        def forward(ctx, weight, scale):
+            ctx.save_for_backward(scale)
+            return weight.view_as(weight)
+
+        @staticmethod
+        def backward(ctx, grad):
+            scale, = ctx.saved_tensors
+            return grad * scale.reshape((-1,) + (1,) * (grad.dim() - 1)), None
+    return ScaleRows
+
+
+_ScaleRows = _scale_rows_class()
 
 
 def one_hot(tensor, num_classes=-1):

@@ -216,3 +216,46 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
                       "the KL div math definition.'mean' will be changed to behave the same as "
                       "'batchmean' in the next major release.", UserWarning, stacklevel=2)
     return _reduce(loss, reduction, "kl_div")
+
+
+def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None,
+                         reduction="mean", ignore_index=None, label_smoothing=0.0,
+                         options=None):
+    """cross_entropy(linear(input, linear_weight, linear_bias), target): PyTorch's
+    reference path. `options` (its chunked, memory-saving path) is not provided."""
+    if options is not None:
+        raise NotImplementedError("linear_cross_entropy: options (the chunked "
+                                  "LinearCrossEntropyOptions path) is not supported; pass "
+                                  "options=None")
+    if input.dim() not in (1, 2):
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.dim()}")
+    if linear_weight.dim() < 2:
+        raise RuntimeError(f"expected linear_weight with dimensionality at least 2, got "
+                           f"{linear_weight.dim()}")
+    in_features = input.shape[-1]
+    if in_features != linear_weight.shape[-1]:
+        raise RuntimeError(f"expected equal input and linear_weight last dimensions "
+                           f"(in_features), got {input.shape[-1]} and {linear_weight.shape[-1]}, "
+                           f"respectively")
+    num_classes = linear_weight.shape[0]
+    out_features = tuple(linear_weight.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != (num_classes,) + out_features:
+        raise RuntimeError(f"expected linear_bias shape {(num_classes,) + out_features}, got "
+                           f"{tuple(linear_bias.shape)}")
+    if out_features and input.dim() == 1:
+        raise RuntimeError(f"K-dimensional loss defined by linear_weight shape "
+                           f"{tuple(linear_weight.shape)} requires batched input, (N, "
+                           f"{in_features}), got unbatched input with shape {tuple(input.shape)}")
+    logits_shape = tuple(input.shape[:-1]) + (num_classes,) + out_features
+    if tuple(target.shape) == logits_shape and ignore_index is not None:
+        raise RuntimeError("ignore_index cannot be specified when target contains probabilities")
+    ignore_index = -100 if ignore_index is None else ignore_index
+    from ._linear import linear
+    rows = num_classes
+    for f in out_features:
+        rows *= f
+    logits = linear(input, linear_weight.reshape(rows, in_features),
+                    None if linear_bias is None else linear_bias.reshape(rows))
+    return cross_entropy(logits.reshape(logits_shape), target, weight=weight,
+                         reduction=reduction, ignore_index=ignore_index,
+                         label_smoothing=label_smoothing)

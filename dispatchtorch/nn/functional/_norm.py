@@ -100,3 +100,52 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     else:
         norm = (input.abs() ** p).sum(dim, keepdim=True) ** (1.0 / p)
     return input / norm.clamp_min(eps).expand_as(input)
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats=True, momentum=0.1, eps=1e-5):
+    """Batch norm of the (1, N*C, *) view, as ATen does; running statistics, when given,
+    are updated with the mean over the batch of each instance's statistics."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"instance_norm(): argument 'input' must be Tensor, not "
+                        f"{type(input).__name__}")
+    if input.dim() < 3:
+        raise ValueError(f"instance_norm: expected an input with at least 3 dims (N, C, *), got "
+                         f"{list(input.shape)}")
+    if use_input_stats:
+        spatial = 1
+        for s in input.shape[2:]:
+            spatial *= s
+        if spatial <= 1:
+            raise ValueError(f"Expected more than 1 spatial element when training, got input "
+                             f"size {list(input.shape)}")
+    n, c = input.shape[:2]
+    x = input.reshape((1, n * c) + tuple(input.shape[2:]))
+    rm = running_mean.repeat(n) if running_mean is not None else None
+    rv = running_var.repeat(n) if running_var is not None else None
+    w = weight.repeat(n) if weight is not None else None
+    b = bias.repeat(n) if bias is not None else None
+    out = batch_norm(x, rm, rv, w, b, use_input_stats, momentum, eps)
+    if use_input_stats and running_mean is not None:
+        from ...autograd.grad_mode import no_grad
+        with no_grad():
+            running_mean.copy_(rm.reshape(n, c).mean(0))
+            running_var.copy_(rv.reshape(n, c).mean(0))
+    return out.reshape(input.shape)
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """input / (k + alpha * mean of squares over `size` neighbouring channels) ** beta."""
+    if not isinstance(input, Tensor) or input.dim() < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got "
+                         f"{input.dim() if isinstance(input, Tensor) else type(input).__name__} "
+                         f"dimensions)")
+    if input.numel() == 0:
+        return input
+    from ._conv import avg_pool2d
+    from ._vision import pad
+    n, c = input.shape[:2]
+    sq = (input * input).reshape(n, 1, c, -1)
+    sq = pad(sq, (0, 0, size // 2, (size - 1) // 2))
+    div = avg_pool2d(sq, (size, 1), stride=1).reshape(input.shape)
+    return input / (div * alpha + k).pow(beta)

@@ -275,3 +275,15 @@ def _as_parameter(value):
     if isinstance(value, Parameter) or not isinstance(value, Tensor):
         return value
     return Parameter(value)
+
+
+class Container(Module):
+    """The deprecated keyword-argument container (use Sequential / ModuleDict)."""
+
+    def __init__(self, **kwargs):
+        super().__init__()
+        import warnings
+        warnings.warn("nn.Container is deprecated. All of it's functionality is now implemented "
+                      "in nn.Module. Subclass that instead.", stacklevel=2)
+        for key, value in kwargs.items():
+            self.add_module(key, value)

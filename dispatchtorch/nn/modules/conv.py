@@ -1,4 +1,5 @@
-"""Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d with PyTorch's arguments and init."""
+"""Conv1d/2d/3d, ConvTranspose1d/2d/3d and their lazy forms, with PyTorch's arguments
+and init."""
 from __future__ import annotations
 
 import math
@@ -7,7 +8,8 @@ from ... import ops as _ops
 from .. import functional as F
 from .. import init
 from .._tuples import ntuple
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter
+from .lazy import LazyModuleMixin, install_lazy_hooks
 from .module import Module
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
@@ -176,3 +178,84 @@ class ConvTranspose2d(_ConvTransposeNd):
         return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding,
                                   self._output_padding(input, output_size), self.groups,
                                   self.dilation)
+
+
+class Conv3d(_ConvNd):
+    _dims = 3
+
+    def forward(self, input):
+        self._check_input(input)
+        if self.padding_mode != "zeros":
+            x = F.pad(input, self._mode_padding(), mode=self.padding_mode)
+            return F.conv3d(x, self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
+        return F.conv3d(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
+                        self.groups)
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    _dims = 3
+
+    def forward(self, input, output_size=None):
+        self._check_input(input)
+        return F.conv_transpose3d(input, self.weight, self.bias, self.stride, self.padding,
+                                  self._output_padding(input, output_size), self.groups,
+                                  self.dilation)
+
+
+class _LazyConvXdMixin(LazyModuleMixin):
+    """in_channels comes from the first input (its dim -dims-1)."""
+
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input, *args, **kwargs):
+        if self.has_uninitialized_params():
+            from ...autograd.grad_mode import no_grad
+            self.in_channels = input.shape[-self._dims - 1]
+            if self.in_channels % self.groups:
+                raise ValueError("in_channels must be divisible by groups")
+            if self.transposed:
+                shape = (self.in_channels, self.out_channels // self.groups)
+            else:
+                shape = (self.out_channels, self.in_channels // self.groups)
+            with no_grad():
+                self.weight.materialize(shape + tuple(self.kernel_size))
+                if self.bias is not None:
+                    self.bias.materialize((self.out_channels,))
+                self.reset_parameters()
+
+
+def _lazy_conv(base, name):
+    def _finish(self, out_channels, device, dtype):
+        self.out_channels = out_channels
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        if self.bias is not None:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+        install_lazy_hooks(self)
+
+    if base.transposed:
+        def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0,
+                     groups=1, bias=True, dilation=1, padding_mode="zeros", device=None,
+                     dtype=None):
+            base.__init__(self, 0, 0, kernel_size, stride, padding, output_padding, groups,
+                          bias, dilation, padding_mode, device=device, dtype=dtype)
+            _finish(self, out_channels, device, dtype)
+    else:
+        def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                     bias=True, padding_mode="zeros", device=None, dtype=None):
+            base.__init__(self, 0, 0, kernel_size, stride, padding, dilation, groups, bias,
+                          padding_mode, device=device, dtype=dtype)
+            _finish(self, out_channels, device, dtype)
+
+    return type(name, (_LazyConvXdMixin, base), {"__init__": __init__, "cls_to_become": base,
+                                                 "__module__": __name__,
+                                                 "__qualname__": name})
+
+
+LazyConv1d = _lazy_conv(Conv1d, "LazyConv1d")
+LazyConv2d = _lazy_conv(Conv2d, "LazyConv2d")
+LazyConv3d = _lazy_conv(Conv3d, "LazyConv3d")
+LazyConvTranspose1d = _lazy_conv(ConvTranspose1d, "LazyConvTranspose1d")
+LazyConvTranspose2d = _lazy_conv(ConvTranspose2d, "LazyConvTranspose2d")
+LazyConvTranspose3d = _lazy_conv(ConvTranspose3d, "LazyConvTranspose3d")

@@ -1,4 +1,4 @@
-"""Identity, Linear, Bilinear, Flatten, Unflatten."""
+"""Identity, Linear, Bilinear, LazyLinear."""
 from __future__ import annotations
 
 import math
@@ -6,7 +6,9 @@ import math
 from ... import ops as _ops
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
+from ...autograd.grad_mode import no_grad
+from ..parameter import Parameter, UninitializedParameter
+from .lazy import LazyModuleMixin, install_lazy_hooks
 from .module import Module
 
 
@@ -88,25 +90,34 @@ class Bilinear(Module):
                 f"out_features={self.out_features}, bias={self.bias is not None}")
 
 
-class Flatten(Module):
-    def __init__(self, start_dim=1, end_dim=-1):
-        super().__init__()
-        self.start_dim, self.end_dim = start_dim, end_dim
-
-    def forward(self, input):
-        return input.flatten(self.start_dim, self.end_dim)
-
-    def extra_repr(self):
-        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+class NonDynamicallyQuantizableLinear(Linear):
+    """The out_proj class PyTorch uses (a Linear; the name keeps state dicts identical)."""
 
 
-class Unflatten(Module):
-    def __init__(self, dim, unflattened_size):
-        super().__init__()
-        self.dim, self.unflattened_size = dim, tuple(unflattened_size)
+class LazyLinear(LazyModuleMixin, Linear):
+    """A Linear whose in_features comes from the first input."""
 
-    def forward(self, input):
-        return input.unflatten(self.dim, self.unflattened_size)
+    cls_to_become = Linear
 
-    def extra_repr(self):
-        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
+    def __init__(self, out_features, bias=True, device=None, dtype=None):
+        Linear.__init__(self, 0, 0, False)
+        self.out_features = out_features
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+        install_lazy_hooks(self)
+
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self.in_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input, *args, **kwargs):
+        if not self.has_uninitialized_params() and self.in_features == 0:
+            self.in_features = self.weight.shape[1]      # materialized by load_state_dict
+        if self.has_uninitialized_params():
+            with no_grad():
+                self.in_features = input.shape[-1]
+                self.weight.materialize((self.out_features, self.in_features))
+                if self.bias is not None:
+                    self.bias.materialize((self.out_features,))
+                self.reset_parameters()

@@ -47,12 +47,88 @@ def _addindent(s, n):
     return lines[0] + "\n" + "\n".join(" " * n + line for line in lines[1:])
 
 
+_global_forward_pre_hooks: OrderedDict = OrderedDict()
+_global_forward_hooks: OrderedDict = OrderedDict()
+_global_backward_hooks: OrderedDict = OrderedDict()
+_GLOBAL_HOOKS_ON = [False]          # one check on the call path while none is registered
+
+
+def _global_handle(store, hook):
+    handle = RemovableHandle(store)
+    store[handle.id] = hook
+    _GLOBAL_HOOKS_ON[0] = True
+    return handle
+
+
+def register_module_forward_pre_hook(hook):
+    """A forward pre-hook for every module (before each module's own)."""
+    return _global_handle(_global_forward_pre_hooks, hook)
+
+
+def register_module_forward_hook(hook, *, always_call=False):
+    """A forward hook for every module (before each module's own)."""
+    return _global_handle(_global_forward_hooks, hook)
+
+
+def register_module_full_backward_hook(hook):
+    """A full backward hook for every module."""
+    return _global_handle(_global_backward_hooks, hook)
+
+
+def register_module_backward_hook(hook):
+    """The deprecated global backward hook; it runs as a full backward hook."""
+    return _global_handle(_global_backward_hooks, hook)
+
+
+_global_backward_pre_hooks: OrderedDict = OrderedDict()
+_global_parameter_registration_hooks: OrderedDict = OrderedDict()
+_global_buffer_registration_hooks: OrderedDict = OrderedDict()
+_global_module_registration_hooks: OrderedDict = OrderedDict()
+
+
+def register_module_full_backward_pre_hook(hook):
+    """A full backward pre-hook for every module."""
+    return _global_handle(_global_backward_pre_hooks, hook)
+
+
+def register_module_parameter_registration_hook(hook):
+    """hook(module, name, param) -> None or a replacement, on every register_parameter."""
+    handle = RemovableHandle(_global_parameter_registration_hooks)
+    _global_parameter_registration_hooks[handle.id] = hook
+    return handle
+
+
+def register_module_buffer_registration_hook(hook):
+    """hook(module, name, buffer) -> None or a replacement, on every register_buffer."""
+    handle = RemovableHandle(_global_buffer_registration_hooks)
+    _global_buffer_registration_hooks[handle.id] = hook
+    return handle
+
+
+def register_module_module_registration_hook(hook):
+    """hook(module, name, submodule) -> None or a replacement, on every add_module."""
+    handle = RemovableHandle(_global_module_registration_hooks)
+    _global_module_registration_hooks[handle.id] = hook
+    return handle
+
+
+def _registered(hooks, module, name, value):
+    for hook in hooks.values():
+        r = hook(module, name, value)
+        if r is not None:
+            value = r
+    return value
+
+
 class Module:
     """Base class of all layers. Subclasses set attributes in __init__ (after calling
     super().__init__()) and define forward()."""
 
     training: bool
     _version = 1
+    dump_patches = False
+    call_super_init = False
+    _call_hooks = False         # set once a call hook is registered: one check per call
 
     def __init__(self, *args, **kwargs):
         if args or kwargs:
@@ -69,7 +145,12 @@ class Module:
         d["_forward_hooks_with_kwargs"] = set()
         d["_forward_hooks_always_called"] = set()
         d["_state_dict_pre_hooks"] = OrderedDict()
+        d["_state_dict_hooks"] = OrderedDict()
+        d["_load_state_dict_pre_hooks"] = OrderedDict()
         d["_load_state_dict_post_hooks"] = OrderedDict()
+        d["_backward_hooks"] = OrderedDict()
+        d["_backward_pre_hooks"] = OrderedDict()
+        d["_is_full_backward_hook"] = None
 
     def forward(self, *input):
         raise NotImplementedError(f"Module [{type(self).__name__}] is missing the required "
@@ -77,12 +158,19 @@ class Module:
 
     # -- calling ---------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        if self._forward_pre_hooks or self._forward_hooks:
+        if self._call_hooks or _GLOBAL_HOOKS_ON[0]:
             return self._call_with_hooks(args, kwargs)
         return self.forward(*args, **kwargs)
 
+    def _call_impl(self, *args, **kwargs):
+        return self.__call__(*args, **kwargs)
+
+    _wrapped_call_impl = _call_impl
+
     def _call_with_hooks(self, args, kwargs):
-        for hid, hook in list(self._forward_pre_hooks.items()):
+        pre_hooks = list(_global_forward_pre_hooks.items()) + list(self._forward_pre_hooks.items())
+        post_hooks = list(_global_forward_hooks.items()) + list(self._forward_hooks.items())
+        for hid, hook in pre_hooks:
             if hid in self._forward_pre_hooks_with_kwargs:
                 r = hook(self, args, kwargs)
                 if r is not None:
@@ -94,23 +182,69 @@ class Module:
                 r = hook(self, args)
                 if r is not None:
                     args = r if isinstance(r, tuple) else (r,)
+        bw = None
+        if self._backward_hooks or self._backward_pre_hooks or _global_backward_hooks or \
+                _global_backward_pre_hooks:
+            from ._backward_hooks import BackwardHook
+            bw = BackwardHook(self, list(_global_backward_hooks.values()) +
+                              list(self._backward_hooks.values()),
+                              list(_global_backward_pre_hooks.values()) +
+                              list(self._backward_pre_hooks.values()))
+            args = bw.setup_input_hook(args)
         try:
             result = self.forward(*args, **kwargs)
         except Exception:
-            for hid, hook in list(self._forward_hooks.items()):
+            for hid, hook in post_hooks:
                 if hid in self._forward_hooks_always_called:
                     hook(self, args, None)
             raise
-        for hid, hook in list(self._forward_hooks.items()):
+        for hid, hook in post_hooks:
             if hid in self._forward_hooks_with_kwargs:
                 r = hook(self, args, kwargs, result)
             else:
                 r = hook(self, args, result)
             if r is not None:
                 result = r
+        if bw is not None:
+            result = bw.setup_output_hook(result)
         return result
 
+    def register_full_backward_hook(self, hook, prepend=False):
+        """hook(module, grad_input, grad_output) -> None or new grad_input."""
+        self.__dict__["_call_hooks"] = True
+        if self._is_full_backward_hook is False:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks "
+                               "on a single Module. Please use only one of them.")
+        self.__dict__["_is_full_backward_hook"] = True
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        if prepend:
+            self._backward_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """hook(module, grad_output) -> None or new grad_output."""
+        self.__dict__["_call_hooks"] = True
+        handle = RemovableHandle(self._backward_pre_hooks)
+        self._backward_pre_hooks[handle.id] = hook
+        if prepend:
+            self._backward_pre_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_backward_hook(self, hook):
+        """The deprecated form; it runs as a full backward hook (PyTorch's old hook saw
+        only the last op's gradients, a behaviour it warns about)."""
+        self.__dict__["_call_hooks"] = True
+        if self._is_full_backward_hook is True:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks "
+                               "on a single Module. Please use only one of them.")
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        self.__dict__["_is_full_backward_hook"] = False
+        return handle
+
     def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
+        self.__dict__["_call_hooks"] = True
         handle = RemovableHandle(self._forward_pre_hooks)
         self._forward_pre_hooks[handle.id] = hook
         if with_kwargs:
@@ -120,6 +254,7 @@ class Module:
         return handle
 
     def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
+        self.__dict__["_call_hooks"] = True
         handle = RemovableHandle(self._forward_hooks)
         self._forward_hooks[handle.id] = hook
         if with_kwargs:
@@ -145,7 +280,7 @@ class Module:
         if isinstance(value, Parameter):
             if params is None:
                 raise AttributeError("cannot assign parameters before Module.__init__() call")
-            self._forget(name)
+            self._forget(name, keep="_parameters")
             params[name] = value
             return
         if params is not None and name in params:
@@ -158,7 +293,7 @@ class Module:
             modules = d.get("_modules")
             if modules is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
-            self._forget(name)
+            self._forget(name, keep="_modules")
             modules[name] = value
             return
         modules = d.get("_modules")
@@ -181,14 +316,17 @@ class Module:
             return
         object.__setattr__(self, name, value)
 
-    def _forget(self, name):
+    def _forget(self, name, keep=None):
+        """Drop name from every store but `keep` (a reassignment keeps its place in
+        registration order, as in PyTorch)."""
         d = self.__dict__
         d.pop(name, None)
         for store in ("_parameters", "_buffers", "_modules"):
             s = d.get(store)
-            if s is not None:
+            if s is not None and store != keep:
                 s.pop(name, None)
-        d["_non_persistent_buffers_set"].discard(name)
+        if keep != "_buffers":
+            d["_non_persistent_buffers_set"].discard(name)
 
     def __delattr__(self, name):
         d = self.__dict__
@@ -217,7 +355,9 @@ class Module:
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter '{name}' "
                             f"(torch.nn.Parameter or None required)")
-        self._forget(name)
+        if _global_parameter_registration_hooks:
+            param = _registered(_global_parameter_registration_hooks, self, name, param)
+        self._forget(name, keep="_parameters")
         self._parameters[name] = param
 
     def register_buffer(self, name, tensor, persistent=True):
@@ -229,19 +369,50 @@ class Module:
                             f"(torch Tensor or None required)")
         if isinstance(tensor, Buffer):
             tensor = tensor.detach()
-        self._forget(name)
+        if _global_buffer_registration_hooks:
+            tensor = _registered(_global_buffer_registration_hooks, self, name, tensor)
+        self._forget(name, keep="_buffers")
         self._buffers[name] = tensor
-        if not persistent:
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
             self._non_persistent_buffers_set.add(name)
 
     def add_module(self, name, module):
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{type(module).__name__} is not a Module subclass")
         self._check_name(name, "module")
-        self._forget(name)
+        if _global_module_registration_hooks:
+            module = _registered(_global_module_registration_hooks, self, name, module)
+        self._forget(name, keep="_modules")
         self._modules[name] = module
 
     register_module = add_module
+
+    def set_submodule(self, target, module, strict=False):
+        """Replace (or with strict=False, add) the submodule at a dotted path."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        path, _, name = target.rpartition(".")
+        parent = self.get_submodule(path)
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        if strict and name not in parent._modules:
+            raise AttributeError(f"{parent._get_name()} has no attribute `{name}`")
+        if name in parent.__dict__ and name not in parent._modules:
+            raise AttributeError(f"`{name}` is not an nn.Module")
+        parent.add_module(name, module)
+
+    def get_extra_state(self):
+        """Override (with set_extra_state) to keep non-tensor state in state_dict()."""
+        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never be "
+                           "called. Please file an issue at https://github.com/pytorch/pytorch/"
+                           "issues/new?template=bug-report.yml to report this bug.")
+
+    def set_extra_state(self, state):
+        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never be "
+                           "called. Please file an issue at https://github.com/pytorch/pytorch/"
+                           "issues/new?template=bug-report.yml to report this bug.")
 
     def get_submodule(self, target):
         mod = self
@@ -398,6 +569,24 @@ class Module:
     def cpu(self):
         return self._apply(lambda t: t.cpu())
 
+    def to_empty(self, *, device, recurse=True):
+        """Move to device without copying values (parameters' contents are undefined)."""
+        from ... import ops as _ops
+        return self._apply(lambda t: _ops.empty_like(t, device=device), recurse)
+
+    def share_memory(self):
+        """Parameters already live in memory every process of a fork shares."""
+        return self
+
+    def xpu(self, device=None):
+        return self._apply(lambda t: t.to("xpu" if device is None else f"xpu:{device}"))
+
+    def ipu(self, device=None):
+        return self._apply(lambda t: t.to("ipu" if device is None else f"ipu:{device}"))
+
+    def mtia(self, device=None):
+        return self._apply(lambda t: t.to("mtia" if device is None else f"mtia:{device}"))
+
     def cuda(self, device=None):
         return self._apply(lambda t: t.cuda(device))
 
@@ -427,6 +616,8 @@ class Module:
         for name, b in self._buffers.items():
             if b is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = b if keep_vars else b.detach()
+        if type(self).get_extra_state is not Module.get_extra_state:
+            destination[prefix + "_extra_state"] = self.get_extra_state()
 
     def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
         if args:        # the deprecated positional form state_dict(destination, prefix, keep_vars)
@@ -442,6 +633,10 @@ class Module:
             if m is not None:
                 m.state_dict(destination=destination, prefix=prefix + name + ".",
                              keep_vars=keep_vars)
+        for hook in self._state_dict_hooks.values():
+            r = hook(self, destination, prefix, {})
+            if r is not None:
+                destination = r
         return destination
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
@@ -479,8 +674,17 @@ class Module:
                                   f"in the model are {param.shape} and whose dimensions in the "
                                   f"checkpoint are {value.shape}, an exception occurred : "
                                   f"{exc.args}.")
+        extra = prefix + "_extra_state"
+        has_extra = type(self).set_extra_state is not Module.set_extra_state
+        if has_extra:
+            if extra in state_dict:
+                self.set_extra_state(state_dict[extra])
+            elif strict:
+                missing_keys.append(extra)
         if strict:
             for key in state_dict:
+                if has_extra and key == extra:
+                    continue
                 if key.startswith(prefix):
                     rest = key[len(prefix):]
                     head = rest.split(".", 1)[0]
@@ -496,6 +700,9 @@ class Module:
         missing, unexpected, errors = [], [], []
 
         def load(module, prefix=""):
+            for hook, with_module in module._load_state_dict_pre_hooks.values():
+                args = (state_dict, prefix, {}, strict, missing, unexpected, errors)
+                hook(module, *args) if with_module else hook(*args)
             module._load_from_state_dict(state_dict, prefix, {}, True, missing, unexpected,
                                          errors, assign)
             for name, child in module._modules.items():
@@ -521,6 +728,30 @@ class Module:
         handle = RemovableHandle(self._state_dict_pre_hooks)
         self._state_dict_pre_hooks[handle.id] = hook
         return handle
+
+    def register_state_dict_post_hook(self, hook):
+        """hook(module, state_dict, prefix, local_metadata), after the module's entries."""
+        def post(module, destination, prefix, local_metadata):
+            hook(module, destination, prefix, local_metadata)
+        handle = RemovableHandle(self._state_dict_hooks)
+        self._state_dict_hooks[handle.id] = post
+        return handle
+
+    def _register_state_dict_hook(self, hook):
+        """The private form, whose hook may return a new state dict."""
+        handle = RemovableHandle(self._state_dict_hooks)
+        self._state_dict_hooks[handle.id] = hook
+        return handle
+
+    def _register_load_state_dict_pre_hook(self, hook, with_module=False):
+        handle = RemovableHandle(self._load_state_dict_pre_hooks)
+        self._load_state_dict_pre_hooks[handle.id] = (hook, with_module)
+        return handle
+
+    def register_load_state_dict_pre_hook(self, hook):
+        """hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs), before the module loads its entries."""
+        return self._register_load_state_dict_pre_hook(hook, with_module=True)
 
     def register_load_state_dict_post_hook(self, hook):
         handle = RemovableHandle(self._load_state_dict_post_hooks)
@@ -554,6 +785,14 @@ class Module:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+        # modules pickled before these stores existed
+        for store in ("_state_dict_hooks", "_load_state_dict_pre_hooks", "_backward_hooks",
+                      "_backward_pre_hooks"):
+            self.__dict__.setdefault(store, OrderedDict())
+        self.__dict__.setdefault("_is_full_backward_hook", None)
+        self.__dict__["_call_hooks"] = bool(
+            self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or
+            self._backward_pre_hooks)
 
     def __getstate__(self):
         return self.__dict__.copy()

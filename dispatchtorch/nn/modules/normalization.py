@@ -1,93 +1,13 @@
-"""BatchNorm1d/2d, LayerNorm, GroupNorm, RMSNorm."""
+"""LayerNorm, GroupNorm, RMSNorm, LocalResponseNorm, CrossMapLRN2d."""
 from __future__ import annotations
 
 import numbers
 
-from ... import _dtype as D
 from ... import ops as _ops
-from ...autograd.grad_mode import no_grad
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
 from .module import Module
-
-
-class _BatchNorm(Module):
-    _version = 2
-    _dims = ()
-
-    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
-                 track_running_stats=True, device=None, dtype=None, *, bias=True):
-        super().__init__()
-        kw = {"device": device, "dtype": dtype}
-        self.num_features, self.eps, self.momentum = num_features, eps, momentum
-        self.affine, self.track_running_stats = affine, track_running_stats
-        if affine:
-            self.weight = Parameter(_ops.ones(num_features, **kw))
-        else:
-            self.register_parameter("weight", None)
-        if affine and bias:
-            self.bias = Parameter(_ops.zeros(num_features, **kw))
-        else:
-            self.register_parameter("bias", None)
-        if track_running_stats:
-            self.register_buffer("running_mean", _ops.zeros(num_features, **kw))
-            self.register_buffer("running_var", _ops.ones(num_features, **kw))
-            self.register_buffer("num_batches_tracked", _ops.tensor(0, dtype=D.int64,
-                                                                    device=device))
-        else:
-            self.register_buffer("running_mean", None)
-            self.register_buffer("running_var", None)
-            self.register_buffer("num_batches_tracked", None)
-
-    def reset_running_stats(self):
-        if self.track_running_stats:
-            with no_grad():
-                self.running_mean.zero_()
-                self.running_var.fill_(1)
-                self.num_batches_tracked.zero_()
-
-    def reset_parameters(self):
-        self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
-
-    def _check_input_dim(self, input):
-        if input.dim() not in self._dims:
-            raise ValueError(f"{self!r}: expected {' or '.join(f'{d}D' for d in self._dims)} input "
-                             f"(got {input.dim()}D input of shape {list(input.shape)})")
-        if input.shape[1] != self.num_features:
-            raise RuntimeError(f"{self!r}: expected input with {self.num_features} channels "
-                               f"(dim 1), got input of shape {list(input.shape)}")
-
-    def forward(self, input):
-        self._check_input_dim(input)
-        factor = 0.0 if self.momentum is None else self.momentum
-        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
-            with no_grad():
-                self.num_batches_tracked.add_(1)
-            if self.momentum is None:        # cumulative moving average
-                factor = 1.0 / float(self.num_batches_tracked.item())
-        use_batch_stats = self.training or (self.running_mean is None and self.running_var is None)
-        track = not self.training or self.track_running_stats
-        return F.batch_norm(input, self.running_mean if track else None,
-                            self.running_var if track else None, self.weight, self.bias,
-                            use_batch_stats, factor, self.eps)
-
-    def extra_repr(self):
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, bias={self.bias is not None}, "
-                f"track_running_stats={self.track_running_stats}")
-
-
-class BatchNorm1d(_BatchNorm):
-    _dims = (2, 3)
-
-
-class BatchNorm2d(_BatchNorm):
-    _dims = (4,)
 
 
 def _as_shape(normalized_shape):
@@ -190,3 +110,52 @@ class GroupNorm(Module):
     def extra_repr(self):
         return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
                 f"bias={self.bias is not None}")
+
+
+class LocalResponseNorm(Module):
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+def _cross_map_window(channels, size):
+    """PyTorch's CrossMapLRN2d running-sum recurrence, as a (C, C) 0/1 matrix of
+    which squared channels each output channel's scale adds up."""
+    import numpy as np
+    pre_pad = int((size - 1) / 2 + 1)
+    m = np.zeros((channels, channels))
+    m[0, :min(pre_pad, channels)] = 1
+    for c in range(1, channels):
+        m[c] = m[c - 1]
+        if c < channels - pre_pad + 1:
+            m[c, c + pre_pad - 1] += 1
+        if c > pre_pad:
+            m[c, c - pre_pad] -= 1
+    return m
+
+
+class CrossMapLRN2d(Module):
+    """The legacy (Lua Torch) cross-channel LRN of 4-D inputs, window as PyTorch's."""
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        if input.dim() != 4:
+            raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D "
+                             f"instead.")
+        window = _ops.tensor(_cross_map_window(input.shape[1], self.size), dtype=input.dtype,
+                             device=input.device)
+        sq = (input * input).movedim(1, -1)
+        scale = (sq @ window.T).movedim(-1, 1) * (self.alpha / self.size) + self.k
+        return input * scale.pow(-self.beta)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

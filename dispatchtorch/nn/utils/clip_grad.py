@@ -67,6 +67,27 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     return total
 
 
+def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
+    """Scale the gradients by max_norm / (total_norm + 1e-6), clamped to 1 (the second
+    half of clip_grad_norm_, for a total norm computed elsewhere)."""
+    grads = [p.grad for p in _tensors(parameters) if p.grad is not None]
+    if not grads:
+        return
+    with no_grad():
+        coef = (float(max_norm) / (total_norm + 1e-6)).clamp_max(1.0)
+        for g in grads:
+            g.mul_(coef if g._place is coef._place else coef.to(g.device))
+
+
+def clip_grad_norm(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False,
+                   foreach=None):
+    """The deprecated name of clip_grad_norm_."""
+    import warnings
+    warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
+                  "`torch.nn.utils.clip_grad_norm_`.", FutureWarning, stacklevel=2)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
+
+
 def clip_grad_value_(parameters, clip_value, foreach=None):
     """Clamp every gradient element to [-clip_value, clip_value] in place."""
     clip_value = float(clip_value)
