@@ -150,7 +150,8 @@ def copy_(self, src, non_blocking=False):
         r = src if src._place is self._place else to_device(src, self._place)
         if r._shape != self._shape:
             r = _api.expand(r, self._shape)
-        return commit_inplace(self, r if r._dtype is self._dtype else _cast(r, self._dtype))
+        return commit_inplace(self, r if r._dtype is self._dtype else _cast(r, self._dtype),
+                              replaces=True)
     place = self._place
     if src._place is not place:
         src = to_device(src, place)
