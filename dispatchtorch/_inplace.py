@@ -15,6 +15,18 @@ from .dispatch import OPS
 from .dispatch.registry import IN
 
 
+def check_no_internal_overlap(self, name):
+    """PyTorch refuses an in-place write into memory that several elements share (an
+    expanded tensor): the result would depend on the write order. Cheap when contiguous."""
+    st = self._stride
+    if st is not None and 0 in st:
+        for n, s in zip(self._shape, st):
+            if s == 0 and n > 1:
+                raise RuntimeError(f"{name}: unsupported operation: more than one element of the "
+                                   f"written-to tensor refers to a single memory location. "
+                                   f"Please clone() the tensor before performing the operation.")
+
+
 def inplace_needs_graph(name, operands):
     """Whether an in-place op on operands[0] must be recorded; raises where PyTorch does."""
     if not STATE.enabled:

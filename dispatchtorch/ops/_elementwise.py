@@ -13,7 +13,8 @@ import numpy as np
 from .. import _dtype as D
 from .._run import (any_requires_grad, decompose, kernel_error, operand_handle, record, resolve,
                     same_place, to_place, wrap)
-from .._inplace import commit_inplace, inplace_needs_graph, self_for_rule
+from .._inplace import (check_no_internal_overlap, commit_inplace, inplace_needs_graph,
+                        self_for_rule)
 from .._shape import broadcast_shapes2
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
@@ -296,6 +297,8 @@ def inplace(spec, self, *others):
     """self = op(self, *others), written into self's memory."""
     if not isinstance(self, Tensor):
         raise _bad_operand(spec.name + "_", self)
+    if self._stride is not None:
+        check_no_internal_overlap(self, spec.name + "_")
     place = self._place
     if len(others) == 1 and (not STATE.enabled or not (self._rg or any_requires_grad(others))):
         other = others[0] if len(others) == 1 else None

@@ -9,7 +9,7 @@ import operator
 import numpy as np
 
 from .. import _dtype as D
-from .._inplace import inplace_needs_graph
+from .._inplace import check_no_internal_overlap, inplace_needs_graph
 from .._run import apply, decompose, kernel_for, launch, make_view, record, same_place, to_place
 from .._shape import broadcast_shapes, contiguous_strides, norm_dim, numel
 from .._tensor import Tensor
@@ -332,9 +332,32 @@ INDEX_ADD = register_op(OpDef(
 OPMATH.add("index_add")
 
 
-def _index_add_args(input, dim, index, op):
+def _index_add_args(input, dim, index, op, source):
+    """index_add's checks, PyTorch's (index_func_meta_impl), before anything runs."""
     d = norm_dim(dim, input.dim(), op)
     index = _vector_index(index, op)
+    if not isinstance(source, Tensor):
+        raise TypeError(f"{op}(): argument 'source' must be Tensor, not {type(source).__name__}")
+    if index._dtype not in (D.int64, D.int32):
+        raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: "
+                           f"{index._dtype.pt_name}")
+    if input._dtype is not source._dtype:
+        raise RuntimeError(f"index_add_(): self ({input._dtype.pt_name}) and source "
+                           f"({source._dtype.pt_name}) must have the same scalar type")
+    if d != 0 and d >= source.dim():
+        raise RuntimeError(f"index_add_(): Indexing dim {d} is out of bounds of the source "
+                           f"tensor with dim {source.dim()}")
+    n = source._shape[d] if source.dim() else 1
+    if index.numel() != n:
+        raise RuntimeError(f"index_add_(): Number of indices ({index.numel()}) should be equal "
+                           f"to source.size(dim): ({n}), for dim: {d}")
+    rest, srest = list(input._shape), list(source._shape)
+    if input.dim() and source.dim():
+        del rest[d], srest[d]
+    if rest != srest:
+        raise RuntimeError(f"index_add_(): source tensor shape must match self tensor shape, excluding the "
+                           f"specified dimension. Got self.shape = {list(input._shape)} "
+                           f"source.shape = {list(source._shape)}")
     # PyTorch: "index out of range in self" (IndexError) for a 1-d input, the bounds
     # message (RuntimeError) otherwise
     one_d = input.dim() <= 1
@@ -344,14 +367,15 @@ def _index_add_args(input, dim, index, op):
 
 
 def index_add(input, dim, index, source, *, alpha=1):
-    d, index = _index_add_args(input, dim, index, "index_add")
+    d, index = _index_add_args(input, dim, index, "index_add", source)
     return run_composite(INDEX_ADD, (input, index, source), {"dim": d, "alpha": alpha})
 
 
 def index_add_(self, dim, index, source, *, alpha=1):
+    check_no_internal_overlap(self, "index_add_")
     if inplace_needs_graph("index_add_", (self, source)):
         return self.copy_(index_add(self, dim, index, source, alpha=alpha))
-    d, index = _index_add_args(self, dim, index, "index_add_")
+    d, index = _index_add_args(self, dim, index, "index_add_", source)
     source = _scaled_source(source, alpha)
     if source.dtype is not self.dtype:
         source = source.to(self.dtype)
@@ -456,7 +480,8 @@ def masked_fill_(self, mask, value):
     if r._shape != self._shape:
         raise RuntimeError(f"masked_fill_: the mask of shape {list(mask._shape)} can't be broadcast "
                            f"to self's shape {list(self._shape)}")
-    return self.copy_(r)
+    from .memory import write_into
+    return write_into(self, r)
 
 
 def _masked_select(x, mask):
@@ -844,7 +869,7 @@ scatter_ = _inplace_of(scatter, "scatter_")
 scatter_add_ = _inplace_of(scatter_add, "scatter_add_")
 scatter_reduce_ = _inplace_of(scatter_reduce, "scatter_reduce_")
 masked_scatter_ = _inplace_of(masked_scatter, "masked_scatter_")
-index_fill_ = _inplace_of(index_fill, "index_fill_")
+index_fill_ = _inplace_of(index_fill, "index_fill_", overlap_ok=True)
 
 METHODS = {"scatter_": scatter_, "scatter_add_": scatter_add_, "scatter_reduce_": scatter_reduce_,
            "masked_scatter": masked_scatter, "masked_scatter_": masked_scatter_,

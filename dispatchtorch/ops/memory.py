@@ -7,7 +7,7 @@ import numpy as np
 from .. import _dtype as D
 from .._device import device as Device
 from .._device_runtime import place_of
-from .._inplace import commit_inplace, inplace_needs_graph
+from .._inplace import check_no_internal_overlap, commit_inplace, inplace_needs_graph
 from .._run import operand_handle, record, same_place, to_place, wrap
 from .._shape import broadcast_shapes2, norm_dim
 from .._tensor import Tensor
@@ -142,6 +142,13 @@ def copy_(self, src, non_blocking=False):
     """Copy src (broadcast, cast, moved) into self's memory."""
     if not isinstance(src, Tensor):
         raise TypeError(f"copy_(): argument 'src' must be a Tensor, not {type(src).__name__}")
+    check_no_internal_overlap(self, "copy_")
+    return write_into(self, src)
+
+
+def write_into(self, src):
+    """copy_ without the overlap check, for the writes PyTorch allows into an expanded
+    tensor (masked_fill_, index_fill_)."""
     broadcast_shapes2(self._shape, src._shape)
     if src._shape != self._shape and broadcast_shapes2(self._shape, src._shape) != self._shape:
         raise RuntimeError(f"copy_: the size of src {list(src._shape)} can't be broadcast to the "

@@ -240,8 +240,8 @@ def _triangle_fn(op, name):
 
 tril = _triangle_fn(TRIL, "tril")
 triu = _triangle_fn(TRIU, "triu")
-tril_ = inplace_variant(tril, "tril_")
-triu_ = inplace_variant(triu, "triu_")
+tril_ = inplace_variant(tril, "tril_", overlap_ok=True)
+triu_ = inplace_variant(triu, "triu_", overlap_ok=True)
 
 
 def embed_diagonal(v, shape, offset, dim1=-2, dim2=-1):
