@@ -89,9 +89,16 @@ def norm_dim(dim, ndim, op="op"):
         raise TypeError(f"{op}: dim must be an int, got {type(dim).__name__}") from None
     n = ndim if ndim else 1
     if not -n <= d < n:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
-                         f"but got {dim})")
+        where = "" if op == "op" else f"{op}(): "
+        raise IndexError(f"{where}Dimension out of range (expected to be in range of "
+                         f"[{-n}, {n - 1}], but got {dim})")
     return d + n if d < 0 else d
+
+
+def check_keepdim(keepdim, op):
+    """keepdim must be a bool, as PyTorch's argument parser requires."""
+    if keepdim is not False and keepdim is not True and type(keepdim).__name__ != "bool_":
+        raise TypeError(f"{op}(): argument 'keepdim' must be bool, not {type(keepdim).__name__}")
 
 
 def norm_dims(dim, ndim, op="op"):

@@ -184,6 +184,27 @@ ADDMV = composite("addmv", lambda x, a, v, beta, alpha: _scaled_sum(
                   doc="beta * x + alpha * (a @ v)", opmath=True)
 
 
+def _product_shape(s1, s2, ndims):
+    if ndims == (2, 1):
+        return (s1[0],)
+    return (*s1[:-1], s2[-1])
+
+
+def _check_expands(name, shape, target):
+    """input must expand to the product's shape (PyTorch's expand_size check), checked
+    before anything runs."""
+    if len(shape) > len(target):
+        raise RuntimeError(f"{name}: the number of sizes provided ({len(target)}) must be greater "
+                           f"or equal to the number of dimensions in the tensor ({len(shape)})")
+    lead = len(target) - len(shape)
+    for i, n in enumerate(shape):
+        t = target[lead + i]
+        if n != t and n != 1:
+            raise RuntimeError(f"{name}: The expanded size of the tensor ({t}) must match the "
+                               f"existing size ({n}) at non-singleton dimension {lead + i}.  "
+                               f"Target sizes: {list(target)}.  Tensor sizes: {list(shape)}")
+
+
 def _add_product(op, name, ndims):
     def fn(input, mat1, mat2, *, beta=1, alpha=1, out=None):
         for arg, x in (("input", input), ("mat1", mat1), ("mat2", mat2)):
@@ -203,11 +224,8 @@ def _add_product(op, name, ndims):
                                f"({mat1._shape[0]}x{mat1._shape[1]}), vec ({mat2._shape[0]})")
         if not mat1.dtype.is_floating_point:      # integer ops take integer scale factors
             beta, alpha = int(beta), int(alpha)
-        r = run(op, (input, mat1, mat2), {"beta": beta, "alpha": alpha})
-        if r._shape != broadcast_shapes(r._shape, input._shape):
-            raise RuntimeError(f"{name}: the input of shape {list(input._shape)} can't be "
-                               f"broadcast to the result's shape {list(r._shape)}")
-        return _out(out, r)
+        _check_expands(name, input._shape, _product_shape(mat1._shape, mat2._shape, ndims))
+        return _out(out, run(op, (input, mat1, mat2), {"beta": beta, "alpha": alpha}))
     fn.__name__ = fn.__qualname__ = name
     return fn
 

@@ -210,17 +210,24 @@ def zero_(self):
     return fill_(self, 0)
 
 
+def tensor_list(tensors, op):
+    """The `tensors` argument of cat/stack checked as PyTorch's parser does."""
+    if not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{op}(): argument 'tensors' (position 1) must be tuple of Tensors, "
+                        f"not {type(tensors).__name__}")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{op}(): expected Tensor as element {i} in argument 0, but got "
+                            f"{type(t).__name__}")
+    return list(tensors)
+
+
 def cat(tensors, dim=0, *, out=None):
     if out is not None:
         raise NotImplementedError("cat(out=...) is not supported")
-    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
-        raise TypeError("cat(): argument 'tensors' must be a tuple or list of Tensors")
-    tensors = list(tensors)
+    tensors = tensor_list(tensors, "cat")
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
-    for t in tensors:
-        if not isinstance(t, Tensor):
-            raise TypeError(f"cat(): expected a list of Tensors, got {type(t).__name__}")
     # legacy rule: 1-d empty tensors are skipped
     used = [t for t in tensors if not (t._shape == (0,))] or tensors[:1]
     ref = used[0]
@@ -272,8 +279,7 @@ def _cat_op(n):
 
 
 def stack(tensors, dim=0, *, out=None):
-    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
-        raise TypeError("stack(): argument 'tensors' must be tuple of Tensors")
+    tensors = tensor_list(tensors, "stack")
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
     shape = tensors[0]._shape

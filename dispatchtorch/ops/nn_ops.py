@@ -15,6 +15,7 @@ import math
 
 from .. import _dtype as D
 from .._run import apply, decompose, resolve
+from .._shape import norm_dim
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ..dispatch import DECOMPOSE, OpDef, register_op
@@ -26,16 +27,21 @@ class Composite:
     """A callable row: `ROW(*inputs, **params)` runs the backend's own kernel where
     it registered one (and autograd allows it), the decomposition otherwise."""
 
-    __slots__ = ("op", "meta", "kernels")
+    __slots__ = ("op", "meta", "kernels", "check")
 
     def __init__(self, name, args, decomp, grad=None, meta=None, signature="", doc="",
-                 save_for=None):
+                 save_for=None, check=None):
         self.op = register_op(OpDef(name, kind="nn", args=args, decomp=decomp, grad=grad,
                                     signature=signature, doc=doc, save_for=save_for))
         self.meta = meta
         self.kernels = self.op.kernels
+        # check(name, *inputs, **params) -> params: the row's argument checks and
+        # normalisation, run before any kernel (one place for every caller)
+        self.check = check
 
     def __call__(self, *inputs, **params):
+        if self.check is not None:
+            params = self.check(self.op.name, *inputs, **params)
         for x in inputs:
             if isinstance(x, Tensor):
                 place = x._place
@@ -107,10 +113,18 @@ def _log_softmax_grad(g, result, dim):
     return g - result.exp() * g.sum(dim, keepdim=True)
 
 
+def _softmax_check(name, x, dim):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(x).__name__}")
+    return {"dim": norm_dim(dim, x.dim(), name)}
+
+
 SOFTMAX = Composite("softmax", ("x",), _softmax, _softmax_grad, _same,
-                    "softmax(x, *, dim)", "exp(x) / sum(exp(x)) along dim, max-shifted")
+                    "softmax(x, *, dim)", "exp(x) / sum(exp(x)) along dim, max-shifted",
+                    check=_softmax_check)
 LOG_SOFTMAX = Composite("log_softmax", ("x",), _log_softmax, _log_softmax_grad, _same,
-                        "log_softmax(x, *, dim)", "x - logsumexp(x) along dim")
+                        "log_softmax(x, *, dim)", "x - logsumexp(x) along dim",
+                        check=_softmax_check)
 
 # -- activations -----------------------------------------------------------------------------------
 

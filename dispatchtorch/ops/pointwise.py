@@ -16,6 +16,7 @@ from ._elementwise import binary, inplace, nary, result_type, unary
 from .._run import decompose, scalar_handle, wrap
 from ..autograd.grad_mode import no_grad
 from ..dispatch import OpDef, register_op
+from ..dispatch.registry import grad_not_implemented
 from ._composite import composite as _composite, run as _run_composite
 
 
@@ -111,7 +112,9 @@ globals().update(INPLACE)
 
 # -- ops with arguments of their own -------------------------------------------------------------
 
-def _scaled(other, alpha, op):
+def _scaled(input, other, alpha, op):
+    """alpha * other, computed in the result's dtype (PyTorch's add: a bfloat16 `other`
+    beside a float64 input is scaled in float64)."""
     if alpha == 1:
         return other
     if isinstance(other, Tensor) and other._dtype is D.bool_ and isinstance(alpha, int):
@@ -120,15 +123,19 @@ def _scaled(other, alpha, op):
             and isinstance(alpha, float) and alpha != int(alpha):
         raise RuntimeError(f"For integral input tensors, argument alpha must not be a floating point "
                            f"number. ({op})")
+    if isinstance(other, Tensor):
+        dt = result_type(input, other)
+        if other._dtype is not dt:
+            other = other.to(dt)
     return other * alpha
 
 
 def add(input, other, *, alpha=1, out=None):
-    return write_out(out, binary(E.add, input, _scaled(other, alpha, "add")))
+    return write_out(out, binary(E.add, input, _scaled(input, other, alpha, "add")))
 
 
 def add_(input, other, *, alpha=1):
-    return inplace(E.add, input, _scaled(other, alpha, "add"))
+    return inplace(E.add, input, _scaled(input, other, alpha, "add"))
 
 
 def _no_bool_sub(a, b, op):
@@ -141,19 +148,19 @@ def _no_bool_sub(a, b, op):
 
 def sub(input, other, *, alpha=1, out=None):
     _no_bool_sub(input, other, "sub")
-    return write_out(out, binary(E.sub, input, _scaled(other, alpha, "sub")))
+    return write_out(out, binary(E.sub, input, _scaled(input, other, alpha, "sub")))
 
 
 def sub_(input, other, *, alpha=1):
     _no_bool_sub(input, other, "sub_")
-    return inplace(E.sub, input, _scaled(other, alpha, "sub"))
+    return inplace(E.sub, input, _scaled(input, other, alpha, "sub"))
 
 
 def rsub(input, other, *, alpha=1):
     """other - alpha * input."""
     _tensor_arg("rsub", "input", input, 1)
     _no_bool_sub(input, other, "rsub")
-    return binary(E.sub, other, _scaled(input, alpha, "rsub"))
+    return binary(E.sub, other, _scaled(other, input, alpha, "rsub"))
 
 
 subtract, multiply = sub, FUNCTIONS["mul"]
@@ -237,6 +244,7 @@ def _floor_divide(a, b):
 
 FLOOR_DIVIDE = _composite("floor_divide", _floor_divide, kind="elementwise", args=("a", "b"),
                           dtypes="numeric", differentiable=False,
+                          grad=grad_not_implemented("floor_divide"),
                           signature="floor_divide(a, b)",
                           doc="floor(a / b); floats exact via fmod as PyTorch's div_floor, "
                               "integers raise on division by zero")
@@ -269,10 +277,17 @@ def _remainder(a, b):
     return _api.where((r != 0) & ((r < 0) != (b < 0)), r + b, r)
 
 
+def _detached_floor_divide(a, b):
+    """floor(a / b) as a constant: PyTorch's remainder derivative uses div_floor, whose
+    own derivative is zero."""
+    with no_grad():
+        return floor_divide(a, b)
+
+
 REMAINDER = _composite("remainder", _remainder, kind="elementwise", args=("a", "b"),
                        dtypes="numeric", grad=lambda g, a, b, needs: (
                            g if needs[0] else None,
-                           -g * floor_divide(a, b) if needs[1] else None),
+                           -g * _detached_floor_divide(a, b) if needs[1] else None),
                        signature="remainder(a, b)",
                        doc="Python's modulo: the result takes the divisor's sign")
 

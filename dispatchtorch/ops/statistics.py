@@ -6,7 +6,7 @@ import math
 import warnings
 
 from .. import _dtype as D
-from .._shape import norm_dims, numel
+from .._shape import check_keepdim, norm_dims, numel
 from . import _api
 from ._composite import composite, run
 from .reductions import LOWP, SUM, _reduce, check_tensor, expand_back
@@ -99,6 +99,7 @@ STD_MEAN = composite("std_mean", _std_mean, kind="reduction", n_out=2, grad=_std
 
 def _var_args(name, input, dim, unbiased, keepdim, correction):
     check_tensor(input, name)
+    check_keepdim(keepdim, name)
     if isinstance(dim, bool):          # var(x, True): the old `unbiased` positional form
         dim, unbiased = None, dim
     if unbiased is not None and correction is not None:
