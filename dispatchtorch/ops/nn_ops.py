@@ -579,13 +579,20 @@ def _batch_norm(x, weight, bias, running_mean, running_var, momentum, eps):
     mu = x.mean(dims)
     xc = x - mu.reshape(shape)
     var = (xc * xc).mean(dims)
-    if running_mean is not None:
+    if running_mean is not None or running_var is not None:
         count = x.numel() // x._shape[1]
         with_grad = STATE.enabled
         STATE.enabled = False
-        try:
-            running_mean.mul_(1 - momentum).add_(mu * momentum)
-            running_var.mul_(1 - momentum).add_(var * (momentum * count / max(count - 1, 1)))
+        try:     # both new values first, then the writes: a failure changes neither
+            new = []
+            if running_mean is not None:
+                new.append((running_mean, running_mean * (1 - momentum) + mu * momentum))
+            if running_var is not None:
+                new.append((running_var, running_var * (1 - momentum)
+                            + var * (momentum * count / max(count - 1, 1))))
+            from .memory import write_into     # PyTorch writes expanded stats too
+            for t, v in new:
+                write_into(t, v)
         finally:
             STATE.enabled = with_grad
     y = xc.mul_(var.add_(eps).rsqrt_().reshape(shape))
@@ -610,12 +617,37 @@ def _batch_norm_grad(g, x, weight, eps, needs):
     return gx, gw, gb
 
 
+def _batch_norm_check(name, x, weight, bias, **params):
+    """The running statistics are checked before anything is computed or written."""
+    c = x._shape[1]
+    for what in ("running_mean", "running_var"):
+        t = params.get(what)
+        if t is None:
+            continue
+        if not isinstance(t, Tensor):
+            raise TypeError(f"batch_norm(): argument '{what}' must be Tensor, not "
+                            f"{type(t).__name__}")
+        if t._shape != (c,):
+            raise RuntimeError(f"batch_norm: {what} should be a 1-d tensor of {c} elements, got "
+                               f"shape {list(t._shape)}")
+        if t._dtype is not x._dtype and not (x._dtype in (D.float16, D.bfloat16)
+                                             and t._dtype is D.float32):
+            raise RuntimeError(f"batch_norm: expected scalar type {x._dtype.pt_name} but found "
+                               f"{t._dtype.pt_name} ({what})")
+        if STATE.enabled and t._rg:
+            raise RuntimeError(f"batch_norm: the function 'native_batch_norm' is not "
+                               f"differentiable with respect to argument '{what}'. This input "
+                               f"cannot have requires_grad True.")
+    return params
+
+
 BATCH_NORM = Composite(
     "batch_norm", ("x", "weight", "bias"), _batch_norm, _batch_norm_grad,
     lambda x, *a, **k: _same(x),
     "batch_norm(x, weight, bias, *, running_mean, running_var, momentum, eps)",
     "training-mode batch norm over (N, C, *) with batch statistics; updates running_mean / "
-    "running_var (tensors or None) in place with the unbiased variance, as PyTorch does")
+    "running_var (tensors or None) in place with the unbiased variance, as PyTorch does",
+    check=_batch_norm_check)
 
 # -- embedding, dropout --------------------------------------------------------------------------
 

@@ -53,7 +53,41 @@ CASES = {
     "mean keepdim int": ("mean", lambda T: T.ones(2, 3).mean(-1, keepdim=1)),
     "amax keepdim None": ("amax", lambda T: T.ones(2, 3).amax(-1, keepdim=None)),
     "sum dim out of range": ("sum", lambda T: T.ones(2, 3).sum(2)),
+    # nn.functional
+    "bce target range": ("binary_cross_entropy", lambda T: T.nn.functional.binary_cross_entropy(
+        T.tensor([.5, .5]), T.tensor([2., -1.]))),
+    "kl_div negative target": (None, lambda T: T.nn.functional.kl_div(
+        T.tensor([.5]), T.tensor([-1.]), reduction="sum")),
+    "kl_div zero target": (None, lambda T: T.nn.functional.kl_div(
+        T.tensor([.5, .2]), T.tensor([0., .3]), reduction="sum")),
+    "softplus beta inf grad": (None, lambda T: _softplus_grad(T, float("inf"))),
+    "softplus beta 2 grad": (None, lambda T: _softplus_grad(T, 2.0)),
+    "adaptive_avg_pool2d -1": ("adaptive_avg_pool2d", lambda T: T.nn.functional.adaptive_avg_pool2d(
+        T.ones(1, 2, 4, 4), -1)),
+    "adaptive_avg_pool2d 0": (None, lambda T: T.nn.functional.adaptive_avg_pool2d(
+        T.ones(1, 2, 4, 4), 0)),
+    "batch_norm bad running_var": ("batch_norm", lambda T: _batch_norm(T, T.ones(2))),
+    "batch_norm int running_var": ("batch_norm", lambda T: _batch_norm(T, T.ones(3, dtype=T.int64))),
+    "batch_norm 2-d running_var": ("batch_norm", lambda T: _batch_norm(T, T.ones(3, 1))),
+    "batch_norm ok": (None, lambda T: _batch_norm(T, T.ones(3))),
 }
+
+
+def _softplus_grad(T, beta):
+    x = T.tensor([1., -1., 0., 30.], requires_grad=True)
+    T.nn.functional.softplus(x, beta=beta).sum().backward()
+    return x.grad
+
+
+def _batch_norm(T, running_var):
+    """The running mean after the call (or the call's error): unchanged when it raises."""
+    x = T.arange(12.).reshape(4, 3)
+    rm = T.zeros(3)
+    try:
+        T.nn.functional.batch_norm(x, rm, running_var, training=True)
+    finally:
+        assert rm.tolist() == [0., 0., 0.] or running_var.shape == (3,)
+    return rm
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
