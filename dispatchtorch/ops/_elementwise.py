@@ -213,7 +213,7 @@ def binary(spec, a, b):
         b = _cast(b, wide) if tb and b._dtype is not wide else b
         r = decompose(op, (a, b), _NOPARAMS)
         return r if wide is ct or r._dtype is not wide else r.to(ct)
-    shape = sa if sa == sb else broadcast_shapes2(sa, sb)
+    shape = sa if sa == sb else broadcast_shapes2(sa, sb, spec.name)
     od = D.bool_ if spec.out_bool else ct
     ha = a._h if ta and sa == shape and a._dtype is ct else operand_handle(a, ct, shape, place)
     hb = b._h if tb and sb == shape and b._dtype is ct else operand_handle(b, ct, shape, place)
@@ -260,7 +260,7 @@ def nary(spec, operands, out_dtype=None, params=_NOPARAMS, compute=None):
     shape = ()
     for x in operands:
         if isinstance(x, Tensor):
-            shape = broadcast_shapes2(shape, x._shape)
+            shape = broadcast_shapes2(shape, x._shape, spec.name)
     handles = [operand_handle(x, c, shape, place) for x, c in zip(operands, compute)]
     try:
         out = place.empty(shape, od.name, place.index)
@@ -337,7 +337,7 @@ def inplace(spec, self, *others):
             if isinstance(x, Tensor):
                 if x._place is not place and x._shape:
                     same_place(spec.name + "_", operands)
-                shape = broadcast_shapes2(shape, x._shape)
+                shape = broadcast_shapes2(shape, x._shape, spec.name + "_")
     ct = spec.table.get(dt)
     if ct is None:
         raise spec.dtype_error(dt)

@@ -11,7 +11,7 @@ import numpy as np
 from .. import _dtype as D
 from .._inplace import check_no_internal_overlap, inplace_needs_graph
 from .._run import apply, decompose, kernel_for, launch, make_view, record, same_place, to_place
-from .._shape import broadcast_shapes, contiguous_strides, norm_dim, numel
+from .._shape import broadcast_shapes, broadcast_shapes2, contiguous_strides, norm_dim, numel
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ..dispatch import OpDef, register_op
@@ -78,7 +78,7 @@ def check_index(index, size, op, dim=None, negative=False, error=RuntimeError, m
     low = -size if negative else 0
     bad = hi if hi >= size else lo if lo < low else None
     if bad is not None:
-        text = message or "index {i} is out of bounds for dimension {d} with size {n}"
+        text = op + "(): " + (message or "index {i} is out of bounds for dimension {d} with size {n}")
         raise error(text.format(i=bad, d=dim if dim is not None else 0, n=size))
     return _api.where(index < 0, index + size, index) if lo < 0 else index
 
@@ -116,9 +116,9 @@ def _check_gather_shapes(x, d, index, op):
                            f"({op})")
     for i in range(index.dim()):
         if i != d and index._shape[i] > x._shape[i]:
-            raise RuntimeError(f"Size does not match at dimension {i} expected index "
-                               f"{list(index._shape)} to be smaller than self {list(x._shape)} "
-                               f"apart from dimension {d}")
+            raise RuntimeError(f"{op}: Size does not match at dimension {i} expected index "
+                               f"{list(index._shape)} to be no larger than self "
+                               f"{list(x._shape)} apart from dimension {d}")
 
 
 def gather(input, dim, index, *, sparse_grad=False, out=None):
@@ -303,7 +303,19 @@ def _vector_index(index, op):
 def index_select(input, dim, index, *, out=None):
     d = norm_dim(dim, input.dim(), "index_select")
     index = _vector_index(index, "index_select")
-    if input.dim() == 0 and index.numel() > 1:
+    if index._dtype not in (D.int64, D.int32):
+        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
+    if input.numel() == 0 and input.dim() and index.numel():
+        # PyTorch's own messages for an index into an empty input
+        size = input._shape[d]
+        if size == 0:
+            raise RuntimeError("index_select(): self indexing axis dim should be positive")
+        bad = index.long()
+        bad = bad[(bad < 0) | (bad >= size)]
+        if bad.numel():
+            raise RuntimeError(f"index_select(): INDICES element is out of DATA bounds, "
+                               f"id={int(bad[0])} axis_dim={size}")
+    if input.dim() == 0 and index.numel() != 1:
         raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got "
                            f"{index.numel()} value(s)")
     index = check_index(index, input._shape[d] if input.dim() else 1, "index_select", d,
@@ -348,6 +360,8 @@ def _index_add_args(input, dim, index, op, source):
         raise RuntimeError(f"index_add_(): Indexing dim {d} is out of bounds of the source "
                            f"tensor with dim {source.dim()}")
     n = source._shape[d] if source.dim() else 1
+    if index.numel() != n and not source.dim():
+        raise IndexError(f"index_add_(): Dimension specified as {d} but tensor has no dimensions")
     if index.numel() != n:
         raise RuntimeError(f"index_add_(): Number of indices ({index.numel()}) should be equal "
                            f"to source.size(dim): ({n}), for dim: {d}")
@@ -470,6 +484,8 @@ MASKED_FILL = register_op(OpDef(
 
 
 def masked_fill(input, mask, value):
+    if isinstance(mask, Tensor) and isinstance(input, Tensor):
+        broadcast_shapes2(input._shape, mask._shape, "masked_fill")
     value = _mask_value(input, mask, _fill_value(value, input.dtype, "masked_fill"),
                         "masked_fill_")
     return decompose(MASKED_FILL, (input, mask, value), {})
@@ -649,6 +665,9 @@ def _geometry(items, shape, stride, offset):
 def getitem(self, key):
     tk = type(key)
     if tk is int and self._shape:               # the common cases, kept cheap
+        n = self._shape[0]
+        if not -n <= key < n:                   # x[i]'s message, not select()'s
+            raise IndexError(f"index {key} is out of bounds for dimension 0 with size {n}")
         return select(self, 0, key)
     if tk is slice and self._shape:
         return _slice0(self, key)

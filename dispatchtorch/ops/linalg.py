@@ -24,7 +24,8 @@ def _check(a, b, op):
         raise RuntimeError(f"both arguments to {op} need to be at least 1D, but they are "
                            f"{a.dim()}D and {b.dim()}D")
     if a.dtype is not b.dtype:
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {a.dtype} != {b.dtype}")
+        raise RuntimeError(f"{op}: expected m1 and m2 to have the same dtype, but got: "
+                           f"{a.dtype.pt_name} != {b.dtype.pt_name}")
     if a.dtype.name == "bool":
         raise RuntimeError(f"{op}: not implemented for 'Bool'")
 
@@ -33,7 +34,8 @@ def _batched(a, b):
     """The prim on (*B, M, K) @ (*B, K, N), with batch dims broadcast by views."""
     (m, k), (k2, n) = a._shape[-2:], b._shape[-2:]
     if k != k2:
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({m}x{k} and {k2}x{n})")
+        raise RuntimeError(f"matmul: mat1 and mat2 shapes cannot be multiplied ({m}x{k} and "
+                           f"{k2}x{n})")
     batch = broadcast_shapes(a._shape[:-2], b._shape[:-2])
     a = a.expand(batch + (m, k))
     b = b.expand(batch + (k, n))
@@ -47,7 +49,8 @@ def matmul(input, other, *, out=None):
     da, db = input.dim(), other.dim()
     if da == 1 and db == 1:
         if input._shape != other._shape:
-            raise RuntimeError(f"inconsistent tensor size, expected tensor [{input._shape[0]}] and "
+            raise RuntimeError(f"matmul: inconsistent tensor size, expected tensor "
+                               f"[{input._shape[0]}] and "
                                f"src [{other._shape[0]}] to have the same number of elements, but "
                                f"got {input._shape[0]} and {other._shape[0]} elements respectively")
         return _batched(input.unsqueeze(0), other.unsqueeze(1)).reshape(())
@@ -116,7 +119,8 @@ def dot(input, other, *, out=None):
         raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
                            f"{input.dtype.pt_name} and {other.dtype.pt_name}")
     if input._shape != other._shape:
-        raise RuntimeError(f"inconsistent tensor size, expected tensor [{input._shape[0]}] and src "
+        raise RuntimeError(f"dot: inconsistent tensor size, expected tensor [{input._shape[0]}] "
+                           f"and src "
                            f"[{other._shape[0]}] to have the same number of elements, but got "
                            f"{input._shape[0]} and {other._shape[0]} elements respectively")
     if input.dtype is D.bool_:
@@ -219,6 +223,10 @@ def _add_product(op, name, ndims):
         if name == "baddbmm" and mat1._shape[0] != mat2._shape[0]:
             raise RuntimeError(f"baddbmm: batch sizes differ: {mat1._shape[0]} and "
                                f"{mat2._shape[0]}")
+        if ndims == (2, 2) and mat1._shape[1] != mat2._shape[0]:
+            raise RuntimeError(f"{name}: mat1 and mat2 shapes cannot be multiplied "
+                               f"({mat1._shape[0]}x{mat1._shape[1]} and "
+                               f"{mat2._shape[0]}x{mat2._shape[1]})")
         if ndims[1] == 1 and mat1._shape[1] != mat2._shape[0]:
             raise RuntimeError(f"size mismatch, got input ({input._shape}), mat "
                                f"({mat1._shape[0]}x{mat1._shape[1]}), vec ({mat2._shape[0]})")

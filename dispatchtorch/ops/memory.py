@@ -143,6 +143,8 @@ def copy_(self, src, non_blocking=False):
     if not isinstance(src, Tensor):
         raise TypeError(f"copy_(): argument 'src' must be a Tensor, not {type(src).__name__}")
     check_no_internal_overlap(self, "copy_")
+    if src._shape != self._shape:
+        broadcast_shapes2(self._shape, src._shape, "copy_")
     return write_into(self, src)
 
 
@@ -228,6 +230,12 @@ def cat(tensors, dim=0, *, out=None):
     tensors = tensor_list(tensors, "cat")
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    if isinstance(dim, bool) or not isinstance(dim, int):
+        norm_dim(dim, 1, "cat")         # PyTorch's parser: a wrong type before anything
+    for i, t in enumerate(tensors):
+        if not t._shape:
+            raise RuntimeError(f"cat(): zero-dimensional tensor (at position {i}) cannot be "
+                               f"concatenated")
     # legacy rule: 1-d empty tensors are skipped
     used = [t for t in tensors if not (t._shape == (0,))] or tensors[:1]
     ref = used[0]
@@ -237,11 +245,11 @@ def cat(tensors, dim=0, *, out=None):
     d = norm_dim(dim, n, "cat")
     for i, t in enumerate(used):
         if len(t._shape) != n:
-            raise RuntimeError(f"Tensors must have same number of dimensions: got {n} and "
+            raise RuntimeError(f"cat(): Tensors must have same number of dimensions: got {n} and "
                                f"{len(t._shape)}")
         for j in range(n):
             if j != d and t._shape[j] != ref._shape[j]:
-                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected "
+                raise RuntimeError(f"cat(): Sizes of tensors must match except in dimension {d}. Expected "
                                    f"size {ref._shape[j]} but got size {t._shape[j]} for tensor "
                                    f"number {i} in the list.")
     place = same_place("cat", used)
@@ -283,6 +291,7 @@ def stack(tensors, dim=0, *, out=None):
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
     shape = tensors[0]._shape
+    norm_dim(dim, len(shape) + 1, "stack")
     for i, t in enumerate(tensors):
         if t._shape != shape:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(shape)} at "

@@ -115,6 +115,8 @@ globals().update(INPLACE)
 def _scaled(input, other, alpha, op):
     """alpha * other, computed in the result's dtype (PyTorch's add: a bfloat16 `other`
     beside a float64 input is scaled in float64)."""
+    if isinstance(alpha, bool) and result_type(input, other) is not D.bool_:
+        raise RuntimeError(f"{op}: Boolean alpha only supported for Boolean results.")
     if alpha == 1:
         return other
     if isinstance(other, Tensor) and other._dtype is D.bool_ and isinstance(alpha, int):
@@ -141,7 +143,8 @@ def add_(input, other, *, alpha=1):
 def _no_bool_sub(a, b, op):
     for x in (a, b):
         if isinstance(x, bool) or isinstance(x, Tensor) and x._dtype is D.bool_:
-            raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+            raise RuntimeError(f"{op}: Subtraction, the `-` operator, with a bool tensor is not "
+                               "supported. "
                                "If you are trying to invert a mask, use the `~` or `logical_not()` "
                                "operator instead.")
 
@@ -217,7 +220,9 @@ def _check_int_divisor(b, op, a=None):
     """Integer division by zero raises, as on PyTorch's CPU (this syncs on a device);
     an empty result divides nothing."""
     if isinstance(a, Tensor) and isinstance(b, Tensor) and \
-            0 in broadcast_shapes2(a._shape, b._shape):
+            0 in broadcast_shapes2(a._shape, b._shape, op):
+        return
+    if isinstance(a, Tensor) and not isinstance(b, Tensor) and not a.numel():
         return
     if isinstance(b, Tensor):
         if b.numel() and not b.dtype.is_floating_point and bool((b == 0).any()):
@@ -251,8 +256,9 @@ FLOOR_DIVIDE = _composite("floor_divide", _floor_divide, kind="elementwise", arg
 
 
 def floor_divide(input, other, *, out=None):
+    _broadcasts(input, other, "floor_divide")
     if result_type(input, other) is D.bool_:
-        raise NotImplementedError("\"div_floor\" not implemented for 'Bool'")
+        raise NotImplementedError("floor_divide: \"div_floor_cpu\" not implemented for 'Bool'")
     return write_out(out, _run_composite(FLOOR_DIVIDE, (input, other), {}))
 
 
@@ -292,8 +298,15 @@ REMAINDER = _composite("remainder", _remainder, kind="elementwise", args=("a", "
                        doc="Python's modulo: the result takes the divisor's sign")
 
 
+def _broadcasts(input, other, op):
+    """A composite's operands broadcast, checked under the op's own name."""
+    if isinstance(input, Tensor) and isinstance(other, Tensor):
+        broadcast_shapes2(input._shape, other._shape, op)
+
+
 def remainder(input, other, *, out=None):
     """Python's modulo: the result has the divisor's sign."""
+    _broadcasts(input, other, "remainder")
     if result_type(input, other) is D.bool_:
         raise NotImplementedError("\"remainder_cpu\" not implemented for 'Bool'")
     return write_out(out, _run_composite(REMAINDER, (input, other), {}))
@@ -508,6 +521,7 @@ def _logical(spec):
     def fn(input, other, *, out=None):
         _tensor_arg(name, "input", input, 1)
         _tensor_arg(name, "other", other, 2)
+        _broadcasts(input, other, name)
         return write_out(out, _run_composite(row, (input, other), {}))
     fn.__name__ = fn.__qualname__ = name
     return fn

@@ -10,7 +10,7 @@ from .. import return_types
 from .._run import apply, decompose, kernel_error, record, resolve, storage_of, wrap
 from ..autograd.grad_mode import STATE
 from ..dispatch import DECOMPOSE
-from .._shape import check_keepdim, norm_dim, norm_dims, numel, reduced_shape
+from .._shape import check_dim_arg, check_keepdim, norm_dim, norm_dims, numel, reduced_shape
 from .._tensor import Tensor
 from ..dispatch import OpDef, register_op
 from . import _api
@@ -197,6 +197,7 @@ MEAN = composite("mean", _mean, kind="reduction", dtypes="floating",
 
 def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     check_tensor(input, "mean")
+    check_dim_arg(dim, "mean")
     check_keepdim(keepdim, "mean")
     dt = D.to_dtype(dtype) if dtype is not None else input._dtype
     if not dt.is_floating_point:
@@ -267,6 +268,9 @@ def _extreme_reduce(op, name):
     def fn(input, dim=(), keepdim=False, *, out=None):
         check_tensor(input, name)
         check_keepdim(keepdim, name)
+        if isinstance(dim, (tuple, list)) and dim and input.numel() == 0:
+            # PyTorch checks each named dim's size before it checks for repeats
+            _check_nonempty(input, [norm_dim(d, input.dim(), name) for d in dim], name)
         dims = norm_dims(dim, input.dim(), name)
         _check_nonempty(input, dims if dim not in (None, ()) else (), name)
         return _write(out, _reduce(op, input, dims or tuple(range(input.dim())), keepdim,
@@ -301,11 +305,13 @@ def _no_bool(input, name):
 
 
 def argmax(input, dim=None, keepdim=False, *, out=None):
+    check_keepdim(keepdim, "argmax")
     _no_bool(input, "argmax")
     return _write(out, _arg(ARGMAX, "argmax", input, dim, keepdim))
 
 
 def argmin(input, dim=None, keepdim=False, *, out=None):
+    check_keepdim(keepdim, "argmin")
     _no_bool(input, "argmin")
     return _write(out, _arg(ARGMIN, "argmin", input, dim, keepdim))
 
@@ -401,6 +407,8 @@ ANY = composite("any", _logical_reduce(AMAX, False), kind="reduction", different
 def all(input, dim=None, keepdim=False, *, out=None):
     check_tensor(input, "all")
     check_keepdim(keepdim, "all")
+    if isinstance(dim, (tuple, list)) and not dim:      # PyTorch: no dim reduced
+        return _write(out, input.clone() if input._dtype is D.uint8 else input != 0)
     return _write(out, run(ALL, (input,), {"dims": norm_dims(dim, input.dim(), "all"),
                                            "keepdim": keepdim}))
 
@@ -408,6 +416,8 @@ def all(input, dim=None, keepdim=False, *, out=None):
 def any(input, dim=None, keepdim=False, *, out=None):
     check_tensor(input, "any")
     check_keepdim(keepdim, "any")
+    if isinstance(dim, (tuple, list)) and not dim:      # PyTorch: no dim reduced
+        return _write(out, input.clone() if input._dtype is D.uint8 else input != 0)
     return _write(out, run(ANY, (input,), {"dims": norm_dims(dim, input.dim(), "any"),
                                            "keepdim": keepdim}))
 

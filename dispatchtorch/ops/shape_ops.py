@@ -47,7 +47,7 @@ def flip(input, dims):
                         f"{type(dims).__name__}")
     dims = [norm_dim(d, input.dim(), "flip") for d in _int_list(dims, "dims", "flip")]
     if len(set(dims)) != len(dims):
-        raise RuntimeError(f"dim {dims[0]} appears multiple times in the list of dims")
+        raise RuntimeError(f"flip: dim {dims[0]} appears multiple times in the list of dims")
     return run(FLIP, (input,), {"dims": tuple(d for d in dims if input.dim())})
 
 
@@ -96,7 +96,7 @@ def roll(input, shifts, dims=None):
             raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:"
                                f"{len(dims)}")
         if input.dim() == 0:
-            raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
+            raise IndexError(f"roll(): Dimension specified as {dims[0]} but tensor has no dimensions")
         dims = tuple(norm_dim(d, input.dim(), "roll") for d in dims)
     if input.dim() == 0:
         return input.clone()

@@ -74,7 +74,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
     d = norm_dim(dim, input.dim(), "topk")
     size = input.shape[d] if input.dim() else 1
     if not 0 <= k <= size:
-        raise RuntimeError(f"selected index k out of range")
+        raise RuntimeError(f"topk(): selected index k out of range")
     return return_types.topk(*run(TOPK, (input,), {"k": k, "dim": d, "largest": bool(largest),
                                                    "sorted": sorted}))
 
