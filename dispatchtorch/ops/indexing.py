@@ -375,6 +375,8 @@ def _index_add_args(input, dim, index, op, source):
     # PyTorch: "index out of range in self" (IndexError) for a 1-d input, the bounds
     # message (RuntimeError) otherwise
     one_d = input.dim() <= 1
+    if not source.numel():        # nothing is added: PyTorch reads no index
+        return d, index.long()
     return d, check_index(index, input._shape[d] if input.dim() else 1, op, d,
                           error=IndexError if one_d else RuntimeError,
                           message=_SELF if one_d else None)

@@ -183,3 +183,21 @@ def test_fuzz_cpu_matches_pytorch():
     print("\n" + _report(counts, failures))
     assert sum(counts.values()) >= CPU_CASES
     assert not any(counts[c] for c in FAIL), _report(counts, failures)
+
+
+OPENCL_CASES = int(os.environ.get("DISPATCHTORCH_FUZZ_OPENCL_CASES", "500"))
+
+
+def test_fuzz_opencl_matches_pytorch():
+    """The same cases on OpenCL (PoCL on a plain CPU in CI); skipped without a device."""
+    from dispatchtorch.dispatch import loader
+    try:
+        rt = loader.get_backend("opencl")
+    except RuntimeError as exc:
+        pytest.skip(str(exc))
+    if rt.status != "ready":
+        pytest.skip(f"opencl backend {rt.status}: {rt.error}")
+    counts, failures = fuzz(OPENCL_CASES, device="opencl")
+    print("\n" + _report(counts, failures))
+    assert sum(counts.values()) >= OPENCL_CASES
+    assert not any(counts[c] for c in FAIL), _report(counts, failures)
