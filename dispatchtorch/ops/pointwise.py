@@ -125,7 +125,8 @@ def _scaled(input, other, alpha, op):
             and isinstance(alpha, float) and alpha != int(alpha):
         raise RuntimeError(f"For integral input tensors, argument alpha must not be a floating point "
                            f"number. ({op})")
-    if isinstance(other, Tensor):
+    if isinstance(other, Tensor) and (not isinstance(input, Tensor) or
+                                      input._dtype is not other._dtype):
         dt = result_type(input, other)
         if other._dtype is not dt:
             other = other.to(dt)
