@@ -207,7 +207,9 @@ def binary(spec, a, b):
         k = resolve(op, place.rt)
     if k is DECOMPOSE or (track and op.grad is None):
         # the decomposition computes in ct, as a kernel would (float16 / bfloat16 in
-        # float32, rounded once)
+        # float32, rounded once); the shapes are checked under this op's name first
+        if sa != sb:
+            broadcast_shapes2(sa, sb, spec.name)
         wide = D.float32 if ct in _LOWP else ct
         a = _cast(a, wide) if ta and a._dtype is not wide else a
         b = _cast(b, wide) if tb and b._dtype is not wide else b

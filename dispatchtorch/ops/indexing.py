@@ -142,21 +142,25 @@ def _gather(input, d, index):
     return r.reshape(index._shape) if scalar else r
 
 
-def _scatter(input, dim, index, src, reduce, op=None, checked=None):
-    d = norm_dim(dim, input.dim(), "scatter")
+def _scatter(input, dim, index, src, reduce, op=None, checked=None, name="scatter"):
+    if name == "scatter_add" and not isinstance(src, Tensor):
+        raise TypeError(f"scatter_add(): argument 'src' (position 3) must be Tensor, not "
+                        f"{type(src).__name__}")
+    d = norm_dim(dim, input.dim(), name)
     if not isinstance(src, Tensor):
         src = _api.full(index._shape, src, dtype=input.dtype, device=input.device)
     if src.dtype is not input.dtype:
-        raise RuntimeError(f"scatter(): Expected self.dtype to be equal to src.dtype ({input.dtype} "
-                           f"vs {src.dtype})")
-    _check_gather_shapes(input, d, index, "scatter")
-    for i in range(index.dim()):
-        if index._shape[i] > src._shape[i]:
-            raise RuntimeError(f"scatter(): Expected index {list(index._shape)} to be smaller than "
-                               f"src {list(src._shape)} at dimension {i}")
+        raise RuntimeError(f"{name}(): Expected self.dtype to be equal to src.dtype "
+                           f"({input.dtype} vs {src.dtype})")
+    if index.numel():             # PyTorch checks no shape for an empty index
+        _check_gather_shapes(input, d, index, name)
+        for i in range(index.dim()):
+            if index._shape[i] > src._shape[i]:
+                raise RuntimeError(f"{name}(): Expected index {list(index._shape)} to be smaller "
+                                   f"than src {list(src._shape)} at dimension {i}")
     if checked is None:
-        index = check_index(index, input._shape[d] if input.dim() else 1, "scatter", d)
-    place = same_place("scatter", (input, index, src))
+        index = check_index(index, input._shape[d] if input.dim() else 1, name, d)
+    place = same_place(name, (input, index, src))
     index, src = to_place(index, place), to_place(src, place)
     with_grad = STATE.enabled
     STATE.enabled = False
@@ -201,7 +205,7 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
 
 
 def scatter_add(input, dim, index, src):
-    return _scatter(input, dim, index, src, "sum", SCATTER_ADD)
+    return _scatter(input, dim, index, src, "sum", SCATTER_ADD, name="scatter_add")
 
 
 _REDUCES = ("sum", "prod", "mean", "amax", "amin")
@@ -516,6 +520,7 @@ MASKED_SELECT = register_op(OpDef(
 def masked_select(input, mask, *, out=None):
     if not isinstance(mask, Tensor) or mask.dtype is not D.bool_:
         raise RuntimeError(f"masked_select: expected BoolTensor for mask")
+    broadcast_shapes2(mask._shape, input._shape, "masked_select")
     return decompose(MASKED_SELECT, (input, mask), {})
 
 
@@ -829,7 +834,51 @@ def _storage_positions(t, logical):
 
 
 def index_put_(self, indices, values, accumulate=False):
-    setitem(self, tuple(indices), values, accumulate)
+    """self[indices] = values (+= with accumulate), checked as PyTorch's index_put_."""
+    if not isinstance(indices, (tuple, list)):
+        raise TypeError(f"index_put_(): argument 'indices' (position 1) must be tuple of "
+                        f"Tensors, not {type(indices).__name__}")
+    for i, t in enumerate(indices):
+        if t is not None and not isinstance(t, Tensor):
+            raise TypeError(f"index_put_(): expected Tensor as element {i} in argument 0, but "
+                            f"got {type(t).__name__}")
+        if t is not None and t._dtype not in _INDEX_DTYPES and t._dtype is not D.int64:
+            raise IndexError("index_put_(): tensors used as indices must be long, int, byte or "
+                             "bool tensors")
+    used = sum(t is not None for t in indices)
+    if used > max(self.dim(), 1) or (used and not self.dim() and indices[0]._dtype is not D.bool_):
+        raise IndexError(f"index_put_(): too many indices for tensor of dimension {self.dim()} "
+                         f"(got {used})")
+    for i, t in enumerate(indices):
+        if t is not None and t.numel() and t._dtype is not D.bool_ and self.dim() > i \
+                and self._shape[i] == 0:
+            raise IndexError("index_put_(): index is out of bounds for dimension with size 0")
+    if not isinstance(values, Tensor):
+        raise TypeError(f"index_put_(): argument 'values' (position 2) must be Tensor, not "
+                        f"{type(values).__name__}")
+    if values._dtype is not self._dtype:
+        raise RuntimeError(f"index_put_: Index put requires the source and destination dtypes "
+                           f"match, got {self._dtype.pt_name} for the destination and "
+                           f"{values._dtype.pt_name} for the source.")
+    if indices and all(t is not None and t._dtype is not D.bool_ and t._dtype is not D.uint8
+                       for t in indices) and len(indices) <= self.dim():
+        # PyTorch checks the value's shape against the result's before any index
+        result = tuple(broadcast_shapes(*(t._shape for t in indices))) + \
+            tuple(self._shape[len(indices):])
+        try:
+            broadcast_shapes2(result, values._shape)
+            ok = len(values._shape) <= len(result) and \
+                broadcast_shapes2(result, values._shape) == result
+        except RuntimeError:
+            ok = False
+        if not ok:
+            raise RuntimeError(f"index_put_: shape mismatch: value tensor of shape "
+                               f"{list(values._shape)} cannot be broadcast to indexing result of "
+                               f"shape {list(result)}")
+    try:            # the positions are found before anything is written
+        setitem(self, tuple(indices), values, accumulate)
+    except IndexError as exc:
+        raise IndexError(f"index_put_(): {exc}") from None
     return self
 
 

@@ -113,7 +113,7 @@ def dot(input, other, *, out=None):
     _need(input, "input", "dot")
     _need(other, "tensor", "dot")
     if input.dim() != 1 or other.dim() != 1:
-        raise RuntimeError(f"1D tensors expected, but got {input.dim()}D and {other.dim()}D "
+        raise RuntimeError(f"dot: 1D tensors expected, but got {input.dim()}D and {other.dim()}D "
                            f"tensors")
     if input.dtype is not other.dtype:
         raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "

@@ -191,10 +191,13 @@ def _fill_value(value, dt):
         return bool(value)
     if dt.is_floating_point:
         return float(value)
-    v = int(value)
     info = D.iinfo(dt)
-    if not info.min <= v <= info.max:       # checked here, so that no backend wraps it
-        raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow")
+    try:
+        v = int(value)
+    except (ValueError, OverflowError):       # NaN / inf into an integer tensor
+        v = None
+    if v is None or not info.min <= v <= info.max:     # checked here: no backend wraps it
+        raise RuntimeError(f"fill_: value cannot be converted to type {dt.name} without overflow")
     return v
 
 

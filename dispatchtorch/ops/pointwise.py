@@ -579,10 +579,10 @@ def lerp(input, end, weight, *, out=None):
     if not input._dtype.is_floating_point:
         raise NotImplementedError(f"\"lerp\" not implemented for '{input.dtype.pt_name}'")
     if end._dtype is not input._dtype:
-        raise RuntimeError(f"expected dtype {input.dtype.name.replace('float32', 'float')} for `end` "
+        raise RuntimeError(f"lerp: expected dtype {input.dtype.name.replace('float32', 'float')} for `end` "
                            f"but got dtype {end.dtype.name.replace('float32', 'float')}")
     if isinstance(weight, Tensor) and weight._shape and weight._dtype is not input._dtype:
-        raise RuntimeError(f"expected dtype {input.dtype.name} for `weight` but got dtype "
+        raise RuntimeError(f"lerp: expected dtype {input.dtype.name} for `weight` but got dtype "
                            f"{weight.dtype.name}")
     return write_out(out, nary(E.lerp, (input, end, weight)))
 

@@ -306,12 +306,14 @@ def _no_bool(input, name):
 
 def argmax(input, dim=None, keepdim=False, *, out=None):
     check_keepdim(keepdim, "argmax")
+    check_dim_arg(dim, "argmax")
     _no_bool(input, "argmax")
     return _write(out, _arg(ARGMAX, "argmax", input, dim, keepdim))
 
 
 def argmin(input, dim=None, keepdim=False, *, out=None):
     check_keepdim(keepdim, "argmin")
+    check_dim_arg(dim, "argmin")
     _no_bool(input, "argmin")
     return _write(out, _arg(ARGMIN, "argmin", input, dim, keepdim))
 
@@ -377,6 +379,7 @@ AMINMAX = composite("aminmax", _aminmax, kind="reduction", n_out=2,
 
 def aminmax(input, *, dim=None, keepdim=False):
     check_tensor(input, "aminmax")
+    check_keepdim(keepdim, "aminmax")
     dims = norm_dims(dim, input.dim(), "aminmax")
     _check_nonempty(input, dims if dim is not None else (), "aminmax")
     return return_types.aminmax(*run(AMINMAX, (input,), {"dims": dims, "keepdim": keepdim}))

@@ -85,6 +85,10 @@ ROLL = composite("roll", _roll, kind="indexing",
 def roll(input, shifts, dims=None):
     check_tensor(input, "roll")
     shifts = _int_list(shifts, "shifts", "roll")
+    if dims is not None:
+        _int_list(dims, "dims", "roll")
+    if input.dim() and not input.numel():      # PyTorch returns an empty copy at once
+        return input.clone()
     if dims is None:
         if len(shifts) != 1:
             raise RuntimeError(f"roll: shifts and dimensions must align. shifts: {len(shifts)}, "

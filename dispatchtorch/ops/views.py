@@ -392,6 +392,10 @@ def flatten(input, start_dim=0, end_dim=-1):
 
 def unflatten(input, dim, sizes):
     n = len(input._shape)
+    if n == 0:
+        norm_dim(dim, 0, "unflatten")
+        raise RuntimeError(f"unflatten got an unexpected error:\nDimension specified as {dim} but "
+                           f"tensor has no dimensions")
     d = norm_dim(dim, n, "unflatten")
     sizes = infer_shape(tuple(sizes), input._shape[d], "unflatten")
     return reshape(input, input._shape[:d] + sizes + input._shape[d + 1:])
@@ -423,6 +427,9 @@ def narrow(input, dim, start, length):
     d = norm_dim(dim, n, "narrow")
     size = input._shape[d]
     start = operator.index(start)
+    if not -size <= start <= size:
+        raise IndexError(f"narrow(): start out of range (expected to be in range of [{-size}, "
+                         f"{size}], but got {start})")
     if start < 0:
         start += size
     if not 0 <= start <= size or start + length > size:
@@ -453,6 +460,9 @@ def select(input, dim, index):
 
 def diagonal(input, offset=0, dim1=0, dim2=1):
     n = len(input._shape)
+    offset = _int_arg(offset, "diagonal", "offset", 1)
+    dim1 = _int_arg(dim1, "diagonal", "dim1", 2)
+    dim2 = _int_arg(dim2, "diagonal", "dim2", 3)
     d1, d2 = norm_dim(dim1, n, "diagonal"), norm_dim(dim2, n, "diagonal")
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
@@ -524,10 +534,15 @@ def chunk(input, chunks, dim=0):
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0")
     d = norm_dim(dim, len(input._shape), "chunk")
+    if input._shape[d] == 0:      # PyTorch: `chunks` empty pieces
+        return tuple(narrow(input, d, 0, 0) for _ in range(chunks))
     return split(input, -(-input._shape[d] // chunks), d)
 
 
 def unbind(input, dim=0):
+    dim = _int_arg(dim, "unbind", "dim", 1)
+    if not input._shape:
+        raise IndexError(f"unbind(): Dimension specified as {dim} but tensor has no dimensions")
     d = norm_dim(dim, len(input._shape), "unbind")
     return tuple(select(input, d, i) for i in range(input._shape[d]))
 

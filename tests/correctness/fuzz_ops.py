@@ -298,6 +298,80 @@ def cumsum_args(draw, t):
     return (draw(dims(t, allow_none=False, allow_tuple=False)),), {}
 
 
+@st.composite
+def scatter_args(draw, t):
+    (d, idx), _ = draw(gather_args(t))
+    src = draw(st.one_of(SCALARS, tensors(shape=idx.data.shape, dtypes=(t.dtype, "float64"))))
+    return (d, idx, src), {}
+
+
+@st.composite
+def repeat_args(draw, t):
+    nd = t.data.ndim
+    reps = tuple(draw(st.lists(st.integers(0, 2), min_size=max(nd - 1, 0), max_size=nd + 1)))
+    return (reps,), {}
+
+
+@st.composite
+def take_args(draw, t):
+    n = t.data.size
+    idx = draw(st.lists(st.integers(-n - 1, n), max_size=4))
+    return (Ten(np.asarray(idx, dtype=np.int64), "int64"),), {}
+
+
+@st.composite
+def unflatten_args(draw, t):
+    d = draw(dims(t, allow_none=False, allow_tuple=False))
+    return (d, draw(st.sampled_from([(1, -1), (-1,), (2, 2), (0, -1), (-1, -1)]))), {}
+
+
+@st.composite
+def diagonal_args(draw, t):
+    d = dims(t, allow_none=False, allow_tuple=False)
+    return (draw(st.integers(-2, 2)), draw(d), draw(d)), {}
+
+
+@st.composite
+def kth_args(draw, t):
+    kw = {"keepdim": draw(KEEPDIM)} if draw(st.booleans()) else {}
+    return (draw(st.integers(-1, 4)), draw(dims(t, allow_none=False, allow_tuple=False))), kw
+
+
+@st.composite
+def lerp_args(draw, t):
+    end = draw(tensors(shape=like_shape(draw, t), dtypes=(t.dtype, "float64")))
+    return (end, draw(st.sampled_from([0.5, 0.0, 2.0]))), {}
+
+
+@st.composite
+def same_shape_other(draw, t):
+    return (draw(tensors(shape=like_shape(draw, t), dtypes=(t.dtype, "float32", "int64"))),), {}
+
+
+@st.composite
+def nan_to_num_args(draw, t):
+    return (), {k: v for k, v in (("nan", draw(st.sampled_from([None, 0.0, 1.5]))),
+                                  ("posinf", draw(st.sampled_from([None, 9.0])))) if v is not None}
+
+
+@st.composite
+def index_put_args(draw, t):
+    (d, idx), _ = draw(index_select_args(t))
+    values = draw(st.one_of(tensors(shape=(), dtypes=(t.dtype, "float64")),
+                            tensors(shape=(len(idx.data),), dtypes=(t.dtype,))))
+    return ((idx,), values), {"accumulate": draw(st.booleans())}
+
+
+@st.composite
+def aminmax_args(draw, t):
+    kw = {}
+    if draw(st.booleans()):
+        kw["dim"] = draw(dims(t, allow_tuple=False))
+    if draw(st.booleans()):
+        kw["keepdim"] = draw(KEEPDIM)
+    return (), kw
+
+
 # name -> (call form, argument strategy, input dtypes, flags)
 # form: "method" (x.name(*args)), "function" (T.name(x, *args)), "cat"/"stack"
 UNARY = ["abs", "neg", "exp", "log", "sqrt", "sin", "tanh", "sigmoid", "relu", "floor",
@@ -368,4 +442,34 @@ OPS.update({
     "copy_": ("method", copy_args, DTYPES, ("inplace",)),
     "index_add_": ("method", index_add_args, FLOATS + ("int64",), ("inplace",)),
     "masked_fill_": ("method", masked_fill_args, DTYPES, ("inplace",)),
+    "scatter": ("method", scatter_args, DTYPES, ()),
+    "scatter_add": ("method", scatter_args, FLOATS + ("int64",), ()),
+    "scatter_": ("method", scatter_args, DTYPES, ("inplace",)),
+    "repeat": ("method", repeat_args, DTYPES, ()),
+    "tile": ("method", repeat_args, DTYPES, ()),
+    "take": ("method", take_args, DTYPES, ()),
+    "unflatten": ("method", unflatten_args, DTYPES, ()),
+    "diagonal": ("method", diagonal_args, DTYPES, ()),
+    "kthvalue": ("method", kth_args, FLOATS + ("int64",), ("unique",)),
+    "unbind": ("method", dim_only, DTYPES, ()),
+    "lerp": ("method", lerp_args, FLOATS, ()),
+    "nan_to_num": ("method", nan_to_num_args, DTYPES, ()),
+    "masked_select": ("method", masked_fill_args, DTYPES, ("first_arg",)),
+    "index_put_": ("method", index_put_args, DTYPES, ("inplace",)),
+    "mm": ("method", matmul_args, FLOATS + ("int64",), ()),
+    "dot": ("method", same_shape_other, FLOATS + ("int64",), ()),
+    "outer": ("method", same_shape_other, FLOATS + ("int64",), ()),
+    "cummax": ("method", cumsum_args, FLOATS + ("int64",), ("unique",)),
+    "logcumsumexp": ("method", cumsum_args, FLOATS, ()),
+    "count_nonzero": ("method", dim_only, DTYPES, ()),
+    "std_mean": ("function", reduce_args, FLOATS, ()),
+    "var_mean": ("function", reduce_args, FLOATS, ()),
+    "aminmax": ("method", aminmax_args, FLOATS + ("int64",), ()),
+    "isinf": ("method", no_args, DTYPES, ()),
+    "expm1": ("method", no_args, DTYPES, ()),
+    "log1p": ("method", no_args, DTYPES, ()),
+    "rsqrt": ("method", no_args, DTYPES, ()),
+    "clamp_min": ("method", fill_args, DTYPES, ()),
+    "fmax": ("method", other_tensor_or_scalar, DTYPES, ()),
+    "hypot": ("method", other_tensor_or_scalar, FLOATS, ()),
 })

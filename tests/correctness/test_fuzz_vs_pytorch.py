@@ -30,6 +30,8 @@ FAIL = ("returned where PyTorch raised", "raised where PyTorch returned", "diffe
 
 
 def _build(T, device, a):
+    if isinstance(a, tuple):
+        return tuple(_build(T, device, v) for v in a)
     return a.make(T, device) if isinstance(a, Ten) else a
 
 
@@ -40,13 +42,18 @@ def _call(T, device, name, x, args, kwargs):
     targs = [_build(T, device, a) for a in args]
     tkw = {k: _build(T, device, v) for k, v in kwargs.items() if k != "others"}
     others = [_build(T, device, o) for o in kwargs.get("others", ())]
-    given_tensors = [xt] + [a for a in targs + list(tkw.values()) + others
-                            if isinstance(a, T.Tensor)]
+    flat = [v for a in targs + list(tkw.values()) + others
+            for v in (a if isinstance(a, tuple) else (a,))]
+    given_tensors = [xt] + [a for a in flat if isinstance(a, T.Tensor)]
     holder = {"inputs": given_tensors}
 
     def run():
         if form == "method":
+            if name == "masked_select":
+                return xt.masked_select(targs[0])
             return getattr(xt, name)(*targs, **tkw)
+        if form == "function":
+            return getattr(T, name)(xt, *targs, **tkw)
         if form == "where":
             cond, other = targs
             return T.where(cond, xt, other)
