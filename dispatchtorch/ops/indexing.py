@@ -842,7 +842,7 @@ def index_put_(self, indices, values, accumulate=False):
         if t is not None and not isinstance(t, Tensor):
             raise TypeError(f"index_put_(): expected Tensor as element {i} in argument 0, but "
                             f"got {type(t).__name__}")
-        if t is not None and t._dtype not in _INDEX_DTYPES and t._dtype is not D.int64:
+        if t is not None and t._dtype not in _INDEX_DTYPES and t._dtype is not D.bool_:
             raise IndexError("index_put_(): tensors used as indices must be long, int, byte or "
                              "bool tensors")
     used = sum(t is not None for t in indices)
@@ -850,7 +850,7 @@ def index_put_(self, indices, values, accumulate=False):
         raise IndexError(f"index_put_(): too many indices for tensor of dimension {self.dim()} "
                          f"(got {used})")
     for i, t in enumerate(indices):
-        if t is not None and t.numel() and t._dtype is not D.bool_ and self.dim() > i \
+        if t is not None and t.numel() and t._dtype not in (D.bool_, D.uint8) and self.dim() > i \
                 and self._shape[i] == 0:
             raise IndexError("index_put_(): index is out of bounds for dimension with size 0")
     if not isinstance(values, Tensor):

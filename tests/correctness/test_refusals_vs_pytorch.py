@@ -53,6 +53,12 @@ CASES = {
     "mean keepdim int": ("mean", lambda T: T.ones(2, 3).mean(-1, keepdim=1)),
     "amax keepdim None": ("amax", lambda T: T.ones(2, 3).amax(-1, keepdim=None)),
     "sum dim out of range": ("sum", lambda T: T.ones(2, 3).sum(2)),
+    "index_put_ bool mask": (None, lambda T: T.zeros(2, 3).index_put_(
+        (T.tensor([[True, False, True], [False, False, True]]),), T.tensor(5.))),
+    "index_put_ value shape": ("index_put_", lambda T: T.zeros(1, 4, 2, dtype=T.int64).index_put_(
+        (T.tensor([0, 0, 0]),), T.tensor([1, 2, 3]))),
+    "index_put_ dtype": ("index_put_", lambda T: T.zeros(3).index_put_(
+        (T.tensor([0]),), T.tensor(1., dtype=T.float64))),
     # nn.functional
     "bce target range": ("binary_cross_entropy", lambda T: T.nn.functional.binary_cross_entropy(
         T.tensor([.5, .5]), T.tensor([2., -1.]))),
