@@ -17,6 +17,8 @@ from ._shape import Size, broadcast_shapes
 from ._tensor import Tensor
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                                  is_inference_mode_enabled, no_grad, set_grad_enabled)
+from .autograd.anomaly_mode import (is_anomaly_check_nan_enabled,  # noqa: F401
+                                    is_anomaly_enabled)
 from .ops import *  # noqa: F401,F403
 from .ops import _F, _I  # noqa: F401
 from . import ops as _ops

@@ -8,10 +8,23 @@ CopySlices), so gradients reach everything that shares the memory.
 from __future__ import annotations
 
 from ._run import record, record_view, strides_of
+from ._shape import contiguous_strides
 from ._tensor import Tensor
 from .autograd.grad_mode import STATE
 from .dispatch import OPS
 from .dispatch.registry import IN
+
+
+def check_no_internal_overlap(self, name):
+    """PyTorch refuses an in-place write into memory that several elements share (an
+    expanded tensor): the result would depend on the write order. Cheap when contiguous."""
+    st = self._stride
+    if st is not None and 0 in st:
+        for n, s in zip(self._shape, st):
+            if s == 0 and n > 1:
+                raise RuntimeError(f"{name}: unsupported operation: more than one element of the "
+                                   f"written-to tensor refers to a single memory location. "
+                                   f"Please clone() the tensor before performing the operation.")
 
 
 def inplace_needs_graph(name, operands):
@@ -43,19 +56,37 @@ def self_for_rule(op, self):
     return self
 
 
-def commit_inplace(self, r):
-    """Write r into self and give self r's history. Returns self."""
+def commit_inplace(self, r, replaces=False):
+    """Write r into self and give self r's history. Returns self.
+
+    The history is PyTorch's: the overwritten region stops depending on self's old
+    value unless r does (r computed from self, as by add_), and its gradient flows to r.
+    replaces: r ignores self's old value (copy_), whose history then gets zeros, as
+    from PyTorch's CopyBackwards, even when r requires grad."""
     self._place.bk.copy_(self._h, r._h)
     vc = self._vc()
     vc[0] += 1
-    if not r._rg:
+    base = self._base
+    if base is None and self._rg and (replaces or not r._rg):
+        # self is all overwritten by a value that is not computed from it: the old
+        # history gets a zero gradient (PyTorch keeps requires_grad and gives zeros)
+        if r._rg:
+            record(OPS["as_strided_scatter"], (self, r), {
+                "size": self._shape, "stride": contiguous_strides(self._shape),
+                "storage_offset": 0}, (self,))
+        else:
+            record(OPS["fill"], (self,), {}, (self,))
         return self
-    if r._grad_fn is None:
+    if not r._rg:
+        if base is None or not base._rg:
+            return self
+        # a view written with a value that needs no grad: as_strided_scatter below gives
+        # the region no edge, so the overwritten part of base's history gets none
+    elif r._grad_fn is None:
         # r is a leaf (copy_ of a tensor that requires grad): self's history must lead to
         # it, so take it through an identity view (no copy)
         from .ops.views import view
         r = view(r, r._shape)
-    base = self._base
     if base is None:
         self._grad_fn, self._out_nr, self._rg = r._grad_fn, r._out_nr, True
         return self

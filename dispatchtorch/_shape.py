@@ -37,8 +37,9 @@ def numel(shape):
     return n
 
 
-def broadcast_shapes2(a, b):
-    """torch.broadcast_shapes for two shapes, with PyTorch's error message."""
+def broadcast_shapes2(a, b, op=None):
+    """torch.broadcast_shapes for two shapes, with PyTorch's error message (prefixed
+    with the op's name when given)."""
     if a == b:
         return a
     na, nb = len(a), len(b)
@@ -52,8 +53,9 @@ def broadcast_shapes2(a, b):
         elif x == 1:
             out.append(y)
         else:
-            raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) "
-                               f"at non-singleton dimension {i}")
+            where = f"{op}: " if op else ""
+            raise RuntimeError(f"{where}The size of tensor a ({x}) must match the size of tensor "
+                               f"b ({y}) at non-singleton dimension {i}")
     return tuple(out)
 
 
@@ -89,9 +91,30 @@ def norm_dim(dim, ndim, op="op"):
         raise TypeError(f"{op}: dim must be an int, got {type(dim).__name__}") from None
     n = ndim if ndim else 1
     if not -n <= d < n:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
-                         f"but got {dim})")
+        where = "" if op == "op" else f"{op}(): "
+        raise IndexError(f"{where}Dimension out of range (expected to be in range of "
+                         f"[{-n}, {n - 1}], but got {dim})")
     return d + n if d < 0 else d
+
+
+def check_dim_arg(dim, op):
+    """dim must be None, an int or a sequence of ints: PyTorch's parser refuses the
+    rest (TypeError) before any other check."""
+    if dim is None or (isinstance(dim, int) and not isinstance(dim, bool)):
+        return
+    if isinstance(dim, (tuple, list)) and all(isinstance(d, int) and not isinstance(d, bool)
+                                              for d in dim):
+        return
+    if hasattr(dim, "__index__") and not isinstance(dim, bool):
+        return
+    raise TypeError(f"{op}(): argument 'dim' must be int or tuple of ints, not "
+                    f"{type(dim).__name__}")
+
+
+def check_keepdim(keepdim, op):
+    """keepdim must be a bool, as PyTorch's argument parser requires."""
+    if keepdim is not False and keepdim is not True and type(keepdim).__name__ != "bool_":
+        raise TypeError(f"{op}(): argument 'keepdim' must be bool, not {type(keepdim).__name__}")
 
 
 def norm_dims(dim, ndim, op="op"):

@@ -48,10 +48,13 @@ def _safetensors():
 
 # -- save ---------------------------------------------------------------------------------------
 
-def _encode(obj, arrays, path="obj"):
-    """obj as JSON-ready data; tensors go into `arrays` and are referenced by name."""
+def _encode(obj, arrays, path="obj", memo=None):
+    """obj as JSON-ready data; tensors go into `arrays` and are referenced by name. A
+    tensor met twice is stored once (memo: id -> its node), and loads as one tensor."""
     from .nn.parameter import Parameter
     if isinstance(obj, Tensor):
+        if memo is not None and id(obj) in memo:
+            return memo[id(obj)][0]
         name = f"t{len(arrays)}"
         host = np.asarray(obj.detach().cpu().numpy(), order="C")   # (ascontiguousarray makes 0-d 1-d)
         arrays[name] = host
@@ -61,6 +64,8 @@ def _encode(obj, arrays, path="obj"):
             node["requires_grad"] = True
         if isinstance(obj, Parameter):
             node["parameter"] = True
+        if memo is not None:
+            memo[id(obj)] = (node, obj)      # obj kept alive, so that its id stays unique
         return node
     if obj is None or isinstance(obj, (bool, str)):
         return obj
@@ -79,12 +84,14 @@ def _encode(obj, arrays, path="obj"):
                 raise TypeError(f"dispatchtorch.save: cannot save the dict key {k!r} of type "
                                 f"{type(k).__name__} at {path} (keys must be str, int, float, bool "
                                 f"or None)")
-            items.append([_encode(k, arrays, path), _encode(v, arrays, f"{path}[{k!r}]")])
+            items.append([_encode(k, arrays, path, memo),
+                          _encode(v, arrays, f"{path}[{k!r}]", memo)])
         return {"__dict__": items}
     if isinstance(obj, tuple):
-        return {"__tuple__": [_encode(v, arrays, f"{path}[{i}]") for i, v in enumerate(obj)]}
+        return {"__tuple__": [_encode(v, arrays, f"{path}[{i}]", memo)
+                              for i, v in enumerate(obj)]}
     if isinstance(obj, list):
-        return [_encode(v, arrays, f"{path}[{i}]") for i, v in enumerate(obj)]
+        return [_encode(v, arrays, f"{path}[{i}]", memo) for i, v in enumerate(obj)]
     if isinstance(obj, np.ndarray):
         raise TypeError(f"dispatchtorch.save: convert the numpy array at {path} to a tensor first "
                         f"(dispatchtorch.from_numpy)")
@@ -99,7 +106,7 @@ def save(obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_seri
     st = _safetensors()
     arrays = {}
     try:
-        structure = _encode(obj, arrays)
+        structure = _encode(obj, arrays, memo={})
     except TypeError:               # a whole module, optimizer or other object: pickled
         from . import _pickle_checkpoint
         return _pickle_checkpoint.save(obj, f, pickle_module, pickle_protocol)
@@ -108,10 +115,29 @@ def save(obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_seri
     data = st.numpy.save(arrays, metadata={_META_KEY: meta,
                                            _META_KEY + ".crc32": str(zlib.crc32(meta.encode()))})
     if isinstance(f, (str, os.PathLike)):
-        with open(f, "wb") as fh:
-            fh.write(data)
+        _write_atomically(os.fspath(f), data)
     else:
         f.write(data)
+
+
+def _write_atomically(path, data):
+    """Write to a temporary file beside path, then rename it over path: a save that
+    dies half way leaves the old file whole (rename is atomic on POSIX and Windows)."""
+    import tempfile
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
 
 
 # -- load ---------------------------------------------------------------------------------------
@@ -161,9 +187,17 @@ def _map_device(saved, map_location):
     return None       # a callable: applied to the tensor afterwards
 
 
+class _UserError(Exception):
+    """An exception raised by the caller's map_location: passed through, not a
+    CheckpointError."""
+
+
 class _Decoder:
     def __init__(self, tensors, map_location, name):
         self.tensors, self.map_location, self.name = tensors, map_location, name
+        # each stored tensor is read once: the same stored tensor referenced twice is one
+        # tensor (as PyTorch keeps shared storage), so memory stays proportional to the file
+        self.loaded = {}
 
     def fail(self, what):
         raise CheckpointError(f"dispatchtorch.load: {self.name} is corrupted: {what}")
@@ -172,6 +206,12 @@ class _Decoder:
         from . import ops
         from .nn.parameter import Parameter
         key = node.get("__tensor__")
+        if not isinstance(key, str):
+            self.fail(f"a tensor node names {key!r}, not a stored tensor's name")
+        memo = (key, bool(node.get("parameter")), bool(node.get("requires_grad")))
+        done = self.loaded.get(memo)
+        if done is not None:
+            return done
         info = self.tensors.get(key)
         if info is None:
             self.fail(f"the structure names a tensor {key!r} that the file does not hold")
@@ -192,12 +232,16 @@ class _Decoder:
         if target is not None and target != "cpu":
             t = t.to(target)
         elif target is None:
-            r = self.map_location(t, saved_device)
+            try:
+                r = self.map_location(t, saved_device)
+            except Exception as exc:
+                raise _UserError(exc) from exc
             t = r if isinstance(r, Tensor) else t
         if node.get("parameter"):
-            return Parameter(t, requires_grad=bool(node.get("requires_grad", True)))
-        if node.get("requires_grad"):
+            t = Parameter(t, requires_grad=bool(node.get("requires_grad", True)))
+        elif node.get("requires_grad"):
             t.requires_grad_(True)
+        self.loaded[memo] = t
         return t
 
     def decode(self, node):
@@ -255,7 +299,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
     try:
         info = json.loads(meta)
         structure = info["structure"]
-    except (json.JSONDecodeError, KeyError, TypeError) as exc:
+    except (json.JSONDecodeError, KeyError, TypeError, RecursionError) as exc:
         raise CheckpointError(f"dispatchtorch.load: {name} has corrupted metadata ({exc})") from None
     if info.get("format") != FORMAT or info.get("version", 0) > VERSION:
         raise CheckpointError(f"dispatchtorch.load: {name} has format {info.get('format')!r} "
@@ -266,7 +310,17 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
     except Exception as exc:        # safetensors raises its own error type
         raise CheckpointError(f"dispatchtorch.load: {name} is truncated or corrupted "
                               f"({exc})") from None
-    return _Decoder(tensors, map_location, name).decode(structure)
+    try:
+        return _Decoder(tensors, map_location, name).decode(structure)
+    except _UserError as exc:
+        raise exc.args[0] from None
+    except CheckpointError:
+        raise
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError, RecursionError) as exc:
+        # forged structure (a node of the wrong type, a list as a dict key, nesting past
+        # the recursion limit): the checkpoint's error, never Python's
+        raise CheckpointError(f"dispatchtorch.load: {name} has a malformed structure "
+                              f"({type(exc).__name__}: {exc})") from None
 
 
 def load_safetensors(f, device="cpu"):

@@ -7,7 +7,8 @@ _LAZY = {"backward": "engine", "grad": "engine", "Function": "function",
          "FunctionCtx": "function", "once_differentiable": "function", "gradcheck": "checks",
          "gradgradcheck": "checks", "GradcheckError": "checks", "functional": None,
          "graph": None, "Variable": "function", "forward_ad": None, "anomaly_mode": None,
-         "detect_anomaly": "function", "set_detect_anomaly": "function"}
+         "detect_anomaly": "anomaly_mode", "set_detect_anomaly": "anomaly_mode",
+         "is_anomaly_enabled": "anomaly_mode", "is_anomaly_check_nan_enabled": "anomaly_mode"}
 
 
 def __getattr__(name):

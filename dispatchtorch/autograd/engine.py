@@ -7,6 +7,7 @@ import threading
 from .. import ops as _ops
 from .._run import wrap
 from .._tensor import Tensor
+from .anomaly_mode import ANOMALY, check_gradients
 from .grad_mode import STATE
 from .graph import Node
 
@@ -290,6 +291,8 @@ class _Run:
                 r = h(tuple(fixed), tuple(outs))
                 if r is not None:
                     fixed = list(r)
+        if ANOMALY.enabled and ANOMALY.check_nan:
+            check_gradients(node, fixed)
         return fixed
 
     def _finish_leaf(self, t, g, cap_leaves):

@@ -1,7 +1,6 @@
 """autograd.Function: users' own ops with a hand-written backward."""
 from __future__ import annotations
 
-import contextlib
 import functools
 
 from .._tensor import Tensor
@@ -164,11 +163,4 @@ def once_differentiable(fn):
     return wrapper
 
 
-@contextlib.contextmanager
-def detect_anomaly(check_nan=True):
-    """Accepted for compatibility; dispatchtorch's errors already name the op."""
-    yield
-
-
-def set_detect_anomaly(mode, check_nan=True):
-    return detect_anomaly(check_nan)
+from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: E402,F401  (their home)

@@ -1,15 +1,23 @@
-"""Grad mode: whether ops record the graph. One module-level flag, read on every op."""
+"""Grad mode: whether ops record the graph, read on every op.
+
+STATE is the one home of the per-thread mode state (PyTorch keeps grad mode, inference
+mode and autocast per thread: one thread's `no_grad`, e.g. inside `optimizer.step`,
+must not stop another thread recording). A new thread starts with the defaults below,
+as in PyTorch. Other per-thread modes (autocast) add their fields to `_State.__init__`.
+Process-wide settings PyTorch keeps global (default dtype, anomaly mode, RNG) are not here.
+"""
 from __future__ import annotations
 
 import functools
+import threading
 
 
-class _State:
-    __slots__ = ("enabled", "inference")
+class _State(threading.local):
+    """Each thread sees its own attributes, initialised by __init__ on first use there."""
 
     def __init__(self):
-        self.enabled = True
-        self.inference = False
+        self.enabled = True       # grad mode: ops record the graph
+        self.inference = False    # inside inference_mode
 
 
 STATE = _State()

@@ -1,14 +1,18 @@
 """Backend discovery through entry points, lazy loading, validation and status.
 
 A backend is loaded the first time its device type is used (or when all are
-listed), so `import dispatchtorch` never imports a driver. A plugin that raises,
-returns garbage or targets another API version is recorded as failed with the
-reason; it never breaks the import or the other backends.
+listed), so `import dispatchtorch` never imports a driver. A plugin that raises
+(SystemExit included), hangs at import, returns garbage or targets another API
+version is recorded as failed with the reason; it never breaks the import or the
+other backends. The reference `cpu` always comes from this project's own package: a
+second distribution registering `cpu` is reported and ignored.
 """
 from __future__ import annotations
 
 import os
+import threading
 import traceback
+import warnings
 from importlib import metadata
 
 import pluggy
@@ -20,6 +24,10 @@ from ..backend.prims import MEMORY_METHODS, PRIMS
 from .registry import OPS
 
 REFERENCE = "cpu"
+REFERENCE_MODULE = "dispatchtorch_cpu"     # the reference's own package (backends/cpu)
+# seconds a plugin's import may take before it is reported as hung and skipped
+IMPORT_TIMEOUT_ENV = "DISPATCHTORCH_PLUGIN_IMPORT_TIMEOUT"
+DEFAULT_IMPORT_TIMEOUT = 60.0
 
 
 class BackendRuntime:
@@ -89,7 +97,9 @@ def _discover():
         found = {}
         for ep in metadata.entry_points(group=hookspecs.ENTRY_POINT_GROUP):
             if allowed is None or ep.name in allowed:
-                found.setdefault(ep.name, []).append(ep)
+                eps = found.setdefault(ep.name, [])
+                if all(e.value != ep.value for e in eps):   # one package seen twice on the path
+                    eps.append(ep)
         _entry_points = found
     return _entry_points
 
@@ -141,15 +151,68 @@ def loaded_backends() -> list[BackendRuntime]:
     return list(_runtimes.values())
 
 
+def _dist_name(ep):
+    dist = getattr(ep, "dist", None)
+    return dist.name if dist else "?"
+
+
+def _choose(name, eps):
+    """The entry point to use, and the others (reported, ignored). The reference comes
+    from this project's own package whatever else registers its name."""
+    if name == REFERENCE:
+        own = [e for e in eps if e.module == REFERENCE_MODULE]
+        if own:
+            return own[0], [e for e in eps if e is not own[0]]
+    return eps[0], list(eps[1:])
+
+
+def _import_timeout():
+    try:
+        return float(os.environ.get(IMPORT_TIMEOUT_ENV, DEFAULT_IMPORT_TIMEOUT))
+    except ValueError:
+        return DEFAULT_IMPORT_TIMEOUT
+
+
+def _import_plugin(ep):
+    """ep.load() in a worker thread, waited for at most the import timeout: a plugin
+    that hangs at import is reported instead of hanging the program (the thread is a
+    daemon and is left behind). SystemExit from the plugin is returned as an error."""
+    box = {}
+
+    def run():
+        try:
+            box["plugin"] = ep.load()
+        except BaseException as exc:     # SystemExit too: reported by the caller
+            box["error"] = exc
+    worker = threading.Thread(target=run, name=f"dispatchtorch-import-{ep.name}", daemon=True)
+    worker.start()
+    timeout = _import_timeout()
+    worker.join(timeout)
+    if worker.is_alive():
+        raise BackendError(f"importing plugin {ep.value} did not finish within {timeout:g} s "
+                           f"(set {IMPORT_TIMEOUT_ENV} to wait longer); skipped")
+    exc = box.get("error")
+    if exc is not None:
+        if isinstance(exc, KeyboardInterrupt):
+            raise exc
+        if isinstance(exc, SystemExit):
+            raise BackendError(f"plugin {ep.value} called sys.exit({exc.code!r}) at import")
+        raise exc
+    return box["plugin"]
+
+
 def _load(name, eps) -> BackendRuntime:
-    ep = eps[0]
+    ep, ignored = _choose(name, eps)
     dist = getattr(ep, "dist", None)
     rt = BackendRuntime(name, dist.name if dist else "", dist.version if dist else "")
-    if len(eps) > 1:
-        others = ", ".join(e.value for e in eps[1:])
-        rt.error = f"several distributions register '{name}'; using {ep.value}, ignoring {others}. "
+    if ignored:
+        others = ", ".join(f"{e.value} ({_dist_name(e)})" for e in ignored)
+        rt.error = (f"several distributions register '{name}'; using {ep.value} "
+                    f"({_dist_name(ep)}), ignoring {others}. ")
+        rt.ignored = [{"entry_point": e.value, "distribution": _dist_name(e)} for e in ignored]
+        warnings.warn(f"dispatchtorch: {rt.error.strip()}", RuntimeWarning, stacklevel=3)
     try:
-        plugin = ep.load()
+        plugin = _import_plugin(ep)
         pm = _plugin_manager()
         pm.register(plugin, name=f"{name}:{ep.value}")
         caller = pm.subset_hook_caller("dispatchtorch_backend",
@@ -159,7 +222,7 @@ def _load(name, eps) -> BackendRuntime:
             raise BackendError(f"plugin {ep.value} returned {len(results)} backends from "
                                f"dispatchtorch_backend; expected exactly one")
         _adopt(rt, results[0])
-    except Exception as exc:    # a broken plugin is reported, never raised at import
+    except (Exception, SystemExit) as exc:   # a broken plugin is reported, never raised
         rt.status = "failed"
         rt.error += f"{type(exc).__name__}: {exc}"
         rt.traceback = traceback.format_exc()

@@ -65,6 +65,14 @@ class OpDef:
         return f"<op {self.name} ({'prim' if self.prim else 'composite'})>"
 
 
+def grad_not_implemented(name):
+    """The derivative rule of an op PyTorch records but cannot differentiate
+    (floor_divide): its float outputs require grad, and backward through it raises."""
+    def rule(g):
+        raise RuntimeError(f"derivative for aten::{name} is not implemented")
+    return rule
+
+
 # Ops the frontend carries out with the memory methods alone (views, copies,
 # factories): no kernel table entry, no decomposition.
 FRONTEND_KINDS = frozenset({"view", "memory", "factory"})

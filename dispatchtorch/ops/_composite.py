@@ -7,7 +7,7 @@ its own, the decomposition runs without recording and backward sees one node.
 from __future__ import annotations
 
 from .. import _dtype as D
-from .._inplace import commit_inplace, inplace_needs_graph
+from .._inplace import check_no_internal_overlap, commit_inplace, inplace_needs_graph
 from .._run import decompose
 from .._tensor import Tensor
 from ..dispatch import OpDef, register_op
@@ -50,16 +50,19 @@ def _narrow(r, low):
     return r
 
 
-def inplace_variant(fn, name):
+def inplace_variant(fn, name, overlap_ok=False):
     """`self.op_(...)` for an op without an in-place kernel: computed out of place and
     written into self under PyTorch's rules (the result must fit self's dtype and
-    shape; a leaf that requires grad refuses). Under autograd the op reads a copy of
+    shape; a leaf that requires grad refuses; an expanded self refuses unless
+    overlap_ok, as PyTorch's index_fill_). Under autograd the op reads a copy of
     self, so a rule that saved self is not tripped by the write."""
     from ._elementwise import check_inplace_target
 
     def method(self, *args, **kwargs):
         if not isinstance(self, Tensor):
             raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(self).__name__}")
+        if not overlap_ok:
+            check_no_internal_overlap(self, name)
         if inplace_needs_graph(name, (self, *args, *kwargs.values())):
             r = fn(self.clone(), *args, **kwargs)
         else:

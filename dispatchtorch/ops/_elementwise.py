@@ -13,7 +13,8 @@ import numpy as np
 from .. import _dtype as D
 from .._run import (any_requires_grad, decompose, kernel_error, operand_handle, record, resolve,
                     same_place, to_place, wrap)
-from .._inplace import commit_inplace, inplace_needs_graph, self_for_rule
+from .._inplace import (check_no_internal_overlap, commit_inplace, inplace_needs_graph,
+                        self_for_rule)
 from .._shape import broadcast_shapes2
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
@@ -206,13 +207,15 @@ def binary(spec, a, b):
         k = resolve(op, place.rt)
     if k is DECOMPOSE or (track and op.grad is None):
         # the decomposition computes in ct, as a kernel would (float16 / bfloat16 in
-        # float32, rounded once)
+        # float32, rounded once); the shapes are checked under this op's name first
+        if sa != sb:
+            broadcast_shapes2(sa, sb, spec.name)
         wide = D.float32 if ct in _LOWP else ct
         a = _cast(a, wide) if ta and a._dtype is not wide else a
         b = _cast(b, wide) if tb and b._dtype is not wide else b
         r = decompose(op, (a, b), _NOPARAMS)
         return r if wide is ct or r._dtype is not wide else r.to(ct)
-    shape = sa if sa == sb else broadcast_shapes2(sa, sb)
+    shape = sa if sa == sb else broadcast_shapes2(sa, sb, spec.name)
     od = D.bool_ if spec.out_bool else ct
     ha = a._h if ta and sa == shape and a._dtype is ct else operand_handle(a, ct, shape, place)
     hb = b._h if tb and sb == shape and b._dtype is ct else operand_handle(b, ct, shape, place)
@@ -259,7 +262,7 @@ def nary(spec, operands, out_dtype=None, params=_NOPARAMS, compute=None):
     shape = ()
     for x in operands:
         if isinstance(x, Tensor):
-            shape = broadcast_shapes2(shape, x._shape)
+            shape = broadcast_shapes2(shape, x._shape, spec.name)
     handles = [operand_handle(x, c, shape, place) for x, c in zip(operands, compute)]
     try:
         out = place.empty(shape, od.name, place.index)
@@ -296,6 +299,8 @@ def inplace(spec, self, *others):
     """self = op(self, *others), written into self's memory."""
     if not isinstance(self, Tensor):
         raise _bad_operand(spec.name + "_", self)
+    if self._stride is not None:
+        check_no_internal_overlap(self, spec.name + "_")
     place = self._place
     if len(others) == 1 and (not STATE.enabled or not (self._rg or any_requires_grad(others))):
         other = others[0] if len(others) == 1 else None
@@ -334,7 +339,7 @@ def inplace(spec, self, *others):
             if isinstance(x, Tensor):
                 if x._place is not place and x._shape:
                     same_place(spec.name + "_", operands)
-                shape = broadcast_shapes2(shape, x._shape)
+                shape = broadcast_shapes2(shape, x._shape, spec.name + "_")
     ct = spec.table.get(dt)
     if ct is None:
         raise spec.dtype_error(dt)

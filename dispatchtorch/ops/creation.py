@@ -127,7 +127,29 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     arr, dt = _infer(data)
     if dtype is not None:
         dt = D.to_dtype(dtype)
+    if not isinstance(data, (np.ndarray, np.generic)):
+        _check_fits(arr, dt)
     return _from_host(_cast_host(arr, dt), dt, device, requires_grad)
+
+
+def _check_fits(arr, dt):
+    """Python numbers must fit an integer dtype (PyTorch's checked conversion; numpy
+    arrays wrap, as in PyTorch). Unsigned types take negative integers down to -max
+    (two's complement); floats must lie in [min, max] and not be NaN."""
+    if dt.category != D.INT or not arr.size or arr.dtype.kind not in "iuf":
+        return
+    info = D.iinfo(dt)
+    if arr.dtype.kind == "f":
+        with np.errstate(invalid="ignore"):
+            ok = not np.isnan(arr).any() and info.min <= arr.min() and arr.max() <= info.max
+    else:
+        lo, hi = int(arr.min()), int(arr.max())
+        if hi > 2 ** 63 - 1:        # PyTorch's parser: a Python int past int64
+            raise ValueError("tensor(): Overflow when unpacking long long")
+        ok = hi <= info.max and lo >= (info.min if dt.is_signed else -info.max)
+    if not ok:
+        raise RuntimeError(f"tensor(): value cannot be converted to type {dt.name} without "
+                           f"overflow")
 
 
 def _cast_host(arr, dt):
@@ -420,6 +442,16 @@ def randint(*args, size=None, generator=None, dtype=None, device=None, requires_
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False, out=None,
              layout=None, pin_memory=False):
+    try:
+        if isinstance(n, bool):
+            raise TypeError
+        n = operator.index(n)
+    except TypeError:
+        raise TypeError(f"randperm(): argument 'n' (position 1) must be int, not "
+                        f"{type(n).__name__}") from None
+    if n < 0:
+        raise RuntimeError(f"randperm(): Trying to create tensor with negative dimension {n}: "
+                           f"[{n}]")
     dt = _dtype_or(dtype, D.int64)
     return _drawn(R.draw(generator, S.randperm, n), (n,), dt, device, requires_grad, "randperm")
 

@@ -54,7 +54,7 @@ _ceil = define("ceil", **R)
 _round = define("round", **R)
 _trunc = define("trunc", **R)
 neg = define("neg", dtypes="numeric", grad=lambda g: -g,
-             error="Negation, the `-` operator, on a bool tensor is not supported. If you are "
+             error="neg: Negation, the `-` operator, on a bool tensor is not supported. If you are "
                    "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
 abs_ = define("abs", dtypes="numeric", grad=lambda g, x: g * _api.sign(x))
 bitwise_not = define("bitwise_not", dtypes="integral")
@@ -63,7 +63,7 @@ bitwise_not = define("bitwise_not", dtypes="integral")
 B = ("a", "b")
 add = define("add", args=B, grad=lambda g: (g, g))
 sub = define("sub", args=B, dtypes="numeric", grad=lambda g: (g, -g),
-             error="Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
+             error="sub: Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
                    "`^` or `logical_xor()` operator instead.")
 mul = define("mul", args=B, grad=lambda g, a, b, needs: (g * b if needs[0] else None,
                                                           g * a if needs[1] else None),

@@ -9,9 +9,9 @@ import operator
 import numpy as np
 
 from .. import _dtype as D
-from .._inplace import inplace_needs_graph
+from .._inplace import check_no_internal_overlap, inplace_needs_graph
 from .._run import apply, decompose, kernel_for, launch, make_view, record, same_place, to_place
-from .._shape import broadcast_shapes, contiguous_strides, norm_dim, numel
+from .._shape import broadcast_shapes, broadcast_shapes2, contiguous_strides, norm_dim, numel
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ..dispatch import OpDef, register_op
@@ -78,7 +78,7 @@ def check_index(index, size, op, dim=None, negative=False, error=RuntimeError, m
     low = -size if negative else 0
     bad = hi if hi >= size else lo if lo < low else None
     if bad is not None:
-        text = message or "index {i} is out of bounds for dimension {d} with size {n}"
+        text = op + "(): " + (message or "index {i} is out of bounds for dimension {d} with size {n}")
         raise error(text.format(i=bad, d=dim if dim is not None else 0, n=size))
     return _api.where(index < 0, index + size, index) if lo < 0 else index
 
@@ -116,9 +116,9 @@ def _check_gather_shapes(x, d, index, op):
                            f"({op})")
     for i in range(index.dim()):
         if i != d and index._shape[i] > x._shape[i]:
-            raise RuntimeError(f"Size does not match at dimension {i} expected index "
-                               f"{list(index._shape)} to be smaller than self {list(x._shape)} "
-                               f"apart from dimension {d}")
+            raise RuntimeError(f"{op}: Size does not match at dimension {i} expected index "
+                               f"{list(index._shape)} to be no larger than self "
+                               f"{list(x._shape)} apart from dimension {d}")
 
 
 def gather(input, dim, index, *, sparse_grad=False, out=None):
@@ -142,21 +142,25 @@ def _gather(input, d, index):
     return r.reshape(index._shape) if scalar else r
 
 
-def _scatter(input, dim, index, src, reduce, op=None, checked=None):
-    d = norm_dim(dim, input.dim(), "scatter")
+def _scatter(input, dim, index, src, reduce, op=None, checked=None, name="scatter"):
+    if name == "scatter_add" and not isinstance(src, Tensor):
+        raise TypeError(f"scatter_add(): argument 'src' (position 3) must be Tensor, not "
+                        f"{type(src).__name__}")
+    d = norm_dim(dim, input.dim(), name)
     if not isinstance(src, Tensor):
         src = _api.full(index._shape, src, dtype=input.dtype, device=input.device)
     if src.dtype is not input.dtype:
-        raise RuntimeError(f"scatter(): Expected self.dtype to be equal to src.dtype "
+        raise RuntimeError(f"{name}(): Expected self.dtype to be equal to src.dtype "
                            f"({input.dtype.pt_name} vs {src.dtype.pt_name})")
-    _check_gather_shapes(input, d, index, "scatter")
-    for i in range(index.dim()):
-        if index._shape[i] > src._shape[i]:
-            raise RuntimeError(f"scatter(): Expected index {list(index._shape)} to be smaller than "
-                               f"src {list(src._shape)} at dimension {i}")
+    if index.numel():             # PyTorch checks no shape for an empty index
+        _check_gather_shapes(input, d, index, name)
+        for i in range(index.dim()):
+            if index._shape[i] > src._shape[i]:
+                raise RuntimeError(f"{name}(): Expected index {list(index._shape)} to be smaller "
+                                   f"than src {list(src._shape)} at dimension {i}")
     if checked is None:
-        index = check_index(index, input._shape[d] if input.dim() else 1, "scatter", d)
-    place = same_place("scatter", (input, index, src))
+        index = check_index(index, input._shape[d] if input.dim() else 1, name, d)
+    place = same_place(name, (input, index, src))
     index, src = to_place(index, place), to_place(src, place)
     with_grad = STATE.enabled
     STATE.enabled = False
@@ -201,7 +205,7 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
 
 
 def scatter_add(input, dim, index, src):
-    return _scatter(input, dim, index, src, "sum", SCATTER_ADD)
+    return _scatter(input, dim, index, src, "sum", SCATTER_ADD, name="scatter_add")
 
 
 _REDUCES = ("sum", "prod", "mean", "amax", "amin")
@@ -303,7 +307,19 @@ def _vector_index(index, op):
 def index_select(input, dim, index, *, out=None):
     d = norm_dim(dim, input.dim(), "index_select")
     index = _vector_index(index, "index_select")
-    if input.dim() == 0 and index.numel() > 1:
+    if index._dtype not in (D.int64, D.int32):
+        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
+    if input.numel() == 0 and input.dim() and index.numel():
+        # PyTorch's own messages for an index into an empty input
+        size = input._shape[d]
+        if size == 0:
+            raise RuntimeError("index_select(): self indexing axis dim should be positive")
+        bad = index.long()
+        bad = bad[(bad < 0) | (bad >= size)]
+        if bad.numel():
+            raise RuntimeError(f"index_select(): INDICES element is out of DATA bounds, "
+                               f"id={int(bad[0])} axis_dim={size}")
+    if input.dim() == 0 and index.numel() != 1:
         raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got "
                            f"{index.numel()} value(s)")
     index = check_index(index, input._shape[d] if input.dim() else 1, "index_select", d,
@@ -332,26 +348,54 @@ INDEX_ADD = register_op(OpDef(
 OPMATH.add("index_add")
 
 
-def _index_add_args(input, dim, index, op):
+def _index_add_args(input, dim, index, op, source):
+    """index_add's checks, PyTorch's (index_func_meta_impl), before anything runs."""
     d = norm_dim(dim, input.dim(), op)
     index = _vector_index(index, op)
+    if not isinstance(source, Tensor):
+        raise TypeError(f"{op}(): argument 'source' must be Tensor, not {type(source).__name__}")
+    if index._dtype not in (D.int64, D.int32):
+        raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: "
+                           f"{index._dtype.pt_name}")
+    if input._dtype is not source._dtype:
+        raise RuntimeError(f"index_add_(): self ({input._dtype.pt_name}) and source "
+                           f"({source._dtype.pt_name}) must have the same scalar type")
+    if d != 0 and d >= source.dim():
+        raise RuntimeError(f"index_add_(): Indexing dim {d} is out of bounds of the source "
+                           f"tensor with dim {source.dim()}")
+    n = source._shape[d] if source.dim() else 1
+    if index.numel() != n and not source.dim():
+        raise IndexError(f"index_add_(): Dimension specified as {d} but tensor has no dimensions")
+    if index.numel() != n:
+        raise RuntimeError(f"index_add_(): Number of indices ({index.numel()}) should be equal "
+                           f"to source.size(dim): ({n}), for dim: {d}")
+    rest, srest = list(input._shape), list(source._shape)
+    if input.dim() and source.dim():
+        del rest[d], srest[d]
+    if rest != srest:
+        raise RuntimeError(f"index_add_(): source tensor shape must match self tensor shape, excluding the "
+                           f"specified dimension. Got self.shape = {list(input._shape)} "
+                           f"source.shape = {list(source._shape)}")
     # PyTorch: "index out of range in self" (IndexError) for a 1-d input, the bounds
     # message (RuntimeError) otherwise
     one_d = input.dim() <= 1
+    if not source.numel():        # nothing is added: PyTorch reads no index
+        return d, index.long()
     return d, check_index(index, input._shape[d] if input.dim() else 1, op, d,
                           error=IndexError if one_d else RuntimeError,
                           message=_SELF if one_d else None)
 
 
 def index_add(input, dim, index, source, *, alpha=1):
-    d, index = _index_add_args(input, dim, index, "index_add")
+    d, index = _index_add_args(input, dim, index, "index_add", source)
     return run_composite(INDEX_ADD, (input, index, source), {"dim": d, "alpha": alpha})
 
 
 def index_add_(self, dim, index, source, *, alpha=1):
+    check_no_internal_overlap(self, "index_add_")
     if inplace_needs_graph("index_add_", (self, source)):
         return self.copy_(index_add(self, dim, index, source, alpha=alpha))
-    d, index = _index_add_args(self, dim, index, "index_add_")
+    d, index = _index_add_args(self, dim, index, "index_add_", source)
     source = _scaled_source(source, alpha)
     if source.dtype is not self.dtype:
         source = source.to(self.dtype)
@@ -446,6 +490,8 @@ MASKED_FILL = register_op(OpDef(
 
 
 def masked_fill(input, mask, value):
+    if isinstance(mask, Tensor) and isinstance(input, Tensor):
+        broadcast_shapes2(input._shape, mask._shape, "masked_fill")
     value = _mask_value(input, mask, _fill_value(value, input.dtype, "masked_fill"),
                         "masked_fill_")
     return decompose(MASKED_FILL, (input, mask, value), {})
@@ -456,7 +502,8 @@ def masked_fill_(self, mask, value):
     if r._shape != self._shape:
         raise RuntimeError(f"masked_fill_: the mask of shape {list(mask._shape)} can't be broadcast "
                            f"to self's shape {list(self._shape)}")
-    return self.copy_(r)
+    from .memory import write_into
+    return write_into(self, r)
 
 
 def _masked_select(x, mask):
@@ -473,6 +520,7 @@ MASKED_SELECT = register_op(OpDef(
 def masked_select(input, mask, *, out=None):
     if not isinstance(mask, Tensor) or mask.dtype is not D.bool_:
         raise RuntimeError(f"masked_select: expected BoolTensor for mask")
+    broadcast_shapes2(mask._shape, input._shape, "masked_select")
     return decompose(MASKED_SELECT, (input, mask), {})
 
 
@@ -624,6 +672,9 @@ def _geometry(items, shape, stride, offset):
 def getitem(self, key):
     tk = type(key)
     if tk is int and self._shape:               # the common cases, kept cheap
+        n = self._shape[0]
+        if not -n <= key < n:                   # x[i]'s message, not select()'s
+            raise IndexError(f"index {key} is out of bounds for dimension 0 with size {n}")
         return select(self, 0, key)
     if tk is slice and self._shape:
         return _slice0(self, key)
@@ -783,7 +834,51 @@ def _storage_positions(t, logical):
 
 
 def index_put_(self, indices, values, accumulate=False):
-    setitem(self, tuple(indices), values, accumulate)
+    """self[indices] = values (+= with accumulate), checked as PyTorch's index_put_."""
+    if not isinstance(indices, (tuple, list)):
+        raise TypeError(f"index_put_(): argument 'indices' (position 1) must be tuple of "
+                        f"Tensors, not {type(indices).__name__}")
+    for i, t in enumerate(indices):
+        if t is not None and not isinstance(t, Tensor):
+            raise TypeError(f"index_put_(): expected Tensor as element {i} in argument 0, but "
+                            f"got {type(t).__name__}")
+        if t is not None and t._dtype not in _INDEX_DTYPES and t._dtype is not D.bool_:
+            raise IndexError("index_put_(): tensors used as indices must be long, int, byte or "
+                             "bool tensors")
+    used = sum(t is not None for t in indices)
+    if used > max(self.dim(), 1) or (used and not self.dim() and indices[0]._dtype is not D.bool_):
+        raise IndexError(f"index_put_(): too many indices for tensor of dimension {self.dim()} "
+                         f"(got {used})")
+    for i, t in enumerate(indices):
+        if t is not None and t.numel() and t._dtype not in (D.bool_, D.uint8) and self.dim() > i \
+                and self._shape[i] == 0:
+            raise IndexError("index_put_(): index is out of bounds for dimension with size 0")
+    if not isinstance(values, Tensor):
+        raise TypeError(f"index_put_(): argument 'values' (position 2) must be Tensor, not "
+                        f"{type(values).__name__}")
+    if values._dtype is not self._dtype:
+        raise RuntimeError(f"index_put_: Index put requires the source and destination dtypes "
+                           f"match, got {self._dtype.pt_name} for the destination and "
+                           f"{values._dtype.pt_name} for the source.")
+    if indices and all(t is not None and t._dtype is not D.bool_ and t._dtype is not D.uint8
+                       for t in indices) and len(indices) <= self.dim():
+        # PyTorch checks the value's shape against the result's before any index
+        result = tuple(broadcast_shapes(*(t._shape for t in indices))) + \
+            tuple(self._shape[len(indices):])
+        try:
+            broadcast_shapes2(result, values._shape)
+            ok = len(values._shape) <= len(result) and \
+                broadcast_shapes2(result, values._shape) == result
+        except RuntimeError:
+            ok = False
+        if not ok:
+            raise RuntimeError(f"index_put_: shape mismatch: value tensor of shape "
+                               f"{list(values._shape)} cannot be broadcast to indexing result of "
+                               f"shape {list(result)}")
+    try:            # the positions are found before anything is written
+        setitem(self, tuple(indices), values, accumulate)
+    except IndexError as exc:
+        raise IndexError(f"index_put_(): {exc}") from None
     return self
 
 
@@ -844,7 +939,7 @@ scatter_ = _inplace_of(scatter, "scatter_")
 scatter_add_ = _inplace_of(scatter_add, "scatter_add_")
 scatter_reduce_ = _inplace_of(scatter_reduce, "scatter_reduce_")
 masked_scatter_ = _inplace_of(masked_scatter, "masked_scatter_")
-index_fill_ = _inplace_of(index_fill, "index_fill_")
+index_fill_ = _inplace_of(index_fill, "index_fill_", overlap_ok=True)
 
 METHODS = {"scatter_": scatter_, "scatter_add_": scatter_add_, "scatter_reduce_": scatter_reduce_,
            "masked_scatter": masked_scatter, "masked_scatter_": masked_scatter_,

@@ -24,7 +24,8 @@ def _check(a, b, op):
         raise RuntimeError(f"both arguments to {op} need to be at least 1D, but they are "
                            f"{a.dim()}D and {b.dim()}D")
     if a.dtype is not b.dtype:
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {a.dtype.cpp_name} != {b.dtype.cpp_name}")
+        raise RuntimeError(f"{op}: expected m1 and m2 to have the same dtype, but got: "
+                           f"{a.dtype.cpp_name} != {b.dtype.cpp_name}")
     if a.dtype.name == "bool":
         raise RuntimeError(f"{op}: not implemented for 'Bool'")
 
@@ -33,7 +34,8 @@ def _batched(a, b):
     """The prim on (*B, M, K) @ (*B, K, N), with batch dims broadcast by views."""
     (m, k), (k2, n) = a._shape[-2:], b._shape[-2:]
     if k != k2:
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({m}x{k} and {k2}x{n})")
+        raise RuntimeError(f"matmul: mat1 and mat2 shapes cannot be multiplied ({m}x{k} and "
+                           f"{k2}x{n})")
     batch = broadcast_shapes(a._shape[:-2], b._shape[:-2])
     a = a.expand(batch + (m, k))
     b = b.expand(batch + (k, n))
@@ -47,7 +49,8 @@ def matmul(input, other, *, out=None):
     da, db = input.dim(), other.dim()
     if da == 1 and db == 1:
         if input._shape != other._shape:
-            raise RuntimeError(f"inconsistent tensor size, expected tensor [{input._shape[0]}] and "
+            raise RuntimeError(f"matmul: inconsistent tensor size, expected tensor "
+                               f"[{input._shape[0]}] and "
                                f"src [{other._shape[0]}] to have the same number of elements, but "
                                f"got {input._shape[0]} and {other._shape[0]} elements respectively")
         return _batched(input.unsqueeze(0), other.unsqueeze(1)).reshape(())
@@ -110,13 +113,14 @@ def dot(input, other, *, out=None):
     _need(input, "input", "dot")
     _need(other, "tensor", "dot")
     if input.dim() != 1 or other.dim() != 1:
-        raise RuntimeError(f"1D tensors expected, but got {input.dim()}D and {other.dim()}D "
+        raise RuntimeError(f"dot: 1D tensors expected, but got {input.dim()}D and {other.dim()}D "
                            f"tensors")
     if input.dtype is not other.dtype:
         raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
                            f"{input.dtype.pt_name} and {other.dtype.pt_name}")
     if input._shape != other._shape:
-        raise RuntimeError(f"inconsistent tensor size, expected tensor [{input._shape[0]}] and src "
+        raise RuntimeError(f"dot: inconsistent tensor size, expected tensor [{input._shape[0]}] "
+                           f"and src "
                            f"[{other._shape[0]}] to have the same number of elements, but got "
                            f"{input._shape[0]} and {other._shape[0]} elements respectively")
     if input.dtype is D.bool_:
@@ -184,6 +188,27 @@ ADDMV = composite("addmv", lambda x, a, v, beta, alpha: _scaled_sum(
                   doc="beta * x + alpha * (a @ v)", opmath=True)
 
 
+def _product_shape(s1, s2, ndims):
+    if ndims == (2, 1):
+        return (s1[0],)
+    return (*s1[:-1], s2[-1])
+
+
+def _check_expands(name, shape, target):
+    """input must expand to the product's shape (PyTorch's expand_size check), checked
+    before anything runs."""
+    if len(shape) > len(target):
+        raise RuntimeError(f"{name}: the number of sizes provided ({len(target)}) must be greater "
+                           f"or equal to the number of dimensions in the tensor ({len(shape)})")
+    lead = len(target) - len(shape)
+    for i, n in enumerate(shape):
+        t = target[lead + i]
+        if n != t and n != 1:
+            raise RuntimeError(f"{name}: The expanded size of the tensor ({t}) must match the "
+                               f"existing size ({n}) at non-singleton dimension {lead + i}.  "
+                               f"Target sizes: {list(target)}.  Tensor sizes: {list(shape)}")
+
+
 def _add_product(op, name, ndims):
     def fn(input, mat1, mat2, *, beta=1, alpha=1, out=None):
         for arg, x in (("input", input), ("mat1", mat1), ("mat2", mat2)):
@@ -198,16 +223,17 @@ def _add_product(op, name, ndims):
         if name == "baddbmm" and mat1._shape[0] != mat2._shape[0]:
             raise RuntimeError(f"baddbmm: batch sizes differ: {mat1._shape[0]} and "
                                f"{mat2._shape[0]}")
+        if ndims == (2, 2) and mat1._shape[1] != mat2._shape[0]:
+            raise RuntimeError(f"{name}: mat1 and mat2 shapes cannot be multiplied "
+                               f"({mat1._shape[0]}x{mat1._shape[1]} and "
+                               f"{mat2._shape[0]}x{mat2._shape[1]})")
         if ndims[1] == 1 and mat1._shape[1] != mat2._shape[0]:
             raise RuntimeError(f"size mismatch, got input ({input._shape}), mat "
                                f"({mat1._shape[0]}x{mat1._shape[1]}), vec ({mat2._shape[0]})")
         if not mat1.dtype.is_floating_point:      # integer ops take integer scale factors
             beta, alpha = int(beta), int(alpha)
-        r = run(op, (input, mat1, mat2), {"beta": beta, "alpha": alpha})
-        if r._shape != broadcast_shapes(r._shape, input._shape):
-            raise RuntimeError(f"{name}: the input of shape {list(input._shape)} can't be "
-                               f"broadcast to the result's shape {list(r._shape)}")
-        return _out(out, r)
+        _check_expands(name, input._shape, _product_shape(mat1._shape, mat2._shape, ndims))
+        return _out(out, run(op, (input, mat1, mat2), {"beta": beta, "alpha": alpha}))
     fn.__name__ = fn.__qualname__ = name
     return fn
 

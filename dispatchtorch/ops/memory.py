@@ -7,7 +7,7 @@ import numpy as np
 from .. import _dtype as D
 from .._device import device as Device
 from .._device_runtime import place_of
-from .._inplace import commit_inplace, inplace_needs_graph
+from .._inplace import check_no_internal_overlap, commit_inplace, inplace_needs_graph
 from .._run import operand_handle, record, same_place, to_place, wrap
 from .._shape import broadcast_shapes2, norm_dim
 from .._tensor import Tensor
@@ -142,6 +142,15 @@ def copy_(self, src, non_blocking=False):
     """Copy src (broadcast, cast, moved) into self's memory."""
     if not isinstance(src, Tensor):
         raise TypeError(f"copy_(): argument 'src' must be a Tensor, not {type(src).__name__}")
+    check_no_internal_overlap(self, "copy_")
+    if src._shape != self._shape:
+        broadcast_shapes2(self._shape, src._shape, "copy_")
+    return write_into(self, src)
+
+
+def write_into(self, src):
+    """copy_ without the overlap check, for the writes PyTorch allows into an expanded
+    tensor (masked_fill_, index_fill_)."""
     broadcast_shapes2(self._shape, src._shape)
     if src._shape != self._shape and broadcast_shapes2(self._shape, src._shape) != self._shape:
         raise RuntimeError(f"copy_: the size of src {list(src._shape)} can't be broadcast to the "
@@ -150,7 +159,8 @@ def copy_(self, src, non_blocking=False):
         r = src if src._place is self._place else to_device(src, self._place)
         if r._shape != self._shape:
             r = _api.expand(r, self._shape)
-        return commit_inplace(self, r if r._dtype is self._dtype else _cast(r, self._dtype))
+        return commit_inplace(self, r if r._dtype is self._dtype else _cast(r, self._dtype),
+                              replaces=True)
     place = self._place
     if src._place is not place:
         src = to_device(src, place)
@@ -181,10 +191,13 @@ def _fill_value(value, dt):
         return bool(value)
     if dt.is_floating_point:
         return float(value)
-    v = int(value)
     info = D.iinfo(dt)
-    if not info.min <= v <= info.max:       # checked here, so that no backend wraps it
-        raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow")
+    try:
+        v = int(value)
+    except (ValueError, OverflowError):       # NaN / inf into an integer tensor
+        v = None
+    if v is None or not info.min <= v <= info.max:     # checked here: no backend wraps it
+        raise RuntimeError(f"fill_: value cannot be converted to type {dt.name} without overflow")
     return v
 
 
@@ -202,17 +215,30 @@ def zero_(self):
     return fill_(self, 0)
 
 
+def tensor_list(tensors, op):
+    """The `tensors` argument of cat/stack checked as PyTorch's parser does."""
+    if not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{op}(): argument 'tensors' (position 1) must be tuple of Tensors, "
+                        f"not {type(tensors).__name__}")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{op}(): expected Tensor as element {i} in argument 0, but got "
+                            f"{type(t).__name__}")
+    return list(tensors)
+
+
 def cat(tensors, dim=0, *, out=None):
     if out is not None:
         raise NotImplementedError("cat(out=...) is not supported")
-    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
-        raise TypeError("cat(): argument 'tensors' must be a tuple or list of Tensors")
-    tensors = list(tensors)
+    tensors = tensor_list(tensors, "cat")
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
-    for t in tensors:
-        if not isinstance(t, Tensor):
-            raise TypeError(f"cat(): expected a list of Tensors, got {type(t).__name__}")
+    if isinstance(dim, bool) or not isinstance(dim, int):
+        norm_dim(dim, 1, "cat")         # PyTorch's parser: a wrong type before anything
+    for i, t in enumerate(tensors):
+        if not t._shape:
+            raise RuntimeError(f"cat(): zero-dimensional tensor (at position {i}) cannot be "
+                               f"concatenated")
     # legacy rule: 1-d empty tensors are skipped
     used = [t for t in tensors if not (t._shape == (0,))] or tensors[:1]
     ref = used[0]
@@ -222,11 +248,11 @@ def cat(tensors, dim=0, *, out=None):
     d = norm_dim(dim, n, "cat")
     for i, t in enumerate(used):
         if len(t._shape) != n:
-            raise RuntimeError(f"Tensors must have same number of dimensions: got {n} and "
+            raise RuntimeError(f"cat(): Tensors must have same number of dimensions: got {n} and "
                                f"{len(t._shape)}")
         for j in range(n):
             if j != d and t._shape[j] != ref._shape[j]:
-                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected "
+                raise RuntimeError(f"cat(): Sizes of tensors must match except in dimension {d}. Expected "
                                    f"size {ref._shape[j]} but got size {t._shape[j]} for tensor "
                                    f"number {i} in the list.")
     place = same_place("cat", used)
@@ -264,11 +290,11 @@ def _cat_op(n):
 
 
 def stack(tensors, dim=0, *, out=None):
-    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
-        raise TypeError("stack(): argument 'tensors' must be tuple of Tensors")
+    tensors = tensor_list(tensors, "stack")
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
     shape = tensors[0]._shape
+    norm_dim(dim, len(shape) + 1, "stack")
     for i, t in enumerate(tensors):
         if t._shape != shape:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(shape)} at "

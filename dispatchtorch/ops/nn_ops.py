@@ -15,6 +15,7 @@ import math
 
 from .. import _dtype as D
 from .._run import apply, decompose, resolve
+from .._shape import norm_dim
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ..dispatch import DECOMPOSE, OpDef, register_op
@@ -26,16 +27,21 @@ class Composite:
     """A callable row: `ROW(*inputs, **params)` runs the backend's own kernel where
     it registered one (and autograd allows it), the decomposition otherwise."""
 
-    __slots__ = ("op", "meta", "kernels")
+    __slots__ = ("op", "meta", "kernels", "check")
 
     def __init__(self, name, args, decomp, grad=None, meta=None, signature="", doc="",
-                 save_for=None):
+                 save_for=None, check=None):
         self.op = register_op(OpDef(name, kind="nn", args=args, decomp=decomp, grad=grad,
                                     signature=signature, doc=doc, save_for=save_for))
         self.meta = meta
         self.kernels = self.op.kernels
+        # check(name, *inputs, **params) -> params: the row's argument checks and
+        # normalisation, run before any kernel (one place for every caller)
+        self.check = check
 
     def __call__(self, *inputs, **params):
+        if self.check is not None:
+            params = self.check(self.op.name, *inputs, **params)
         for x in inputs:
             if isinstance(x, Tensor):
                 place = x._place
@@ -44,7 +50,10 @@ class Composite:
         if k is None:
             k = resolve(self.op, place.rt)
         low = _half(inputs)
-        if k is not DECOMPOSE and (low is None or not _tracked(inputs)):
+        if k is not DECOMPOSE and (low is None or not _tracked(inputs)) and \
+                (self.check is None or inputs[0].numel()):
+            # rows with checks give an empty input to their decomposition: kernels never
+            # see one
             return self._kernel(place, inputs, params)
         if low is not None:
             # float16/bfloat16 compute in float32 and round once, as the prims do (a
@@ -89,6 +98,8 @@ def _same(x, **_):
 # -- softmax family ------------------------------------------------------------------------------
 
 def _softmax(x, dim):
+    if not x.numel():
+        return x.clone()
     e = (x - x.amax(dim, keepdim=True)).exp_()
     return e.div_(e.sum(dim, keepdim=True))
 
@@ -99,6 +110,8 @@ def _softmax_grad(g, result, dim):
 
 
 def _log_softmax(x, dim):
+    if not x.numel():
+        return x.clone()
     s = x - x.amax(dim, keepdim=True)
     return s.sub_(s.exp().sum(dim, keepdim=True).log_())
 
@@ -107,10 +120,23 @@ def _log_softmax_grad(g, result, dim):
     return g - result.exp() * g.sum(dim, keepdim=True)
 
 
+def _softmax_check(name, x, dim):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(x).__name__}")
+    d = norm_dim(dim, x.dim(), name)
+    if not x._dtype.is_floating_point and x.numel():
+        kernel = f"{name}_lastdim_kernel_impl" if d == x.dim() - 1 or not x.dim() else \
+            f"{name}_kernel_impl"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{x._dtype.pt_name}'")
+    return {"dim": d}
+
+
 SOFTMAX = Composite("softmax", ("x",), _softmax, _softmax_grad, _same,
-                    "softmax(x, *, dim)", "exp(x) / sum(exp(x)) along dim, max-shifted")
+                    "softmax(x, *, dim)", "exp(x) / sum(exp(x)) along dim, max-shifted",
+                    check=_softmax_check)
 LOG_SOFTMAX = Composite("log_softmax", ("x",), _log_softmax, _log_softmax_grad, _same,
-                        "log_softmax(x, *, dim)", "x - logsumexp(x) along dim")
+                        "log_softmax(x, *, dim)", "x - logsumexp(x) along dim",
+                        check=_softmax_check)
 
 # -- activations -----------------------------------------------------------------------------------
 
@@ -565,13 +591,20 @@ def _batch_norm(x, weight, bias, running_mean, running_var, momentum, eps):
     mu = x.mean(dims)
     xc = x - mu.reshape(shape)
     var = (xc * xc).mean(dims)
-    if running_mean is not None:
+    if running_mean is not None or running_var is not None:
         count = x.numel() // x._shape[1]
         with_grad = STATE.enabled
         STATE.enabled = False
-        try:
-            running_mean.mul_(1 - momentum).add_(mu * momentum)
-            running_var.mul_(1 - momentum).add_(var * (momentum * count / max(count - 1, 1)))
+        try:     # both new values first, then the writes: a failure changes neither
+            new = []
+            if running_mean is not None:
+                new.append((running_mean, running_mean * (1 - momentum) + mu * momentum))
+            if running_var is not None:
+                new.append((running_var, running_var * (1 - momentum)
+                            + var * (momentum * count / max(count - 1, 1))))
+            from .memory import write_into     # PyTorch writes expanded stats too
+            for t, v in new:
+                write_into(t, v)
         finally:
             STATE.enabled = with_grad
     y = xc.mul_(var.add_(eps).rsqrt_().reshape(shape))
@@ -596,12 +629,37 @@ def _batch_norm_grad(g, x, weight, eps, needs):
     return gx, gw, gb
 
 
+def _batch_norm_check(name, x, weight, bias, **params):
+    """The running statistics are checked before anything is computed or written."""
+    c = x._shape[1]
+    for what in ("running_mean", "running_var"):
+        t = params.get(what)
+        if t is None:
+            continue
+        if not isinstance(t, Tensor):
+            raise TypeError(f"batch_norm(): argument '{what}' must be Tensor, not "
+                            f"{type(t).__name__}")
+        if t._shape != (c,):
+            raise RuntimeError(f"batch_norm: {what} should be a 1-d tensor of {c} elements, got "
+                               f"shape {list(t._shape)}")
+        if t._dtype is not x._dtype and not (x._dtype in (D.float16, D.bfloat16)
+                                             and t._dtype is D.float32):
+            raise RuntimeError(f"batch_norm: expected scalar type {x._dtype.pt_name} but found "
+                               f"{t._dtype.pt_name} ({what})")
+        if STATE.enabled and t._rg:
+            raise RuntimeError(f"batch_norm: the function 'native_batch_norm' is not "
+                               f"differentiable with respect to argument '{what}'. This input "
+                               f"cannot have requires_grad True.")
+    return params
+
+
 BATCH_NORM = Composite(
     "batch_norm", ("x", "weight", "bias"), _batch_norm, _batch_norm_grad,
     lambda x, *a, **k: _same(x),
     "batch_norm(x, weight, bias, *, running_mean, running_var, momentum, eps)",
     "training-mode batch norm over (N, C, *) with batch statistics; updates running_mean / "
-    "running_var (tensors or None) in place with the unbiased variance, as PyTorch does")
+    "running_var (tensors or None) in place with the unbiased variance, as PyTorch does",
+    check=_batch_norm_check)
 
 # -- embedding, dropout --------------------------------------------------------------------------
 

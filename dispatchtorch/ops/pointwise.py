@@ -16,6 +16,7 @@ from ._elementwise import binary, inplace, nary, result_type, unary
 from .._run import decompose, scalar_handle, wrap
 from ..autograd.grad_mode import no_grad
 from ..dispatch import OpDef, register_op
+from ..dispatch.registry import grad_not_implemented
 from ._composite import composite as _composite, run as _run_composite
 
 
@@ -111,7 +112,11 @@ globals().update(INPLACE)
 
 # -- ops with arguments of their own -------------------------------------------------------------
 
-def _scaled(other, alpha, op):
+def _scaled(input, other, alpha, op):
+    """alpha * other, computed in the result's dtype (PyTorch's add: a bfloat16 `other`
+    beside a float64 input is scaled in float64)."""
+    if isinstance(alpha, bool) and result_type(input, other) is not D.bool_:
+        raise RuntimeError(f"{op}: Boolean alpha only supported for Boolean results.")
     if alpha == 1:
         return other
     if isinstance(other, Tensor) and other._dtype is D.bool_ and isinstance(alpha, int):
@@ -120,40 +125,46 @@ def _scaled(other, alpha, op):
             and isinstance(alpha, float) and alpha != int(alpha):
         raise RuntimeError(f"For integral input tensors, argument alpha must not be a floating point "
                            f"number. ({op})")
+    if isinstance(other, Tensor) and (not isinstance(input, Tensor) or
+                                      input._dtype is not other._dtype):
+        dt = result_type(input, other)
+        if other._dtype is not dt:
+            other = other.to(dt)
     return other * alpha
 
 
 def add(input, other, *, alpha=1, out=None):
-    return write_out(out, binary(E.add, input, _scaled(other, alpha, "add")))
+    return write_out(out, binary(E.add, input, _scaled(input, other, alpha, "add")))
 
 
 def add_(input, other, *, alpha=1):
-    return inplace(E.add, input, _scaled(other, alpha, "add"))
+    return inplace(E.add, input, _scaled(input, other, alpha, "add"))
 
 
 def _no_bool_sub(a, b, op):
     for x in (a, b):
         if isinstance(x, bool) or isinstance(x, Tensor) and x._dtype is D.bool_:
-            raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+            raise RuntimeError(f"{op}: Subtraction, the `-` operator, with a bool tensor is not "
+                               "supported. "
                                "If you are trying to invert a mask, use the `~` or `logical_not()` "
                                "operator instead.")
 
 
 def sub(input, other, *, alpha=1, out=None):
     _no_bool_sub(input, other, "sub")
-    return write_out(out, binary(E.sub, input, _scaled(other, alpha, "sub")))
+    return write_out(out, binary(E.sub, input, _scaled(input, other, alpha, "sub")))
 
 
 def sub_(input, other, *, alpha=1):
     _no_bool_sub(input, other, "sub_")
-    return inplace(E.sub, input, _scaled(other, alpha, "sub"))
+    return inplace(E.sub, input, _scaled(input, other, alpha, "sub"))
 
 
 def rsub(input, other, *, alpha=1):
     """other - alpha * input."""
     _tensor_arg("rsub", "input", input, 1)
     _no_bool_sub(input, other, "rsub")
-    return binary(E.sub, other, _scaled(input, alpha, "rsub"))
+    return binary(E.sub, other, _scaled(other, input, alpha, "rsub"))
 
 
 subtract, multiply = sub, FUNCTIONS["mul"]
@@ -210,7 +221,9 @@ def _check_int_divisor(b, op, a=None):
     """Integer division by zero raises, as on PyTorch's CPU (this syncs on a device);
     an empty result divides nothing."""
     if isinstance(a, Tensor) and isinstance(b, Tensor) and \
-            0 in broadcast_shapes2(a._shape, b._shape):
+            0 in broadcast_shapes2(a._shape, b._shape, op):
+        return
+    if isinstance(a, Tensor) and not isinstance(b, Tensor) and not a.numel():
         return
     if isinstance(b, Tensor):
         if b.numel() and not b.dtype.is_floating_point and bool((b == 0).any()):
@@ -237,14 +250,16 @@ def _floor_divide(a, b):
 
 FLOOR_DIVIDE = _composite("floor_divide", _floor_divide, kind="elementwise", args=("a", "b"),
                           dtypes="numeric", differentiable=False,
+                          grad=grad_not_implemented("floor_divide"),
                           signature="floor_divide(a, b)",
                           doc="floor(a / b); floats exact via fmod as PyTorch's div_floor, "
                               "integers raise on division by zero")
 
 
 def floor_divide(input, other, *, out=None):
+    _broadcasts(input, other, "floor_divide")
     if result_type(input, other) is D.bool_:
-        raise NotImplementedError("\"div_floor\" not implemented for 'Bool'")
+        raise NotImplementedError("floor_divide: \"div_floor_cpu\" not implemented for 'Bool'")
     return write_out(out, _run_composite(FLOOR_DIVIDE, (input, other), {}))
 
 
@@ -269,16 +284,30 @@ def _remainder(a, b):
     return _api.where((r != 0) & ((r < 0) != (b < 0)), r + b, r)
 
 
+def _detached_floor_divide(a, b):
+    """floor(a / b) as a constant: PyTorch's remainder derivative uses div_floor, whose
+    own derivative is zero."""
+    with no_grad():
+        return floor_divide(a, b)
+
+
 REMAINDER = _composite("remainder", _remainder, kind="elementwise", args=("a", "b"),
                        dtypes="numeric", grad=lambda g, a, b, needs: (
                            g if needs[0] else None,
-                           -g * floor_divide(a, b) if needs[1] else None),
+                           -g * _detached_floor_divide(a, b) if needs[1] else None),
                        signature="remainder(a, b)",
                        doc="Python's modulo: the result takes the divisor's sign")
 
 
+def _broadcasts(input, other, op):
+    """A composite's operands broadcast, checked under the op's own name."""
+    if isinstance(input, Tensor) and isinstance(other, Tensor):
+        broadcast_shapes2(input._shape, other._shape, op)
+
+
 def remainder(input, other, *, out=None):
     """Python's modulo: the result has the divisor's sign."""
+    _broadcasts(input, other, "remainder")
     if result_type(input, other) is D.bool_:
         raise NotImplementedError("\"remainder_cpu\" not implemented for 'Bool'")
     return write_out(out, _run_composite(REMAINDER, (input, other), {}))
@@ -493,6 +522,7 @@ def _logical(spec):
     def fn(input, other, *, out=None):
         _tensor_arg(name, "input", input, 1)
         _tensor_arg(name, "other", other, 2)
+        _broadcasts(input, other, name)
         return write_out(out, _run_composite(row, (input, other), {}))
     fn.__name__ = fn.__qualname__ = name
     return fn
@@ -549,10 +579,10 @@ def lerp(input, end, weight, *, out=None):
     if not input._dtype.is_floating_point:
         raise NotImplementedError(f"\"lerp\" not implemented for '{input.dtype.pt_name}'")
     if end._dtype is not input._dtype:
-        raise RuntimeError(f"expected dtype {input.dtype.name.replace('float32', 'float')} for `end` "
+        raise RuntimeError(f"lerp: expected dtype {input.dtype.name.replace('float32', 'float')} for `end` "
                            f"but got dtype {end.dtype.name.replace('float32', 'float')}")
     if isinstance(weight, Tensor) and weight._shape and weight._dtype is not input._dtype:
-        raise RuntimeError(f"expected dtype {input.dtype.name} for `weight` but got dtype "
+        raise RuntimeError(f"lerp: expected dtype {input.dtype.name} for `weight` but got dtype "
                            f"{weight.dtype.name}")
     return write_out(out, nary(E.lerp, (input, end, weight)))
 

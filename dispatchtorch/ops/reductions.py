@@ -10,7 +10,7 @@ from .. import return_types
 from .._run import apply, decompose, kernel_error, record, resolve, storage_of, wrap
 from ..autograd.grad_mode import STATE
 from ..dispatch import DECOMPOSE
-from .._shape import norm_dim, norm_dims, numel, reduced_shape
+from .._shape import check_dim_arg, check_keepdim, norm_dim, norm_dims, numel, reduced_shape
 from .._tensor import Tensor
 from ..dispatch import OpDef, register_op
 from . import _api
@@ -157,6 +157,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
         dt = D.to_dtype(dtype)
         if input._dtype is not dt:
             input = input.to(dt)
+    if keepdim is not False:
+        check_keepdim(keepdim, "sum")
     r = _reduce(SUM, input, _dims(input, dim, "sum"), keepdim, dt)
     return r if out is None else _write(out, r)
 
@@ -170,6 +172,7 @@ def _write(out, r):
 
 def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
     check_tensor(input, "prod")
+    check_keepdim(keepdim, "prod")
     if dim is not None and not isinstance(dim, int):
         raise TypeError(f"prod(): argument 'dim' must be int, not {type(dim).__name__}")
     dt = _sum_dtype(input, dtype)
@@ -194,6 +197,8 @@ MEAN = composite("mean", _mean, kind="reduction", dtypes="floating",
 
 def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     check_tensor(input, "mean")
+    check_dim_arg(dim, "mean")
+    check_keepdim(keepdim, "mean")
     dt = D.to_dtype(dtype) if dtype is not None else input._dtype
     if not dt.is_floating_point:
         raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a "
@@ -219,6 +224,7 @@ NANSUM = composite("nansum", _nansum, kind="reduction",
 
 def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     check_tensor(input, "nansum")
+    check_keepdim(keepdim, "nansum")
     return _write(out, run(NANSUM, (input,), {"dims": _dims(input, dim, "nansum"),
                                               "keepdim": keepdim, "dtype": dtype}))
 
@@ -234,6 +240,7 @@ NANMEAN = composite("nanmean", _nanmean, kind="reduction", dtypes="floating",
 
 def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     check_tensor(input, "nanmean")
+    check_keepdim(keepdim, "nanmean")
     if dtype is not None:
         input = input.to(dtype)
     if not input.dtype.is_floating_point:
@@ -260,6 +267,10 @@ def _check_nonempty(input, dims, name):
 def _extreme_reduce(op, name):
     def fn(input, dim=(), keepdim=False, *, out=None):
         check_tensor(input, name)
+        check_keepdim(keepdim, name)
+        if isinstance(dim, (tuple, list)) and dim and input.numel() == 0:
+            # PyTorch checks each named dim's size before it checks for repeats
+            _check_nonempty(input, [norm_dim(d, input.dim(), name) for d in dim], name)
         dims = norm_dims(dim, input.dim(), name)
         _check_nonempty(input, dims if dim not in (None, ()) else (), name)
         return _write(out, _reduce(op, input, dims or tuple(range(input.dim())), keepdim,
@@ -274,6 +285,7 @@ amin = _extreme_reduce(AMIN, "amin")
 
 def _arg(op, name, input, dim, keepdim):
     check_tensor(input, name)
+    check_keepdim(keepdim, name)
     if dim is None:
         if input.numel() == 0:
             raise IndexError(f"{name}(): Expected reduction dim 0 to have non-zero size.")
@@ -293,11 +305,15 @@ def _no_bool(input, name):
 
 
 def argmax(input, dim=None, keepdim=False, *, out=None):
+    check_keepdim(keepdim, "argmax")
+    check_dim_arg(dim, "argmax")
     _no_bool(input, "argmax")
     return _write(out, _arg(ARGMAX, "argmax", input, dim, keepdim))
 
 
 def argmin(input, dim=None, keepdim=False, *, out=None):
+    check_keepdim(keepdim, "argmin")
+    check_dim_arg(dim, "argmin")
     _no_bool(input, "argmin")
     return _write(out, _arg(ARGMIN, "argmin", input, dim, keepdim))
 
@@ -363,6 +379,7 @@ AMINMAX = composite("aminmax", _aminmax, kind="reduction", n_out=2,
 
 def aminmax(input, *, dim=None, keepdim=False):
     check_tensor(input, "aminmax")
+    check_keepdim(keepdim, "aminmax")
     dims = norm_dims(dim, input.dim(), "aminmax")
     _check_nonempty(input, dims if dim is not None else (), "aminmax")
     return return_types.aminmax(*run(AMINMAX, (input,), {"dims": dims, "keepdim": keepdim}))
@@ -392,12 +409,18 @@ ANY = composite("any", _logical_reduce(AMAX, False), kind="reduction", different
 
 def all(input, dim=None, keepdim=False, *, out=None):
     check_tensor(input, "all")
+    check_keepdim(keepdim, "all")
+    if isinstance(dim, (tuple, list)) and not dim:      # PyTorch: no dim reduced
+        return _write(out, input.clone() if input._dtype is D.uint8 else input != 0)
     return _write(out, run(ALL, (input,), {"dims": norm_dims(dim, input.dim(), "all"),
                                            "keepdim": keepdim}))
 
 
 def any(input, dim=None, keepdim=False, *, out=None):
     check_tensor(input, "any")
+    check_keepdim(keepdim, "any")
+    if isinstance(dim, (tuple, list)) and not dim:      # PyTorch: no dim reduced
+        return _write(out, input.clone() if input._dtype is D.uint8 else input != 0)
     return _write(out, run(ANY, (input,), {"dims": norm_dims(dim, input.dim(), "any"),
                                            "keepdim": keepdim}))
 

@@ -8,6 +8,7 @@ from .. import _dtype as D
 from .. import return_types
 from .._run import apply
 from .._shape import norm_dim
+from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ..dispatch import OpDef, register_op
 from . import _api
@@ -104,6 +105,13 @@ def _cumext(op, name):
     tuple_type = getattr(return_types, name)
 
     def fn(input, dim, *, out=None):
+        if isinstance(dim, (bool, float, str)) or dim is None:
+            raise TypeError(f"{name}(): argument 'dim' (position 1) must be int, not "
+                            f"{type(dim).__name__}")
+        if isinstance(input, Tensor) and input.dim() and not input.numel():
+            # PyTorch returns empty results before it checks dim
+            return tuple_type(_api.empty_like(input), _api.empty(input._shape, dtype=D.int64,
+                                                                 device=input.device))
         d, x = _scan_input(input, dim, name)
         shape = input._shape
         if input.numel() == 0:

@@ -47,7 +47,7 @@ def flip(input, dims):
                         f"{type(dims).__name__}")
     dims = [norm_dim(d, input.dim(), "flip") for d in _int_list(dims, "dims", "flip")]
     if len(set(dims)) != len(dims):
-        raise RuntimeError(f"dim {dims[0]} appears multiple times in the list of dims")
+        raise RuntimeError(f"flip: dim {dims[0]} appears multiple times in the list of dims")
     return run(FLIP, (input,), {"dims": tuple(d for d in dims if input.dim())})
 
 
@@ -85,6 +85,10 @@ ROLL = composite("roll", _roll, kind="indexing",
 def roll(input, shifts, dims=None):
     check_tensor(input, "roll")
     shifts = _int_list(shifts, "shifts", "roll")
+    if dims is not None:
+        _int_list(dims, "dims", "roll")
+    if input.dim() and not input.numel():      # PyTorch returns an empty copy at once
+        return input.clone()
     if dims is None:
         if len(shifts) != 1:
             raise RuntimeError(f"roll: shifts and dimensions must align. shifts: {len(shifts)}, "
@@ -96,7 +100,7 @@ def roll(input, shifts, dims=None):
             raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:"
                                f"{len(dims)}")
         if input.dim() == 0:
-            raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
+            raise IndexError(f"roll(): Dimension specified as {dims[0]} but tensor has no dimensions")
         dims = tuple(norm_dim(d, input.dim(), "roll") for d in dims)
     if input.dim() == 0:
         return input.clone()
@@ -240,8 +244,8 @@ def _triangle_fn(op, name):
 
 tril = _triangle_fn(TRIL, "tril")
 triu = _triangle_fn(TRIU, "triu")
-tril_ = inplace_variant(tril, "tril_")
-triu_ = inplace_variant(triu, "triu_")
+tril_ = inplace_variant(tril, "tril_", overlap_ok=True)
+triu_ = inplace_variant(triu, "triu_", overlap_ok=True)
 
 
 def embed_diagonal(v, shape, offset, dim1=-2, dim2=-1):

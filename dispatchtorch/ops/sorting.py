@@ -8,7 +8,7 @@ import numbers
 from .. import _dtype as D
 from .. import return_types
 from .._run import apply, same_place, to_place
-from .._shape import norm_dim
+from .._shape import check_keepdim, norm_dim
 from .._tensor import Tensor
 from ..dispatch import OpDef, register_op
 from . import _api
@@ -74,7 +74,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
     d = norm_dim(dim, input.dim(), "topk")
     size = input.shape[d] if input.dim() else 1
     if not 0 <= k <= size:
-        raise RuntimeError(f"selected index k out of range")
+        raise RuntimeError(f"topk(): selected index k out of range")
     return return_types.topk(*run(TOPK, (input,), {"k": k, "dim": d, "largest": bool(largest),
                                                    "sorted": sorted}))
 
@@ -101,10 +101,13 @@ KTHVALUE = composite("kthvalue", _kthvalue, kind="sort", n_out=2,
 
 def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     check_tensor(input, "kthvalue")
+    check_keepdim(keepdim, "kthvalue")
     if input.dtype is D.bool_:
         raise NotImplementedError("\"kthvalue\" not implemented for 'Bool'")
     d = norm_dim(dim, input.dim(), "kthvalue")
     size = input.shape[d] if input.dim() else 1
+    if size == 0:
+        raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
     if not 1 <= k <= size:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     return return_types.kthvalue(*run(KTHVALUE, (input,), {"k": k, "dim": d, "keepdim": keepdim}))

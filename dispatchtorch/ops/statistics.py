@@ -6,7 +6,7 @@ import math
 import warnings
 
 from .. import _dtype as D
-from .._shape import norm_dims, numel
+from .._shape import check_dim_arg, check_keepdim, norm_dims, numel
 from . import _api
 from ._composite import composite, run
 from .reductions import LOWP, SUM, _reduce, check_tensor, expand_back
@@ -99,6 +99,9 @@ STD_MEAN = composite("std_mean", _std_mean, kind="reduction", n_out=2, grad=_std
 
 def _var_args(name, input, dim, unbiased, keepdim, correction):
     check_tensor(input, name)
+    check_keepdim(keepdim, name)
+    if not isinstance(dim, bool):
+        check_dim_arg(dim, name)
     if isinstance(dim, bool):          # var(x, True): the old `unbiased` positional form
         dim, unbiased = None, dim
     if unbiased is not None and correction is not None:
@@ -165,6 +168,7 @@ LOGSUMEXP = composite("logsumexp", _logsumexp, kind="reduction", grad=_logsumexp
 
 def logsumexp(input, dim, keepdim=False, *, out=None):
     check_tensor(input, "logsumexp")
+    check_keepdim(keepdim, "logsumexp")
     if dim is None:
         raise TypeError("logsumexp(): argument 'dim' must be tuple of ints, not NoneType")
     if not input.dtype.is_floating_point:

@@ -41,10 +41,10 @@ def infer_shape(shape, n, op="view"):
     if neg:
         rest = numel(shape[:neg[0]] + shape[neg[0] + 1:])
         if rest == 0 or n % rest:
-            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {n}")
+            raise RuntimeError(f"{op}: shape '{list(shape)}' is invalid for input of size {n}")
         shape = shape[:neg[0]] + (n // rest,) + shape[neg[0] + 1:]
     if numel(shape) != n:
-        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {n}")
+        raise RuntimeError(f"{op}: shape '{list(shape)}' is invalid for input of size {n}")
     return shape
 
 
@@ -278,6 +278,8 @@ def permute(input, *dims):
 
 def transpose(input, dim0, dim1):
     n = len(input._shape)
+    dim0 = _int_arg(dim0, "transpose", "dim0", 1)
+    dim1 = _int_arg(dim1, "transpose", "dim1", 2)
     if n == 0:
         norm_dim(dim0, 0, "transpose"), norm_dim(dim1, 0, "transpose")
         return _view_with(PERMUTE, input, (), (), input._offset, {"dims": ()})
@@ -296,6 +298,10 @@ def t(input):
 
 def movedim(input, source, destination):
     n = len(input._shape)
+    for what, v in (("source", source), ("destination", destination)):
+        if not isinstance(v, (int, tuple, list)) or isinstance(v, bool):
+            raise TypeError(f"movedim(): argument '{what}' must be int or tuple of ints, not "
+                            f"{type(v).__name__}")
     src = [source] if isinstance(source, int) else list(source)
     dst = [destination] if isinstance(destination, int) else list(destination)
     if len(src) != len(dst):
@@ -303,6 +309,8 @@ def movedim(input, source, destination):
                            f"contain the same number of dims as destination ({dst} dims)")
     src = [norm_dim(d, n, "movedim") for d in src]
     dst = [norm_dim(d, n, "movedim") for d in dst]
+    if n == 0:
+        return permute(input, ())
     order = [None] * n
     for s, d in zip(src, dst):
         order[d] = s
@@ -367,7 +375,11 @@ def unsqueeze(input, dim):
 
 def flatten(input, start_dim=0, end_dim=-1):
     n = len(input._shape)
+    start_dim = _int_arg(start_dim, "flatten", "start_dim", 1)
+    end_dim = _int_arg(end_dim, "flatten", "end_dim", 2)
     if n == 0:
+        norm_dim(start_dim, 0, "flatten")
+        norm_dim(end_dim, 0, "flatten")
         return reshape(input, (1,))
     s, e = norm_dim(start_dim, n, "flatten"), norm_dim(end_dim, n, "flatten")
     if s > e:
@@ -380,6 +392,10 @@ def flatten(input, start_dim=0, end_dim=-1):
 
 def unflatten(input, dim, sizes):
     n = len(input._shape)
+    if n == 0:
+        norm_dim(dim, 0, "unflatten")
+        raise RuntimeError(f"unflatten got an unexpected error:\nDimension specified as {dim} but "
+                           f"tensor has no dimensions")
     d = norm_dim(dim, n, "unflatten")
     sizes = infer_shape(tuple(sizes), input._shape[d], "unflatten")
     return reshape(input, input._shape[:d] + sizes + input._shape[d + 1:])
@@ -387,17 +403,37 @@ def unflatten(input, dim, sizes):
 
 # -- sub-views -----------------------------------------------------------------------------------
 
+def _int_arg(v, op, name, pos):
+    """An int argument as PyTorch's parser takes it (bool, float and str refused)."""
+    if isinstance(v, bool) or not isinstance(v, int):
+        try:
+            if isinstance(v, (bool, float, str)) or v is None:
+                raise TypeError
+            return operator.index(v)
+        except TypeError:
+            raise TypeError(f"{op}(): argument '{name}' (position {pos}) must be int, not "
+                            f"{type(v).__name__}") from None
+    return v
+
+
 def narrow(input, dim, start, length):
     n = len(input._shape)
+    dim = _int_arg(dim, "narrow", "dim", 1)
+    length = _int_arg(length, "narrow", "length", 3)
     if n == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
     d = norm_dim(dim, n, "narrow")
     size = input._shape[d]
     start = operator.index(start)
+    if not -size <= start <= size:
+        raise IndexError(f"narrow(): start out of range (expected to be in range of [{-size}, "
+                         f"{size}], but got {start})")
     if start < 0:
         start += size
-    if not 0 <= start <= size or length < 0 or start + length > size:
-        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+    if not 0 <= start <= size or start + length > size:
+        raise RuntimeError(f"narrow(): start ({start}) + length ({length}) exceeds dimension size ({size}).")
 
     def geo(shape, st, off):
         return shape[:d] + (length,) + shape[d + 1:], st, off + start * st[d]
@@ -406,13 +442,15 @@ def narrow(input, dim, start, length):
 
 def select(input, dim, index):
     n = len(input._shape)
+    dim = _int_arg(dim, "select", "dim", 1)
     if n == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
     d = norm_dim(dim, n, "select")
     size = input._shape[d]
     i = operator.index(index)
     if not -size <= i < size:
-        raise IndexError(f"index {i} is out of bounds for dimension {d} with size {size}")
+        raise IndexError(f"select(): index {i} out of range for tensor of size "
+                         f"{list(input._shape)} at dimension {d}")
     i = i + size if i < 0 else i
 
     def geo(shape, st, off):
@@ -422,6 +460,9 @@ def select(input, dim, index):
 
 def diagonal(input, offset=0, dim1=0, dim2=1):
     n = len(input._shape)
+    offset = _int_arg(offset, "diagonal", "offset", 1)
+    dim1 = _int_arg(dim1, "diagonal", "dim1", 2)
+    dim2 = _int_arg(dim2, "diagonal", "dim2", 3)
     d1, d2 = norm_dim(dim1, n, "diagonal"), norm_dim(dim2, n, "diagonal")
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
@@ -459,6 +500,12 @@ def unfold(input, dimension, size, step):
 
 def split(tensor, split_size_or_sections, dim=0):
     n = len(tensor._shape)
+    dim = _int_arg(dim, "split", "dim", 2)
+    if n == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    if isinstance(split_size_or_sections, int) and split_size_or_sections < 0:
+        raise RuntimeError(f"split expects split_size be non-negative, but got "
+                           f"split_size={split_size_or_sections}")
     d = norm_dim(dim, n, "split")
     size = tensor._shape[d]
     if isinstance(split_size_or_sections, int):
@@ -480,13 +527,22 @@ def split(tensor, split_size_or_sections, dim=0):
 
 
 def chunk(input, chunks, dim=0):
+    chunks = _int_arg(chunks, "chunk", "chunks", 1)
+    dim = _int_arg(dim, "chunk", "dim", 2)
+    if not input._shape:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0")
     d = norm_dim(dim, len(input._shape), "chunk")
+    if input._shape[d] == 0:      # PyTorch: `chunks` empty pieces
+        return tuple(narrow(input, d, 0, 0) for _ in range(chunks))
     return split(input, -(-input._shape[d] // chunks), d)
 
 
 def unbind(input, dim=0):
+    dim = _int_arg(dim, "unbind", "dim", 1)
+    if not input._shape:
+        raise IndexError(f"unbind(): Dimension specified as {dim} but tensor has no dimensions")
     d = norm_dim(dim, len(input._shape), "unbind")
     return tuple(select(input, d, i) for i in range(input._shape[d]))
 

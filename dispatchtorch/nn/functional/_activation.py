@@ -6,6 +6,8 @@ import warnings
 
 from ... import ops as _ops
 from ..._tensor import Tensor
+from ...autograd.function import Function
+from ...autograd.grad_mode import is_grad_enabled
 from ...ops import nn_ops as N
 
 
@@ -48,13 +50,38 @@ def elu(input, alpha=1.0, inplace=False):
     return _inplace(input, _ops.where(input > 0, input, input.expm1() * alpha), inplace)
 
 
-def softplus(input, beta=1.0, threshold=20.0):
-    _check(input, "softplus")
+def _softplus_values(input, beta, threshold):
     scaled = input * beta if beta != 1 else input
     soft = scaled.exp().log1p()
     if beta != 1:
         soft = soft / beta
     return _ops.where(scaled > threshold, input, soft)
+
+
+class _Softplus(Function):
+    """softplus with PyTorch's own derivative, g * z / (z + 1) with z = exp(beta * x) below
+    the threshold and g above it: differentiating the formula instead gives 0 * inf = nan
+    for beta = inf."""
+
+    @staticmethod
+    def forward(ctx, input, beta, threshold):
+        ctx.save_for_backward(input)
+        ctx.beta, ctx.threshold = beta, threshold
+        return _softplus_values(input, beta, threshold)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        scaled = x * ctx.beta if ctx.beta != 1 else x
+        z = scaled.exp()
+        return _ops.where(scaled > ctx.threshold, g, g * z / (z + 1)), None, None
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    _check(input, "softplus")
+    if input.requires_grad and is_grad_enabled():
+        return _Softplus.apply(input, beta, threshold)
+    return _softplus_values(input, beta, threshold)
 
 
 def mish(input, inplace=False):

@@ -266,6 +266,11 @@ def adaptive_avg_pool2d(input, output_size):
     size = output_size if isinstance(output_size, (tuple, list)) else (output_size, output_size)
     h, w = x.shape[2:]
     oh, ow = (h if s is None else s for s, h in zip(size, (h, w)))
+    if oh < 0 or ow < 0:
+        raise RuntimeError(f"adaptive_avg_pool2d: elements of output_size must be greater than "
+                           f"or equal to 0 but received {{{oh}, {ow}}}")
+    if oh == 0 or ow == 0:      # an empty result, as PyTorch's
+        return _unbatch((x[:, :, :1, :1] * 0).expand(*x.shape[:2], oh, ow).contiguous(), added)
     if oh == h and ow == w:
         return _unbatch(x.clone(), added)
     if h % oh == 0 and w % ow == 0:

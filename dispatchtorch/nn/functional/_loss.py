@@ -176,6 +176,9 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     target = _check_pair("binary_cross_entropy", input, target, strict=True)
     if input.numel() and (float(input.amin().item()) < 0 or float(input.amax().item()) > 1):
         raise RuntimeError("all elements of input should be between 0 and 1")
+    if target.numel() and (float(target.amin().item()) < 0 or float(target.amax().item()) > 1):
+        raise RuntimeError("binary_cross_entropy: all elements of target should be between 0 "
+                           "and 1")
     # PyTorch clamps each log at -100 so that 0 * log(0) stays finite
     log_p = input.log().clamp_min(-100.0)
     log_q = (1 - input).log().clamp_min(-100.0)
@@ -206,7 +209,8 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     if log_target:
         loss = target.exp() * (target - input)
     else:
-        safe = _ops.where(target > 0, target, 1.0)          # xlogy(t, t): 0 where t == 0
+        # xlogy(t, t): 0 where t == 0, NaN where t < 0 (PyTorch's value)
+        safe = _ops.where(target == 0, 1.0, target)
         loss = target * safe.log() - target * input
     if reduction == "batchmean":
         return loss.sum() / (input.shape[0] if input.dim() else 1)

@@ -63,8 +63,11 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     c = input.shape[1]
     for what, t in (("running_mean", running_mean), ("running_var", running_var),
                     ("weight", weight), ("bias", bias)):
+        if t is not None and not isinstance(t, Tensor):
+            raise TypeError(f"batch_norm(): argument '{what}' must be Tensor, not "
+                            f"{type(t).__name__}")
         if t is not None and t.numel() != c:
-            raise RuntimeError(f"{what} should contain {c} elements not {t.numel()}")
+            raise RuntimeError(f"batch_norm: {what} should contain {c} elements not {t.numel()}")
     shape = (1, c) + (1,) * (input.dim() - 2)
     if training:
         if input.numel() // c <= 1:
