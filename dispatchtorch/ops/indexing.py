@@ -111,7 +111,8 @@ def _bounds(index, n):
 
 
 def _check_gather_shapes(x, d, index, op):
-    if index.dim() != x.dim() and not (x.dim() == 0 and index.dim() <= 1):
+    """PyTorch's rule: index and input have one rank (0-d counting as 1-d)."""
+    if max(index.dim(), 1) != max(x.dim(), 1):
         raise RuntimeError(f"Index tensor must have the same number of dimensions as input tensor "
                            f"({op})")
     for i in range(index.dim()):
@@ -123,8 +124,11 @@ def _check_gather_shapes(x, d, index, op):
 
 def gather(input, dim, index, *, sparse_grad=False, out=None):
     d = norm_dim(dim, input.dim(), "gather")
-    _check_gather_shapes(input, d, index, "gather")
+    if not isinstance(index, Tensor) or index.numel():   # PyTorch checks no shape for an empty index
+        _check_gather_shapes(input, d, index, "gather")
     index = check_index(index, input._shape[d] if input.dim() else 1, "gather", d)
+    if index.dim() == 0 and input.dim() == 1:           # a 0-d index counts as 1-d
+        return _gather(input, d, index.reshape(1)).reshape(())
     return _gather(input, d, index)
 
 
@@ -147,6 +151,10 @@ def _scatter(input, dim, index, src, reduce, op=None, checked=None, name="scatte
         raise TypeError(f"scatter_add(): argument 'src' (position 3) must be Tensor, not "
                         f"{type(src).__name__}")
     d = norm_dim(dim, input.dim(), name)
+    if isinstance(index, Tensor) and index.dim() == 0 and input.dim() == 1:
+        index = index.reshape(1)                  # PyTorch counts a 0-d index as 1-d
+        if isinstance(src, Tensor) and src.dim() == 0:
+            src = src.reshape(1)
     if not isinstance(src, Tensor):
         src = _api.full(index._shape, src, dtype=input.dtype, device=input.device)
     if src.dtype is not input.dtype:
@@ -312,6 +320,8 @@ def index_select(input, dim, index, *, out=None):
     if input.numel() == 0 and input.dim() and index.numel():
         # PyTorch's own messages for an index into an empty input
         size = input._shape[d]
+        if size == 0 and input.dim() == 1:
+            raise IndexError("index_select(): index out of range in self")
         if size == 0:
             raise RuntimeError("index_select(): self indexing axis dim should be positive")
         bad = index.long()

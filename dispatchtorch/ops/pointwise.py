@@ -121,8 +121,8 @@ def _scaled(input, other, alpha, op):
         return other
     if isinstance(other, Tensor) and other._dtype is D.bool_ and isinstance(alpha, int):
         alpha = bool(alpha)            # bool tensors stay bool (alpha != 0 keeps them)
-    if isinstance(other, Tensor) and not other.dtype.is_floating_point \
-            and isinstance(alpha, float) and alpha != int(alpha):
+    if isinstance(alpha, float) and alpha != int(alpha) \
+            and not result_type(input, other).is_floating_point:
         raise RuntimeError(f"For integral input tensors, argument alpha must not be a floating point "
                            f"number. ({op})")
     if isinstance(other, Tensor) and (not isinstance(input, Tensor) or
@@ -479,12 +479,12 @@ CLAMP = register_op(OpDef("clamp", kind="elementwise", args=("x", "min", "max"),
                               "min <= x <= max"))
 
 
-def clamp(input, min=None, max=None, *, out=None):
+def clamp(input, min=None, max=None, *, out=None, _op="clamp"):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    _tensor_arg("clamp", "input", input, 1)
+    _tensor_arg(_op, "input", input, 1)
     if result_type(input, *(b for b in (min, max) if b is not None)) is D.bool_:
-        raise NotImplementedError("\"clamp\" not implemented for 'Bool'")
+        raise NotImplementedError(f"\"{_op}\" not implemented for 'Bool'")
     return write_out(out, decompose(CLAMP, (input, min, max), {}))
 
 
@@ -492,11 +492,11 @@ clip = clamp
 
 
 def clamp_min(input, min):
-    return clamp(input, min=min)
+    return clamp(input, min=min, _op="clamp_min")
 
 
 def clamp_max(input, max):
-    return clamp(input, max=max)
+    return clamp(input, max=max, _op="clamp_max")
 
 
 def _truth(x):
@@ -584,6 +584,9 @@ def lerp(input, end, weight, *, out=None):
     if isinstance(weight, Tensor) and weight._shape and weight._dtype is not input._dtype:
         raise RuntimeError(f"lerp: expected dtype {input.dtype.name} for `weight` but got dtype "
                            f"{weight.dtype.name}")
+    shape = broadcast_shapes2(input._shape, end._shape, "lerp")
+    if isinstance(weight, Tensor):
+        broadcast_shapes2(shape, weight._shape, "lerp")
     return write_out(out, nary(E.lerp, (input, end, weight)))
 
 
