@@ -134,7 +134,7 @@ def ulp_distance(actual, expected):
     mag_a, mag_e = a & ~sign, e & ~sign
     same = (a & sign) == (e & sign)
     d = np.where(same, np.where(mag_a > mag_e, mag_a - mag_e, mag_e - mag_a), mag_a + mag_e)
-    return d.astype(np.float64)
+    return d.astype(np.float64).reshape(actual.shape)
 
 
 def identical(a: np.ndarray, b: np.ndarray) -> bool:

@@ -225,7 +225,7 @@ class Report:
         for r in bad[:limit]:
             err = ""
             if r.max_ulp is not None and r.ulp_budget is not None:
-                err = f" [max {_num(r.max_ulp)} ulp, budget {_num(r.ulp_budget)}]"
+                err = f" [max {r.max_ulp:.4g} ulp, budget {r.ulp_budget:g}]"
             elif r.max_abs is not None and r.max_rel is None:
                 err = f" [max abs difference {_num(r.max_abs)}]"
             elif r.max_abs is not None:
@@ -327,7 +327,8 @@ class Report:
 def _blame_text(r):
     if r.blame:
         return f" — {describe_blame(r.blame)}"
-    if r.prims and r.failed:
+    own = {f"{r.op}/{r.dtype}"}
+    if r.failed and set(r.prims) - own:
         shown = ", ".join(r.prims[:8]) + (", ..." if len(r.prims) > 8 else "")
         return f" (prims run on the device: {shown})"
     return ""

@@ -47,6 +47,7 @@ def _matmul_samples(g):
 
 def _mm_samples(g):
     a = g.arr
+    yield g.sample("tiles-33x65x17", a((33, 65), -1, 1), a((65, 17), -1, 1)).skip_checks("grad")
     yield g.sample("prime", a((7, 13)), a((13, 5)))
     yield g.sample("T", a((5, 6), layout="T"), a((6, 3)))
     yield g.sample("empty", a((0, 4)), a((4, 3)))
