@@ -186,3 +186,19 @@ def test_diff_finds_new_failures_fixes_and_slowdowns(fixture_report, tmp_path, s
     p = run(subprocess_env, "diff", str(fixture_report / "r.json"), str(fixture_report / "r.json"))
     assert p.returncode == 0 and p.stdout.strip().endswith("0 new failures, 0 fixed, 0 slower, "
                                                            "0 new fallbacks")
+
+
+def test_new_backends_get_a_conformance_workflow():
+    """`dispatchtorch-backends new` writes a GitHub Actions workflow that runs the suite,
+    publishes every report and diffs against main's."""
+    from dispatchtorch.backends.new import render
+    text = render("acme")[".github/workflows/conformance.yml"]
+    assert "\t" not in text and "__" not in text
+    assert "dispatchtorch-conformance --backend acme" in text
+    for needle in ("--html conformance.html", "--badge conformance.svg", "--report conformance.json",
+                   "dispatchtorch-conformance diff base/conformance.json conformance.json",
+                   "actions/upload-artifact", "pull_request"):
+        assert needle in text, needle
+    # top-level keys of the YAML mapping, in order, at column 0
+    assert [line.split(":")[0] for line in text.splitlines()
+            if line and not line.startswith((" ", "#"))] == ["name", "on", "jobs"]
