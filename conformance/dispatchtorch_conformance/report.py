@@ -45,7 +45,9 @@ class Cell:
             self.skip_reason = r.message
         if r.failed:
             self.blame.update(r.blame)
-        for key in ("max_ulp", "max_abs"):
+        # ulp only where the check was held to an ulp budget (a gradient's ulp distance
+        # near zero says little); the absolute error of every check
+        for key in ("max_ulp", "max_abs") if r.ulp_budget is not None else ("max_abs",):
             v = getattr(r, key)
             if isinstance(v, (int, float)) and not (isinstance(v, float) and math.isnan(v)):
                 mine = getattr(self, key)
