@@ -49,9 +49,9 @@ class Mismatch:
     def describe(self, rtol, atol):
         loc = ", ".join(str(i) for i in self.where)
         if self.max_rel is None:       # integers and bool: absolute differences only
+            worst = abs(int(self.actual) - int(self.expected))     # exact: the worst element
             return (f"{self.count}/{self.total} elements differ (exact); max abs difference "
-                    f"{self.max_abs:.17g}; e.g. at [{loc}]: got {self.actual!r}, expected "
-                    f"{self.expected!r}")
+                    f"{worst}; e.g. at [{loc}]: got {self.actual!r}, expected {self.expected!r}")
         if self.ulps is not None:
             tol = f" (budget {self.ulps:g} ulp{', ' + self.why if self.why else ''})"
             err = f"max {_ulp_text(self.max_ulp)} ulp, max abs error {self.max_abs:.3g}"
