@@ -5,6 +5,7 @@ report so far from the journal, names the cell and sample that were running, and
 exits with status 3 (distinct from 1, "a check failed")."""
 from __future__ import annotations
 
+import atexit
 import faulthandler
 import json
 import os
@@ -98,6 +99,10 @@ def run_supervised(body, args):
             traceback.print_exc()
             code = 70
         finally:
+            try:        # what a normal exit runs: backends stop their workers (atexit)
+                atexit._run_exitfuncs()
+            except BaseException:                   # noqa: BLE001
+                traceback.print_exc()
             sys.stdout.flush()
             sys.stderr.flush()
             os._exit(code if code in (0, 1, 2) else 70)
