@@ -72,7 +72,8 @@ conformance: setup-dev
 	  $(PYTHON) -m dispatchtorch_conformance --backend $$b $(CONFORMANCE_ARGS) --no-progress \
 	    $$([ "$(CONFORMANCE_DTYPES)" = all ] || echo --dtypes $(CONFORMANCE_DTYPES)) \
 	    --no-fallback $$([ -f $$xf ] && echo --xfails $$xf) --report reports/conformance-$$b.json \
-	    --markdown reports/conformance-$$b.md || exit 1; \
+	    --markdown reports/conformance-$$b.md --html reports/conformance-$$b.html \
+	    --badge reports/conformance-$$b.svg || exit 1; \
 	done
 
 third-party: setup-dev

@@ -53,19 +53,22 @@ class Arr:
     layout: "contig" (a fresh tensor), "T" (the transpose of a contiguous tensor),
     "step" (every other element of a wider tensor, so the view has an offset and a
     stride of 2), "offset" (a contiguous view that starts inside its storage) or
-    "expand" (a tensor with size-1 dims broadcast by stride 0; see `Arr.expanded`).
+    "expand" (a tensor with size-1 dims broadcast by stride 0; see `Arr.expanded`) or
+    "perm" (every dim reversed: the permutation of a contiguous tensor, strides
+    increasing).
     The op receives the view; its gradient is taken with respect to the storage.
     `values` is what the op sees. `base` is the host array that is uploaded.
     """
 
     __slots__ = ("values", "layout", "grad", "base", "shape")
-    LAYOUTS = ("contig", "T", "step", "offset", "expand")
+    LAYOUTS = ("contig", "T", "step", "offset", "expand", "perm")
 
     def __init__(self, values, layout="contig", grad=True, *, base=None):
         values = np.asarray(values)
         if layout not in self.LAYOUTS:
             raise ValueError(f"unknown layout {layout!r}; expected one of {self.LAYOUTS}")
-        if layout == "T" and values.ndim < 2 or layout in ("step", "offset") and values.ndim < 1:
+        if layout in ("T", "perm") and values.ndim < 2 or \
+                layout in ("step", "offset") and values.ndim < 1:
             layout = "contig"       # 0-d and 1-d tensors have no such view
         self.values, self.layout, self.grad, self.shape = values, layout, grad, values.shape
         if base is not None:
@@ -74,6 +77,8 @@ class Arr:
             self.base = np.array(values, order="C")          # (ascontiguousarray makes 0-d 1-d)
         elif layout == "T":
             self.base = np.array(np.swapaxes(values, -1, -2), order="C")
+        elif layout == "perm":
+            self.base = np.array(values.transpose(), order="C")
         elif layout == "step":
             n = values.shape[-1]
             base = np.full(values.shape[:-1] + (2 * n + 1,), DT.junk(values.dtype), values.dtype)
@@ -102,6 +107,8 @@ class Arr:
             return t
         if layout == "T":
             return t.transpose(-1, -2)
+        if layout == "perm":
+            return t.permute(*range(t.dim() - 1, -1, -1))
         if layout == "step":
             return t[..., 1::2]
         if layout == "offset":
@@ -225,6 +232,36 @@ class Gen:
         """The dtype's extreme values: for floats huge, tiny, subnormal, -0.0, +-inf and
         NaN; for integers the minimum, maximum, 0, 1 and -1."""
         return Arr(DT.special(dtype or self.dtype), layout)
+
+    def logscale(self, shape, low=None, high=None, *, layout="contig", grad=True):
+        """Floats whose magnitudes spread evenly over binades, from 2**-30 (near zero,
+        where naive formulas such as exp(x) - 1 lose every digit) up to the range's
+        bound; signs random where the range allows. Inside [low, high]."""
+        lo = DT._default_range(self.dtype)[0] if low is None else low
+        hi = DT._default_range(self.dtype)[1] if high is None else high
+        top = max(abs(lo), abs(hi), 2.0 ** -29)
+        mag = np.exp2(self.rng.uniform(-30, np.log2(top), size=shape))
+        sign = np.where(self.rng.random(shape) < 0.5, -1.0, 1.0) if lo < 0 < hi else \
+            (-1.0 if hi <= 0 else 1.0)
+        v = np.clip(mag * sign, lo, hi)
+        if lo > 0:      # a positive domain (log): log-uniform between its bounds
+            v = np.exp2(self.rng.uniform(np.log2(lo), np.log2(hi), size=shape))
+        return Arr(v.astype(self.np), layout, grad)
+
+    def with_specials(self, arr: "Arr", count=None, values=None):
+        """arr with the dtype's special values (NaN, +-inf, -0.0, subnormals; for
+        integers the extremes) written at random positions: the first and the last
+        element, and `count` more (default: a third of a row's length per row), so a
+        row holds several. Floats only get the values of `values` when given."""
+        v = np.array(arr.values, copy=True)
+        if v.size == 0:
+            return arr
+        pool = np.asarray(values if values is not None else DT.special(self.dtype)).astype(v.dtype)
+        flat = v.reshape(-1)
+        n = count if count is not None else max(2, flat.size // 3)
+        where = np.concatenate([[0, flat.size - 1], self.rng.integers(0, flat.size, n)])
+        flat[where] = pool[self.rng.integers(0, pool.size, where.size)]
+        return Arr(v, arr.layout if arr.layout != "expand" else "contig", arr.grad)
 
     def index(self, shape, high, *, low=0, layout="contig"):
         """A random int64 index tensor with values in [low, high)."""

@@ -151,6 +151,15 @@ def inplace(case, sample, device) -> Run:
     return run
 
 
+ALIAS_DIRECTIONS = ("view->base", "base->view")
+
+
+def alias_fn(direction):
+    """The alias check writing one way: through the view ("view->base") or into the
+    viewed storage ("base->view", which also holds for views that overlap themselves)."""
+    return alias if direction == "view->base" else alias_back
+
+
 def alias(case, sample, device) -> Run:
     """Write new values through the op's result (a view): the first input's storage
     must change the same way on the backend as on the CPU."""
@@ -169,6 +178,34 @@ def alias(case, sample, device) -> Run:
             return run
         run.where = "write"
         view.copy_(torch.tensor(changed(host(view).values), device=view.device))
+        run.where = "readback"
+        run.outputs = _to_host_items([("view", view)])
+        run.bases = [host(b) for b in leaves]
+        run.extra["before"] = [a.base for a in sample.arrays()]
+    except Exception as exc:        # noqa: BLE001
+        run.exc = exc
+    return run
+
+
+def alias_back(case, sample, device) -> Run:
+    """Write new values into the first input's storage after the op: reading the
+    result (a view) must show them on the backend as on the CPU."""
+    run = Run()
+    leaves = []
+    try:
+        run.where = "upload"
+        args = upload(sample.args, device, False, leaves)
+        kwargs = upload(sample.kwargs, device, False, leaves)
+        run.where = "call"
+        out = _call(case.fn, args, kwargs)
+        view = flatten(out)[0][1]
+        if not isinstance(view, torch.Tensor) or view.numel() == 0 or not leaves:
+            run.extra["skipped"] = "the result is empty"
+            return run
+        run.extra["view_before"] = host(view).values
+        run.where = "write"
+        base = leaves[0]
+        base.copy_(torch.tensor(changed(host(base).values), device=base.device))
         run.where = "readback"
         run.outputs = _to_host_items([("view", view)])
         run.bases = [host(b) for b in leaves]

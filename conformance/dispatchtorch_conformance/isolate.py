@@ -4,11 +4,15 @@ interpreter (a segfault, an abort) or hangs costs one cell, not the run.
 The parent starts `python -m dispatchtorch_conformance.isolate JOB` per op; the worker
 streams one JSON line per event on a private copy of stdout (anything the backend
 prints goes to stderr). A worker that dies is reported as `crash` for the cell it
-was running, one that stays silent past the timeout is killed and reported as
-`timeout`; a new worker then carries on with the op's remaining dtypes.
+was running, with the sample it was in and the end of its stderr (faulthandler's
+traceback of the crash); a new worker carries on with the op's remaining dtypes. The
+timeout is per sample: a worker silent for that long is killed, its cell reported as
+`timeout` (naming the sample), and the op's remaining dtypes are not run ("not run
+(hung)": one hanging kernel costs one timeout, not one per dtype).
 """
 from __future__ import annotations
 
+import faulthandler
 import json
 import os
 import queue
@@ -35,7 +39,7 @@ def _signal_name(code):
     return f"exit code {code}"
 
 
-def _tail(path, n=1500):
+def _tail(path, n=4000):
     try:
         with open(path, "rb") as f:
             f.seek(0, os.SEEK_END)
@@ -76,7 +80,7 @@ def run_job(config, case_name, cells, timeout, op="-", on_result=None):
                 lines.put(line)
             lines.put(None)
         threading.Thread(target=pump, daemon=True).start()
-        current = None
+        current = sample = None
         # starting Python and the backend is not the cell's time (a loaded machine)
         deadline = time.monotonic() + max(timeout, STARTUP)
         try:
@@ -87,30 +91,42 @@ def run_job(config, case_name, cells, timeout, op="-", on_result=None):
                     proc.kill()
                     proc.wait()
                     cell = current or remaining[0]
+                    where = f" in sample {sample}" if sample else ""
                     emit(_cell_result(case_name, cell, "timeout",
-                                      f"no result within {timeout:g}s; the worker was killed", op))
+                                      f"no result within {timeout:g}s{where}; the worker was "
+                                      f"killed", op))
                     remaining.remove(cell)
+                    if case_name != CONTRACT:
+                        for other in remaining:
+                            emit(_cell_result(case_name, other, "skip",
+                                              f"not run (hung): {case_name}/{cell} hung{where}",
+                                              op))
+                        remaining = []
                     break
                 if line is None:
                     code = proc.wait()
                     if current is not None or (code != 0 and remaining):
                         cell = current or remaining[0]
                         tail = _tail(err_path)
+                        where = sample or f"{case_name}/{cell}"
                         emit(_cell_result(case_name, cell, "crash",
                                           f"the worker died ({_signal_name(code)}) while running "
-                                          f"{case_name}/{cell}" + (f"; its last output: {tail}"
-                                                                   if tail else ""), op))
+                                          f"{where}" + (f"; its last output: {tail}"
+                                                        if tail else ""), op))
                         remaining.remove(cell)
                     break
                 msg = json.loads(line)
                 if "start" in msg:
-                    current = msg["start"]
+                    current, sample = msg["start"], None
+                    deadline = time.monotonic() + timeout
+                elif "sample" in msg:
+                    sample = msg["sample"]
                     deadline = time.monotonic() + timeout
                 elif "result" in msg:
                     emit(Result.from_dict(msg["result"]))
                 elif "end" in msg:
                     remaining.remove(msg["end"])
-                    current = None
+                    current = sample = None
                 elif "fatal" in msg:
                     for cell in remaining:
                         emit(_cell_result(case_name, cell, "error", msg["fatal"], op))
@@ -145,6 +161,7 @@ def run_isolated(config, jobs, timeout, workers=1, on_result=None):
 def _worker(job):
     out = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)                 # whatever the backend prints must not corrupt the stream
+    faulthandler.enable(file=sys.stderr)    # a crash leaves its traceback in the log
 
     def send(**msg):
         out.write(json.dumps(msg, default=str) + "\n")
@@ -167,7 +184,8 @@ def _worker(job):
     case = by_name()[job["case"]]
     for dtype in job["cells"]:
         send(start=dtype)
-        for r in runner.run_cell(target, case, dtype, skips=skips):
+        for r in runner.run_cell(target, case, dtype, skips=skips,
+                                 on_sample=lambda sid: send(sample=sid)):
             send(result=r.as_dict())
         send(end=dtype)
     return 0

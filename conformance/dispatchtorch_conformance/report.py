@@ -12,6 +12,7 @@ import textwrap
 from dataclasses import dataclass, field
 
 from . import __version__
+from .attribution import N_PRIMS, attribute, describe_blame, failing_prims, prim_coverage
 from .dtypes import ALL, SHORT
 from .results import FAILING, counts, summary_line
 
@@ -29,6 +30,30 @@ class Cell:
     fallback: set = field(default_factory=set)
     decomposed: bool = False
     skip_reason: str = ""
+    blame: set = field(default_factory=set)
+    max_ulp: float | None = None
+    max_abs: float | None = None
+    seconds: float = 0.0
+    ref_seconds: float = 0.0
+    hung: bool = False
+
+    def add(self, r):
+        self.outcomes.add(r.outcome)
+        self.fallback.update(r.fallback)
+        self.decomposed = self.decomposed or r.decomposed
+        if r.outcome == "skip" and not self.skip_reason:
+            self.skip_reason = r.message
+        if r.failed:
+            self.blame.update(r.blame)
+        # ulp only where the check was held to an ulp budget (a gradient's ulp distance
+        # near zero says little); the absolute error of every check
+        for key in ("max_ulp", "max_abs") if r.ulp_budget is not None else ("max_abs",):
+            v = getattr(r, key)
+            if isinstance(v, (int, float)) and not (isinstance(v, float) and math.isnan(v)):
+                mine = getattr(self, key)
+                setattr(self, key, v if mine is None else max(mine, v))
+        self.seconds += r.seconds or 0.0
+        self.ref_seconds += r.ref_seconds or 0.0
 
     @property
     def status(self):
@@ -40,6 +65,10 @@ class Cell:
                 return label
         if "does not claim" in self.skip_reason:
             return "n/c"
+        if "not run (hung)" in self.skip_reason:
+            return "hung"
+        if "not run (crash)" in self.skip_reason:
+            return "n/r"
         return "skip"
 
     def text(self):
@@ -57,12 +86,7 @@ def cells(results):
     for r in results:
         if r.case.startswith("contract/"):
             continue
-        c = table.setdefault(r.case, {}).setdefault(r.dtype, Cell())
-        c.outcomes.add(r.outcome)
-        c.fallback.update(r.fallback)
-        c.decomposed = c.decomposed or r.decomposed
-        if r.outcome == "skip" and not c.skip_reason:
-            c.skip_reason = r.message
+        table.setdefault(r.case, {}).setdefault(r.dtype, Cell()).add(r)
     return table
 
 
@@ -94,6 +118,13 @@ class Report:
     options: dict = field(default_factory=dict)
     unused_xfails: list = field(default_factory=list)
     strict_xfail: bool = False
+    allow_fallback: bool = False
+    partial: list = field(default_factory=list)     # what made the run partial (options)
+    crashed: str = ""                               # the cell a crash ended the run in
+
+    def __post_init__(self):
+        attribute(self.results)
+        self.prims = prim_coverage(self.results)
 
     @property
     def failed(self):
@@ -102,8 +133,40 @@ class Report:
             bad += [r for r in self.results if r.outcome == "xpass"]
         return bad
 
+    @property
+    def fell_back(self):
+        return self.prims["fell_back"]
+
+    @property
+    def conformant(self):
+        """Nothing failed, nothing crashed, and every prim ran on the device (unless
+        fallbacks were allowed)."""
+        return not self.failed and not self.crashed and \
+            (self.allow_fallback or not self.fell_back)
+
+    def prims_line(self):
+        p = self.prims
+        return f"prims on device {len(p['on_device'])}/{p['total']}, fell back {len(p['fell_back'])}"
+
+    def verdict(self):
+        if self.crashed:
+            why = f"crashed in {self.crashed}"
+        elif self.failed:
+            why = f"{len(self.failed)} checks failed"
+        elif self.fell_back and not self.allow_fallback:
+            why = (f"{len(self.fell_back)} prims ran on the CPU instead of the device "
+                   f"(--allow-fallback accepts that)")
+        else:
+            why = ""
+        word = "NOT CONFORMANT" if why else "CONFORMANT"
+        if self.fell_back and self.allow_fallback and not why:
+            word += " (with CPU fallbacks)"
+        if self.partial:
+            word += f" (partial run: {', '.join(self.partial)})"
+        return word + (f": {why}" if why else "")
+
     def summary(self):
-        return summary_line(self.results, self.seconds)
+        return f"{summary_line(self.results, self.seconds)}; {self.prims_line()}"
 
     def dtypes(self):
         seen = {r.dtype for r in self.results}
@@ -120,13 +183,19 @@ class Report:
             "options": self.options,
             "seconds": round(self.seconds, 3),
             "summary": {"line": self.summary(), **counts(self.results),
-                        "failed": len(self.failed)},
-            "cells": {case: {d: {"status": c.status, "fallback": sorted(c.fallback),
-                                 "decomposed": c.decomposed}
-                             for d, c in row.items()} for case, row in table.items()},
+                        "failed": len(self.failed), "verdict": self.verdict(),
+                        "conformant": self.conformant, "partial": self.partial,
+                        "crashed": self.crashed,
+                        "prims_on_device": len(self.prims["on_device"]),
+                        "prims_fell_back": len(self.prims["fell_back"]),
+                        "prims_total": N_PRIMS},
+            "prims": {**self.prims, "missing": self.backend.get("missing_prims", []),
+                      "failing": sorted(failing_prims(self.results))},
+            "cells": {case: {d: _cell_json(c) for d, c in row.items()}
+                      for case, row in table.items()},
             "unused_xfails": [{"pattern": e.pattern, "line": e.line, "reason": e.reason}
                               for e in self.unused_xfails],
-            "results": [_compact(r.as_dict()) for r in self.results],
+            "results": [_compact(_slim(r.as_dict(), r.failed)) for r in self.results],
         }
 
     def write_json(self, path):
@@ -157,11 +226,15 @@ class Report:
         lines = []
         for r in bad[:limit]:
             err = ""
-            if r.max_abs is not None:
+            if r.max_ulp is not None and r.ulp_budget is not None:
+                err = f" [max {r.max_ulp:.4g} ulp, budget {r.ulp_budget:g}]"
+            elif r.max_abs is not None and r.max_rel is None:
+                err = f" [max abs difference {_num(r.max_abs)}]"
+            elif r.max_abs is not None:
                 err = f" [max abs {_num(r.max_abs)}, max rel {_num(r.max_rel)}]"
             label = {"fail": "FAIL", "error": "ERROR", "crash": "CRASH", "timeout": "TIMEOUT",
                      "xpass": "XPASS"}[r.outcome]
-            lines.append(f"{label} {r.id}{err}: {r.message}")
+            lines.append(f"{label} {r.id}{err}: {r.message}{_blame_text(r)}")
         if limit is not None and len(bad) > limit:
             lines.append(f"... and {len(bad) - limit} more (see the JSON report)")
         return lines
@@ -175,6 +248,10 @@ class Report:
                          f"CPU, copying in and out): {', '.join(missing)}")
         if prims:
             lines.append(f"fell back to the CPU during this run: {', '.join(prims)}")
+        bad = sorted(failing_prims(self.results))
+        if bad:
+            lines.append(f"prims whose own cases fail (failures of other cells that ran them "
+                         f"say so): {', '.join(bad)}")
         return lines
 
     def skip_lines(self):
@@ -211,7 +288,7 @@ class Report:
         out += [""] + self.fallback_lines() + self.skip_lines()
         for e in self.unused_xfails:
             out.append(f"unused expected-failure entry, line {e.line}: {e.pattern}")
-        out += ["", self.summary()]
+        out += ["", self.verdict(), self.summary()]
         return "\n".join(out)
 
     # -- Markdown --------------------------------------------------------------------
@@ -219,7 +296,7 @@ class Report:
         b = self.backend
         env = environment()
         out = [f"# dispatchtorch conformance: `{b['name']}`", "",
-               f"**{self.summary()}**", "",
+               f"**{self.verdict()}**", "", f"**{self.summary()}**", "",
                f"- backend: `{b['name']}` {b.get('version', '')} "
                f"(distribution `{b.get('distribution', '')}`), device under test "
                f"`{b.get('device_under_test')}`"]
@@ -247,6 +324,37 @@ class Report:
     def write_markdown(self, path):
         with open(path, "w", encoding="utf-8") as f:
             f.write(self.markdown())
+
+
+def _blame_text(r):
+    if r.blame:
+        return f" — {describe_blame(r.blame)}"
+    own = {f"{r.op}/{r.dtype}"}
+    if r.failed and set(r.prims) - own:
+        shown = ", ".join(r.prims[:8]) + (", ..." if len(r.prims) > 8 else "")
+        return f" (prims run on the device: {shown})"
+    return ""
+
+
+def _cell_json(c):
+    d = {"status": c.status, "fallback": sorted(c.fallback), "decomposed": c.decomposed}
+    if c.blame:
+        d["blame"] = sorted(c.blame)
+    if c.max_ulp is not None:
+        d["max_ulp"] = c.max_ulp
+    if c.max_abs is not None and math.isfinite(c.max_abs):
+        d["max_abs"] = c.max_abs
+    d["seconds"] = round(c.seconds, 4)
+    d["ref_seconds"] = round(c.ref_seconds, 4)
+    return d
+
+
+def _slim(d, failed):
+    """Passing results keep their verdict and numbers; the prims they ran are in the
+    `prims` section (failing results list theirs, for the attribution)."""
+    if not failed:
+        d.pop("prims", None)
+    return d
 
 
 def _num(x):

@@ -28,6 +28,11 @@ class Result:
     decomposed: bool = False                       # a composite run as its decomposition
     seconds: float = 0.0
     expected_failure: str = ""                     # the xfails entry that matched
+    prims: list = field(default_factory=list)      # "prim/dtype" run on the device by this check
+    blame: list = field(default_factory=list)      # of those, the ones whose own cases fail
+    max_ulp: float | None = None                   # worst distance from the reference, in ulp
+    ulp_budget: float | None = None                # the budget that distance was held to
+    ref_seconds: float = 0.0                       # the same check on the CPU reference
 
     @property
     def id(self):

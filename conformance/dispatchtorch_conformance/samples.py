@@ -2,8 +2,11 @@
 
 Each function returns a generator `gen(g)` for `Case(samples=...)`. Together they
 cover 0-d, empty, size-1 and prime-sized tensors, broadcasting, Python scalars,
-non-contiguous inputs (transposed, stepped, offset, expanded), a large input of
-more than 2**20 elements and the dtype's extreme values.
+non-contiguous inputs of every rank 1-5 (transposed, stepped, offset, expanded,
+permuted), a large input of more than 2**20 elements, the dtype's extreme values in
+a row of their own and at random positions among ordinary values (several per row),
+floats spread over binades down to 2**-30, and integers that need the dtype's full
+width (a narrower accumulator or intermediate wraps).
 """
 from __future__ import annotations
 
@@ -21,6 +24,39 @@ PROMOTE_PARTNER = {"bool": "float32", "uint8": "int8", "int8": "uint8", "int16":
                    "bfloat16": "float16", "float32": "float64", "float64": "int64"}
 
 NO_LARGE = ("grad", "inplace")       # checks left out of the large samples (time)
+
+# non-contiguous shapes of ranks 1-5 (the 2-D ones are in every family already)
+RANKS = (("step1", (11,), "step"), ("T3", (2, 3, 5), "T"), ("perm4", (2, 3, 4, 5), "perm"),
+         ("step5", (2, 1, 3, 2, 5), "step"))
+
+
+def _wide(g, shape, nonzero=False):
+    """Integers over the dtype's whole range (for a divisor: no 0 and no -1, which
+    raise or overflow)."""
+    arr = g.arr(shape, *limits_of(g))
+    if nonzero:
+        v = arr.values.copy()
+        v[(v == 0) | (v == -1)] = 1
+        arr = Arr(v)
+    return arr
+
+
+def limits_of(g):
+    from .dtypes import limits
+    return limits(g.dtype)
+
+
+def _sharp_unary(g, low, high, extremes):
+    """The samples of the ranks, binades, specials-among-values and full-width kinds."""
+    for name, shape, layout in RANKS:
+        yield g.sample(name, g.arr(shape, low, high, layout=layout))
+    if g.floating:
+        yield g.sample("logscale", g.logscale((8, 16), low, high)).skip_checks("grad")
+        if extremes:
+            yield g.sample("specials", g.with_specials(g.arr((5, 37), low, high))) \
+                .skip_checks("grad")
+    elif not g.is_bool and low is None and high is None:
+        yield g.sample("wide", _wide(g, (5, 7)))
 
 
 def unary(low=None, high=None, *, extremes=True, large=True):
@@ -42,6 +78,7 @@ def unary(low=None, high=None, *, extremes=True, large=True):
             yield g.sample("large", a(LARGE)).skip_checks(*NO_LARGE)
         if extremes:
             yield g.sample("extremes", g.special()).skip_checks("grad")
+        yield from _sharp_unary(g, low, high, extremes)
     return gen
 
 
@@ -90,6 +127,17 @@ def binary(low=None, high=None, *, rlow=None, rhigh=None, scalars=(2, -1.5), rsc
                 r = s[(s != 0) & (s != -1)]     # x / 0 raises; INT_MIN / -1 overflows (traps)
             yield g.sample("extremes", Arr(s.reshape(-1, 1)), Arr(r.reshape(1, -1))) \
                 .skip_checks("grad")
+        yield g.sample("step1", a((11,), "step"), b((11,), "step"))
+        yield g.sample("perm4-bcast", a((2, 3, 4, 5), "perm"), b((4, 5)))
+        yield g.sample("step5-T3", a((2, 1, 3, 2, 5), "step"), b((3, 5, 2), "T"))
+        if g.floating:
+            yield g.sample("logscale", g.logscale((8, 16), low, high),
+                           g.logscale((8, 16), rlow, rhigh)).skip_checks("grad")
+            if extremes:
+                yield g.sample("specials", g.with_specials(a((5, 17))),
+                               g.with_specials(b((5, 17)))).skip_checks("grad")
+        elif not g.is_bool and low is None and high is None and rlow is None and rhigh is None:
+            yield g.sample("wide", _wide(g, (5, 7)), _wide(g, (5, 7), nonzero_rhs))
     return gen
 
 
@@ -101,14 +149,21 @@ def _no_zeros(arr):
     return Arr(v, arr.layout, arr.grad)
 
 
+# specials whose reduction does not depend on the order of the terms (no +-max, whose
+# sums overflow or not depending on which terms meet first)
+ORDER_FREE = (np.nan, np.inf, -np.inf, -0.0, 0.0)
+
+
 def reduction(low=None, high=None, *, tuple_dims=True, keepdim=True, empty_raises=None,
-              large_range=(0.5, 1.5), large_all=True, extremes=True):
+              large_range=(0.5, 1.5), large_all=True, extremes=True, wide=True,
+              subnormals=True):
     """f(x, dim=..., keepdim=...) over every standard layout: all dims (no dim
     argument), one dim, negative dims, dim tuples, 0-d and empty inputs. The large
     samples draw positive values from large_range, so that the result has no
     cancellation and any summation order is within tolerance. empty_raises: for ops
     without an identity (amax, argmax), the errors (all dims, dim 0) that reducing
-    an empty (0, 3) tensor must raise."""
+    an empty (0, 3) tensor must raise. subnormals=False leaves them out of the specials
+    among ordinary values (a product's underflow depends on the order of its factors)."""
     def gen(g):
         def a(shape, layout="contig"):
             return g.arr(shape, low, high, layout=layout)
@@ -146,6 +201,20 @@ def reduction(low=None, high=None, *, tuple_dims=True, keepdim=True, empty_raise
             s = g.special()
             yield g.sample("extremes", s).skip_checks("grad")
             yield g.sample("extremes-dim0", s, dim=0).skip_checks("grad")
+            if g.floating:
+                sub = float(g.special().values[10])     # the smallest subnormal
+                values = ORDER_FREE + ((sub, -sub) if subnormals else ())
+                yield g.sample("specials-dim1", g.with_specials(a((6, 11)), values=values),
+                               dim=1).skip_checks("grad")
+        e3 = g.sample("empty-dim1-3d", a((2, 0, 3)), dim=1)
+        yield e3.raises(empty_raises[1]) if empty_raises else e3
+        yield g.sample("perm4-dim2", a((2, 3, 4, 5), "perm"), dim=2)
+        yield g.sample("step5-dims", a((2, 1, 3, 2, 5), "step"), dim=-1)
+        if wide and low is None and high is None and not g.floating and not g.is_bool:
+            # sums that need the full width of the result (int32 sums to int64), from
+            # terms a narrower accumulator cannot hold
+            lo, hi = limits_of(g)
+            yield g.sample("wide", g.arr((4, 16), lo // 32, hi // 32), dim=1)
     return gen
 
 

@@ -12,6 +12,12 @@ HERE = Path(__file__).parent
 FIXTURES = HERE / "fixture_backends"
 REPO = HERE.parent.parent
 BACKENDS = {"fixture": "dtc_fixture_wrong", "crashy": "dtc_fixture_crashy"}
+# the broken copies of the CPU backend, one bug each (and a faithful one, and one with
+# no kernels): name -> "module:attribute"
+BROKEN = ("b_expm1", "b_ftz", "b_zerosign", "b_halfsum", "b_int32sum", "b_layout", "b_tile",
+          "b_scatter", "faithful", "nokernels")
+ENTRY_POINTS = {**BACKENDS, **{n: f"dtc_fixture_broken:plugin_{n}" for n in BROKEN}}
+MODULES = tuple(BACKENDS.values()) + ("dtc_fixture_broken",)
 
 
 def make_site(root: Path) -> Path:
@@ -22,8 +28,8 @@ def make_site(root: Path) -> Path:
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: dtc-fixture-backends\n"
                                    "Version: 0.1\n")
     (dist / "entry_points.txt").write_text(
-        "[dispatchtorch.backends]\n" + "".join(f"{n} = {m}\n" for n, m in BACKENDS.items()))
-    for mod in BACKENDS.values():
+        "[dispatchtorch.backends]\n" + "".join(f"{n} = {m}\n" for n, m in ENTRY_POINTS.items()))
+    for mod in MODULES:
         shutil.copy(FIXTURES / f"{mod}.py", site / f"{mod}.py")
     return site
 
@@ -45,7 +51,7 @@ def fixture_backends(fixture_site):
         yield fixture_site
     finally:
         sys.path.remove(str(fixture_site))
-        for mod in BACKENDS.values():
+        for mod in MODULES:
             sys.modules.pop(mod, None)
         importlib.invalidate_caches()
         set_fallback_mode(mode)

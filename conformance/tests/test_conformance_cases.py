@@ -192,3 +192,77 @@ def test_samples_needing_unclaimed_dtypes_are_skipped(fixture_backends):
     assert res["declared"].outcome == "skip" and "uses dtypes" in res["declared"].message
     assert res["undeclared"].outcome == "skip" and "result has dtype int16" in res["undeclared"].message
     assert res["claimed"].outcome == "pass"
+
+
+def test_ulp_distance_counts_representable_values():
+    from dispatchtorch_conformance.compare import ulp_distance
+    one = np.float32(1.0)
+    up = np.nextafter(one, np.float32(2))
+    assert ulp_distance(np.array([up]), np.array([one])).tolist() == [1.0]
+    sub = np.array([np.finfo(np.float32).smallest_subnormal], np.float32)
+    assert ulp_distance(sub, -sub).tolist() == [2.0]                 # across zero
+    assert ulp_distance(np.array([0.0], np.float32), np.array([-0.0], np.float32)).tolist() == [0.0]
+    half = np.array([np.finfo(np.float32).tiny / 2], np.float32)    # a subnormal flushed
+    assert ulp_distance(np.zeros(1, np.float32), half).tolist() == [2.0 ** 22]
+    big = np.array([np.finfo(np.float64).max], np.float64)
+    assert ulp_distance(big, -big)[0] > 1e19                          # no int64 overflow
+
+
+def test_compare_by_ulp_catches_what_atol_hides():
+    tiny = np.array([1e-30, 2.0], np.float32)
+    wrong = np.array([0.0, 2.0], np.float32)
+    assert compare(wrong, tiny, *tolerance("float32")) is None        # inside atol
+    m = compare(wrong, tiny, *tolerance("float32"), ulps=7)
+    assert m.count == 1 and m.where == (0,) and m.max_ulp > 1e8
+    assert "budget 7 ulp" in m.describe(0, 0)
+    z = compare(np.array([0.0], np.float32), np.array([-0.0], np.float32), 0, 0, ulps=0)
+    assert z is not None and z.why == "sign of zero" and z.max_abs == 0
+    assert compare(np.array([np.nan, np.inf], np.float32), np.array([np.nan, np.inf], np.float32),
+                   0, 0, ulps=0) is None
+    import ml_dtypes
+    b = np.array([1.0], ml_dtypes.bfloat16)
+    b2 = np.array([1.0078125], ml_dtypes.bfloat16)                    # the next bfloat16
+    assert compare(b2, b, 0, 0, ulps=1) is None and compare(b2, b, 0, 0, ulps=0).max_ulp == 1
+
+
+def test_integer_mismatches_report_absolute_differences_only():
+    m = compare(np.array([2 ** 62], np.int64), np.array([-(2 ** 62)], np.int64), 0, 0)
+    assert m.max_rel is None and m.max_abs == float(2 ** 63)
+    text = m.describe(0, 0)
+    assert "max abs difference 9223372036854775808" in text and "rel" not in text
+
+
+def test_specials_land_at_random_positions_several_per_row():
+    g = Gen("specials-test", "float32")
+    arr = g.with_specials(g.arr((5, 37)))
+    v = arr.values
+    special = ~np.isfinite(v) | (v == 0) | (np.abs(v) < np.finfo(np.float32).tiny)
+    assert special[0, 0] and special[-1, -1]
+    assert (special.sum(axis=1) >= 2).sum() >= 3
+    assert np.isnan(v).any() and np.isinf(v).any()
+
+
+def test_logscale_spans_binades_inside_the_range():
+    g = Gen("logscale-test", "float64")
+    v = g.logscale((64, 16), -1.0, 1.0).values
+    assert v.min() >= -1 and v.max() <= 1 and (v < 0).any() and (v > 0).any()
+    e = np.log2(np.abs(v))
+    assert e.min() < -25 and e.max() > -2
+    pos = g.logscale((200,), 0.1, 3.0).values
+    assert pos.min() >= 0.1 and pos.max() <= 3.0
+
+
+def test_every_standard_family_has_every_rank_and_the_sharp_kinds():
+    names = {s.name for s in by_name()["exp"].samples(Gen("exp", "float32"))}
+    assert {"step1", "T3", "perm4", "step5", "logscale", "specials"} <= names
+    names = {s.name for s in by_name()["add"].samples(Gen("add", "int64"))}
+    assert {"step1", "perm4-bcast", "step5-T3", "wide"} <= names
+    names = {s.name for s in by_name()["sum"].samples(Gen("sum", "int32"))}
+    assert {"empty-dim1-3d", "perm4-dim2", "step5-dims", "wide"} <= names
+    ranks = {len(a.shape) for s in by_name()["exp"].samples(Gen("exp", "float32"))
+             for a in s.arrays() if a.layout != "contig"}
+    assert {1, 2, 3, 4, 5} <= ranks
+    tiles = [s for s in by_name()["matmul"].samples(Gen("matmul", "float32"))
+             if s.name.startswith("tiles")]
+    dims = {d for s in tiles for a in s.arrays() for d in a.shape}
+    assert {1, 3, 4, 5, 15, 16, 17, 31, 33, 63, 65, 127, 129} <= dims

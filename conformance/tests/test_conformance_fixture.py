@@ -33,10 +33,12 @@ def test_add_off_by_1000_ulp_fails_in_single_and_half_precision(target):
         assert "elements differ" in same.message
 
 
-def test_add_off_by_1000_ulp_is_within_float64_tolerance_and_exact_for_ints(target):
+def test_add_off_by_1000_ulp_fails_by_ulp_in_float64_and_exactly_for_ints(target):
+    """1000 ulp of float64 is below any rtol, but add is correctly rounded: budget 0."""
     f64 = _cell(target, "add", "float64")
-    forward = [r for r in f64 if r.check == "forward"]
-    assert all(r.outcome == "pass" for r in forward), [r.id for r in forward if r.outcome != "pass"]
+    same = _by_sample(f64)["same"]
+    assert same.outcome == "fail" and same.max_ulp == 1000 and same.ulp_budget == 0
+    assert "(budget 0 ulp)" in same.message and same.max_rel < 1e-7
     # the gradient of a broadcast add sums with keepdim: the broken sum shows there too
     grad = _by_sample(f64, "grad")
     assert grad["same"].outcome == "pass"

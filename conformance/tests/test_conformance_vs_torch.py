@@ -26,6 +26,8 @@ KNOWN = {
     "fmod/float*/extremes": "PyTorch's vectorised CPU fmod computes a - trunc(a/b)*b, NaN when a/b "
                             "overflows (fmod(1, denormal)); the prim is C fmod",
     "remainder/float*/extremes": "built on fmod (see fmod/extremes)",
+    "fmod/*float*/specials": "the extremes at random positions (see fmod/extremes)",
+    "remainder/*float*/specials": "built on fmod (see fmod/extremes)",
     "add_alpha/float*/extremes": "PyTorch fuses a + alpha*b (FMA); 2*max overflows unfused",
     "gelu/*/extremes": "PyTorch's vectorised CPU gelu (inputs of 8+ elements on AVX-512 "
                        "machines) forms x * (1 + erf) first and overflows to inf for |x| > "

@@ -1,8 +1,9 @@
 """`dispatchtorch-backends new NAME`: a new backend package, ready to install and run.
 
 The files come from template/ (`*.tmpl`, placeholders `__NAME__` and friends): a
-pyproject with the entry point, a Backend whose kernels delegate to numpy, and a test
-that runs the conformance suite against it.
+pyproject with the entry point, a Backend whose kernels delegate to numpy, a test
+that runs the conformance suite against it, and a GitHub Actions workflow that runs
+the suite and diffs its report against main's.
 """
 from __future__ import annotations
 
@@ -65,6 +66,8 @@ def render(name: str) -> dict:
     files = {}
     for rel, text in _template_files():
         rel = rel.replace("package/", subs["__PACKAGE__"] + "/", 1)
+        if rel.startswith("github/"):          # (a dot-folder would not be package data)
+            rel = ".github/workflows/" + rel[len("github/"):]
         for key, value in subs.items():
             text = text.replace(key, value)
         files[rel] = text

@@ -31,6 +31,30 @@ def set_fallback_mode(mode: str) -> None:
         op.kernels.clear()
 
 
+_recorder = None     # set by record_kernels (tools only); None: kernels run unwrapped
+
+
+def record_kernels(callback) -> None:
+    """Call `callback(backend_name, op_name, handles, on_device)` before every kernel call
+    of the ops resolved from now on; None stops. For tools that attribute results to
+    prims (the conformance suite). Resolution is cached per (op, backend), so this
+    clears the caches; without a recorder `resolve` returns the kernel itself and the
+    per-call path is unchanged."""
+    global _recorder
+    _recorder = callback
+    for op in OPS.values():
+        op.kernels.clear()
+
+
+def _recorded(op, rt, fn, on_device):
+    name, rt_name, rec = op.name, rt.name, _recorder
+
+    def recorded(*handles, **params):
+        rec(rt_name, name, handles, on_device)
+        return fn(*handles, **params)
+    return recorded
+
+
 def resolve(op, rt):
     """Fill and return op.kernels[rt.name]."""
     fn = rt.kernels.get(op.name)
@@ -44,6 +68,8 @@ def resolve(op, rt):
         else:
             from .loader import get_backend
             fn = _fallback(op, rt, get_backend("cpu"))
+    if _recorder is not None and fn is not DECOMPOSE:
+        fn = _recorded(op, rt, fn, op.name in rt.kernels)
     op.kernels[rt.name] = fn
     return fn
 

@@ -33,7 +33,8 @@ def test_new_writes_a_package(tmp_path, capsys):
     out = capsys.readouterr().out
     target = tmp_path / "dispatchtorch-acme-npu"
     files = sorted(str(p.relative_to(target)) for p in target.rglob("*") if p.is_file())
-    assert files == ["README.md", "dispatchtorch_acme_npu/__init__.py",
+    assert files == [".github/workflows/conformance.yml", "README.md",
+                     "dispatchtorch_acme_npu/__init__.py",
                      "dispatchtorch_acme_npu/backend.py", "dispatchtorch_acme_npu/kernels.py",
                      "pyproject.toml", "tests/test_conformance.py"]
     assert f"pip install -e {target}" in out

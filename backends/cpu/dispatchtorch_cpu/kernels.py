@@ -26,6 +26,13 @@ def _lazy(name):
     return call
 
 
+def _odd(f):
+    """An odd function keeps the sign of zero (scipy's erfinv(-0.0) is +0.0; PyTorch's -0.0)."""
+    def call(x, out=None):
+        return np.copysign(f(x), x, out=out)
+    return call
+
+
 def _unary(f):
     def kernel(out, x):
         if out.dtype in _LOWP:
@@ -233,7 +240,7 @@ KERNELS = {
     "asin": _unary(np.arcsin), "acos": _unary(np.arccos), "atan": _unary(np.arctan),
     "sinh": _unary(np.sinh), "cosh": _unary(np.cosh), "tanh": _unary(np.tanh),
     "asinh": _unary(np.arcsinh), "acosh": _unary(np.arccosh), "atanh": _unary(np.arctanh),
-    "erf": _unary(_lazy("erf")), "erfc": _unary(_lazy("erfc")), "erfinv": _unary(_lazy("erfinv")),
+    "erf": _unary(_lazy("erf")), "erfc": _unary(_lazy("erfc")), "erfinv": _unary(_odd(_lazy("erfinv"))),
     "floor": _unary(np.floor), "ceil": _unary(np.ceil), "round": _unary(np.rint),
     "trunc": _unary(np.trunc),
     # unary, other

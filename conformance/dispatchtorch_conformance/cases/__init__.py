@@ -7,6 +7,7 @@ import importlib
 import pkgutil
 
 _cache: list | None = None
+_families: dict = {}
 
 
 def all_cases():
@@ -19,6 +20,8 @@ def all_cases():
                 continue
             mod = importlib.import_module(f"{__name__}.{info.name}")
             cases.extend(getattr(mod, "CASES", []))
+            for c in getattr(mod, "CASES", []):
+                _families[c.name] = info.name
         names = [c.name for c in cases]
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:
@@ -30,3 +33,9 @@ def all_cases():
 
 def by_name():
     return {c.name: c for c in all_cases()}
+
+
+def families():
+    """{case name: its family (the module that declares it)}."""
+    all_cases()
+    return dict(_families)

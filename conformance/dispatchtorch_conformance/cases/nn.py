@@ -31,6 +31,8 @@ def _linear_samples(g):
     a = g.arr
     yield g.sample("bias", a((5, 7)), a((3, 7)), a((3,)))
     yield g.sample("no-bias", a((5, 7)), a((3, 7)))
+    # 65 output features: one past a tile of 64 (and of 16, 32)
+    yield g.sample("tiles", a((17, 33), -1, 1), a((65, 33), -1, 1), a((65,))).skip_checks("grad")
     yield g.sample("batched", a((2, 4, 7)), a((3, 7)), a((3,)))
     yield g.sample("1d", a((7,)), a((3, 7)), a((3,)))
     yield g.sample("T-weight", a((5, 7), layout="step"), a((3, 7), layout="T"), a((3,)))
