@@ -4,6 +4,7 @@ installed, else checked by a strict parser), the badge and the diff command."""
 import json
 import shutil
 import subprocess
+from pathlib import Path
 import sys
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
@@ -108,7 +109,8 @@ class StrictHTML(HTMLParser):
 @pytest.fixture(scope="module")
 def fixture_report(tmp_path_factory, fixture_site):
     import os
-    from conftest import REPO
+    REPO = Path(__file__).resolve().parents[2]   # not `from conftest import`: under xdist
+                                                 # another directory's conftest may own that name
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(fixture_site), str(REPO), str(REPO / "backends/cpu"),
                                          str(REPO / "conformance")])

@@ -29,6 +29,8 @@ KNOWN = {
     "fmod/*float*/specials": "the extremes at random positions (see fmod/extremes)",
     "remainder/*float*/specials": "built on fmod (see fmod/extremes)",
     "add_alpha/float*/extremes": "PyTorch fuses a + alpha*b (FMA); 2*max overflows unfused",
+    "gelu/*/specials": "as gelu/extremes (non-finite and extreme inputs of PyTorch's "
+                       "vectorised path)",
     "gelu/*/extremes": "PyTorch's vectorised CPU gelu (inputs of 8+ elements on AVX-512 "
                        "machines) forms x * (1 + erf) first and overflows to inf for |x| > "
                        "max/2; its scalar path and the prim give x",

@@ -885,6 +885,8 @@ def index_put_(self, indices, values, accumulate=False):
             raise RuntimeError(f"index_put_: shape mismatch: value tensor of shape "
                                f"{list(values._shape)} cannot be broadcast to indexing result of "
                                f"shape {list(result)}")
+    if self.numel() == 0:       # nothing to write: PyTorch checks no index bounds then
+        return self
     try:            # the positions are found before anything is written
         setitem(self, tuple(indices), values, accumulate)
     except IndexError as exc:

@@ -245,7 +245,8 @@ def cat(tensors, dim=0, *, out=None):
     n = len(ref._shape)
     if n == 0:
         raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
-    d = norm_dim(dim, n, "cat")
+    # only legacy empties: PyTorch checks no dim (the result is empty along any)
+    d = 0 if ref._shape == (0,) else norm_dim(dim, n, "cat")
     for i, t in enumerate(used):
         if len(t._shape) != n:
             raise RuntimeError(f"cat(): Tensors must have same number of dimensions: got {n} and "
