@@ -240,9 +240,11 @@ def run_sample(info, fn, sample, dtype, grad):
         eg = torch.autograd.grad(tl, tin, allow_unused=True)
     except Exception:
         return res
-    try:
-        dl = sum((g * dt.tensor(w.numpy())).sum() for _, g, w in pairs)
-        gg = dt.autograd.grad(dl, [d for _, d in leaves], allow_unused=True)
+    try:                              # outputs that do not require grad: zero gradients
+        live = [(g, w) for _, g, w in pairs if isinstance(g, dt.Tensor) and g.requires_grad]
+        dl = sum((g * dt.tensor(w.numpy())).sum() for g, w in live)
+        gg = dt.autograd.grad(dl, [d for _, d in leaves], allow_unused=True) if live else \
+            [None] * len(leaves)
     except Exception as exc:
         res.gradient = False
         res.reason = f"backward raised {type(exc).__name__}: {str(exc)[:160]}"
