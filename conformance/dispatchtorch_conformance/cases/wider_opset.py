@@ -1,0 +1,71 @@
+"""Cases of the rows added for PyTorch's wider op set (issue 15): more elementwise
+composites, products, scatters, and the linear-algebra prims with their composites.
+Samples are few and small: on a backend they check that each decomposition (or prim)
+agrees with the CPU reference."""
+import numpy as np
+
+import dispatchtorch as torch
+
+from ..case import Arr, Case, Tol
+
+FL = ("float32", "float64")
+ORDER = Tol("composites sum and divide in the backend's order", float32=(1e-5, 1e-5),
+            float64=(1e-7, 1e-7))
+LAPACK = Tol("factorisations and solvers: rounding differs between LAPACK builds",
+             float32=(1e-4, 1e-4), float64=(1e-9, 1e-9))
+
+
+def _one(*shapes, low=None, high=None):
+    def gen(g):
+        yield g.sample("basic", *(g.arr(s, low, high) for s in shapes))
+        yield g.sample("T", *(g.arr(s, low, high, layout="T" if len(s) == 2 else "contig")
+                              for s in shapes))
+    return gen
+
+
+def _scalars(*shapes, **kw):
+    def gen(g):
+        yield g.sample("basic", *(g.arr(s) for s in shapes), **kw)
+    return gen
+
+
+CASES = [
+    Case("signbit", torch.signbit, _one((3, 4)), dtypes=FL + ("int32", "int64")),
+    Case("copysign", torch.copysign, _one((3, 4), (4,)), dtypes=FL),
+    Case("heaviside", torch.heaviside, _one((3, 4), (3, 4)), dtypes=FL + ("int32", "int64")),
+    Case("sinc", torch.sinc, _one((3, 4)), dtypes=FL),
+    Case("deg2rad", torch.deg2rad, _one((3, 4)), dtypes=FL),
+    Case("rad2deg", torch.rad2deg, _one((3, 4)), dtypes=FL),
+    Case("logaddexp2", torch.logaddexp2, _one((3, 4), (4,)), dtypes=FL),
+    Case("angle", torch.angle, _one((3, 4)), dtypes=FL, grad=False),
+    Case("ldexp", lambda x, e: torch.ldexp(x, e.long()), _one((3, 4), (4,), low=-3, high=3),
+         dtypes=FL),
+    Case("addcmul", lambda x, a, b: torch.addcmul(x, a, b, value=0.5), _one((3, 4), (4,), (3, 1)),
+         dtypes=FL + ("int64",)),
+    Case("addcdiv", lambda x, a, b: torch.addcdiv(x, a, b, value=2), _one((3, 4), (4,), (3, 4),
+                                                                          low=0.5, high=2),
+         dtypes=FL),
+    Case("isclose", lambda a, b: torch.isclose(a, b, rtol=0.5, atol=0.5), _one((3, 4), (3, 4)),
+         dtypes=FL + ("int64",)),
+    Case("addr", lambda x, a, b: torch.addr(x, a, b, beta=0.5, alpha=2), _one((3, 4), (3,), (4,)),
+         dtypes=FL, tol=ORDER),
+    Case("addbmm", torch.addbmm, _one((2, 4), (3, 2, 5), (3, 5, 4)), dtypes=FL, tol=ORDER),
+    Case("inner", torch.inner, _one((2, 3), (4, 3)), dtypes=FL, tol=ORDER),
+    Case("kron", torch.kron, _one((2, 3), (3, 2)), dtypes=FL + ("int64",)),
+    Case("trace", torch.trace, _one((3, 4)), dtypes=FL + ("int64",), tol=ORDER),
+    Case("cross", lambda a, b: torch.linalg.cross(a, b), _one((4, 3), (1, 3)),
+         dtypes=FL + ("int64",)),
+    Case("cdist", torch.cdist, _one((4, 3), (5, 3)), dtypes=FL, tol=ORDER),
+    Case("block_diag", lambda a, b: torch.block_diag(a, b), _one((2, 3), (4,)),
+         dtypes=FL + ("int64",)),
+    Case("diagonal_scatter", torch.diagonal_scatter, _one((3, 3), (3,)), dtypes=FL + ("int64",)),
+    Case("select_scatter", lambda x, s: torch.select_scatter(x, s, 1, 2), _one((3, 4), (3,)),
+         dtypes=FL + ("int64",)),
+    Case("slice_scatter", lambda x, s: torch.slice_scatter(x, s, 1, 1, 4, 2),
+         _one((3, 5), (3, 2)), dtypes=FL + ("int64",)),
+    Case("index_copy", lambda x, s: torch.index_copy(x, 1, torch.tensor([3, 0], device=x.device),
+                                                     s),
+         _one((3, 4), (3, 2)), dtypes=FL + ("int64",)),
+    Case("put", lambda x, s: torch.put(x, torch.tensor([0, -1, 5], device=x.device), s),
+         _one((3, 4), (3,)), dtypes=FL + ("int64",)),
+]
