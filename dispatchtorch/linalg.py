@@ -5,4 +5,6 @@ from .ops.norms import matrix_norm, vecdot, vector_norm  # noqa: F401
 from .ops.products_more import LINALG as _P  # noqa: E402
 from .ops.shape_more import LINALG as _S  # noqa: E402
 
-globals().update({**_P, **_S})
+from .ops.linalg_more import LINALG as _D  # noqa: E402
+
+globals().update({**_P, **_S, **_D})

@@ -113,7 +113,33 @@ def _catalogue():
     add("searchsorted", "sort", "searchsorted(out: int64, sorted_seq, values, *, right: bool)",
         "sorted_seq (B, M), values (B, N) -> out (B, N): for each value the first index i with "
         "seq[i] >= v (right=False) or seq[i] > v (right=True)", "all")
+    _linalg_prims(add)
     return specs
+
+
+def _linalg_prims(add):
+    """Decompositions and solvers over a batch (*B, m, n) (batch dims identical on every
+    operand); `info` outputs (int32, one per matrix) carry LAPACK's failure codes."""
+    add("linalg_cholesky", "linalg", "linalg_cholesky(L, info: int32 (*B,), A: (*B, n, n))",
+        "lower Cholesky factor of a symmetric positive-definite A (its lower triangle is read); "
+        "info k > 0: the leading minor of order k is not positive-definite", "float")
+    add("linalg_eigh", "linalg", "linalg_eigh(w (*B, n), V (*B, n, n), A, *, upper: bool)",
+        "eigenvalues (ascending) and orthonormal eigenvectors (columns) of symmetric A, from "
+        "its lower (upper=False) or upper triangle", "float")
+    add("linalg_svd", "linalg", "linalg_svd(U, S, Vh, A: (*B, m, n), *, full_matrices: bool)",
+        "A = U diag(S) Vh, S descending, k = min(m, n); U (*B, m, m or k), Vh (*B, n or k, n)",
+        "float")
+    add("linalg_qr", "linalg", "linalg_qr(Q, R, A: (*B, m, n), *, mode: 'reduced'|'complete')",
+        "A = Q R, Q orthonormal columns (m x k or m x m), R upper triangular (k x n or m x n)",
+        "float")
+    add("linalg_lu_factor", "linalg",
+        "linalg_lu_factor(LU, pivots: int32 (*B, k), info: int32 (*B,), A: (*B, m, n))",
+        "LAPACK getrf: P A = L U with partial pivoting, L (unit diagonal) and U packed in LU, "
+        "pivots 1-based row swaps; info k > 0: U[k-1, k-1] is exactly zero", "float")
+    add("linalg_solve_triangular", "linalg",
+        "linalg_solve_triangular(X, A: (*B, n, n), B, *, upper, left, unitriangular)",
+        "X with A X = B (left) or X A = B, A triangular (only that triangle is read; a unit "
+        "diagonal is assumed with unitriangular); a zero pivot divides by zero", "float")
 
 
 PRIMS: dict[str, PrimSpec] = _catalogue()

@@ -260,3 +260,7 @@ KERNELS = {
     # composites with a faster kernel of their own
     "relu": _relu,
 }
+
+from .linalg_kernels import KERNELS as _LINALG  # noqa: E402  (decompositions and solvers)
+
+KERNELS.update(_LINALG)
