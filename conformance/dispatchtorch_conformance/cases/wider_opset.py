@@ -69,3 +69,47 @@ CASES = [
     Case("put", lambda x, s: torch.put(x, torch.tensor([0, -1, 5], device=x.device), s),
          _one((3, 4), (3,)), dtypes=FL + ("int64",)),
 ]
+
+
+# -- linear algebra: gauge-invariant functions of the decompositions (the signs of
+# singular vectors and eigenvectors are each implementation's choice) -------------------------
+
+def _spd(a):
+    return a @ a.mT + 3 * torch.eye(a.shape[-1], dtype=a.dtype, device=a.device)
+
+
+def _eye3(a):
+    return 3 * torch.eye(a.shape[-1], dtype=a.dtype, device=a.device)
+
+
+def _mats(*shapes):
+    def gen(g):
+        yield g.sample("batched", *(g.arr(s, -1, 1) for s in shapes))
+    return gen
+
+
+CASES += [
+    Case("linalg_cholesky", lambda a: torch.linalg.cholesky(_spd(a)), _mats((2, 3, 3)), dtypes=FL,
+         tol=LAPACK),
+    Case("linalg_eigh", lambda a: (lambda r: (r.eigenvalues, r.eigenvectors ** 2))(
+        torch.linalg.eigh(a + a.mT)), _mats((2, 4, 4)), dtypes=FL, tol=LAPACK),
+    Case("linalg_svd", lambda a: (lambda r: (r.S, r.U ** 2, r.Vh ** 2))(
+        torch.linalg.svd(a, full_matrices=False)), _mats((2, 5, 3)), dtypes=FL, tol=LAPACK),
+    Case("linalg_qr", lambda a: (lambda r: (r.Q * r.R.diagonal(0, -2, -1).sign().unsqueeze(-2),
+                                            r.R * r.R.diagonal(0, -2, -1).sign().unsqueeze(-1)))(
+        torch.linalg.qr(a)), _mats((2, 5, 3)), dtypes=FL, tol=LAPACK),
+    Case("linalg_lu_factor", lambda a: (lambda r: r.P @ r.L @ r.U)(torch.linalg.lu(a)),
+         _mats((2, 3, 3)), dtypes=FL, tol=LAPACK),
+    Case("linalg_solve_triangular", lambda a, b: torch.linalg.solve_triangular(
+        a.triu() + _eye3(a), b, upper=True), _mats((2, 3, 3), (2, 3, 2)), dtypes=FL, tol=LAPACK),
+    Case("linalg_solve", lambda a, b: torch.linalg.solve(a + _eye3(a), b),
+         _mats((2, 3, 3), (2, 3, 2)), dtypes=FL, tol=LAPACK),
+    Case("linalg_det", torch.linalg.det, _mats((2, 3, 3)), dtypes=FL, tol=LAPACK),
+    Case("linalg_slogdet", lambda a: tuple(torch.linalg.slogdet(a + _eye3(a))), _mats((2, 3, 3)),
+         dtypes=FL, tol=LAPACK),
+    Case("linalg_pinv", torch.linalg.pinv, _mats((4, 3)), dtypes=FL, tol=LAPACK),
+    Case("cholesky_solve", lambda b, a: torch.cholesky_solve(b, torch.linalg.cholesky(_spd(a))),
+         _mats((3, 2), (3, 3)), dtypes=FL, tol=LAPACK),
+    Case("cholesky_inverse", lambda a: torch.cholesky_inverse(torch.linalg.cholesky(_spd(a))),
+         _mats((3, 3)), dtypes=FL, tol=LAPACK),
+]

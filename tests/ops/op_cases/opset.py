@@ -108,4 +108,76 @@ def _put(x, s, acc=False):
     return r.reshape(x.shape)
 
 
+
+# -- linear algebra: decompositions as gauge-invariant functions (signs of singular vectors
+# and eigenvectors are the implementation's choice), inputs made well-conditioned in fn --
+
+
+def _spd(T, a):
+    return a @ a.mT + 3 * T.eye(a.shape[-1], dtype=a.dtype)
+
+
+def _np_spd(a):
+    return a @ np.swapaxes(a, -1, -2) + 3 * np.eye(a.shape[-1])
+
+
+add(Case("linalg_cholesky", lambda T, a: T.linalg.cholesky(_spd(T, a)), (A((2, 3, 3)),), F,
+         lambda a: np.linalg.cholesky(_np_spd(a))),
+    Case("linalg_cholesky", lambda T, a: T.linalg.cholesky(_spd(T, a), upper=True), (A((3, 3)),),
+         F, lambda a: np.linalg.cholesky(_np_spd(a)).T, name="upper"),
+    Case("linalg_cholesky", lambda T, a: T.linalg.cholesky_ex(-_spd(T, a)).info, (A((3, 3)),),
+         F, grad=False, name="info"),
+    Case("linalg_eigh", lambda T, a: (lambda r: (r.eigenvalues, r.eigenvectors ** 2))(
+        T.linalg.eigh(a + a.mT)), (A((2, 4, 4)),), F,
+         lambda a: (np.linalg.eigh(a + np.swapaxes(a, -1, -2))[0],
+                    np.linalg.eigh(a + np.swapaxes(a, -1, -2))[1] ** 2)),
+    Case("linalg_svd", lambda T, a: (lambda r: (r.S, r.U ** 2, r.Vh ** 2))(
+        T.linalg.svd(a, full_matrices=False)), (A((2, 5, 3)),), F,
+         lambda a: (lambda u, s, vh: (s, u ** 2, vh ** 2))(*np.linalg.svd(a, full_matrices=False))),
+    Case("linalg_svd", lambda T, a: T.linalg.svdvals(a), (A((3, 4)),), F,
+         lambda a: np.linalg.svd(a, compute_uv=False), name="svdvals"),
+    Case("linalg_qr", lambda T, a: (lambda r: (r.Q.abs(), r.R.abs()))(T.linalg.qr(a)),
+         (A((5, 3)),), F, lambda a: tuple(np.abs(x) for x in np.linalg.qr(a)), grad=False),
+    Case("linalg_qr", lambda T, a: (lambda r: r.Q @ r.R)(T.linalg.qr(a)), (A((3, 5)),), F,
+         lambda a: a, name="wide product"),
+    Case("linalg_qr", lambda T, a: (lambda r: r.Q * r.R.diagonal().sign())(T.linalg.qr(a)),
+         (A((5, 3)),), F, lambda a: (lambda q, r: q * np.sign(np.diag(r)))(*np.linalg.qr(a)),
+         name="normalised Q"),
+    Case("linalg_lu_factor", lambda T, a: T.linalg.lu_factor(a), (A((2, 4, 4)),), F,
+         lambda a: _np_lu(a)),
+    Case("linalg_lu_factor", lambda T, a: (lambda r: r.P @ r.L @ r.U)(T.linalg.lu(a)),
+         (A((3, 5)),), F, lambda a: a, name="wide lu"),
+    Case("linalg_solve_triangular", lambda T, a, b: T.linalg.solve_triangular(
+        a.triu() + 3 * T.eye(3, dtype=a.dtype), b, upper=True), (A((3, 3)), A((3, 2))), F,
+         lambda a, b: np.linalg.solve(np.triu(a) + 3 * np.eye(3), b)),
+    Case("linalg_solve_triangular", lambda T, a, b: T.linalg.solve_triangular(
+        a.tril() + 3 * T.eye(3, dtype=a.dtype), b, upper=False, left=False),
+         (A((2, 3, 3)), A((4, 3))), F,
+         lambda a, b: np.swapaxes(np.linalg.solve(np.swapaxes(np.tril(a) + 3 * np.eye(3), -1, -2),
+                                                  np.swapaxes(np.broadcast_to(b, (2, 4, 3)),
+                                                              -1, -2)), -1, -2), name="right"),
+    Case("linalg_solve", lambda T, a, b: T.linalg.solve(a + 3 * T.eye(3, dtype=a.dtype), b),
+         (A((2, 3, 3)), A((3,))), F, lambda a, b: np.linalg.solve(a + 3 * np.eye(3), b[:, None])[
+             ..., 0]),
+    Case("linalg_solve", lambda T, a: T.linalg.inv(a + 3 * T.eye(3, dtype=a.dtype)),
+         (A((3, 3)),), F, lambda a: np.linalg.inv(a + 3 * np.eye(3)), name="inv"),
+    Case("linalg_det", lambda T, a: T.linalg.det(a), (A((2, 3, 3)),), F, np.linalg.det,
+         gradgrad=False),
+    Case("linalg_det", lambda T, a: T.linalg.det(a[..., :1].expand(3, 3)), (A((3, 3)),), F,
+         lambda a: np.zeros(()), name="singular", fd=False),
+    Case("linalg_slogdet", lambda T, a: T.linalg.slogdet(a), (A((2, 3, 3)),), F,
+         lambda a: tuple(np.linalg.slogdet(a))),
+    Case("linalg_pinv", lambda T, a: T.linalg.pinv(a), (A((4, 3)),), F, np.linalg.pinv),
+    Case("cholesky_solve", lambda T, b, a: T.cholesky_solve(b, T.linalg.cholesky(_spd(T, a))),
+         (A((3, 2)), A((3, 3))), F, lambda b, a: np.linalg.solve(_np_spd(a), b)),
+    Case("cholesky_inverse", lambda T, a: T.cholesky_inverse(T.linalg.cholesky(_spd(T, a))),
+         (A((3, 3)),), F, lambda a: np.linalg.inv(_np_spd(a))))
+
+
+def _np_lu(a):
+    import scipy.linalg
+    lus, pivs = zip(*(scipy.linalg.lu_factor(m) for m in a))
+    return np.stack(lus), np.stack(pivs).astype(np.int32) + 1
+
+
 assert all(set(c.dtypes) <= set(FLOATS) | {"int64"} for c in CASES)
