@@ -291,4 +291,6 @@ def build_kernels(am) -> dict:
         "sort": sort, "searchsorted": searchsorted,
         "relu": relu,
     })
+    from ._linalg import build_linalg_kernels      # decompositions and solvers
+    table.update(build_linalg_kernels(am))
     return table
