@@ -114,7 +114,39 @@ def _catalogue():
         "sorted_seq (B, M), values (B, N) -> out (B, N): for each value the first index i with "
         "seq[i] >= v (right=False) or seq[i] > v (right=True)", "all")
     _linalg_prims(add)
+    for name, (_, doc) in SPECIAL_UNARY.items():
+        add(name, "elementwise", f"{name}(out, x)", doc, "float")
+    for name, (_, doc) in SPECIAL_BINARY.items():
+        add(name, "elementwise", f"{name}(out, a, b)", doc, "float")
     return specs
+
+
+# special functions: prim name -> (scipy.special's name, semantics); floats in and out
+SPECIAL_UNARY = {
+    "lgamma": ("gammaln", "log |Gamma(x)|; +inf at the poles"),
+    "digamma": ("psi", "Gamma'(x) / Gamma(x); -inf at 0 (PyTorch), NaN at negative integers"),
+    "i0": ("i0", "modified Bessel function of the first kind, order 0"),
+    "special_i0e": ("i0e", "exp(-|x|) i0(x)"),
+    "special_i1": ("i1", "modified Bessel function of the first kind, order 1"),
+    "special_i1e": ("i1e", "exp(-|x|) i1(x)"),
+    "special_erfcx": ("erfcx", "exp(x^2) erfc(x), without overflow"),
+    "special_ndtri": ("ndtri", "inverse of the standard normal CDF on (0, 1)"),
+    "special_log_ndtr": ("log_ndtr", "log of the standard normal CDF, accurate in the tails"),
+    "special_bessel_j0": ("j0", "Bessel function of the first kind, order 0"),
+    "special_bessel_j1": ("j1", "Bessel function of the first kind, order 1"),
+    "special_bessel_y0": ("y0", "Bessel function of the second kind, order 0"),
+    "special_bessel_y1": ("y1", "Bessel function of the second kind, order 1"),
+    "special_modified_bessel_k0": ("k0", "modified Bessel function of the second kind, order 0"),
+    "special_modified_bessel_k1": ("k1", "modified Bessel function of the second kind, order 1"),
+    "special_scaled_modified_bessel_k0": ("k0e", "exp(x) k0(x)"),
+    "special_scaled_modified_bessel_k1": ("k1e", "exp(x) k1(x)"),
+}
+SPECIAL_BINARY = {
+    "special_zeta": ("zeta", "Hurwitz zeta function zeta(a, b) = sum_k (k + b)^-a"),
+    "igamma": ("gammainc", "regularized lower incomplete gamma P(a, b)"),
+    "igammac": ("gammaincc", "regularized upper incomplete gamma Q(a, b)"),
+    "nextafter": ("nextafter", "the next representable float after a toward b"),
+}
 
 
 def _linalg_prims(add):

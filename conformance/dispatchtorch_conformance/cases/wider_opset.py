@@ -113,3 +113,39 @@ CASES += [
     Case("cholesky_inverse", lambda a: torch.cholesky_inverse(torch.linalg.cholesky(_spd(a))),
          _mats((3, 3)), dtypes=FL, tol=LAPACK),
 ]
+
+
+# -- special functions: prims on scipy.special (CPU), cupyx.scipy.special (CUDA) ------------
+SPECIAL = Tol("special functions: each library's series and rational approximations",
+              float32=(1e-5, 1e-6), float64=(1e-10, 1e-12))
+_SPECIAL_DOMAINS = {   # case: (call, low, high)
+    "lgamma": (torch.lgamma, 0.1, 6), "digamma": (torch.digamma, 0.1, 6),
+    "i0": (torch.i0, -4, 4), "special_i0e": (torch.special.i0e, -4, 4),
+    "special_i1": (torch.special.i1, -4, 4), "special_i1e": (torch.special.i1e, -4, 4),
+    "special_erfcx": (torch.special.erfcx, -2, 4), "special_ndtri": (torch.special.ndtri, 0.05, 0.95),
+    "special_log_ndtr": (torch.special.log_ndtr, -6, 4),
+    "special_bessel_j0": (torch.special.bessel_j0, -8, 8),
+    "special_bessel_j1": (torch.special.bessel_j1, -8, 8),
+    "special_bessel_y0": (torch.special.bessel_y0, 0.2, 8),
+    "special_bessel_y1": (torch.special.bessel_y1, 0.2, 8),
+    "special_modified_bessel_k0": (torch.special.modified_bessel_k0, 0.2, 5),
+    "special_modified_bessel_k1": (torch.special.modified_bessel_k1, 0.2, 5),
+    "special_scaled_modified_bessel_k0": (torch.special.scaled_modified_bessel_k0, 0.2, 5),
+    "special_scaled_modified_bessel_k1": (torch.special.scaled_modified_bessel_k1, 0.2, 5),
+    "special_entr": (torch.special.entr, 0.05, 3),
+}
+CASES += [Case(op, fn, _one((3, 4), low=lo, high=hi), dtypes=FL, tol=SPECIAL)
+          for op, (fn, lo, hi) in _SPECIAL_DOMAINS.items()]
+CASES += [
+    Case("special_zeta", torch.special.zeta, lambda g: iter([g.sample(
+        "basic", g.arr((3, 4), 1.5, 4), g.arr((4,), 0.5, 3))]), dtypes=FL, tol=SPECIAL),
+    Case("igamma", torch.igamma, lambda g: iter([g.sample(
+        "basic", g.arr((3, 4), 0.5, 3, grad=False), g.arr((3, 4), 0.5, 3))]), dtypes=FL,
+         tol=SPECIAL),
+    Case("igammac", torch.igammac, lambda g: iter([g.sample(
+        "basic", g.arr((3, 4), 0.5, 3, grad=False), g.arr((3, 4), 0.5, 3))]), dtypes=FL,
+         tol=SPECIAL),
+    Case("nextafter", torch.nextafter, _one((3, 4), (3, 4)), dtypes=FL, grad=False),
+    Case("polygamma", lambda x: torch.polygamma(2, x), _one((3, 4), low=0.5, high=4), dtypes=FL,
+         tol=SPECIAL),
+]
