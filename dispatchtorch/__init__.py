@@ -27,6 +27,7 @@ import importlib as _importlib  # noqa: E402
 # already bound `linalg` to the ops module of the same name)
 linalg = _importlib.import_module(".linalg", __name__)
 special = _importlib.import_module(".special", __name__)
+signal = _importlib.import_module(".signal", __name__)
 from . import nn, optim, utils  # noqa: F401,E402
 from .serialization import load, save  # noqa: F401,E402
 

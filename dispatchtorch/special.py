@@ -7,3 +7,6 @@ from .ops.pointwise_more import PUBLIC as _P  # noqa: E402
 
 globals().update(_S)
 sinc = _P["sinc"]
+from .ops.orthogonal_polynomials import SPECIAL as _O  # noqa: E402
+
+globals().update(_O)
