@@ -139,6 +139,8 @@ def matrix_exp(A):
     n = A.shape[-1]
     if A.numel() == 0:
         return A.clone()
+    if A.dtype is D.float32:          # squaring amplifies rounding: square in float64
+        return matrix_exp(A.to(D.float64)).to(D.float32)
     norm = float(A.detach().abs().sum(-2).amax()) if A.numel() else 0.0
     s = max(0, int(math.ceil(math.log2(norm))) + 1) if norm > 0.5 else 0
     X = A / (2 ** s) if s else A
