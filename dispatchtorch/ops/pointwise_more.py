@@ -115,12 +115,6 @@ def ldexp(input, other, *, out=None):
 
 # -- addcmul / addcdiv ----------------------------------------------------------------------
 
-def _check_value(name, dt, value):
-    if not dt.is_floating_point and isinstance(value, float) and value != int(value):
-        raise RuntimeError(f"For integral input tensors, argument value must not be a floating "
-                           f"point number. ({name})")
-
-
 ADDCMUL = composite("addcmul", lambda x, a, b, value: x + value * a * b if value != 1 else
                     x + a * b, kind="elementwise", args=("x", "a", "b"), dtypes="numeric",
                     signature="addcmul(x, a, b, *, value=1)", doc="x + value * a * b")
@@ -131,9 +125,10 @@ ADDCDIV = composite("addcdiv", lambda x, a, b, value: x + value * (a / b) if val
 
 def addcmul(input, tensor1, tensor2, *, value=1, out=None):
     dt = result_type(input, tensor1, tensor2)
-    _check_value("addcmul", dt, value)
     if dt is D.bool_:
         value = bool(value)
+    elif not dt.is_floating_point:    # PyTorch truncates a float value for integers
+        value = int(value)
     return write_out(out, run(ADDCMUL, (input, tensor1, tensor2), {"value": value}))
 
 

@@ -9,8 +9,9 @@ exact semantics of each prim: the prim table of docs/writing-a-backend.md, or
 `dispatchtorch.backend.PRIMS[name].doc`.
 
 This module imports numpy only, so it also runs where dispatchtorch is not installed.
-Prims missing from KERNELS (here erf, erfc and erfinv: numpy has none) run on the CPU
-reference, with a one-time warning; `dispatchtorch-backends` lists them.
+Prims missing from KERNELS (here erf, erfc, erfinv and the special functions such as
+lgamma and the Bessel functions: numpy has none) run on the CPU reference, with a one-time
+warning; `dispatchtorch-backends` lists them.
 """
 import re
 import warnings
@@ -150,7 +151,7 @@ _BINARY = {
     "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or, "bitwise_xor": np.bitwise_xor,
     "bitwise_left_shift": np.left_shift, "bitwise_right_shift": np.right_shift,
     "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
-    "gt": np.greater, "ge": np.greater_equal,
+    "gt": np.greater, "ge": np.greater_equal, "nextafter": np.nextafter,
 }
 
 # -- linear algebra: numpy.linalg over the batch (*B, m, n) -----------------------------------
