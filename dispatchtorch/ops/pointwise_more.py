@@ -194,6 +194,37 @@ def equal(input, other):
     return bool((input == other).all())
 
 
+# -- frexp, scalar_tensor ----------------------------------------------------------------------
+
+def frexp(input, *, out=None):
+    """(mantissa, exponent) with x = mantissa * 2**exponent, 0.5 <= |mantissa| < 1; 0, inf
+    and NaN give (x, 0). The exponent from log2, corrected by one where rounding missed."""
+    from .. import return_types as RT
+    if not isinstance(input, Tensor):
+        raise TypeError(f"frexp(): argument 'input' must be Tensor, not {type(input).__name__}")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    x = input
+    a = x.abs()
+    special = (a == 0) | (a == math.inf) | (x != x)
+    safe = _api.where(special, 1.0, a)
+    e = _api.floor(_api.log2(safe)) + 1
+    m = x / _api.exp2(e)
+    big = m.abs() >= 1
+    e, m = _api.where(big, e + 1, e), _api.where(big, m / 2, m)
+    small = m.abs() < 0.5
+    e, m = _api.where(small, e - 1, e), _api.where(small, m * 2, m)
+    mantissa = _api.where(special, x, m)
+    exponent = _api.where(special, 0.0, e).to(D.int32)
+    return RT.frexp(mantissa, exponent)
+
+
+def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=None,
+                  requires_grad=False):
+    return _api.full((), s, dtype=dtype or D.get_default_dtype(), device=device,
+                     requires_grad=requires_grad)
+
+
 # -- what complex-free dtypes make of the complex ops -------------------------------------------
 
 def _real_only(name):
@@ -243,10 +274,11 @@ FUNCTIONS["heaviside"] = _heaviside_checked(FUNCTIONS["heaviside"])
 PUBLIC = {**FUNCTIONS, **INPLACE, "ldexp": ldexp, "addcmul": addcmul, "addcdiv": addcdiv,
           "isclose": isclose, "allclose": allclose, "equal": equal, "real": real, "conj": conj,
           "conj_physical": conj_physical, "resolve_conj": resolve_conj,
-          "resolve_neg": resolve_neg, "imag": imag}
+          "resolve_neg": resolve_neg, "imag": imag, "frexp": frexp,
+          "scalar_tensor": scalar_tensor}
 METHODS = {**PUBLIC, "addcmul_": addcmul_, "addcdiv_": addcdiv_,
            "ldexp_": inplace_variant(ldexp, "ldexp_"),
            "is_conj": lambda self: False, "is_neg": lambda self: False}
-METHODS.pop("real"), METHODS.pop("imag")
+METHODS.pop("real"), METHODS.pop("imag"), METHODS.pop("scalar_tensor")
 METHODS["real"] = property(real, doc="the tensor itself (real dtypes)")
 METHODS["imag"] = property(imag)
