@@ -37,7 +37,7 @@ KNOWN = {
     "clamp": "gradient at the boundaries",
     "div.floor_rounding": "gradient with a rounding mode", "hsplit": "1-d edge cases",
     "gather": "edge cases of the index's dims", "index_fill": "gradient",
-    "index_select": "0-d input", "take_along_dim": "edge cases without dim",
+    "take_along_dim": "edge cases without dim",
     "tensordot": "edge cases of dims",
     # PyTorch's float32 matrix_exp is 5e-2 off scipy's float64 expm where entries reach 1e5
     # (ours: 2e-3, squaring in float64)
