@@ -61,8 +61,8 @@ def broadcast_shapes2(a, b, op=None):
 
 def broadcast_shapes(*shapes):
     out = ()
-    for s in shapes:
-        out = broadcast_shapes2(out, tuple(s))
+    for s in shapes:           # a plain int is a 1-d shape, as in PyTorch
+        out = broadcast_shapes2(out, (s,) if isinstance(s, int) else tuple(s))
     return out
 
 

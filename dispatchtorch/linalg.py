@@ -2,3 +2,9 @@
 from .ops.linalg import matmul, multi_dot  # noqa: F401
 from .ops.norms import linalg_norm as norm  # noqa: F401
 from .ops.norms import matrix_norm, vecdot, vector_norm  # noqa: F401
+from .ops.products_more import LINALG as _P  # noqa: E402
+from .ops.shape_more import LINALG as _S  # noqa: E402
+
+from .ops.linalg_more import LINALG as _D  # noqa: E402
+
+globals().update({**_P, **_S, **_D})

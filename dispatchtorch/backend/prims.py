@@ -113,7 +113,65 @@ def _catalogue():
     add("searchsorted", "sort", "searchsorted(out: int64, sorted_seq, values, *, right: bool)",
         "sorted_seq (B, M), values (B, N) -> out (B, N): for each value the first index i with "
         "seq[i] >= v (right=False) or seq[i] > v (right=True)", "all")
+    _linalg_prims(add)
+    for name, (_, doc) in SPECIAL_UNARY.items():
+        add(name, "elementwise", f"{name}(out, x)", doc, "float")
+    for name, (_, doc) in SPECIAL_BINARY.items():
+        add(name, "elementwise", f"{name}(out, a, b)", doc, "float")
     return specs
+
+
+# special functions: prim name -> (scipy.special's name, semantics); floats in and out
+SPECIAL_UNARY = {
+    "lgamma": ("gammaln", "log |Gamma(x)|; +inf at the poles"),
+    "digamma": ("psi", "Gamma'(x) / Gamma(x); -inf at 0 (PyTorch), NaN at negative integers"),
+    "i0": ("i0", "modified Bessel function of the first kind, order 0"),
+    "special_i0e": ("i0e", "exp(-|x|) i0(x)"),
+    "special_i1": ("i1", "modified Bessel function of the first kind, order 1"),
+    "special_i1e": ("i1e", "exp(-|x|) i1(x)"),
+    "special_erfcx": ("erfcx", "exp(x^2) erfc(x), without overflow"),
+    "special_ndtri": ("ndtri", "inverse of the standard normal CDF on (0, 1)"),
+    "special_log_ndtr": ("log_ndtr", "log of the standard normal CDF, accurate in the tails"),
+    "special_bessel_j0": ("j0", "Bessel function of the first kind, order 0"),
+    "special_bessel_j1": ("j1", "Bessel function of the first kind, order 1"),
+    "special_bessel_y0": ("y0", "Bessel function of the second kind, order 0"),
+    "special_bessel_y1": ("y1", "Bessel function of the second kind, order 1"),
+    "special_modified_bessel_k0": ("k0", "modified Bessel function of the second kind, order 0"),
+    "special_modified_bessel_k1": ("k1", "modified Bessel function of the second kind, order 1"),
+    "special_scaled_modified_bessel_k0": ("k0e", "exp(x) k0(x)"),
+    "special_scaled_modified_bessel_k1": ("k1e", "exp(x) k1(x)"),
+}
+SPECIAL_BINARY = {
+    "special_zeta": ("zeta", "Hurwitz zeta function zeta(a, b) = sum_k (k + b)^-a"),
+    "igamma": ("gammainc", "regularized lower incomplete gamma P(a, b)"),
+    "igammac": ("gammaincc", "regularized upper incomplete gamma Q(a, b)"),
+    "nextafter": ("nextafter", "the next representable float after a toward b"),
+}
+
+
+def _linalg_prims(add):
+    """Decompositions and solvers over a batch (*B, m, n) (batch dims identical on every
+    operand); `info` outputs (int32, one per matrix) carry LAPACK's failure codes."""
+    add("linalg_cholesky", "linalg", "linalg_cholesky(L, info: int32 (*B,), A: (*B, n, n))",
+        "lower Cholesky factor of a symmetric positive-definite A (its lower triangle is read); "
+        "info k > 0: the leading minor of order k is not positive-definite", "float")
+    add("linalg_eigh", "linalg", "linalg_eigh(w (*B, n), V (*B, n, n), A, *, upper: bool)",
+        "eigenvalues (ascending) and orthonormal eigenvectors (columns) of symmetric A, from "
+        "its lower (upper=False) or upper triangle", "float")
+    add("linalg_svd", "linalg", "linalg_svd(U, S, Vh, A: (*B, m, n), *, full_matrices: bool)",
+        "A = U diag(S) Vh, S descending, k = min(m, n); U (*B, m, m or k), Vh (*B, n or k, n)",
+        "float")
+    add("linalg_qr", "linalg", "linalg_qr(Q, R, A: (*B, m, n), *, mode: 'reduced'|'complete')",
+        "A = Q R, Q orthonormal columns (m x k or m x m), R upper triangular (k x n or m x n)",
+        "float")
+    add("linalg_lu_factor", "linalg",
+        "linalg_lu_factor(LU, pivots: int32 (*B, k), info: int32 (*B,), A: (*B, m, n))",
+        "LAPACK getrf: P A = L U with partial pivoting, L (unit diagonal) and U packed in LU, "
+        "pivots 1-based row swaps; info k > 0: U[k-1, k-1] is exactly zero", "float")
+    add("linalg_solve_triangular", "linalg",
+        "linalg_solve_triangular(X, A: (*B, n, n), B, *, upper, left, unitriangular)",
+        "X with A X = B (left) or X A = B, A triangular (only that triangle is read; a unit "
+        "diagonal is assumed with unitriangular); a zero pivot divides by zero", "float")
 
 
 PRIMS: dict[str, PrimSpec] = _catalogue()

@@ -35,6 +35,11 @@ from .views import (as_strided, broadcast_to, chunk, diagonal, expand, flatten, 
                     moveaxis, narrow, permute, reshape, select, split, squeeze, swapaxes,
                     swapdims, t, transpose, unbind, unflatten, unsqueeze)
 from .views import view_scatter as as_strided_scatter
+from . import pointwise_more, products_more, shape_more  # noqa: E402  (PyTorch's wider op set)
+from . import decompositions, linalg_more  # noqa: E402,F401  (torch.linalg's decompositions)
+from . import special_functions  # noqa: E402  (lgamma, digamma, Bessel functions, ...)
+globals().update({**pointwise_more.PUBLIC, **products_more.PUBLIC, **shape_more.PUBLIC,
+                  **linalg_more.PUBLIC, **special_functions.PUBLIC})
 from . import methods  # noqa: F401  (binds Tensor methods)
 
 globals().update(_F)

@@ -2,6 +2,8 @@
 Their output sizes depend on the data, so each reads one count back to the host."""
 from __future__ import annotations
 
+import math
+
 from .. import _dtype as D
 from .._shape import norm_dim
 from . import _api
@@ -36,9 +38,12 @@ def _unique(x, sorted, return_inverse, return_counts, dim, consecutive):
     if dim is None:
         rows = x.reshape(-1)
     else:
+        if x.numel() == 0 and x.shape[dim] != 0:
+            raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so "
+                               "unique cannot be applied")
         rows = _api.movedim(x, dim, 0)
         rest = rows.shape[1:]
-        rows = rows.reshape(rows.shape[0], -1)
+        rows = rows.reshape(rows.shape[0], math.prod(rest))      # (-1 is ambiguous when empty)
     n = rows.shape[0]
     if consecutive:
         order = None

@@ -334,7 +334,8 @@ def index_select(input, dim, index, *, out=None):
                            f"{index.numel()} value(s)")
     index = check_index(index, input._shape[d] if input.dim() else 1, "index_select", d,
                         error=IndexError, message=_SELF)
-    return decompose(INDEX_SELECT, (input, index), {"dim": d})
+    r = decompose(INDEX_SELECT, (input, index), {"dim": d})
+    return r.reshape(()) if input.dim() == 0 else r       # a 0-d input gives a 0-d result
 
 
 def _scaled_source(source, alpha):

@@ -96,6 +96,11 @@ def _matrix_norm(x, ord, dims, keepdim):
     if ord == "fro":
         return vector_norm(x, 2, dims, keepdim)
     d0, d1 = dims
+    if ord in ("nuc", 2, -2):         # from the singular values (decompositions.py)
+        from .decompositions import svdvals
+        sv = svdvals(x.movedim((d0, d1), (-2, -1)))
+        r = sv.sum(-1) if ord == "nuc" else sv.amax(-1) if ord == 2 else sv.amin(-1)
+        return r.unsqueeze(min(d0, d1)).unsqueeze(max(d0, d1)) if keepdim else r
     # ord 1 / -1: max / min column sum; inf / -inf: max / min row sum
     summed, over = (d0, d1) if abs(ord) == 1 else (d1, d0)
     sums = x.abs().sum(summed, keepdim=True)
@@ -106,7 +111,7 @@ def _matrix_norm(x, ord, dims, keepdim):
 MATRIX_NORM = composite(
     "linalg_matrix_norm", _matrix_norm, kind="reduction", dtypes="floating",
     signature="linalg.matrix_norm(A, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None)",
-    doc="ord 'fro', 1, -1, inf, -inf ('nuc', 2 and -2 need singular values: not provided)",
+    doc="ord 'fro', 1, -1, inf, -inf; 'nuc', 2, -2 from the singular values",
                         opmath=True)
 
 
@@ -120,13 +125,12 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     d0, d1 = (norm_dim(d, A.dim(), "linalg.matrix_norm") for d in dim)
     if d0 == d1:
         raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({d0}, {d1})")
-    if ord in ("nuc", 2, -2):
-        raise NotImplementedError(f"linalg.matrix_norm(ord={ord!r}) needs singular values (an "
-                                  f"SVD), which dispatchtorch does not provide")
-    if ord not in ("fro", 1, -1, INF, -INF):
+    if ord not in ("fro", "nuc", 2, -2, 1, -1, INF, -INF):
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
-    if ord != "fro":
-        for d in (d0, d1):
+    if ord not in ("fro", "nuc"):
+        # the dim reduced by max / min must not be empty (1: columns' sums, inf: rows')
+        over = {1: d1, -1: d1, INF: d0, -INF: d0}.get(ord)
+        for d in ((over,) if over is not None else (d0, d1)):
             if A.shape[d] == 0:
                 raise RuntimeError(f"linalg.matrix_norm cannot compute the {ord} norm on an "
                                    f"empty tensor because the operation does not have an identity")

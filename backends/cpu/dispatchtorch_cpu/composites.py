@@ -27,6 +27,8 @@ def linear(out, x, weight, bias):
 
 
 def softmax(out, x, *, dim):
+    if x.size == 0:                 # nothing to normalise (max of an empty dim has no identity)
+        return
     xs = _up(x)
     shifted = np.asarray(xs - xs.max(axis=dim, keepdims=True))   # 0-d stays an array
     e = np.exp(shifted, out=shifted)
@@ -35,6 +37,8 @@ def softmax(out, x, *, dim):
 
 
 def log_softmax(out, x, *, dim):
+    if x.size == 0:                 # nothing to normalise (max of an empty dim has no identity)
+        return
     xs = _up(x)
     shifted = np.asarray(xs - xs.max(axis=dim, keepdims=True))
     shifted -= np.log(np.exp(shifted).sum(axis=dim, keepdims=True))

@@ -267,3 +267,14 @@ KERNELS = {
     # composites with a faster kernel of their own
     "relu": _relu,
 }
+
+from .linalg_kernels import KERNELS as _LINALG  # noqa: E402  (decompositions and solvers)
+
+KERNELS.update(_LINALG)
+
+from dispatchtorch.backend.prims import SPECIAL_BINARY, SPECIAL_UNARY  # noqa: E402
+
+# special functions: scipy.special's ufuncs (nextafter: numpy's)
+KERNELS.update({name: _unary(_lazy(f)) for name, (f, _) in SPECIAL_UNARY.items()})
+KERNELS.update({name: _binary(np.nextafter if f == "nextafter" else _lazy(f))
+                for name, (f, _) in SPECIAL_BINARY.items()})

@@ -67,6 +67,18 @@ class NumpyModule(ArrayModule):
     name = "numpy"
     xp = np
 
+    def lu_factor(self, a):
+        from scipy.linalg import lapack
+        getrf, = lapack.get_lapack_funcs(("getrf",), (a,))
+        lu, piv, _ = getrf(np.array(a, copy=True))
+        return lu, piv
+
+    def trsm(self, a, b, *, lower, unit, left):
+        from scipy.linalg import blas
+        trsm, = blas.get_blas_funcs(("trsm",), (a, b))
+        with np.errstate(all="ignore"):
+            return trsm(1.0, a, b, side=0 if left else 1, lower=lower, diag=int(bool(unit)))
+
     def _load_special(self, name):
         import scipy.special
         return getattr(scipy.special, name)
@@ -104,6 +116,20 @@ class CupyModule(ArrayModule):
     def _load_special(self, name):
         import cupyx.scipy.special
         return getattr(cupyx.scipy.special, name)
+
+    def lu_factor(self, a):
+        import cupyx.scipy.linalg
+        return cupyx.scipy.linalg.lu_factor(a, check_finite=False)
+
+    def trsm(self, a, b, *, lower, unit, left):
+        """cuBLAS trsm through cupyx (a zero pivot divides by zero, as on the CPU)."""
+        import cupyx.scipy.linalg
+        if left:
+            return cupyx.scipy.linalg.solve_triangular(a, b, lower=lower, unit_diagonal=unit,
+                                                       check_finite=False)
+        # X A = B  <=>  A^T X^T = B^T
+        return cupyx.scipy.linalg.solve_triangular(a, b.T, trans="T", lower=lower,
+                                                   unit_diagonal=unit, check_finite=False).T
 
     def ptr(self, a):
         return a.data.ptr

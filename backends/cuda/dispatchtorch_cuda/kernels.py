@@ -40,6 +40,20 @@ _COMPARE = {"eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal",
             "gt": "greater", "ge": "greater_equal"}
 
 
+def _computing_in(fn):
+    """A binary special function (zeta is a plain function, not a ufunc) taking a ufunc's
+    out= and dtype= (float16 computes in float32)."""
+    def call(a, b, out=None, dtype=None):
+        if dtype is not None:
+            a, b = a.astype(dtype), b.astype(dtype)
+        r = fn(a, b)
+        if out is None:
+            return r
+        out[...] = r
+        return out
+    return call
+
+
 def build_kernels(am) -> dict:
     """The kernel table `op name -> fn` over the array module `am`: every prim, and the
     composites that run faster as one kernel."""
@@ -291,4 +305,11 @@ def build_kernels(am) -> dict:
         "sort": sort, "searchsorted": searchsorted,
         "relu": relu,
     })
+    from ._linalg import build_linalg_kernels      # decompositions and solvers
+    table.update(build_linalg_kernels(am))
+    # special functions: cupyx.scipy.special (scipy.special under numpy)
+    from dispatchtorch.backend.prims import SPECIAL_BINARY, SPECIAL_UNARY
+    table.update({name: unary(am.special(f)) for name, (f, _) in SPECIAL_UNARY.items()})
+    table.update({name: binary(xp.nextafter if f == "nextafter" else _computing_in(am.special(f)))
+                  for name, (f, _) in SPECIAL_BINARY.items()})
     return table

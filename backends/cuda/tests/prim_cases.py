@@ -31,6 +31,8 @@ def dtypes_of(prim):
         return INTS
     if prim == "matmul":
         return INTS + FLOATS
+    if prim.startswith("linalg_"):      # the frontend sends float32 and float64 only
+        return ("float32", "float64")
     return KIND_DTYPES[PRIMS[prim].dtypes]
 
 
@@ -357,9 +359,59 @@ def cases(prim, dtype, seed=0):
         return list(reduction_cases(rng, prim, dtype))
     if kind == "scan":
         return list(scan_cases(rng, prim, dtype))
+    if prim.startswith("linalg_"):
+        return list(linalg_cases(rng, prim, dtype))
     return list({"matmul": matmul_cases, "gather": gather_cases, "scatter_": scatter_cases,
                  "nonzero": nonzero_cases, "sort": sort_cases,
                  "searchsorted": searchsorted_cases}[prim](rng, dtype))
+
+
+def linalg_cases(rng, prim, dtype):
+    """Well-conditioned batches (and one failing matrix where the prim reports info)."""
+    def mat(shape):
+        return cast(rng.standard_normal(shape), dtype)
+
+    n = 4
+    spd = mat((2, n, n))
+    spd = (spd @ np.swapaxes(spd, -1, -2) + n * np.eye(n)).astype(NP[dtype])
+    if prim == "linalg_cholesky":
+        bad = -spd
+        for a, label in ((spd, "spd"), (bad, "not positive-definite")):
+            yield Case(prim, label, [fresh(a.shape, dtype), fresh(a.shape[:-2], "int32")],
+                       [dense(a)])
+    elif prim == "linalg_eigh":
+        for upper in (False, True):
+            yield Case(prim, f"upper={upper}", [fresh(spd.shape[:-1], dtype),
+                                                fresh(spd.shape, dtype)], [dense(spd)],
+                       {"upper": upper})
+    elif prim == "linalg_svd":
+        a = mat((2, 5, 3))
+        for full in (False, True):
+            u, v = ((5, 5), (3, 3)) if full else ((5, 3), (3, 3))
+            yield Case(prim, f"full={full}", [fresh((2,) + u, dtype), fresh((2, 3), dtype),
+                                              fresh((2,) + v, dtype)], [dense(a)],
+                       {"full_matrices": full})
+    elif prim == "linalg_qr":
+        a = mat((2, 5, 3))
+        yield Case(prim, "reduced", [fresh((2, 5, 3), dtype), fresh((2, 3, 3), dtype)],
+                   [dense(a)], {"mode": "reduced"})
+        yield Case(prim, "complete", [fresh((2, 5, 5), dtype), fresh((2, 5, 3), dtype)],
+                   [dense(a)], {"mode": "complete"})
+    elif prim == "linalg_lu_factor":
+        for shape in ((2, 4, 4), (3, 5), (5, 3)):
+            a = mat(shape)
+            k = min(shape[-2:])
+            yield Case(prim, f"{shape}", [fresh(shape, dtype), fresh(shape[:-2] + (k,), "int32"),
+                                          fresh(shape[:-2], "int32")], [dense(a)])
+    elif prim == "linalg_solve_triangular":
+        b = mat((2, n, 3))
+        for upper in (False, True):
+            yield Case(prim, f"left upper={upper}", [fresh(b.shape, dtype)],
+                       [dense(spd), dense(b)], {"upper": upper, "left": True,
+                                                "unitriangular": False})
+        br = mat((2, 3, n))
+        yield Case(prim, "right unit", [fresh(br.shape, dtype)], [dense(spd), dense(br)],
+                   {"upper": True, "left": False, "unitriangular": True})
 
 
 # -- running and comparing ------------------------------------------------------------------

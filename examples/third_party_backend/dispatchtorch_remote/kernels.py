@@ -9,8 +9,9 @@ exact semantics of each prim: the prim table of docs/writing-a-backend.md, or
 `dispatchtorch.backend.PRIMS[name].doc`.
 
 This module imports numpy only, so it also runs where dispatchtorch is not installed.
-Prims missing from KERNELS (here erf, erfc and erfinv: numpy has none) run on the CPU
-reference, with a one-time warning; `dispatchtorch-backends` lists them.
+Prims missing from KERNELS (here erf, erfc, erfinv and the special functions such as
+lgamma and the Bessel functions: numpy has none) run on the CPU reference, with a one-time
+warning; `dispatchtorch-backends` lists them.
 """
 import re
 import warnings
@@ -155,8 +156,66 @@ _BINARY = {
     "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or, "bitwise_xor": np.bitwise_xor,
     "bitwise_left_shift": np.left_shift, "bitwise_right_shift": np.right_shift,
     "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
-    "gt": np.greater, "ge": np.greater_equal,
+    "gt": np.greater, "ge": np.greater_equal, "nextafter": np.nextafter,
 }
+
+# -- linear algebra: numpy.linalg over the batch (*B, m, n) -----------------------------------
+
+def _cholesky(L, info, A):
+    info[...] = 0
+    for i in np.ndindex(A.shape[:-2]):
+        try:
+            L[i] = np.linalg.cholesky(A[i])
+        except np.linalg.LinAlgError:
+            L[i] = 0
+            info[i] = 1           # (the reference reports the order of the failing minor)
+
+
+def _eigh(w, V, A, *, upper):
+    if A.size:
+        w[...], V[...] = np.linalg.eigh(A, UPLO="U" if upper else "L")
+
+
+def _svd(U, S, Vh, A, *, full_matrices):
+    if A.size:
+        U[...], S[...], Vh[...] = np.linalg.svd(A, full_matrices=full_matrices)
+
+
+def _qr(Q, R, A, *, mode):
+    if A.size:
+        Q[...], R[...] = np.linalg.qr(A, mode=mode)
+
+
+def _lu_factor(LU, pivots, info, A):
+    """Gaussian elimination with partial pivoting (LAPACK getrf's choices)."""
+    m, n = A.shape[-2:]
+    for i in np.ndindex(A.shape[:-2]):
+        a = np.array(A[i], dtype=A.dtype)
+        info[i] = 0
+        for k in range(min(m, n)):
+            p = k + int(np.argmax(np.abs(a[k:, k])))
+            pivots[i + (k,)] = p + 1
+            a[[k, p]] = a[[p, k]]
+            if a[k, k] == 0:
+                info[i] = info[i] or k + 1
+                continue
+            a[k + 1:, k] /= a[k, k]
+            a[k + 1:, k + 1:] -= np.outer(a[k + 1:, k], a[k, k + 1:])
+        LU[i] = a
+
+
+def _solve_triangular(X, A, B, *, upper, left, unitriangular):
+    t = np.triu(A) if upper else np.tril(A)
+    if unitriangular:
+        t = t - np.diagonal(t, 0, -2, -1)[..., None] * np.eye(t.shape[-1]) + np.eye(t.shape[-1])
+    if X.size:
+        with np.errstate(all="ignore"):
+            if left:
+                X[...] = np.linalg.solve(t, B)
+            else:
+                X[...] = np.swapaxes(np.linalg.solve(np.swapaxes(t, -1, -2),
+                                                     np.swapaxes(B, -1, -2)), -1, -2)
+
 
 KERNELS = {
     **{name: _ufunc(f) for name, f in {**_UNARY, **_BINARY}.items()},
@@ -170,4 +229,6 @@ KERNELS = {
     "cummax": _cumulative_extreme(np.maximum), "cummin": _cumulative_extreme(np.minimum),
     "matmul": _matmul, "gather": _gather, "scatter_": _scatter_, "nonzero": _nonzero,
     "sort": _sort, "searchsorted": _searchsorted,
+    "linalg_cholesky": _cholesky, "linalg_eigh": _eigh, "linalg_svd": _svd, "linalg_qr": _qr,
+    "linalg_lu_factor": _lu_factor, "linalg_solve_triangular": _solve_triangular,
 }

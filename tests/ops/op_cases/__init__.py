@@ -1,5 +1,5 @@
 """Every sample case, by category (one module each)."""
-from . import creation, elementwise, linalg, reductions, shape_indexing
+from . import creation, elementwise, linalg, opset, reductions, shape_indexing
 
 CASES = [*elementwise.CASES, *reductions.CASES, *linalg.CASES, *shape_indexing.CASES,
-         *creation.CASES]
+         *creation.CASES, *opset.CASES]

@@ -1,0 +1,150 @@
+"""Cases of the rows added for PyTorch's wider op set (issue 15): more elementwise
+composites, products, scatters, and the linear-algebra prims with their composites.
+Samples are few and small: on a backend they check that each decomposition (or prim)
+agrees with the CPU reference."""
+import numpy as np
+
+import dispatchtorch as torch
+
+from ..case import Arr, Case, Tol
+
+FL = ("float32", "float64")
+ORDER = Tol("composites sum and divide in the backend's order", float32=(1e-5, 1e-5),
+            float64=(1e-7, 1e-7))
+LAPACK = Tol("factorisations and solvers: rounding differs between LAPACK builds",
+             float32=(1e-4, 1e-4), float64=(1e-9, 1e-9))
+
+
+def _one(*shapes, low=None, high=None):
+    def gen(g):
+        yield g.sample("basic", *(g.arr(s, low, high) for s in shapes))
+        yield g.sample("T", *(g.arr(s, low, high, layout="T" if len(s) == 2 else "contig")
+                              for s in shapes))
+    return gen
+
+
+def _scalars(*shapes, **kw):
+    def gen(g):
+        yield g.sample("basic", *(g.arr(s) for s in shapes), **kw)
+    return gen
+
+
+CASES = [
+    Case("signbit", torch.signbit, _one((3, 4)), dtypes=FL + ("int32", "int64")),
+    Case("copysign", torch.copysign, _one((3, 4), (4,)), dtypes=FL),
+    Case("heaviside", torch.heaviside, _one((3, 4), (3, 4)), dtypes=FL + ("int32", "int64")),
+    Case("sinc", torch.sinc, _one((3, 4)), dtypes=FL),
+    Case("deg2rad", torch.deg2rad, _one((3, 4)), dtypes=FL),
+    Case("rad2deg", torch.rad2deg, _one((3, 4)), dtypes=FL),
+    Case("logaddexp2", torch.logaddexp2, _one((3, 4), (4,)), dtypes=FL),
+    Case("angle", torch.angle, _one((3, 4)), dtypes=FL, grad=False),
+    Case("ldexp", lambda x, e: torch.ldexp(x, e.long()), _one((3, 4), (4,), low=-3, high=3),
+         dtypes=FL),
+    Case("addcmul", lambda x, a, b: torch.addcmul(x, a, b, value=0.5), _one((3, 4), (4,), (3, 1)),
+         dtypes=FL + ("int64",)),
+    Case("addcdiv", lambda x, a, b: torch.addcdiv(x, a, b, value=2), _one((3, 4), (4,), (3, 4),
+                                                                          low=0.5, high=2),
+         dtypes=FL),
+    Case("isclose", lambda a, b: torch.isclose(a, b, rtol=0.5, atol=0.5), _one((3, 4), (3, 4)),
+         dtypes=FL + ("int64",)),
+    Case("addr", lambda x, a, b: torch.addr(x, a, b, beta=0.5, alpha=2), _one((3, 4), (3,), (4,)),
+         dtypes=FL, tol=ORDER),
+    Case("addbmm", torch.addbmm, _one((2, 4), (3, 2, 5), (3, 5, 4)), dtypes=FL, tol=ORDER),
+    Case("inner", torch.inner, _one((2, 3), (4, 3)), dtypes=FL, tol=ORDER),
+    Case("kron", torch.kron, _one((2, 3), (3, 2)), dtypes=FL + ("int64",)),
+    Case("trace", torch.trace, _one((3, 4)), dtypes=FL + ("int64",), tol=ORDER),
+    Case("cross", lambda a, b: torch.linalg.cross(a, b), _one((4, 3), (1, 3)),
+         dtypes=FL + ("int64",)),
+    Case("cdist", torch.cdist, _one((4, 3), (5, 3)), dtypes=FL, tol=ORDER),
+    Case("block_diag", lambda a, b: torch.block_diag(a, b), _one((2, 3), (4,)),
+         dtypes=FL + ("int64",)),
+    Case("diagonal_scatter", torch.diagonal_scatter, _one((3, 3), (3,)), dtypes=FL + ("int64",)),
+    Case("select_scatter", lambda x, s: torch.select_scatter(x, s, 1, 2), _one((3, 4), (3,)),
+         dtypes=FL + ("int64",)),
+    Case("slice_scatter", lambda x, s: torch.slice_scatter(x, s, 1, 1, 4, 2),
+         _one((3, 5), (3, 2)), dtypes=FL + ("int64",)),
+    Case("index_copy", lambda x, s: torch.index_copy(x, 1, torch.tensor([3, 0], device=x.device),
+                                                     s),
+         _one((3, 4), (3, 2)), dtypes=FL + ("int64",)),
+    Case("put", lambda x, s: torch.put(x, torch.tensor([0, -1, 5], device=x.device), s),
+         _one((3, 4), (3,)), dtypes=FL + ("int64",)),
+]
+
+
+# -- linear algebra: gauge-invariant functions of the decompositions (the signs of
+# singular vectors and eigenvectors are each implementation's choice) -------------------------
+
+def _eye3(a):
+    # tensor methods only: test_conformance_vs_torch reruns the cases' lambdas on PyTorch
+    return 3 * a.new_ones(a.shape[-1]).diag()
+
+
+def _spd(a):
+    return a @ a.mT + _eye3(a)
+
+
+def _mats(*shapes):
+    def gen(g):
+        yield g.sample("batched", *(g.arr(s, -1, 1) for s in shapes))
+    return gen
+
+
+CASES += [
+    Case("linalg_cholesky", lambda a: torch.linalg.cholesky(_spd(a)), _mats((2, 3, 3)), dtypes=FL,
+         tol=LAPACK),
+    Case("linalg_eigh", lambda a: (lambda r: (r.eigenvalues, r.eigenvectors ** 2))(
+        torch.linalg.eigh(a + a.mT)), _mats((2, 4, 4)), dtypes=FL, tol=LAPACK),
+    Case("linalg_svd", lambda a: (lambda r: (r.S, r.U ** 2, r.Vh ** 2))(
+        torch.linalg.svd(a, full_matrices=False)), _mats((2, 5, 3)), dtypes=FL, tol=LAPACK),
+    Case("linalg_qr", lambda a: (lambda r: (r.Q * r.R.diagonal(0, -2, -1).sign().unsqueeze(-2),
+                                            r.R * r.R.diagonal(0, -2, -1).sign().unsqueeze(-1)))(
+        torch.linalg.qr(a)), _mats((2, 5, 3)), dtypes=FL, tol=LAPACK),
+    Case("linalg_lu_factor", lambda a: (lambda r: r.P @ r.L @ r.U)(torch.linalg.lu(a)),
+         _mats((2, 3, 3)), dtypes=FL, tol=LAPACK),
+    Case("linalg_solve_triangular", lambda a, b: torch.linalg.solve_triangular(
+        a.triu() + _eye3(a), b, upper=True), _mats((2, 3, 3), (2, 3, 2)), dtypes=FL, tol=LAPACK),
+    Case("linalg_solve", lambda a, b: torch.linalg.solve(a + _eye3(a), b),
+         _mats((2, 3, 3), (2, 3, 2)), dtypes=FL, tol=LAPACK),
+    Case("linalg_det", torch.linalg.det, _mats((2, 3, 3)), dtypes=FL, tol=LAPACK),
+    Case("linalg_slogdet", lambda a: tuple(torch.linalg.slogdet(a + _eye3(a))), _mats((2, 3, 3)),
+         dtypes=FL, tol=LAPACK),
+    Case("linalg_pinv", lambda a: torch.linalg.pinv(a), _mats((4, 3)), dtypes=FL, tol=LAPACK),
+    Case("cholesky_solve", lambda b, a: torch.cholesky_solve(b, torch.linalg.cholesky(_spd(a))),
+         _mats((3, 2), (3, 3)), dtypes=FL, tol=LAPACK),
+    Case("cholesky_inverse", lambda a: torch.cholesky_inverse(torch.linalg.cholesky(_spd(a))),
+         _mats((3, 3)), dtypes=FL, tol=LAPACK),
+]
+
+
+# -- special functions: prims on scipy.special (CPU), cupyx.scipy.special (CUDA) ------------
+SPECIAL = Tol("special functions: each library's series and rational approximations",
+              float32=(1e-5, 1e-6), float64=(1e-10, 1e-12))
+_SPECIAL_DOMAINS = {   # case: (torch.special's name, low, high)
+    "lgamma": ("gammaln", 0.1, 6), "digamma": ("digamma", 0.1, 6), "i0": ("i0", -4, 4),
+    "special_i0e": ("i0e", -4, 4), "special_i1": ("i1", -4, 4), "special_i1e": ("i1e", -4, 4),
+    "special_erfcx": ("erfcx", -2, 4), "special_ndtri": ("ndtri", 0.05, 0.95),
+    "special_log_ndtr": ("log_ndtr", -6, 4), "special_bessel_j0": ("bessel_j0", -8, 8),
+    "special_bessel_j1": ("bessel_j1", -8, 8), "special_bessel_y0": ("bessel_y0", 0.2, 8),
+    "special_bessel_y1": ("bessel_y1", 0.2, 8),
+    "special_modified_bessel_k0": ("modified_bessel_k0", 0.2, 5),
+    "special_modified_bessel_k1": ("modified_bessel_k1", 0.2, 5),
+    "special_scaled_modified_bessel_k0": ("scaled_modified_bessel_k0", 0.2, 5),
+    "special_scaled_modified_bessel_k1": ("scaled_modified_bessel_k1", 0.2, 5),
+    "special_entr": ("entr", 0.05, 3),
+}
+CASES += [Case(op, lambda x, n=name: getattr(torch.special, n)(x),
+               _one((3, 4), low=lo, high=hi), dtypes=FL, tol=SPECIAL)
+          for op, (name, lo, hi) in _SPECIAL_DOMAINS.items()]
+CASES += [
+    Case("special_zeta", lambda a, b: torch.special.zeta(a, b), lambda g: iter([g.sample(
+        "basic", g.arr((3, 4), 1.5, 4), g.arr((4,), 0.5, 3))]), dtypes=FL, tol=SPECIAL),
+    Case("igamma", torch.igamma, lambda g: iter([g.sample(
+        "basic", g.arr((3, 4), 0.5, 3, grad=False), g.arr((3, 4), 0.5, 3))]), dtypes=FL,
+         tol=SPECIAL),
+    Case("igammac", torch.igammac, lambda g: iter([g.sample(
+        "basic", g.arr((3, 4), 0.5, 3, grad=False), g.arr((3, 4), 0.5, 3))]), dtypes=FL,
+         tol=SPECIAL),
+    Case("nextafter", torch.nextafter, _one((3, 4), (3, 4)), dtypes=FL, grad=False),
+    Case("polygamma", lambda x: torch.polygamma(2, x), _one((3, 4), low=0.5, high=4), dtypes=FL,
+         tol=SPECIAL),
+]

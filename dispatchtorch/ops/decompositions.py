@@ -1,0 +1,522 @@
+"""torch.linalg's decompositions and solvers: six prims (Cholesky, eigh, SVD, QR, LU,
+triangular solve) with the derivative rules of PyTorch's derivatives.yaml, and the
+composites built on them (solve, inv, det, slogdet, lu_solve, cholesky_solve, pinv,
+lstsq, matrix_rank, cond, ...; see linalg_more.py). Batched everywhere: (*B, m, n)."""
+from __future__ import annotations
+
+from .. import _dtype as D
+from .. import return_types as RT
+from .._run import apply, same_place
+from .._shape import broadcast_shapes
+from .._tensor import Tensor
+from ..dispatch import OpDef, register_op
+from . import _api
+from ._composite import composite, run
+from .linalg import matmul
+
+
+class LinAlgError(RuntimeError):
+    """torch.linalg.LinAlgError: a matrix had no decomposition (not positive-definite,
+    singular)."""
+
+
+# -- argument checks ---------------------------------------------------------------------------
+
+def check_matrix(A, name, arg="A", square=False):
+    if not isinstance(A, Tensor):
+        raise TypeError(f"{name}(): argument '{arg}' must be Tensor, not {type(A).__name__}")
+    if A.dim() < 2:
+        raise RuntimeError(f"{name}: The input tensor {arg} must have at least 2 dimensions.")
+    if not A.dtype.is_floating_point or A.dtype in (D.float16, D.bfloat16):
+        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
+                           f"{A.dtype.pt_name}")
+    if square and A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"{name}: {arg} must be batches of square matrices, but they are "
+                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
+
+
+def _prim(op, A, outs, kparams=None, others=()):
+    place = same_place(op.name, (A, *others))
+    return apply(op, place, (A, *others), (A._h, *(o._h for o in others)), outs, kparams or {})
+
+
+def _raise_info(info, name, what):
+    if info.numel() and bool((info != 0).any()):
+        k = int(info.reshape(-1)[(info.reshape(-1) != 0).nonzero()[0, 0]])
+        batch = "" if info.dim() == 0 else " (batch element " \
+            f"{int((info.reshape(-1) != 0).nonzero()[0, 0])})"
+        raise LinAlgError(f"{name}{batch}: {what.format(k=k)}")
+
+
+def _zero(g, like):
+    return g if g is not None else _api.zeros_like(like)
+
+
+# -- triangular solve ------------------------------------------------------------------------------
+
+def _solve_triangular_grad(g, A, B, result, upper, left, unitriangular, needs):
+    gB = solve_triangular(A.mT, g, upper=not upper, left=left, unitriangular=unitriangular)
+    gA = None
+    if needs[0]:
+        gA = -matmul(gB, result.mT) if left else -matmul(result.mT, gB)
+        gA = gA.triu(int(unitriangular)) if upper else gA.tril(-int(unitriangular))
+    return gA, gB if needs[1] else None
+
+
+SOLVE_TRIANGULAR = register_op(OpDef("linalg_solve_triangular", kind="linalg", args=("A", "B"),
+                                     dtypes="float", grad=_solve_triangular_grad))
+
+
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
+    check_matrix(A, "linalg.solve_triangular", square=True)
+    check_matrix(B, "linalg.solve_triangular", "B")
+    if A.dtype is not B.dtype:
+        raise RuntimeError(f"linalg.solve_triangular: Expected A and B to have the same dtype, "
+                           f"but found A of type {A.dtype.pt_name} and B of type "
+                           f"{B.dtype.pt_name} instead")
+    n = A.shape[-1]
+    if (B.shape[-2] if left else B.shape[-1]) != n:
+        raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the "
+                           f"equation {'AX = B' if left else 'XA = B'} ({n}x{n} and "
+                           f"{B.shape[-2]}x{B.shape[-1]})")
+    batch = broadcast_shapes(A.shape[:-2], B.shape[:-2])
+    A = A.expand(batch + (n, n))
+    B = B.expand(batch + tuple(B.shape[-2:]))
+    r = _prim(SOLVE_TRIANGULAR, A, ((tuple(B.shape), B.dtype),),
+              {"upper": bool(upper), "left": bool(left), "unitriangular": bool(unitriangular)},
+              (B,))
+    return r if out is None else out.copy_(r)
+
+
+# -- Cholesky ----------------------------------------------------------------------------------
+
+def _cholesky_grad(g, result):
+    gL, L = g[0], result
+    if gL is None:
+        return None
+    gA = matmul(L.mT, gL).tril()
+    gA = 0.5 * (gA + gA.tril(-1).mT)
+    gA = solve_triangular(L.mT, gA, upper=True, left=True)
+    return solve_triangular(L, gA, upper=False, left=False)
+
+
+CHOLESKY = register_op(OpDef("linalg_cholesky", kind="linalg", args=("A",), n_out=2,
+                             dtypes="float", grad=_cholesky_grad))
+
+
+def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
+    check_matrix(A, "linalg.cholesky", square=True)
+    L, info = _prim(CHOLESKY, A, ((tuple(A.shape), A.dtype), (tuple(A.shape[:-2]), D.int32)))
+    if check_errors:
+        _raise_info(info, "linalg.cholesky", _NOT_PD)
+    return RT.cholesky_ex(L.mT if upper else L, info)
+
+
+_NOT_PD = "The factorization could not be completed because the input is not " \
+          "positive-definite (the leading minor of order {k} is not positive-definite)."
+
+
+def cholesky(A, *, upper=False, out=None):
+    L, info = cholesky_ex(A, upper=upper)
+    _raise_info(info, "linalg.cholesky", _NOT_PD)
+    return L if out is None else out.copy_(L)
+
+
+# -- eigh ----------------------------------------------------------------------------------------
+
+def _eigh_grad(g, result, result1):
+    gL, gV = g
+    L, V = result, result1
+    if gV is None:
+        if gL is None:
+            return None
+        return matmul(V * gL.unsqueeze(-2), V.mT)
+    VhgV = matmul(V.mT, gV)
+    VhgV = 0.5 * (VhgV - VhgV.mT)
+    n = L.shape[-1]
+    eye = _api.eye(n, dtype=D.bool_, device=L.device)
+    E = _api.where(eye, 1.0, L.unsqueeze(-2) - L.unsqueeze(-1))
+    ret = _api.where(eye, 0.0, VhgV / E)
+    if gL is not None:
+        ret = ret + _api.diag_embed(gL)
+    return matmul(V, matmul(ret, V.mT))
+
+
+EIGH = register_op(OpDef("linalg_eigh", kind="linalg", args=("A",), n_out=2, dtypes="float",
+                         grad=_eigh_grad))
+
+
+def eigh(A, UPLO="L", *, out=None):
+    check_matrix(A, "linalg.eigh", square=True)
+    if UPLO not in ("L", "U"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    w, V = _prim(EIGH, A, ((tuple(A.shape[:-1]), A.dtype), (tuple(A.shape), A.dtype)),
+                 {"upper": UPLO == "U"})
+    return RT.eigh(w, V)
+
+
+def eigvalsh(A, UPLO="L", *, out=None):
+    return eigh(A, UPLO).eigenvalues
+
+
+# -- SVD ---------------------------------------------------------------------------------------
+
+def _svd_grad(g, result, result1, result2, full_matrices):
+    gU, gS, gVh = g
+    U, S, Vh = result, result1, result2
+    k = S.shape[-1]
+    if full_matrices:
+        U, Vh = U.narrow(-1, 0, k), Vh.narrow(-2, 0, k)
+        gU = gU.narrow(-1, 0, k) if gU is not None else None
+        gVh = gVh.narrow(-2, 0, k) if gVh is not None else None
+    m, n = U.shape[-2], Vh.shape[-1]
+    if gU is None and gVh is None:
+        if gS is None:
+            return None
+        return matmul(U, gS.unsqueeze(-1) * Vh) if m >= n else matmul(U * gS.unsqueeze(-2), Vh)
+    UhgU = matmul(U.mT, gU) if gU is not None else None
+    VhgV = matmul(Vh, gVh.mT) if gVh is not None else None
+    UhgU = UhgU - UhgU.mT if UhgU is not None else None
+    VhgV = VhgV - VhgV.mT if VhgV is not None else None
+    S2 = S * S
+    eye = _api.eye(k, dtype=D.bool_, device=S.device)
+    E = _api.where(eye, 1.0, S2.unsqueeze(-2) - S2.unsqueeze(-1))
+    if UhgU is not None and VhgV is not None:
+        gA = (UhgU * S.unsqueeze(-2) + S.unsqueeze(-1) * VhgV) / E
+    elif UhgU is not None:
+        gA = UhgU * S.unsqueeze(-2) / E
+    else:
+        gA = S.unsqueeze(-1) * VhgV / E
+    if gS is not None:
+        gA = gA + _api.diag_embed(gS)
+    if m > n and gU is not None:
+        gA = matmul(U, gA)
+        gUSinv = gU / S.unsqueeze(-2)
+        gA = gA + gUSinv - matmul(U, matmul(U.mT, gUSinv))
+        return matmul(gA, Vh)
+    if m < n and gVh is not None:
+        gA = matmul(gA, Vh)
+        SinvgVh = gVh / S.unsqueeze(-1)
+        gA = gA + SinvgVh - matmul(matmul(SinvgVh, Vh.mT), Vh)
+        return matmul(U, gA)
+    return matmul(U, matmul(gA, Vh)) if m >= n else matmul(matmul(U, gA), Vh)
+
+
+SVD = register_op(OpDef("linalg_svd", kind="linalg", args=("A",), n_out=3, dtypes="float",
+                        grad=_svd_grad))
+
+
+def svd(A, full_matrices=True, *, driver=None, out=None):
+    check_matrix(A, "linalg.svd")
+    m, n = A.shape[-2:]
+    k = min(m, n)
+    batch = tuple(A.shape[:-2])
+    um, vn = (m, n) if full_matrices else (k, k)
+    U, S, Vh = _prim(SVD, A, ((batch + (m, um), A.dtype), (batch + (k,), A.dtype),
+                              (batch + (vn, n), A.dtype)), {"full_matrices": bool(full_matrices)})
+    return RT.svd(U, S, Vh)
+
+
+def svdvals(A, *, driver=None, out=None):
+    return svd(A, full_matrices=False).S
+
+
+# -- QR ----------------------------------------------------------------------------------------
+
+def _qr_grad_tall(gQ, gR, Q, R):
+    """m >= n: gA = Q (gR + tril(Q^T gQ - (.)^T + R gR^T - (.)^T) R^-T)
+    + (gQ - Q Q^T gQ) R^-T."""
+    qdq = matmul(Q.mT, gQ)
+    rdr = matmul(R, gR.mT)
+    low = (qdq - qdq.mT + rdr - rdr.mT).tril()
+    first = matmul(Q, gR + _right_inv_t(low, R))
+    return first + _right_inv_t(gQ - matmul(Q, qdq), R)
+
+
+def _right_inv_t(x, R):
+    """x R^-T for upper-triangular R."""
+    return solve_triangular(R.mT, x, upper=False, left=False)
+
+
+def _qr_grad(g, A, result, result1, mode):
+    gQ, gR = g
+    Q, R = result, result1
+    m, n = A.shape[-2:]
+    if mode == "complete" and m > n:
+        raise NotImplementedError("The QR decomposition is not differentiable when "
+                                  "mode='complete' and nrows > ncols.")
+    gQ = _zero(gQ, Q)
+    gR = _zero(gR, R)
+    if m >= n:
+        return _qr_grad_tall(gQ, gR, Q, R)
+    U, V = R.narrow(-1, 0, m), R.narrow(-1, m, n - m)
+    Y = A.narrow(-1, m, n - m)
+    gU, gV = gR.narrow(-1, 0, m), gR.narrow(-1, m, n - m)
+    gX = _qr_grad_tall(gQ + matmul(Y, gV.mT), gU, Q, U)
+    return _api.cat([gX, matmul(Q, gV)], -1)
+
+
+QR = register_op(OpDef("linalg_qr", kind="linalg", args=("A",), n_out=2, dtypes="float",
+                       grad=_qr_grad))
+
+
+def qr(A, mode="reduced", *, out=None):
+    check_matrix(A, "linalg.qr")
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
+                           f"'reduced' (default), 'r', or 'complete'")
+    m, n = A.shape[-2:]
+    k = min(m, n)
+    batch = tuple(A.shape[:-2])
+    qn, rm = (m, m) if mode == "complete" else (k, k)
+    Q, R = _prim(QR, A, ((batch + (m, qn), A.dtype), (batch + (rm, n), A.dtype)),
+                 {"mode": "complete" if mode == "complete" else "reduced"})
+    if mode == "r":
+        Q = _api.empty(0, dtype=A.dtype, device=A.device)
+    return RT.qr(Q, R)
+
+
+# -- LU ------------------------------------------------------------------------------------------
+
+def _lu_factor_grad(g, A, result, result1):
+    """PyTorch's linalg_lu_backward on the packed factors (square, wide and tall)."""
+    gLU = g[0]
+    if gLU is None:
+        return None
+    m, n = A.shape[-2:]
+    k = min(m, n)
+    P, L, U = lu_unpack(result, result1)
+    gL = gLU.narrow(-1, 0, k).tril(-1)
+    gU = gLU.narrow(-2, 0, k).triu()
+    if m == n:
+        phi = matmul(L.mT, gL).tril(-1) + matmul(gU, U.mT).triu()
+        x = solve_triangular(L.mT, phi, upper=True, left=True, unitriangular=True)
+        return matmul(P, solve_triangular(U.mT, x, upper=False, left=False))
+    if m < n:                          # wide: U = [U1 | U2]
+        U1, gU1, gU2 = U.narrow(-1, 0, k), gU.narrow(-1, 0, k), gU.narrow(-1, k, n - k)
+        x = matmul(L.mT, gL) - matmul(gU, U.mT)
+        x = solve_triangular(U1.mT, x.tril(-1), upper=False, left=False)
+        x = _api.cat([x + gU1.triu(), gU2], -1)
+        return matmul(P, solve_triangular(L.mT, x, upper=True, left=True, unitriangular=True))
+    L1, gL1, gL2 = L.narrow(-2, 0, k), gL.narrow(-2, 0, k), gL.narrow(-2, k, m - k)
+    x = matmul(gU, U.mT) - matmul(L.mT, gL)
+    x = solve_triangular(L1.mT, x.triu(), upper=True, left=True, unitriangular=True)
+    x = _api.cat([x + gL1.tril(-1), gL2], -2)
+    return matmul(P, solve_triangular(U.mT, x, upper=False, left=False))
+
+
+LU_FACTOR = register_op(OpDef("linalg_lu_factor", kind="linalg", args=("A",), n_out=3,
+                              dtypes="float", grad=_lu_factor_grad))
+
+
+def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
+    check_matrix(A, "linalg.lu_factor")
+    if not pivot:
+        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
+    m, n = A.shape[-2:]
+    batch = tuple(A.shape[:-2])
+    LU, piv, info = _prim(LU_FACTOR, A, ((tuple(A.shape), A.dtype), (batch + (min(m, n),), D.int32),
+                                         (batch, D.int32)))
+    if check_errors:
+        _raise_info(info, "torch.linalg.lu_factor_ex", _SINGULAR_LU)
+    return RT.lu_factor_ex(LU, piv, info)
+
+
+_SINGULAR_LU = "The factorization could not be completed because the input is singular " \
+               "(U[{k}, {k}] is zero)."
+
+
+def lu_factor(A, *, pivot=True, out=None):
+    r = lu_factor_ex(A, pivot=pivot)
+    return RT.lu_factor(r.LU, r.pivots)
+
+
+def _permutation(pivots, m, dtype):
+    """P (*B, m, m) from 1-based LAPACK row swaps (applied in order)."""
+    batch = tuple(pivots.shape[:-1])
+    perm = _api.arange(m, device=pivots.device).expand(batch + (m,)).clone()
+    piv = pivots.to(D.int64) - 1
+    for i in range(pivots.shape[-1]):
+        j = piv[..., i:i + 1]
+        a = perm[..., i:i + 1].clone()
+        b = perm.gather(-1, j)
+        perm[..., i:i + 1] = b
+        perm.scatter_(-1, j, a)
+    # row i of P A is row perm[i] of A: P[i, perm[i]] = 1, so A = P^T (PA); PyTorch returns P
+    # with A = P L U, i.e. P[perm[i], i] = 1
+    eye = _api.eye(m, dtype=dtype, device=pivots.device)
+    return eye[perm].mT
+
+
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
+    m, n = LU_data.shape[-2:]
+    k = min(m, n)
+    P = _permutation(LU_pivots, m, LU_data.dtype) if unpack_pivots else \
+        _api.empty(0, dtype=LU_data.dtype, device=LU_data.device)
+    if unpack_data:
+        L = LU_data.narrow(-1, 0, k).tril(-1) + _api.eye(m, k, dtype=LU_data.dtype,
+                                                          device=LU_data.device)
+        U = LU_data.narrow(-2, 0, k).triu()
+    else:
+        L = U = _api.empty(0, dtype=LU_data.dtype, device=LU_data.device)
+    return RT.lu_unpack(P, L, U)
+
+
+def lu(A, *, pivot=True, out=None):
+    r = lu_factor_ex(A, pivot=pivot)
+    return RT.lu(*lu_unpack(r.LU, r.pivots))
+
+
+def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
+    """X with A X = B (or X A = B; adjoint: A^T), A = P L U as lu_factor gives it."""
+    P, L, U = lu_unpack(LU, pivots)
+    if left and not adjoint:       # X = U^-1 L^-1 P^T B
+        y = solve_triangular(L, matmul(P.mT, B), upper=False, unitriangular=True)
+        return solve_triangular(U, y, upper=True)
+    if left:                       # A^T X = B: X = P L^-T U^-T B
+        y = solve_triangular(U.mT, B, upper=False)
+        return matmul(P, solve_triangular(L.mT, y, upper=True, unitriangular=True))
+    if not adjoint:                # X A = B: X = B U^-1 L^-1 P^T
+        y = solve_triangular(U, B, upper=True, left=False)
+        return matmul(solve_triangular(L, y, upper=False, left=False, unitriangular=True), P.mT)
+    # X A^T = B: X = B P L^-T U^-T
+    y = solve_triangular(L.mT, matmul(B, P), upper=True, left=False, unitriangular=True)
+    return solve_triangular(U.mT, y, upper=False, left=False)
+
+
+# -- solve, inv, det, slogdet: composites over LU with PyTorch's rules ------------------------------
+
+def _solve(A, B, left):
+    r = lu_factor_ex(A)
+    _raise_info(r.info, "torch.linalg.solve", "The solver failed because the input matrix is "
+                "singular.")
+    return lu_solve(r.LU, r.pivots, B, left=left)
+
+
+def _solve_grad(g, A, B, result, left, needs):
+    gB = _solve(A.mT, g, left)
+    gA = None
+    if needs[0]:
+        gA = -matmul(gB, result.mT) if left else -matmul(result.mT, gB)
+    return gA, gB
+
+
+SOLVE = composite("linalg_solve", _solve, kind="linalg", args=("A", "B"), grad=_solve_grad,
+                  dtypes="float", signature="linalg_solve(A: (*B, n, n), B, *, left)",
+                  doc="X with A X = B (or X A = B): LU with partial pivoting; singular A raises")
+
+
+def solve(A, B, *, left=True, out=None):
+    check_matrix(A, "linalg.solve", square=True)
+    if not isinstance(B, Tensor):
+        raise TypeError(f"linalg.solve(): argument 'B' must be Tensor, not {type(B).__name__}")
+    if A.dtype is not B.dtype:
+        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A "
+                           f"of type {A.dtype.pt_name} and B of type {B.dtype.pt_name} instead")
+    n = A.shape[-1]
+    # PyTorch: B is a batch of vectors when B.dim() == 1 or B.shape == A.shape[:-1]
+    vector = B.dim() == 1 or (left and B.dim() == A.dim() - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
+    Bm = B.unsqueeze(-1) if vector else B
+    if Bm.dim() < 2 or (Bm.shape[-2] if left else Bm.shape[-1]) != n:
+        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
+                           f"{'AX = B' if left else 'XA = B'} ({n}x{n} and "
+                           f"{'x'.join(map(str, B.shape))})")
+    batch = broadcast_shapes(A.shape[:-2], Bm.shape[:-2])
+    A = A.expand(batch + (n, n))
+    Bm = Bm.expand(batch + tuple(Bm.shape[-2:]))
+    X = run(SOLVE, (A, Bm), {"left": bool(left)})
+    return X.squeeze(-1) if vector else X
+
+
+def solve_ex(A, B, *, left=True, check_errors=False, out=None):
+    X = solve(A, B, left=left)
+    return RT.solve_ex(X, _api.zeros(tuple(A.shape[:-2]), dtype=D.int32, device=A.device))
+
+
+def inv(A, *, out=None):
+    check_matrix(A, "linalg.inv", square=True)
+    n = A.shape[-1]
+    eye = _api.eye(n, dtype=A.dtype, device=A.device).expand(tuple(A.shape))
+    return solve(A, eye)
+
+
+def inv_ex(A, *, check_errors=False, out=None):
+    check_matrix(A, "linalg.inv", square=True)
+    r = lu_factor_ex(A)
+    if check_errors:
+        _raise_info(r.info, "torch.linalg.inv_ex", "The diagonal element {k} is zero, the "
+                    "inversion could not be completed because the input matrix is singular.")
+    n = A.shape[-1]
+    if bool((r.info != 0).any()):
+        X = lu_solve(r.LU, r.pivots, _api.eye(n, dtype=A.dtype, device=A.device).expand(A.shape))
+    else:
+        X = inv(A)
+    return RT.inv_ex(X, r.info)
+
+
+def _lu_det(A):
+    r = lu_factor_ex(A)
+    d = r.LU.diagonal(0, -2, -1)
+    n = A.shape[-1]
+    swaps = (r.pivots.to(D.int64) != _api.arange(1, n + 1, device=A.device)).sum(-1)
+    sign = 1 - 2 * (swaps % 2).to(A.dtype)
+    return d, sign
+
+
+def _det(A):
+    d, sign = _lu_det(A)
+    return d.prod(-1) * sign
+
+
+def _det_grad(g, A, result):
+    """PyTorch's det backward through the SVD, so singular matrices get the true
+    gradient: d det / dA = det(U) det(V^T) U diag(prod_{j != i} s_j) V^T."""
+    U, S, Vh = svd(A, full_matrices=False)
+    n = S.shape[-1]
+    ones = _api.ones(tuple(S.shape[:-1]) + (1,), dtype=S.dtype, device=S.device)
+    before = _api.cat([ones, S.narrow(-1, 0, n - 1)], -1).cumprod(-1) if n else S
+    after = _api.cat([S.narrow(-1, 1, n - 1), ones], -1).flip(-1).cumprod(-1).flip(-1) if n else S
+    others = before * after
+    sgn = _det(U) * _det(Vh)
+    return matmul(U * (others * (g * sgn).unsqueeze(-1)).unsqueeze(-2), Vh)
+
+
+DET = composite("linalg_det", _det, kind="linalg", args=("A",), grad=_det_grad, dtypes="float",
+                signature="linalg_det(A: (*B, n, n)) -> (*B,)",
+                doc="determinant from the LU factors (rule through the SVD, exact when singular)")
+
+
+def det(A, *, out=None):
+    check_matrix(A, "linalg.det", square=True)
+    return run(DET, (A,), {})
+
+
+def _slogdet(A):
+    d, sign = _lu_det(A)
+    s = (d.sign().prod(-1) * sign)
+    return s, d.abs().log().sum(-1)
+
+
+def _slogdet_grad(g, A, result):
+    g_log = g[1]
+    if g_log is None:
+        return None
+    return g_log.unsqueeze(-1).unsqueeze(-1) * inv(A).mT
+
+
+SLOGDET = composite("linalg_slogdet", _slogdet, kind="linalg", args=("A",), n_out=2,
+                    grad=_slogdet_grad, dtypes="float",
+                    signature="linalg_slogdet(A) -> (sign, logabsdet)",
+                    doc="sign and log |det| from the LU factors")
+
+
+def slogdet(A, *, out=None):
+    check_matrix(A, "linalg.slogdet", square=True)
+    s, l = run(SLOGDET, (A,), {})
+    return RT.slogdet(s, l)
+
+
+def logdet(A):
+    check_matrix(A, "logdet", square=True)
+    s, l = slogdet(A)
+    return _api.where(s < 0, float("nan"), l)

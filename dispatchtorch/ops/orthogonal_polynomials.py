@@ -1,0 +1,66 @@
+"""torch.special's orthogonal polynomials (Chebyshev T/U/V/W and their shifted forms,
+Hermite H/He, Laguerre, Legendre): p_n(x) by the three-term recurrence, written in public
+ops. n is truncated to an integer, as PyTorch's kernels do; p_n = 0 for n < 0. PyTorch
+defines no derivative for them, so neither do we."""
+from __future__ import annotations
+
+from .. import _dtype as D
+from .._tensor import Tensor
+from ..autograd.grad_mode import no_grad
+from . import _api
+from ._elementwise import result_type
+
+
+def _as_tensors(x, n, name):
+    if not isinstance(x, Tensor) and not isinstance(n, Tensor):
+        raise TypeError(f"{name}(): expected a Tensor for input or n")
+    ref = x if isinstance(x, Tensor) else n
+    dt = result_type(x, n)
+    if not dt.is_floating_point:
+        dt = D.get_default_dtype()
+    x = x.to(dt) if isinstance(x, Tensor) else _api.full((), x, dtype=dt, device=ref.device)
+    n = n if isinstance(n, Tensor) else _api.full((), n, dtype=dt, device=ref.device)
+    return x, n.to(dt).trunc()
+
+
+def _recurrence(name, first, step, shift=False):
+    def fn(input, n, *, out=None):
+        x, n = _as_tensors(input, n, name)
+        if shift:
+            x = 2 * x - 1
+        with no_grad():
+            top = int(n.amax()) if n.numel() else 0
+            p0 = _api.ones_like(x)
+            p1 = first(x)
+            r = _api.where(n == 0, p0, 0.0 * x)
+            for k in range(1, top + 1):
+                r = _api.where(n == k, p1, r)
+                p0, p1 = p1, step(k, x, p1, p0)
+        return r if out is None else out.copy_(r)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"torch.special.{name}(input, n) by its three-term recurrence."
+    return fn
+
+
+def _cheb(k, x, p, q):
+    return 2 * x * p - q
+
+
+POLYNOMIALS = {
+    "chebyshev_polynomial_t": (lambda x: x, _cheb, False),
+    "chebyshev_polynomial_u": (lambda x: 2 * x, _cheb, False),
+    "chebyshev_polynomial_v": (lambda x: 2 * x - 1, _cheb, False),
+    "chebyshev_polynomial_w": (lambda x: 2 * x + 1, _cheb, False),
+    "shifted_chebyshev_polynomial_t": (lambda x: x, _cheb, True),
+    "shifted_chebyshev_polynomial_u": (lambda x: 2 * x, _cheb, True),
+    "shifted_chebyshev_polynomial_v": (lambda x: 2 * x - 1, _cheb, True),
+    "shifted_chebyshev_polynomial_w": (lambda x: 2 * x + 1, _cheb, True),
+    "hermite_polynomial_h": (lambda x: 2 * x, lambda k, x, p, q: 2 * x * p - 2 * k * q, False),
+    "hermite_polynomial_he": (lambda x: x, lambda k, x, p, q: x * p - k * q, False),
+    "laguerre_polynomial_l": (lambda x: 1 - x,
+                              lambda k, x, p, q: ((2 * k + 1 - x) * p - k * q) / (k + 1), False),
+    "legendre_polynomial_p": (lambda x: x,
+                              lambda k, x, p, q: ((2 * k + 1) * x * p - k * q) / (k + 1), False),
+}
+SPECIAL = {name: _recurrence(name, first, step, shift)
+           for name, (first, step, shift) in POLYNOMIALS.items()}

@@ -1,0 +1,163 @@
+"""Special functions: the gamma family, Bessel functions, the normal distribution's
+functions and friends. Prims where a backend needs its own kernel (scipy.special on the
+CPU reference, cupyx.scipy.special on CUDA), composites for the rest (polygamma through
+zeta, mvlgamma, entr, xlog1py, ndtr, spherical_bessel_j0). Derivatives as PyTorch's
+derivatives.yaml writes them; where PyTorch has none the op is not differentiable."""
+from __future__ import annotations
+
+import math
+
+from .. import _dtype as D
+from .._tensor import Tensor
+from . import _api
+from ._composite import composite, run
+from ._elementwise import define
+from .pointwise import _binary_fn, _binary_inplace, _unary_fn, _unary_inplace, write_out
+
+F = dict(dtypes="float", promote="int_to_float")
+SQRT_2PI = math.sqrt(2 * math.pi)
+NO_GRAD = dict(differentiable=False)
+
+
+def _i1_grad(g, x, result):
+    safe = _api.where(x == 0, 1.0, x)
+    return g * _api.where(x == 0, 0.5, i0(x) - result / safe)
+
+
+def _i1e_grad(g, x, result):
+    safe = _api.where(x == 0, 1.0, x)
+    return g * _api.where(x == 0, 0.5, special_i0e(x) - result * (x.sign() + 1 / safe))
+
+
+LGAMMA = define("lgamma", grad=lambda g, x: g * digamma(x), **F)
+DIGAMMA = define("digamma", grad=lambda g, x: g * polygamma(1, x), **F)
+I0 = define("i0", grad=lambda g, x: g * special_i1(x), **F)
+I0E = define("special_i0e", grad=lambda g, x, result: g * (special_i1e(x) - x.sign() * result),
+             **F)
+I1 = define("special_i1", grad=_i1_grad, **F)
+I1E = define("special_i1e", grad=_i1e_grad, **F)
+ERFCX = define("special_erfcx",
+               grad=lambda g, x, result: g * (2 * x * result - 2 / math.sqrt(math.pi)), **F)
+NDTRI = define("special_ndtri",
+               grad=lambda g, result: g * SQRT_2PI * _api.exp(result * result / 2), **F)
+LOG_NDTR = define("special_log_ndtr",
+                  grad=lambda g, x, result: g * _api.exp(-(x * x) / 2 - result) / SQRT_2PI, **F)
+_BESSEL = {n: define(n, **F, **NO_GRAD) for n in (
+    "special_bessel_j0", "special_bessel_j1", "special_bessel_y0", "special_bessel_y1",
+    "special_modified_bessel_k0", "special_modified_bessel_k1",
+    "special_scaled_modified_bessel_k0", "special_scaled_modified_bessel_k1")}
+
+B = ("a", "b")
+ZETA = define("special_zeta", args=B, **F,
+              grad=lambda g, a, b, needs: (None, g * -a * special_zeta(a + 1.0, b)
+                                           if needs[1] else None))
+
+
+def _igamma_grad(sign):
+    def grad(g, a, b, needs):
+        if needs[0]:
+            raise NotImplementedError("the derivative for 'igamma' with respect to 'self' (a) "
+                                      "is not implemented.")
+        return None, sign * g * _api.exp(-b + (a - 1) * _api.log(b) - lgamma(a))
+    return grad
+
+
+IGAMMA = define("igamma", args=B, grad=_igamma_grad(1), **F)
+IGAMMAC = define("igammac", args=B, grad=_igamma_grad(-1), **F)
+# PyTorch passes the gradient through to a (the result moves by one ulp at most)
+NEXTAFTER = define("nextafter", args=B, dtypes="floating", grad=lambda g: (g, None))
+
+lgamma, digamma, i0 = _unary_fn(LGAMMA), _unary_fn(DIGAMMA), _unary_fn(I0)
+special_i0e, special_i1, special_i1e = _unary_fn(I0E), _unary_fn(I1), _unary_fn(I1E)
+special_erfcx, special_ndtri, special_log_ndtr = (_unary_fn(ERFCX), _unary_fn(NDTRI),
+                                                  _unary_fn(LOG_NDTR))
+special_zeta = _binary_fn(ZETA, "both")
+igamma, igammac = _binary_fn(IGAMMA, "none"), _binary_fn(IGAMMAC, "none")
+nextafter = _binary_fn(NEXTAFTER, "none")
+
+
+# -- composites ----------------------------------------------------------------------------
+
+def _polygamma(x, n):
+    if n == 0:
+        return digamma(x)
+    return ((-1) ** (n + 1) * math.factorial(n)) * special_zeta(float(n + 1), x)
+
+
+POLYGAMMA = composite("polygamma", _polygamma, kind="elementwise", args=("x",),
+                      grad=lambda g, x, n: g * polygamma(n + 1, x), dtypes="float",
+                      signature="polygamma(n, x)",
+                      doc="n-th derivative of digamma: (-1)^(n+1) n! zeta(n + 1, x) (n >= 1)")
+
+
+def polygamma(n, input, *, out=None):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"polygamma(): argument 'input' must be Tensor, not "
+                        f"{type(input).__name__}")
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    x = input if input.dtype.is_floating_point else input.to(D.get_default_dtype())
+    return write_out(out, run(POLYGAMMA, (x,), {"n": int(n)}))
+
+
+def mvlgamma(input, p):
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("mvlgamma: input must be a floating point tensor")
+    if bool((input <= (p - 1) / 2).any()):
+        raise RuntimeError("All elements must be greater than (p-1)/2")
+    offsets = _api.arange(p, dtype=input.dtype, device=input.device) / -2
+    return lgamma(input.unsqueeze(-1) + offsets).sum(-1) + p * (p - 1) / 4 * math.log(math.pi)
+
+
+def _entr(x):
+    return _api.where(x > 0, -x * _api.log(_api.where(x > 0, x, 1.0)),
+                      _api.where(x == 0, 0.0, _api.where(x != x, x, -math.inf)))
+
+
+ENTR = composite("special_entr", _entr, kind="elementwise", dtypes="float",
+                 grad=lambda g, x: g * -(_api.log(x) + 1),
+                 signature="special_entr(x)", doc="-x log x for x > 0, 0 at 0, -inf below")
+
+
+def special_entr(input, *, out=None):
+    x = input if input.dtype.is_floating_point else input.to(D.get_default_dtype())
+    return write_out(out, run(ENTR, (x,), {}))
+
+
+def special_xlog1py(input, other, *, out=None):
+    a, b = input, other
+    if isinstance(a, Tensor) and not a.dtype.is_floating_point and not (
+            isinstance(b, Tensor) and b.dtype.is_floating_point):
+        a = a.to(D.get_default_dtype())
+    zero = (a == 0) & ~(b != b) if isinstance(b, Tensor) else a == 0
+    return write_out(out, _api.where(zero, 0.0, a * _api.log1p(b)))
+
+
+def special_ndtr(input, *, out=None):
+    x = input if input.dtype.is_floating_point else input.to(D.get_default_dtype())
+    return write_out(out, 0.5 * _api.erfc(x * -math.sqrt(0.5)))
+
+
+def special_spherical_bessel_j0(input, *, out=None):
+    x = input if input.dtype.is_floating_point else input.to(D.get_default_dtype())
+    safe = _api.where(x == 0, 1.0, x)
+    return write_out(out, _api.where(x == 0, 1.0, _api.sin(x) / safe))
+
+
+PUBLIC = {"lgamma": lgamma, "digamma": digamma, "i0": i0, "polygamma": polygamma,
+          "mvlgamma": mvlgamma, "igamma": igamma, "igammac": igammac, "nextafter": nextafter}
+SPECIAL = {"gammaln": lgamma, "digamma": digamma, "psi": digamma, "polygamma": polygamma,
+           "multigammaln": mvlgamma, "i0": i0, "i0e": special_i0e, "i1": special_i1,
+           "i1e": special_i1e, "erfcx": special_erfcx, "ndtri": special_ndtri,
+           "log_ndtr": special_log_ndtr, "ndtr": special_ndtr, "zeta": special_zeta,
+           "gammainc": igamma, "gammaincc": igammac, "entr": special_entr,
+           "xlog1py": special_xlog1py, "spherical_bessel_j0": special_spherical_bessel_j0,
+           "modified_bessel_i0": i0, "modified_bessel_i1": special_i1,
+           **{n[len("special_"):]: _unary_fn(spec) for n, spec in _BESSEL.items()}}
+METHODS = {**PUBLIC, "lgamma_": _unary_inplace(LGAMMA), "digamma_": _unary_inplace(DIGAMMA),
+           "i0_": _unary_inplace(I0), "igamma_": _binary_inplace(IGAMMA),
+           "igammac_": _binary_inplace(IGAMMAC), "nextafter_": _binary_inplace(NEXTAFTER),
+           "polygamma": lambda self, n: polygamma(n, self),
+           "mvlgamma": mvlgamma}

@@ -1,0 +1,310 @@
+"""PyTorch's OpInfo samples driven through dispatchtorch, by op name.
+
+Every entry of `torch.testing._internal.common_methods_invocations.op_db` names an op
+and yields sample inputs. Each sample runs on PyTorch (the answer) and, converted, on
+dispatchtorch through the same public form OpInfo names: `torch.NAME` (dotted names
+reach `linalg`, `special`, `fft`, `nn.functional`), else the `Tensor` method or
+attribute NAME, else (OpInfo's lambdas) the lambda itself with `torch` rebound to
+dispatchtorch. Values, shapes, dtypes and gradients (of a fixed random weighting of the
+floating outputs) are compared. Used by test_opinfo_samples.py and opinfo_counts.py.
+"""
+from __future__ import annotations
+
+import types
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+import dispatchtorch as dt
+
+# What cannot be compared with PyTorch sample by sample, and why.
+SKIP = {
+    # random values (a different generator): not comparable value for value
+    **dict.fromkeys([
+        "bernoulli", "cauchy", "exponential", "geometric", "log_normal", "multinomial", "normal",
+        "uniform", "rand_like", "randn", "randn_like", "randint", "randint_like",
+        "nn.functional.dropout", "nn.functional.dropout2d", "nn.functional.dropout3d",
+        "nn.functional.alpha_dropout", "nn.functional.feature_alpha_dropout",
+        "nn.functional.rrelu", "nn.functional.fractional_max_pool2d",
+        "nn.functional.fractional_max_pool3d", "svd_lowrank", "pca_lowrank",
+        "nn.functional.multi_head_attention_forward",   # dropout inside
+    ], "random values"),
+    # uninitialised memory: only a shape to compare, and nothing to learn from it
+    **dict.fromkeys(["empty", "empty_like", "new_empty", "new_empty_strided", "empty_strided",
+                     "empty_permuted"], "uninitialised values"),
+    # CUDA-only or sparse-only entries
+    **dict.fromkeys(["jiterator_unary", "jiterator_binary", "jiterator_4inputs_with_extra_args",
+                     "jiterator_binary_return_by_ref", "jiterator_2inputs_2outputs",
+                     "to_sparse"], "CUDA jiterator or sparse layout"),
+    # resize_ leaves new elements uninitialised
+    "resize_": "uninitialised values", "resize_as_": "uninitialised values",
+}
+
+# per dtype: (rtol, atol) of forward values, then of gradients
+TOLERANCE = {
+    "float32": ((1e-4, 1e-5), (1e-3, 1e-4)),
+    "float64": ((1e-7, 1e-7), (1e-6, 1e-6)),
+    "complex64": ((1e-4, 1e-5), (1e-3, 1e-4)),
+}
+
+
+class Absent(Exception):
+    """dispatchtorch has no such op (or no such argument form of it)."""
+
+
+def dt_dtype(name):
+    return getattr(dt, name, None)
+
+
+def op_names():
+    from torch.testing._internal.common_methods_invocations import op_db
+    return op_db
+
+
+def _path(root, name):
+    obj = root
+    for part in name.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            return None
+    return obj
+
+
+def resolve(info):
+    """The dispatchtorch callable for an OpInfo entry, or None when it has none."""
+    name, fn = info.name, info.op
+    if _path(torch, name) is fn:
+        return _path(dt, name)
+    if getattr(torch.Tensor, name, None) is fn or isinstance(fn, types.LambdaType) and \
+            fn.__name__ != "<lambda>" and hasattr(torch.Tensor, name):
+        m = getattr(dt.Tensor, name, None)
+        return None if m is None else (lambda x, *a, **k: getattr(x, name)(*a, **k))
+    if isinstance(fn, types.FunctionType) and fn.__name__ == "<lambda>":
+        present = _path(dt, name) is not None or getattr(dt.Tensor, name, None) is not None
+        if not present:
+            return None
+        g = dict(fn.__globals__)
+        g["torch"] = dt
+        return types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, fn.__closure__)
+    return None
+
+
+def present(info):
+    return info.name not in SKIP and resolve(info) is not None
+
+
+# -- conversion --------------------------------------------------------------------------
+
+def to_dt(x, leaves):
+    """A torch value as dispatchtorch's; tensors that require grad become leaves."""
+    if isinstance(x, torch.Tensor):
+        if x.layout != torch.strided or x.is_complex() and dt_dtype("complex64") is None:
+            raise Absent(f"{x.layout} / {x.dtype} input")
+        r = dt.tensor(x.detach().cpu().resolve_conj().resolve_neg().numpy(),
+                      dtype=dt_dtype(str(x.dtype)[6:]))
+        if x.requires_grad:
+            r.requires_grad_(True)
+            leaves.append((x, r))
+        return r
+    if isinstance(x, torch.dtype):
+        d = dt_dtype(str(x)[6:])
+        if d is None:
+            raise Absent(f"dtype {x}")
+        return d
+    if isinstance(x, torch.Size):
+        return tuple(x)
+    if isinstance(x, torch.device):
+        return x.type
+    if isinstance(x, torch.memory_format):
+        m = getattr(dt, str(x)[6:], None)
+        if m is None:
+            raise Absent(f"memory format {x}")
+        return m
+    if isinstance(x, torch.Generator):
+        raise Absent("generator argument")
+    if isinstance(x, (list, tuple)):
+        return type(x)(to_dt(v, leaves) for v in x) if not hasattr(x, "_fields") else \
+            type(x)(*(to_dt(v, leaves) for v in x))
+    if isinstance(x, dict):
+        return {k: to_dt(v, leaves) for k, v in x.items()}
+    return x
+
+
+def flat(out):
+    """The tensors and Python numbers of an op's result, in order."""
+    if isinstance(out, (list, tuple)):
+        return [y for v in out for y in flat(v)]
+    return [out]
+
+
+def as_numpy(x):
+    if isinstance(x, torch.Tensor):
+        return x.detach().resolve_conj().resolve_neg().numpy()
+    if isinstance(x, dt.Tensor):
+        return x.detach().numpy()
+    return np.asarray(x)
+
+
+def _dtype_name(x):
+    if isinstance(x, torch.Tensor):
+        return str(x.dtype)[6:]
+    if isinstance(x, dt.Tensor):
+        return x.dtype.name
+    return type(x).__name__
+
+
+def compare(expected, got, tol, what):
+    """None when they match, else the reason."""
+    if len(expected) != len(got):
+        return f"{what}: {len(expected)} outputs expected, got {len(got)}"
+    for i, (e, g) in enumerate(zip(expected, got)):
+        if e is None or g is None:
+            if e is not None and bool(torch.any(e != 0)) or g is not None and \
+                    bool((as_numpy(g) != 0).any()):
+                return f"{what}[{i}]: one side has no value ({e is None}, {g is None})"
+            continue
+        if isinstance(e, torch.Tensor) != isinstance(g, dt.Tensor):
+            return f"{what}[{i}]: type {type(e).__name__} expected, got {type(g).__name__}"
+        if _dtype_name(e) != _dtype_name(g) and isinstance(e, torch.Tensor):
+            return f"{what}[{i}]: dtype {_dtype_name(e)} expected, got {_dtype_name(g)}"
+        ev, gv = as_numpy(e), as_numpy(g)
+        if ev.shape != gv.shape:
+            return f"{what}[{i}]: shape {ev.shape} expected, got {gv.shape}"
+        if ev.dtype.kind in "fc":
+            ok = np.isclose(gv.astype(ev.dtype), ev, rtol=tol[0], atol=tol[1], equal_nan=True)
+            if not ok.all():
+                err = np.nanmax(np.abs(gv.astype(np.float64) - ev.astype(np.float64)))
+                return f"{what}[{i}]: values differ (max abs error {err:.3g})"
+        elif not np.array_equal(gv, ev):
+            return f"{what}[{i}]: values differ"
+    return None
+
+
+# -- one sample ----------------------------------------------------------------------------
+
+@dataclass
+class Outcome:
+    forward: bool | None = None      # None: not compared (absent form, or PyTorch raised)
+    gradient: bool | None = None
+    reason: str = ""
+
+
+def _weights(outs, seed):
+    g = torch.Generator().manual_seed(seed)
+    return [torch.randn(o.shape, generator=g, dtype=o.dtype)
+            if isinstance(o, torch.Tensor) and o.is_floating_point() or
+            isinstance(o, torch.Tensor) and o.is_complex() else None for o in outs]
+
+
+def _processes(post):
+    """Whether output_process_fn_grad is more than OpInfo's identity default."""
+    code = getattr(post, "__code__", None)
+    return code is not None and code.co_code != (lambda x: x).__code__.co_code
+
+
+def run_sample(info, fn, sample, dtype, grad):
+    """Run one sample on both libraries and compare."""
+    (ftol, gtol) = TOLERANCE[dtype]
+    res = Outcome()
+    args = (sample.input, *sample.args)
+    leaves = []
+    try:                              # converted first: in-place ops overwrite their input
+        dargs = to_dt(args, leaves)
+        dkw = to_dt(sample.kwargs, leaves)
+    except Absent as exc:
+        res.reason = f"absent: {exc}"
+        return res
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            expected = info.op(*args, **sample.kwargs)
+    except Exception:                 # PyTorch itself refuses this sample: nothing to compare
+        return res
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            got = fn(*dargs, **dkw)
+    except Exception as exc:
+        res.forward = False
+        res.reason = f"forward raised {type(exc).__name__}: {str(exc)[:160]}"
+        return res
+    # decompositions are unique only up to signs of singular vectors and the like: a
+    # sample that says so (OpInfo's output_process_fn_grad, which PyTorch's own gradient
+    # checks apply) is compared through it, on both sides
+    post = sample.output_process_fn_grad
+    if post is not None and _processes(post):
+        try:
+            expected, got = post(expected), post(got)
+        except Exception:             # written in torch functions only: compare as is
+            pass
+    eo, go = flat(expected), flat(got)
+    why = compare(eo, go, ftol, "output")
+    res.forward = why is None
+    res.reason = why or ""
+    if not (grad and res.forward and leaves):
+        return res
+    ws = _weights(eo, 1234)
+    pairs = [(e, g, w) for e, g, w in zip(eo, go, ws) if w is not None and e.requires_grad]
+    if not pairs:
+        return res
+    tl = sum((e * w).sum() for e, _, w in pairs)
+    tin = [t for t, _ in leaves]
+    try:
+        eg = torch.autograd.grad(tl, tin, allow_unused=True)
+    except Exception:
+        return res
+    try:                              # outputs that do not require grad: zero gradients
+        live = [(g, w) for _, g, w in pairs if isinstance(g, dt.Tensor) and g.requires_grad]
+        dl = sum((g * dt.tensor(w.numpy())).sum() for g, w in live)
+        gg = dt.autograd.grad(dl, [d for _, d in leaves], allow_unused=True) if live else \
+            [None] * len(leaves)
+    except Exception as exc:
+        res.gradient = False
+        res.reason = f"backward raised {type(exc).__name__}: {str(exc)[:160]}"
+        return res
+    why = compare(list(eg), list(gg), gtol, "gradient")
+    res.gradient = why is None
+    res.reason = why or ""
+    return res
+
+
+@dataclass
+class OpResult:
+    name: str
+    samples: int = 0
+    forward: int = 0
+    fmatch: int = 0
+    gradient: int = 0
+    gmatch: int = 0
+    failures: list = field(default_factory=list)
+
+
+def run_op(info, dtype, limit=None, grad=True):
+    """Every (or the first `limit`) sample of one OpInfo entry on one dtype."""
+    r = OpResult(info.name)
+    fn = resolve(info)
+    td = getattr(torch, dtype)
+    if fn is None or td not in info.supported_dtypes("cpu"):
+        return r
+    needs_grad = grad and info.supports_autograd and (td.is_floating_point or td.is_complex)
+    torch.manual_seed(0)
+    try:
+        samples = info.sample_inputs("cpu", td, requires_grad=needs_grad)
+        for i, s in enumerate(samples):
+            if limit is not None and i >= limit:
+                break
+            o = run_sample(info, fn, s, dtype, needs_grad)
+            r.samples += 1
+            if o.forward is not None:
+                r.forward += 1
+                r.fmatch += o.forward
+            if o.gradient is not None:
+                r.gradient += 1
+                r.gmatch += o.gradient
+            if o.forward is False or o.gradient is False:
+                r.failures.append(o.reason)
+    except Exception as exc:          # PyTorch's sample generator itself failed
+        r.failures.append(f"samples: {type(exc).__name__}: {exc}")
+    return r
