@@ -53,6 +53,14 @@ def run(command, cwd, env):
     return result.stdout
 
 
+def opencl_commands() -> list[str]:
+    """docs/backends/opencl.md's install (the PoCL form) and listing commands."""
+    text = (ROOT / "docs" / "backends" / "opencl.md").read_text()
+    block = re.search(r"```sh\n(.*?)```", text, re.S).group(1)
+    lines = [line.split("#")[0].strip() for line in block.splitlines() if line.strip()]
+    return [c for c in lines if "[pocl]" in c or c.startswith("python ")]
+
+
 def test_newcomer_path(tmp_path):
     env = make_venv(tmp_path / "venv")
     for command in setup_commands():
@@ -80,3 +88,6 @@ def test_newcomer_path(tmp_path):
     assert {r["op"] for r in report["results"]} >= {"add", "matmul", "sum"}
     tests = next(out for cmd, out in outputs.items() if "pytest" in cmd)
     assert "1 passed" in tests, tests
+    # the OpenCL backend's page, in the same fresh venv: PoCL from the package index
+    listing = [run(command, ROOT, env) for command in opencl_commands()][-1]
+    assert re.search(r"^opencl  \(dispatchtorch-opencl .*\): READY$", listing, re.M), listing

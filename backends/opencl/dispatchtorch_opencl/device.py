@@ -27,7 +27,8 @@ def discover():
         platforms = cl.get_platforms()
     except Exception as exc:
         return [], (f"no OpenCL platform found ({exc}); install a GPU driver with an OpenCL ICD, "
-                    f"or `pip install dispatchtorch-opencl[pocl]` for PoCL's CPU runtime")
+                    f"or `pip install \"./backends/opencl[pocl]\"` (from a dispatchtorch checkout) for "
+                    f"PoCL's CPU runtime")
     found, problems = [], []
     for p in platforms:
         try:
