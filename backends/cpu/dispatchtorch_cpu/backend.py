@@ -10,7 +10,10 @@ import numpy as np
 from dispatchtorch.backend import DTYPE_NAMES, Backend, DeviceInfo
 
 from .composites import KERNELS as COMPOSITE_KERNELS
+from . import parallel
 from .kernels import KERNELS
+from .optim_kernels import KERNELS as OPTIM_KERNELS
+from .threaded import threaded_kernels
 
 NP_DTYPES = {n: np.dtype(ml_dtypes.bfloat16) if n == "bfloat16" else np.dtype(n) for n in DTYPE_NAMES}
 
@@ -25,7 +28,12 @@ warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"dispatchtorc
 class CPUBackend(Backend):
     name = "cpu"
     api_version = (1, 0)
-    kernels = {**KERNELS, **COMPOSITE_KERNELS}
+    kernels = threaded_kernels({**KERNELS, **COMPOSITE_KERNELS, **OPTIM_KERNELS})
+
+    def __init__(self):
+        super().__init__()
+        # the pool in parallel.py supplies the threads; BLAS inside it runs on one
+        self._blas_limit = parallel.blas_single_threaded()
 
     def devices(self):
         return [DeviceInfo(0, f"host CPU (numpy {np.__version__})", frozenset(DTYPE_NAMES),
@@ -61,14 +69,11 @@ class CPUBackend(Backend):
         dst.fill(value)
 
     def set_num_threads(self, n):
-        """Threads of the BLAS and OpenMP pools numpy calls into (threadpoolctl)."""
-        import threadpoolctl
-        self._limits = threadpoolctl.threadpool_limits(limits=int(n))
+        """Threads the large-array kernels share their chunks among (parallel.py)."""
+        parallel.POOL.resize(int(n))
 
     def get_num_threads(self):
-        import threadpoolctl
-        counts = [p["num_threads"] for p in threadpoolctl.threadpool_info()]
-        return max(counts) if counts else 1
+        return parallel.POOL.threads
 
     def to_dlpack(self, handle, *args, **kwargs):
         return handle.__dlpack__(*args, **kwargs)
