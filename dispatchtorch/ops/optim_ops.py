@@ -28,14 +28,15 @@ def _adam_decomp(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_st
             else:
                 g = g.add(p, alpha=weight_decay)
         m.lerp_(g, 1 - beta1)
-        v.mul_(beta2).addcmul_(g, g, value=1 - beta2)
+        v.mul_(beta2).add_((g * (1 - beta2)).mul_(g))           # addcmul_(g, g, value=..)
         step_size = lr / (1 - beta1 ** step)
         bc2_sqrt = (1 - beta2 ** step) ** 0.5
         second = v
         if amsgrad:
             second = max_exp_avg_sqs[i]
             second.copy_(second.maximum(v))
-        p.addcdiv_(m, (second.sqrt() / bc2_sqrt).add_(eps), value=-step_size)
+        denom = (second.sqrt() / bc2_sqrt).add_(eps)
+        p.add_((m * -step_size).div_(denom))          # addcdiv_(m, denom, value=-step_size)
 
 
 def _sgd_decomp(params, grads, momentum_buffers, *, lr, momentum, dampening, weight_decay,
