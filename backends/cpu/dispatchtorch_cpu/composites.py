@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import parallel as P
 from .kernels import _F32, _LOWP
 
 
@@ -26,7 +27,22 @@ def linear(out, x, weight, bias):
         np.add(out, bias, out=out)
 
 
-def softmax(out, x, *, dim):
+def _by_rows(kernel, out, x, dims, *args, **kw):
+    """kernel on blocks of rows (axis 0) when the op works along other dims only and x
+    is large: each block's passes run in cache, and the blocks on the thread pool."""
+    if x.size < P.THRESHOLD or x.ndim < 2 or 0 in dims or P.POOL.threads < 1:
+        return kernel(out, x, *args, **kw)
+    rows = x.shape[0]
+    n = max(2, min(rows, x.size // P.CHUNK))
+    ranges = P.bounds(rows, n)
+
+    def part(i):
+        a, b = ranges[i]
+        kernel(out[a:b], x[a:b], *args, **kw)
+    P.POOL.run(n, part)
+
+
+def _softmax(out, x, dim):
     xs = _up(x)
     shifted = np.asarray(xs - xs.max(axis=dim, keepdims=True))   # 0-d stays an array
     e = np.exp(shifted, out=shifted)
@@ -34,11 +50,42 @@ def softmax(out, x, *, dim):
     out[...] = e
 
 
-def log_softmax(out, x, *, dim):
+def _log_softmax(out, x, dim):
     xs = _up(x)
     shifted = np.asarray(xs - xs.max(axis=dim, keepdims=True))
     shifted -= np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
     out[...] = shifted
 
 
-KERNELS = {"linear": linear, "softmax": softmax, "log_softmax": log_softmax}
+def softmax(out, x, *, dim):
+    _by_rows(_softmax, out, x, (dim % max(x.ndim, 1),), dim)
+
+
+def log_softmax(out, x, *, dim):
+    _by_rows(_log_softmax, out, x, (dim % max(x.ndim, 1),), dim)
+
+
+def _layer_norm(out, x, weight, bias, dims, eps):
+    """(x - mean) / sqrt(var + eps) * weight + bias, the biased variance, in out."""
+    xs = _up(x)
+    wide = out.dtype in _LOWP
+    y = np.empty(x.shape, _F32) if wide else out
+    np.subtract(xs, xs.mean(axis=dims, keepdims=True), out=y)
+    var = np.square(y).mean(axis=dims, keepdims=True)
+    var += eps
+    y /= np.sqrt(var, out=var)
+    if weight is not None:
+        y *= _up(weight)
+    if bias is not None:
+        y += _up(bias)
+    if wide:
+        out[...] = y
+
+
+def layer_norm(out, x, weight, bias, *, normalized_shape, eps):
+    dims = tuple(range(x.ndim - len(normalized_shape), x.ndim))
+    _by_rows(_layer_norm, out, x, dims, weight, bias, dims, eps)
+
+
+KERNELS = {"linear": linear, "softmax": softmax, "log_softmax": log_softmax,
+           "layer_norm": layer_norm}
