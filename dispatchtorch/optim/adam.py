@@ -69,7 +69,6 @@ class Adam(Optimizer):
             delta.sub_(p * (lr * wd))
         return delta
 
-
     def _fused_step(self, group, params):
         """The group as `_fused_adam_` calls, one per device and dtype."""
         amsgrad = group["amsgrad"]
