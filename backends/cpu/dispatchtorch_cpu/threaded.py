@@ -1,38 +1,47 @@
 """Multi-threaded forms of the elementwise, reduction and matmul kernels for large
-arrays (parallel.py's pool). Each wraps the single-threaded kernel and calls it on
-chunks; below the size threshold it calls the kernel once, as before, so small
-tensors pay one size test.
+arrays (parallel.py's pool): the single-threaded kernel called on chunks. The
+kernels in kernels.py test their size inline and come here only at THRESHOLD
+elements or more, so a small tensor pays one comparison and no extra call.
 
 Why threads over chunks rather than numexpr: these are single ufunc calls, which
 numpy already runs at memory speed and with the GIL released, so cutting them up is
 all that is missing; numexpr would add a string-compiled VM (and a dependency) to
 get the same single pass. Chunks also keep the results bit-identical to numpy's for
-elementwise ops (reductions add per-chunk partial sums, numpy's pairwise order within
-each chunk).
+elementwise ops (reductions add per-chunk partial sums).
 """
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 from . import parallel as P
-from .kernels import _LOWP
 
 _ndarray = np.ndarray
+_LOWP = frozenset({np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)})
+
+
+def chunked(kernel, out, inputs):
+    """kernel(out, *inputs) on chunks of out and of the inputs (all of out's shape;
+    otherwise, or when the pool has one thread, one call)."""
+    cut = P.split_axis(out.shape, out.size)
+    if cut is None or any(type(x) is _ndarray and x.shape != out.shape for x in inputs):
+        return kernel(out, *inputs)
+    axis, n = cut
+    idx = P.blocks(axis, P.bounds(out.shape[axis], n))
+
+    def part(i):
+        s = idx[i]
+        kernel(out[s], *(x[s] if type(x) is _ndarray else x for x in inputs))
+    P.POOL.run(n, part)
 
 
 def elementwise(kernel):
-    """kernel(out, *inputs) on chunks of out and of the inputs of out's shape."""
+    """kernel(out, *inputs) with its large-array form (for kernels without the inline
+    size test)."""
     def threaded(out, *inputs):
-        cut = P.split_axis(out.shape, out.size) if out.size >= P.THRESHOLD else None
-        if cut is None or any(type(x) is _ndarray and x.shape != out.shape for x in inputs):
+        if out.size < P.THRESHOLD:
             return kernel(out, *inputs)
-        axis, n = cut
-        idx = P.blocks(axis, P.bounds(out.shape[axis], n))
-
-        def part(i):
-            s = idx[i]
-            kernel(out[s], *(x[s] if type(x) is _ndarray else x for x in inputs))
-        P.POOL.run(n, part)
+        return chunked(kernel, out, inputs)
     threaded.__wrapped__ = kernel
     return threaded
 
@@ -63,38 +72,44 @@ def _full_by_columns(out, x, reduce):
         out[...] = reduce(partial[:n])
 
 
-def reduction(kernel, ufunc, accumulate_dtype):
-    """kernel(out, x, dims=, keepdim=): a full reduction as per-chunk partials reduced
-    once more; a reduction that keeps axis 0 as independent chunks of out."""
+def reduce_large(kernel, ufunc, accumulate_dtype, out, x, dims, keepdim):
+    """kernel(out, x, dims=, keepdim=) for a large x: a full reduction by columns and
+    per-chunk partials; a reduction that keeps axis 0 as independent chunks of out."""
+    if x.dtype in _LOWP or out.dtype in _LOWP:
+        return kernel(out, x, dims=dims, keepdim=keepdim)
     reduce = ufunc.reduce
+    full = len(dims) == x.ndim
+    if (full and x.dtype.kind == "f" and out.dtype == x.dtype and x.flags.c_contiguous
+            and ufunc is not np.multiply):
+        return _full_by_columns(out, x, reduce)
+    cut = P.split_axis(x.shape, x.size)
+    if cut is None:
+        return kernel(out, x, dims=dims, keepdim=keepdim)
+    axis, n = cut
+    if not full and (axis in dims or axis != 0):
+        return kernel(out, x, dims=dims, keepdim=keepdim)
+    idx = P.blocks(axis, P.bounds(x.shape[axis], n))
+    if full:
+        dtype = out.dtype if accumulate_dtype else None
+        partial = np.empty(n, out.dtype)
 
+        def part(i):
+            partial[i] = reduce(x[idx[i]], axis=None, dtype=dtype)
+        P.POOL.run(n, part)
+        out[...] = reduce(partial, axis=None, dtype=dtype)
+        return
+
+    def rows(i):
+        kernel(out[idx[i]], x[idx[i]], dims=dims, keepdim=keepdim)
+    P.POOL.run(n, rows)
+
+
+def reduction(kernel, ufunc, accumulate_dtype):
+    """kernel(out, x, dims=, keepdim=) with its large-array form."""
     def threaded(out, x, *, dims, keepdim):
-        if x.size < P.THRESHOLD or x.dtype in _LOWP or out.dtype in _LOWP:
+        if x.size < P.THRESHOLD:
             return kernel(out, x, dims=dims, keepdim=keepdim)
-        if (len(dims) == x.ndim and x.dtype.kind == "f" and out.dtype == x.dtype
-                and x.flags.c_contiguous and ufunc is not np.multiply):
-            return _full_by_columns(out, x, reduce)
-        cut = P.split_axis(x.shape, x.size)
-        if cut is None:
-            return kernel(out, x, dims=dims, keepdim=keepdim)
-        axis, n = cut
-        full = len(dims) == x.ndim
-        if not full and (axis in dims or axis != 0):
-            return kernel(out, x, dims=dims, keepdim=keepdim)
-        idx = P.blocks(axis, P.bounds(x.shape[axis], n))
-        if full:
-            dtype = out.dtype if accumulate_dtype else None
-            partial = np.empty(n, out.dtype)
-
-            def part(i):
-                partial[i] = reduce(x[idx[i]], axis=None, dtype=dtype)
-            P.POOL.run(n, part)
-            out[...] = reduce(partial, axis=None, dtype=dtype)
-            return
-
-        def rows(i):
-            kernel(out[idx[i]], x[idx[i]], dims=dims, keepdim=keepdim)
-        P.POOL.run(n, rows)
+        return reduce_large(kernel, ufunc, accumulate_dtype, out, x, dims, keepdim)
     threaded.__wrapped__ = kernel
     return threaded
 
@@ -137,22 +152,9 @@ def matmul(kernel):
     return threaded
 
 
-ELEMENTWISE = ("exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "sin", "cos",
-               "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
-               "erf", "erfc", "erfinv", "floor", "ceil", "round", "trunc", "neg", "abs",
-               "add", "sub", "mul", "div", "pow", "maximum", "minimum", "atan2",
-               "eq", "ne", "lt", "le", "gt", "ge", "where", "relu")
-REDUCTIONS = {"sum": (np.add, True), "prod": (np.multiply, True),
-              "amax": (np.maximum, False), "amin": (np.minimum, False)}
-
-
 def threaded_kernels(kernels):
-    """The kernel table with the large-array forms in place of the plain ones."""
+    """The kernel table with matmul's large-array form (the elementwise and reduction
+    kernels test their size inline, kernels.py)."""
     table = dict(kernels)
-    for name in ELEMENTWISE:
-        if name in table:
-            table[name] = elementwise(table[name])
-    for name, (ufunc, acc) in REDUCTIONS.items():
-        table[name] = reduction(table[name], ufunc, acc)
     table["matmul"] = matmul(table["matmul"])
     return table
