@@ -11,7 +11,7 @@ from dispatchtorch.ops import optim_ops
 torch = pytest.importorskip("torch")
 
 # one tensor over several blocks of the CPU kernel, small ones, a 0-d one
-SHAPES = ((7, 3), (40000,), (5,), ())
+SHAPES = ((7, 3), (150000,), (5,), ())
 CONFIGS = [
     ("Adam", dict(lr=1e-2)),
     ("Adam", dict(lr=1e-2, betas=(0.8, 0.9), weight_decay=0.1, amsgrad=True)),
@@ -96,8 +96,8 @@ def test_state_matches_pytorch_and_survives_a_state_dict_round_trip():
 def test_bfloat16_parameters_are_updated_in_float32_and_rounded_once():
     """One step on bfloat16 tensors equals PyTorch's float32 step rounded to bfloat16."""
     rng = np.random.default_rng(1)
-    x = torch.tensor(rng.standard_normal(40000).astype(np.float32)).bfloat16()
-    g = torch.tensor(rng.standard_normal(40000).astype(np.float32)).bfloat16()
+    x = torch.tensor(rng.standard_normal(150000).astype(np.float32)).bfloat16()
+    g = torch.tensor(rng.standard_normal(150000).astype(np.float32)).bfloat16()
     tp = x.float().requires_grad_()
     dp = dt.tensor(x.float().numpy()).bfloat16().requires_grad_()
     ot, od = torch.optim.Adam([tp], lr=1e-2), dt.optim.Adam([dp], lr=1e-2)

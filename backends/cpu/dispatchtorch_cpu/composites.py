@@ -44,17 +44,26 @@ def _by_rows(kernel, out, x, dims, *args, **kw):
 
 def _softmax(out, x, dim):
     xs = _up(x)
-    shifted = np.asarray(xs - xs.max(axis=dim, keepdims=True))   # 0-d stays an array
-    e = np.exp(shifted, out=shifted)
-    e /= e.sum(axis=dim, keepdims=True)
-    out[...] = e
+    if out.dtype in _LOWP or out.ndim == 0:
+        shifted = np.asarray(xs - xs.max(axis=dim, keepdims=True))   # 0-d stays an array
+        e = np.exp(shifted, out=shifted)
+        e /= e.sum(axis=dim, keepdims=True)
+        out[...] = e
+        return
+    np.subtract(xs, xs.max(axis=dim, keepdims=True), out=out)      # in out: no copy
+    np.exp(out, out=out)
+    out /= out.sum(axis=dim, keepdims=True)
 
 
 def _log_softmax(out, x, dim):
     xs = _up(x)
-    shifted = np.asarray(xs - xs.max(axis=dim, keepdims=True))
-    shifted -= np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
-    out[...] = shifted
+    if out.dtype in _LOWP or out.ndim == 0:
+        shifted = np.asarray(xs - xs.max(axis=dim, keepdims=True))
+        shifted -= np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
+        out[...] = shifted
+        return
+    np.subtract(xs, xs.max(axis=dim, keepdims=True), out=out)
+    out -= np.log(np.exp(out).sum(axis=dim, keepdims=True))
 
 
 def softmax(out, x, *, dim):
@@ -71,7 +80,12 @@ def _layer_norm(out, x, weight, bias, dims, eps):
     wide = out.dtype in _LOWP
     y = np.empty(x.shape, _F32) if wide else out
     np.subtract(xs, xs.mean(axis=dims, keepdims=True), out=y)
-    var = np.square(y).mean(axis=dims, keepdims=True)
+    if y.flags.c_contiguous and len(dims) == 1 and y.shape[-1] <= 4096:   # short sums: exact enough
+        rows = y.reshape(-1, y.shape[-1])          # the variance without a squared copy
+        var = np.einsum("ij,ij->i", rows, rows).reshape(y.shape[:-1] + (1,))
+        var /= y.shape[-1]
+    else:
+        var = np.square(y).mean(axis=dims, keepdims=True)
     var += eps
     y /= np.sqrt(var, out=var)
     if weight is not None:

@@ -1,8 +1,10 @@
 """The fused optimizer rows (`_fused_adam_`, `_fused_sgd_`) in numpy.
 
 Each tensor is cut into blocks of BLOCK elements; a block's dozen numpy passes run
-on data already in the core's cache, so a step reads and writes each buffer about
-once, and the blocks of all the tensors are shared among the thread pool's threads.
+on data still in the caches, so a step reads and writes each buffer about once from
+memory, and the blocks of all the tensors are shared among the thread pool's threads.
+Blocks of 64k elements: on 0.5M parameters 16k-element blocks took 2.4 ms (Python
+calls per block dominate), 64k 0.96 ms, 128k 0.93 ms.
 The arithmetic is PyTorch's single-tensor algorithm, operation for operation in
 float32 (lerp for the first moment, addcmul for the second, addcdiv for the update).
 float16/bfloat16 tensors are computed in float32 per block and rounded once.
@@ -14,7 +16,7 @@ import numpy as np
 from . import parallel as P
 from .kernels import _F32, _LOWP
 
-BLOCK = 1 << 14          # elements per block: five float32 blocks fit a 512 KiB L2
+BLOCK = 1 << 16          # elements per block: fewer Python calls beat a smaller cache footprint
 
 
 def _blocks(arrays):
