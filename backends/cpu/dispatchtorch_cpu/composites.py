@@ -80,8 +80,9 @@ def _layer_norm(out, x, weight, bias, dims, eps):
     wide = out.dtype in _LOWP
     y = np.empty(x.shape, _F32) if wide else out
     np.subtract(xs, xs.mean(axis=dims, keepdims=True), out=y)
-    if y.flags.c_contiguous and len(dims) == 1 and y.shape[-1] <= 4096:   # short sums: exact enough
-        rows = y.reshape(-1, y.shape[-1])          # the variance without a squared copy
+    if y.flags.c_contiguous and len(dims) == 1 and y.shape[-1] <= 4096:
+        # the variance without a squared copy (rows short enough for einsum's sums)
+        rows = y.reshape(-1, y.shape[-1])
         var = np.einsum("ij,ij->i", rows, rows).reshape(y.shape[:-1] + (1,))
         var /= y.shape[-1]
     else:
