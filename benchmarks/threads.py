@@ -90,5 +90,6 @@ def settings_for(spec, frameworks, blas, defaults):
             defaults.setdefault("dispatchtorch", fw.mod.get_num_threads())
     counts = [int(x) for x in str(spec).split(",") if x.strip()]
     if any(c < 0 for c in counts) or not counts:
-        raise ValueError(f"--threads: expected counts >= 0 (0: each library's default), got {spec!r}")
+        raise ValueError(f"--threads: expected counts >= 0 (0: each library's default), "
+                         f"got {spec!r}")
     return [ThreadSetting(c, defaults, blas) for c in counts]
