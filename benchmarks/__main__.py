@@ -11,9 +11,10 @@ import sys
 
 from . import cases as case_catalogue
 from . import report
-from .frameworks import (limit_threads, numpy_framework, ours_framework, select_devices,
-                         thread_pools, torch_framework)
+from .frameworks import (numpy_framework, ours_framework, select_devices, thread_pools,
+                         torch_framework)
 from .runner import Settings, run_case
+from .threads import BlasControl, library_defaults, settings_for
 
 
 def parse_args(argv):
@@ -32,10 +33,11 @@ def parse_args(argv):
     p.add_argument("--repeats", type=int, help="timed batches per framework (default 7, quick 3)")
     p.add_argument("--min-batch", type=float, metavar="SECONDS",
                    help="each timed batch lasts at least this (default 0.1, quick 0.005)")
-    p.add_argument("--threads", type=int, default=1,
-                   help="threads of every native pool: numpy's BLAS (which the CPU backend "
-                        "uses) and PyTorch's OpenMP/MKL (default 1, the same for all; 0: each "
-                        "library's own default)")
+    p.add_argument("--threads", default="0,1", metavar="COUNTS",
+                   help="thread settings, comma-separated, each case runs under every one: 0 "
+                        "is each library's own default (numpy's BLAS, PyTorch's intra-op "
+                        "threads, dispatchtorch's CPU pool), n is n threads for all "
+                        "(default 0,1: both, in the same run)")
     p.add_argument("--no-chart", action="store_true", help="skip the PNG")
     p.add_argument("--markdown", action="store_true", help="also print the table as Markdown")
     p.add_argument("--list", action="store_true", help="list the cases and exit")
@@ -65,21 +67,31 @@ def main(argv=None) -> int:
     if args.min_batch is not None:
         settings.min_batch_s = args.min_batch
 
+    blas = BlasControl()                  # before dispatchtorch's CPU backend pins BLAS
+    defaults = library_defaults()
     devices, not_run = select_devices(args.device)
     frameworks = [numpy_framework()]
-    torch_fw, torch_missing = torch_framework(args.threads or None)
+    torch_fw, torch_missing = torch_framework()
     if torch_fw is not None:
         frameworks.append(torch_fw)
     ours = [ours_framework(d) for d in devices]
     frameworks += ours
     ours_labels = [fw.label for fw in ours]
-    limiter = limit_threads(args.threads) if args.threads else None  # noqa: F841 (kept alive)
+    try:
+        thread_settings = settings_for(args.threads, frameworks, blas, defaults)
+    except ValueError as exc:
+        print(exc, file=sys.stderr)
+        return 2
 
     meta = report.metadata(frameworks, settings, argv, not_run)
     meta["thread_pools"] = thread_pools()
+    meta["thread_settings"] = {t.label: {fw.label: t.count(fw) for fw in frameworks}
+                               for t in thread_settings}
     print(f"dispatchtorch benchmarks  {meta['time']}  commit {meta['git_commit'] or '?'}")
-    print("  " + ", ".join(f"{fw.label} {fw.version}" + (f" ({fw.threads} threads)" if fw.threads
-                                                         else "") for fw in frameworks))
+    print("  " + ", ".join(f"{fw.label} {fw.version}" for fw in frameworks))
+    for t in thread_settings:
+        print(f"  threads {t.label}: " + ", ".join(f"{fw.label} {t.count(fw)}"
+                                                   for fw in frameworks))
     if meta["environment"]:
         print("  " + " ".join(f"{k}={v}" for k, v in meta["environment"].items()))
     if meta["thread_pools"]:
@@ -89,9 +101,9 @@ def main(argv=None) -> int:
         cpus = meta["machine"]["cpu_count"] or 1
         print("  load average: " + " ".join(f"{x:.2f}" for x in meta["load_average"])
               + f" on {cpus} cpus")
-        if meta["load_average"][0] > cpus and not args.threads:
-            print("  the machine is busy: multi-threaded BLAS and OpenMP slow down many times "
-                  "when a thread is descheduled; the default --threads 1 avoids that")
+        if meta["load_average"][0] > cpus:
+            print("  the machine is busy: multi-threaded pools slow down when a thread is "
+                  "descheduled; compare the '1 thread' rows too")
     if torch_missing:
         print(f"  torch: not run ({torch_missing})")
     for name, why in not_run.items():
@@ -102,10 +114,14 @@ def main(argv=None) -> int:
 
     results = []
     for case in chosen:
-        print(f"  {case.name} ...", end="", flush=True)
-        res = run_case(case, frameworks, settings, log=lambda s: print("\n" + s, end=""))
-        print(f" {res.wall_s:.1f}s", flush=True)
-        results.append(res)
+        for t in thread_settings:
+            for fw in frameworks:
+                fw.activate = t.activation(fw)
+            print(f"  {case.name} [{t.label}] ...", end="", flush=True)
+            res = run_case(case, frameworks, settings, log=lambda s: print("\n" + s, end=""))
+            res.threads = t.label
+            print(f" {res.wall_s:.1f}s", flush=True)
+            results.append(res)
 
     print()
     print(report.table(results, ours_labels))

@@ -35,6 +35,7 @@ class Framework:
         self.sync = _nothing
         self.is_ours = kind == OURS
         self.threads = None           # PyTorch's intra-op threads
+        self.activate = _nothing      # applies the thread setting; before each batch
 
     def __repr__(self):
         return f"<framework {self.label}>"
@@ -94,17 +95,6 @@ def torch_framework(threads=None):
     fw = Framework("torch", torch, device="cpu", label="torch", version=torch.__version__)
     fw.threads = torch.get_num_threads()
     return fw, ""
-
-
-def limit_threads(threads):
-    """Give every thread pool in the process (numpy's BLAS, which our CPU backend
-    shares, and PyTorch's OpenMP/MKL) the same size. Returns the limiter to keep
-    alive, or None when threadpoolctl is missing (then only PyTorch is limited)."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        return None
-    return threadpool_limits(limits=threads)
 
 
 def thread_pools() -> list[dict]:

@@ -50,20 +50,21 @@ def _target_cell(case_dict, ours):
 
 def table(results, ours_labels) -> str:
     """One row per (case, our device): times, the two ratios, the issue's target."""
-    head = ["case", "device", "ours", "spread", "numpy", "torch", "ours/numpy", "ours/torch",
-            "target"]
+    head = ["case", "threads", "device", "ours", "spread", "numpy", "torch", "ours/numpy",
+            "ours/torch", "target"]
     rows = []
     notes = []
     for res in results:
         d = res.as_dict(ours_labels)
         for ours in ours_labels:
             r = d["ratios"][ours]
-            rows.append([res.case.name, ours.split(":", 1)[1], _cell(res, ours), _spread(res, ours),
+            rows.append([res.case.name, res.threads, ours.split(":", 1)[1], _cell(res, ours),
+                         _spread(res, ours),
                          _cell(res, "numpy"), _cell(res, "torch"), fmt_ratio(r["numpy"]),
                          fmt_ratio(r["torch"]), _target_cell(d, ours)])
         for label, e in res.entries.items():
             if e.status != "ok":
-                notes.append(f"{res.case.name} [{label}] {e.status}: {e.reason}")
+                notes.append(f"{res.case.name} [{res.threads}, {label}] {e.status}: {e.reason}")
     widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
     line = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip()
     out = [line(head), line(["-" * w for w in widths])] + [line(r) for r in rows]
@@ -74,15 +75,17 @@ def table(results, ours_labels) -> str:
 
 def markdown_table(results, ours_labels) -> str:
     """The same table in Markdown (for docs/performance.md)."""
-    lines = ["| case | device | ours | numpy | torch | ours/numpy | ours/torch | target |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = ["| case | threads | device | ours | spread | numpy | torch | torch spread | "
+             "ours/numpy | ours/torch | target |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for res in results:
         d = res.as_dict(ours_labels)
         for ours in ours_labels:
             r = d["ratios"][ours]
             lines.append("| " + " | ".join([
-                f"`{res.case.name}`", ours.split(":", 1)[1], _cell(res, ours), _cell(res, "numpy"),
-                _cell(res, "torch"), fmt_ratio(r["numpy"]), fmt_ratio(r["torch"]),
+                f"`{res.case.name}`", res.threads, ours.split(":", 1)[1], _cell(res, ours),
+                _spread(res, ours), _cell(res, "numpy"), _cell(res, "torch"),
+                _spread(res, "torch"), fmt_ratio(r["numpy"]), fmt_ratio(r["torch"]),
                 _target_cell(d, ours)]) + " |")
     return "\n".join(lines)
 
@@ -141,7 +144,7 @@ def load(path):
         doc = json.load(f)
     results = []
     for c in doc["cases"]:
-        r = Result(BY_NAME[c["name"]], c["size"])
+        r = Result(BY_NAME[c["name"]], c["size"], threads=c.get("threads", "default"))
         for label, e in c["entries"].items():
             entry = r.entries[label] = Entry(label, e["framework"], e["status"], e["reason"])
             if "timing" in e:
@@ -158,7 +161,7 @@ def write_chart(path, results, ours_labels, title=""):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    names = [r.case.name for r in results]
+    names = [f"{r.case.name} [{r.threads}]" for r in results]
     panels = max(1, len(ours_labels))
     fig, axes = plt.subplots(1, panels, figsize=(7 * panels, 0.45 * len(names) + 1.8),
                              squeeze=False, sharey=True)

@@ -59,6 +59,7 @@ class Result:
     case: Case
     size: object
     entries: dict = field(default_factory=dict)     # label -> Entry
+    threads: str = "default"                        # the thread setting (threads.py)
 
     def median(self, label):
         e = self._ok(label)
@@ -93,6 +94,7 @@ class Result:
                 ratios[o]["target"] = {"ref": t.ref, "max_ratio": t.max_ratio, "text": t.text,
                                        "met": None if r is None else r <= t.max_ratio}
         return {"name": c.name, "description": c.description, "size": _jsonable(self.size),
+                "threads": self.threads,
                 "entries": {k: e.as_dict() for k, e in self.entries.items()},
                 "ratios": ratios}
 
@@ -128,6 +130,7 @@ def prepare(case: Case, frameworks, size, settings: Settings, log) -> Result:
                 continue
         t0 = time.perf_counter()
         try:
+            fw.activate()
             entry.fn = case.build(fw, size)
             out = entry.fn()
             fw.sync()
@@ -179,6 +182,7 @@ def measure(result: Result, settings: Settings, log) -> None:
         if e.status != "ok":
             continue
         try:
+            e.fw.activate()
             number, seconds = timer.calibrate(e.fn, e.fw.sync, settings.min_batch_s)
         except Exception as exc:
             _failed(e, exc, log)
@@ -195,6 +199,7 @@ def measure(result: Result, settings: Settings, log) -> None:
                 continue
             timer.collect()
             try:
+                e.fw.activate()
                 e.timing.samples.append(timer.time_batch(e.fn, e.timing.number, e.fw.sync))
             except Exception as exc:
                 _failed(e, exc, log)

@@ -3,6 +3,7 @@ function forms; methods.py binds the Tensor methods and operators."""
 from . import (counting, creation, einsum, elementwise, indexing, linalg, memory, norms, pointwise,
                random, reductions, scans, shape_ops, sorting, statistics, views)
 from . import nn_ops  # noqa: F401  (the nn layers' composite rows)
+from . import optim_ops  # noqa: F401  (the optimizers' fused update rows)
 from ._elementwise import result_type, can_cast
 from .counting import bincount, unique, unique_consecutive
 from .creation import (arange, as_tensor, asarray, bernoulli, empty, empty_like, eye, from_dlpack,

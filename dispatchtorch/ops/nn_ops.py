@@ -105,8 +105,10 @@ def _softmax(x, dim):
 
 
 def _softmax_grad(g, result, dim):
-    gy = g * result
-    return gy - result * gy.sum(dim, keepdim=True)
+    # (g - sum(g y)) y; writing into fresh buffers only when no graph records them
+    # (a double backward needs every intermediate unmodified)
+    d = g - (g * result).sum(dim, keepdim=True)
+    return d * result if STATE.enabled else d.mul_(result)
 
 
 def _log_softmax(x, dim):
@@ -117,7 +119,10 @@ def _log_softmax(x, dim):
 
 
 def _log_softmax_grad(g, result, dim):
-    return g - result.exp() * g.sum(dim, keepdim=True)
+    if STATE.enabled:
+        return g - result.exp() * g.sum(dim, keepdim=True)
+    # g - exp(y) sum(g), built in the one buffer exp(y) allocates
+    return result.exp().mul_(g.sum(dim, keepdim=True)).neg_().add_(g)
 
 
 def _softmax_check(name, x, dim):
@@ -158,9 +163,14 @@ def _gelu_grad(g, x, approximate):
         t = ((x + 0.044715 * x2 * x) * _SQRT_2_OVER_PI).tanh()
         dinner = (1.0 + 3 * 0.044715 * x2) * _SQRT_2_OVER_PI
         return g * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * dinner)
-    cdf = 0.5 * (1.0 + (x * _SQRT_HALF).erf())
-    pdf = (x * x * -0.5).exp() * _INV_SQRT_2PI
-    return g * (cdf + x * pdf)
+    if STATE.enabled:
+        cdf = 0.5 * (1.0 + (x * _SQRT_HALF).erf())
+        pdf = (x * x * -0.5).exp() * _INV_SQRT_2PI
+        return g * (cdf + x * pdf)
+    # g (cdf + x pdf) in two buffers instead of ten
+    cdf = (x * _SQRT_HALF).erf_().add_(1.0).mul_(0.5)
+    xpdf = (x * x).mul_(-0.5).exp_().mul_(_INV_SQRT_2PI).mul_(x)
+    return xpdf.add_(cdf).mul_(g)
 
 
 def _silu_grad(g, x):
@@ -537,8 +547,13 @@ def _layer_norm_grad(g, x, weight, normalized_shape, eps, needs):
     xhat = xc * rstd
     gx = gw = gb = None
     if needs[0]:
+        # rstd (gh - mean(gh) - xhat mean(gh xhat)), in one buffer without a graph
         gh = g * weight if weight is not None else g
-        gx = rstd * (gh - gh.mean(dims, keepdim=True) - xhat * (gh * xhat).mean(dims, keepdim=True))
+        gx = xhat * (gh * xhat).mean(dims, keepdim=True)
+        if STATE.enabled:
+            gx = rstd * (gh - gh.mean(dims, keepdim=True) - gx)
+        else:
+            gx = gx.add_(gh.mean(dims, keepdim=True)).neg_().add_(gh).mul_(rstd)
     if needs[1]:
         gw = (g * xhat).sum(lead) if lead else g * xhat
     if needs[2]:

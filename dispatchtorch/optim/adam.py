@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 
 from .. import ops as _ops
-from .optimizer import Optimizer, step_count
+from ..ops.optim_ops import fused_adam_
+from .optimizer import Optimizer, by_device_and_dtype, step_count
 
 
 def _check(lr, betas, eps, weight_decay):
@@ -67,6 +68,33 @@ class Adam(Optimizer):
         if wd and decoupled:
             delta.sub_(p * (lr * wd))
         return delta
+
+    def _fused_step(self, group, params):
+        """The group as `_fused_adam_` calls, one per device and dtype."""
+        amsgrad = group["amsgrad"]
+        names = ("step", "exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if amsgrad else ())
+        for p in params:
+            state = self.state[p]
+            if not state:
+                state["step"] = _ops.tensor(0.0)
+                for name in names[1:]:
+                    state[name] = _ops.zeros_like(p)
+            elif any(n not in state for n in names) or p.grad.dtype is not p.dtype:
+                return False
+        steps = [self.state[p]["step"] for p in params]
+        if len({id(s) for s in steps}) != len(steps):   # a step count shared (flat state)
+            return False
+        lr, (beta1, beta2) = group["lr"], group["betas"]
+        for ps in by_device_and_dtype(params):
+            st = [self.state[p] for p in ps]
+            fused_adam_(ps, [p.grad for p in ps], [s["exp_avg"] for s in st],
+                        [s["exp_avg_sq"] for s in st],
+                        [s["max_exp_avg_sq"] for s in st] if amsgrad else None,
+                        [s["step"] for s in st], lr=float(lr), beta1=beta1, beta2=beta2,
+                        eps=group["eps"], weight_decay=group["weight_decay"],
+                        decoupled=group.get("decoupled_weight_decay", self._decoupled),
+                        amsgrad=amsgrad, maximize=group["maximize"])
+        return True
 
 
 class AdamW(Adam):

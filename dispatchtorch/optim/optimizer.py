@@ -101,6 +101,9 @@ class Optimizer:
     def _step_group(self, key, group, params):
         """Apply the rule to the group's parameters: all at once on flat buffers where
         they allow it (foreach is not False), one by one otherwise."""
+        if self._fused_step is not None and _multi_tensor(group) and \
+                self._fused_step(group, params):
+            return
         maximize = group.get("maximize", False)
         flat = None
         if group.get("foreach") is not False and not self.__dict__.get("_per_parameter"):
@@ -115,6 +118,10 @@ class Optimizer:
         for p in params:
             g = p.grad.neg() if maximize else p.grad
             p.add_(self._rule(group, p, g, self.state[p], maximize))
+
+    # optional: `_fused_step(group, params)` runs the whole group's update as fused
+    # multi-tensor ops (ops/optim_ops.py) and returns True, or False to go per parameter
+    _fused_step = None
 
     def _needs_params(self, group):
         """Whether the rule reads the parameters' values (weight decay)."""
@@ -201,6 +208,22 @@ class Optimizer:
                     lines.append(f"    {k}: {g[k]}")
         lines.append(")")
         return "\n".join(lines)
+
+
+def _multi_tensor(group):
+    """PyTorch's options: fused=True, or foreach not False (our default: fused); a
+    differentiable step stays in per-parameter ops that autograd records."""
+    if group.get("differentiable"):
+        return False
+    return bool(group.get("fused")) or group.get("foreach") is not False
+
+
+def by_device_and_dtype(params):
+    """params split into lists of one device and dtype (what a fused row takes)."""
+    lists = {}
+    for p in params:
+        lists.setdefault((p.device, p.dtype), []).append(p)
+    return list(lists.values())
 
 
 def step_count(state):

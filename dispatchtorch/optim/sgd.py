@@ -1,7 +1,8 @@
 """SGD with momentum, dampening, Nesterov, weight decay and maximize (PyTorch's rule)."""
 from __future__ import annotations
 
-from .optimizer import Optimizer
+from ..ops.optim_ops import fused_sgd_
+from .optimizer import Optimizer, by_device_and_dtype
 
 
 class SGD(Optimizer):
@@ -36,3 +37,19 @@ class SGD(Optimizer):
             else:
                 g, owned = buf, False
         return g.mul_(-group["lr"]) if owned else g * -group["lr"]
+
+    def _fused_step(self, group, params):
+        """The group as `_fused_sgd_` calls, one per device and dtype; a first step
+        with momentum (whose buffer starts as the gradient) goes per parameter."""
+        momentum = group["momentum"]
+        if momentum and any(self.state[p].get("momentum_buffer") is None for p in params):
+            return False
+        if any(p.grad.dtype is not p.dtype for p in params):
+            return False
+        for ps in by_device_and_dtype(params):
+            fused_sgd_(ps, [p.grad for p in ps],
+                       [self.state[p]["momentum_buffer"] for p in ps] if momentum else None,
+                       lr=float(group["lr"]), momentum=momentum, dampening=group["dampening"],
+                       weight_decay=group["weight_decay"], nesterov=group["nesterov"],
+                       maximize=group["maximize"])
+        return True

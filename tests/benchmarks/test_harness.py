@@ -29,7 +29,8 @@ def load(tmp_path):
 def test_quick_case_end_to_end_writes_json_and_png(tmp_path, capsys):
     assert run_cli(tmp_path) == 0
     doc = load(tmp_path)
-    [case] = doc["cases"]
+    assert [c["threads"] for c in doc["cases"]] == ["default", "1 thread"]   # both, one run
+    case = doc["cases"][1]
     assert case["name"] == "tiny/add" and case["size"] == 10
     ours = case["entries"]["ours:cpu"]
     assert ours["status"] == "ok" and ours["timing"]["repeats"] == 2
@@ -239,11 +240,44 @@ def test_device_selection_follows_the_backend_report(monkeypatch):
 def test_threads_option_limits_every_pool(tmp_path):
     pytest.importorskip("threadpoolctl")
     assert run_cli(tmp_path, "--no-chart", "--threads", "1") == 0
-    meta = load(tmp_path)["meta"]
-    assert meta["thread_pools"], "numpy's BLAS at least"
-    assert all(p["threads"] == 1 for p in meta["thread_pools"])
-    if "torch" in meta["frameworks"]:
-        assert meta["frameworks"]["torch"]["threads"] == 1
+    doc = load(tmp_path)
+    assert [c["threads"] for c in doc["cases"]] == ["1 thread"]
+    counts = doc["meta"]["thread_settings"]["1 thread"]
+    assert set(counts) >= {"numpy", "ours:cpu"} and set(counts.values()) == {1}
+
+
+def test_thread_settings_set_each_library_before_its_batches():
+    pytest.importorskip("threadpoolctl")
+    import dispatchtorch as dt
+    from benchmarks.threads import BlasControl, settings_for
+    blas = BlasControl()
+    assert blas.libs, "numpy's BLAS"
+    fws = [numpy_framework(), ours_framework("cpu")]
+    torch_fw, _ = torch_framework()
+    if torch_fw is not None:
+        fws.append(torch_fw)
+    before = dt.get_num_threads()
+    default, one = settings_for("0,1", fws, blas, {"numpy": 3})
+    try:
+        one.activation(fws[0])()
+        assert blas.get() == 1
+        default.activation(fws[0])()
+        assert blas.get() == 3                         # numpy's own default
+        default.activation(fws[1])()
+        assert blas.get() == 1 and dt.get_num_threads() == before   # ours: its pool, BLAS 1
+        one.activation(fws[1])()
+        assert dt.get_num_threads() == 1
+        if torch_fw is not None:
+            torch_default = default.count(torch_fw)
+            one.activation(torch_fw)()
+            assert torch_fw.mod.get_num_threads() == 1
+            default.activation(torch_fw)()
+            assert torch_fw.mod.get_num_threads() == torch_default
+    finally:
+        dt.set_num_threads(before)
+        blas.set(1)
+    with pytest.raises(ValueError, match="--threads"):
+        settings_for("-1", fws, blas, {})
 
 
 def test_runs_without_matplotlib(tmp_path, monkeypatch, capsys):

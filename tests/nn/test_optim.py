@@ -405,10 +405,13 @@ def test_flat_group_updates_equal_per_parameter_updates(name, make, expected):
         _train(model, opt, 4)
         return model, opt
     (m1, o1), (m2, o2) = run(None), run(False)
-    assert o1.__dict__.get("_flat"), "the flat path was not taken"
+    # Adam/AdamW/SGD run fused rows (ops/optim_ops.py), the others flat buffers
+    assert o1.__dict__.get("_flat") or type(o1)._fused_step is not None, \
+        "no multi-tensor path was taken"
     for (k, v), v2 in zip(m1.state_dict().items(), m2.state_dict().values()):
         assert_close(v, v2, 1e-6, 1e-7)
-    s1, s2 = o1.state_dict()["state"], o2.state_dict()["state"]
+    # an empty entry is no state (PyTorch's SGD without momentum keeps none at all)
+    s1, s2 = ({k: v for k, v in o.state_dict()["state"].items() if v} for o in (o1, o2))
     assert list(s1) == list(s2)
     for i in s1:
         assert list(s1[i]) == list(s2[i])

@@ -76,8 +76,9 @@ TENSOR_ONLY = {"T", "mT", "__getitem__", "__setitem__", "copy_", "contiguous", "
                "expand", "expand_as", "repeat", "uniform_", "normal_"}
 NON_DIFFERENTIABLE_KINDS = {"factory"}
 # the nn layers' rows (ops/nn_ops.py) have their sample cases in tests/nn and in the
-# conformance suite; every other row's are here
-OWN = sorted(n for n, op in OPS.items() if op.kind != "nn")
+# conformance suite, the optimizers' fused rows (ops/optim_ops.py) in
+# tests/nn/test_fused_optim.py; every other row's are here
+OWN = sorted(n for n, op in OPS.items() if op.kind not in ("nn", "optim"))
 CASES_BY_OP = {}
 for _c in CASES:
     CASES_BY_OP.setdefault(_c.op, []).append(_c)

@@ -11,7 +11,10 @@ from dispatchtorch.backend import DTYPE_NAMES, Backend, DeviceInfo
 
 from . import fusion
 from .composites import KERNELS as COMPOSITE_KERNELS
+from . import parallel
 from .kernels import KERNELS
+from .optim_kernels import KERNELS as OPTIM_KERNELS
+from .threaded import threaded_kernels
 
 NP_DTYPES = {n: np.dtype(ml_dtypes.bfloat16) if n == "bfloat16" else np.dtype(n) for n in DTYPE_NAMES}
 
@@ -26,7 +29,12 @@ warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"dispatchtorc
 class CPUBackend(Backend):
     name = "cpu"
     api_version = (1, 0)
-    kernels = {**KERNELS, **COMPOSITE_KERNELS}
+    kernels = threaded_kernels({**KERNELS, **COMPOSITE_KERNELS, **OPTIM_KERNELS})
+
+    def __init__(self):
+        super().__init__()
+        # the pool in parallel.py supplies the threads; BLAS inside it runs on one
+        self._blas_limit = parallel.blas_single_threaded()
 
     def devices(self):
         return [DeviceInfo(0, f"host CPU (numpy {np.__version__})", frozenset(DTYPE_NAMES),
@@ -62,15 +70,13 @@ class CPUBackend(Backend):
         dst.fill(value)
 
     def set_num_threads(self, n):
-        """Threads of the BLAS and OpenMP pools numpy calls into (threadpoolctl)."""
-        import threadpoolctl
-        self._limits = threadpoolctl.threadpool_limits(limits=int(n))
+        """Threads the large-array kernels share their chunks among (parallel.py), and the
+        fused regions of compiled graphs (fusion.py)."""
+        parallel.POOL.resize(int(n))
         fusion.THREADS[0] = max(1, int(n))
 
     def get_num_threads(self):
-        import threadpoolctl
-        counts = [p["num_threads"] for p in threadpoolctl.threadpool_info()]
-        return max(counts) if counts else 1
+        return parallel.POOL.threads
 
     # fused-kernel code generation (dispatchtorch.compile): tiled numpy, see fusion.py
     def can_fuse(self, op, dtype):

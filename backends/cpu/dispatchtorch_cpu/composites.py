@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import parallel as P
 from .kernels import _F32, _LOWP
 
 
@@ -26,23 +27,84 @@ def linear(out, x, weight, bias):
         np.add(out, bias, out=out)
 
 
+def _by_rows(kernel, out, x, dims, *args, **kw):
+    """kernel on blocks of rows (axis 0) when the op works along other dims only and x
+    is large: each block's passes run in cache, and the blocks on the thread pool."""
+    if x.size < P.THRESHOLD or x.ndim < 2 or 0 in dims or P.POOL.threads < 1:
+        return kernel(out, x, *args, **kw)
+    rows = x.shape[0]
+    n = max(2, min(rows, x.size // P.CHUNK))
+    ranges = P.bounds(rows, n)
+
+    def part(i):
+        a, b = ranges[i]
+        kernel(out[a:b], x[a:b], *args, **kw)
+    P.POOL.run(n, part)
+
+
+def _softmax(out, x, dim):
+    xs = _up(x)
+    if out.dtype in _LOWP or out.ndim == 0:
+        shifted = np.asarray(xs - xs.max(axis=dim, keepdims=True))   # 0-d stays an array
+        e = np.exp(shifted, out=shifted)
+        e /= e.sum(axis=dim, keepdims=True)
+        out[...] = e
+        return
+    np.subtract(xs, xs.max(axis=dim, keepdims=True), out=out)      # in out: no copy
+    np.exp(out, out=out)
+    out /= out.sum(axis=dim, keepdims=True)
+
+
+def _log_softmax(out, x, dim):
+    xs = _up(x)
+    if out.dtype in _LOWP or out.ndim == 0:
+        shifted = np.asarray(xs - xs.max(axis=dim, keepdims=True))
+        shifted -= np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
+        out[...] = shifted
+        return
+    np.subtract(xs, xs.max(axis=dim, keepdims=True), out=out)
+    out -= np.log(np.exp(out).sum(axis=dim, keepdims=True))
+
+
 def softmax(out, x, *, dim):
     if x.size == 0:                 # nothing to normalise (max of an empty dim has no identity)
         return
-    xs = _up(x)
-    shifted = np.asarray(xs - xs.max(axis=dim, keepdims=True))   # 0-d stays an array
-    e = np.exp(shifted, out=shifted)
-    e /= e.sum(axis=dim, keepdims=True)
-    out[...] = e
+    _by_rows(_softmax, out, x, (dim % max(x.ndim, 1),), dim)
 
 
 def log_softmax(out, x, *, dim):
-    if x.size == 0:                 # nothing to normalise (max of an empty dim has no identity)
+    if x.size == 0:
         return
+    _by_rows(_log_softmax, out, x, (dim % max(x.ndim, 1),), dim)
+
+
+def _layer_norm(out, x, weight, bias, dims, eps):
+    """(x - mean) / sqrt(var + eps) * weight + bias, the biased variance, in out."""
     xs = _up(x)
-    shifted = np.asarray(xs - xs.max(axis=dim, keepdims=True))
-    shifted -= np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
-    out[...] = shifted
+    wide = out.dtype in _LOWP
+    y = np.empty(x.shape, _F32) if wide else out
+    np.subtract(xs, xs.mean(axis=dims, keepdims=True), out=y)
+    if y.flags.c_contiguous and len(dims) == 1 and y.shape[-1] <= 4096:
+        # the variance without a squared copy (rows short enough for einsum's sums)
+        rows = y.reshape(-1, y.shape[-1])
+        var = np.einsum("ij,ij->i", rows, rows).reshape(y.shape[:-1] + (1,))
+        var /= y.shape[-1]
+    else:
+        var = np.square(y).mean(axis=dims, keepdims=True)
+    var += eps
+    y /= np.sqrt(var, out=var)
+    if weight is not None:
+        y *= _up(weight)
+    if bias is not None:
+        y += _up(bias)
+    if wide:
+        out[...] = y
 
 
-KERNELS = {"linear": linear, "softmax": softmax, "log_softmax": log_softmax}
+def layer_norm(out, x, weight, bias, *, normalized_shape, eps):
+    dims = tuple(range(x.ndim - len(normalized_shape), x.ndim))
+    _by_rows(_layer_norm, out, x, dims, weight, bias, dims, eps)
+
+
+KERNELS = {"linear": linear, "softmax": softmax, "log_softmax": log_softmax,
+           "layer_norm": layer_norm}

@@ -4,10 +4,11 @@ float16 and bfloat16 are computed in float32 and rounded once, as PyTorch does.
 """
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 
-_LOWP = frozenset({np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)})
+from .parallel import THRESHOLD as _BIG
+from .threaded import _LOWP, chunked as _chunked, reduce_large as _reduce_large
+
 _F32 = np.dtype(np.float32)
 
 
@@ -32,31 +33,48 @@ def _odd(f):
         return np.copysign(f(x), x, out=out)
     return call
 
+# Each kernel tests its size: from _BIG elements on, it runs on chunks on the thread
+# pool (threaded.py); below, it is the one numpy call it always was.
 
 def _unary(f):
-    def kernel(out, x):
+    def plain(out, x):
         if out.dtype in _LOWP:
             out[...] = f(x.astype(_F32))
         else:
             f(x, out=out)
+
+    def kernel(out, x):
+        if out.size >= _BIG:
+            return _chunked(plain, out, (x,))
+        plain(out, x)
     return kernel
 
 
 def _binary(f):
-    def kernel(out, a, b):
+    def plain(out, a, b):
         if a.dtype in _LOWP:
             out[...] = f(a.astype(_F32), b.astype(_F32))
         else:
             f(a, b, out=out)
+
+    def kernel(out, a, b):
+        if out.size >= _BIG:
+            return _chunked(plain, out, (a, b))
+        plain(out, a, b)
     return kernel
 
 
 def _compare(f):
-    def kernel(out, a, b):
+    def plain(out, a, b):
         if a.dtype in _LOWP:
             f(a.astype(_F32), b.astype(_F32), out=out)
         else:
             f(a, b, out=out)
+
+    def kernel(out, a, b):
+        if out.size >= _BIG:
+            return _chunked(plain, out, (a, b))
+        plain(out, a, b)
     return kernel
 
 
@@ -79,17 +97,29 @@ def _fmod(out, a, b):
     _binary(np.fmod)(out, a, b)
 
 
-def _relu(out, x):
-    """The relu composite in one pass (NaN stays NaN, as PyTorch's relu)."""
+def _relu_plain(out, x):
     if x.dtype in _LOWP:
         out[...] = np.maximum(x.astype(_F32), 0)
     else:
         np.maximum(x, 0, out=out)
 
 
-def _where(out, cond, a, b):
+def _relu(out, x):
+    """The relu composite in one pass (NaN stays NaN, as PyTorch's relu)."""
+    if out.size >= _BIG:
+        return _chunked(_relu_plain, out, (x,))
+    _relu_plain(out, x)
+
+
+def _where_plain(out, cond, a, b):
     np.copyto(out, b)
     np.copyto(out, a, where=cond)
+
+
+def _where(out, cond, a, b):
+    if out.size >= _BIG:
+        return _chunked(_where_plain, out, (cond, a, b))
+    _where_plain(out, cond, a, b)
 
 
 def _acc_dtype(x, out):
@@ -99,22 +129,32 @@ def _acc_dtype(x, out):
 def _reduce(ufunc):
     reduce = ufunc.reduce
 
-    def kernel(out, x, *, dims, keepdim):
+    def plain(out, x, *, dims, keepdim):
         if x.dtype in _LOWP or out.dtype in _LOWP:
             out[...] = reduce(x.astype(_F32), axis=dims, dtype=_F32, keepdims=keepdim)
         else:
             reduce(x, axis=dims, dtype=out.dtype, out=out, keepdims=keepdim)
+
+    def kernel(out, x, *, dims, keepdim):
+        if x.size >= _BIG:
+            return _reduce_large(plain, ufunc, True, out, x, dims, keepdim)
+        plain(out, x, dims=dims, keepdim=keepdim)
     return kernel
 
 
 def _extreme(ufunc):
     reduce = ufunc.reduce
 
-    def kernel(out, x, *, dims, keepdim):
+    def plain(out, x, *, dims, keepdim):
         if x.dtype in _LOWP:
             out[...] = reduce(x.astype(_F32), axis=dims, keepdims=keepdim)
         else:
             reduce(x, axis=dims, out=out, keepdims=keepdim)
+
+    def kernel(out, x, *, dims, keepdim):
+        if x.size >= _BIG:
+            return _reduce_large(plain, ufunc, False, out, x, dims, keepdim)
+        plain(out, x, dims=dims, keepdim=keepdim)
     return kernel
 
 

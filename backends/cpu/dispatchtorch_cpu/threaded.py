@@ -1,0 +1,160 @@
+"""Multi-threaded forms of the elementwise, reduction and matmul kernels for large
+arrays (parallel.py's pool): the single-threaded kernel called on chunks. The
+kernels in kernels.py test their size inline and come here only at THRESHOLD
+elements or more, so a small tensor pays one comparison and no extra call.
+
+Why threads over chunks rather than numexpr: these are single ufunc calls, which
+numpy already runs at memory speed and with the GIL released, so cutting them up is
+all that is missing; numexpr would add a string-compiled VM (and a dependency) to
+get the same single pass. Chunks also keep the results bit-identical to numpy's for
+elementwise ops (reductions add per-chunk partial sums).
+"""
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+
+from . import parallel as P
+
+_ndarray = np.ndarray
+_LOWP = frozenset({np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)})
+
+
+def chunked(kernel, out, inputs):
+    """kernel(out, *inputs) on chunks of out and of the inputs (all of out's shape;
+    otherwise, or when the pool has one thread, one call)."""
+    cut = P.split_axis(out.shape, out.size)
+    if cut is None or any(type(x) is _ndarray and x.shape != out.shape for x in inputs):
+        return kernel(out, *inputs)
+    axis, n = cut
+    idx = P.blocks(axis, P.bounds(out.shape[axis], n))
+
+    def part(i):
+        s = idx[i]
+        kernel(out[s], *(x[s] if type(x) is _ndarray else x for x in inputs))
+    P.POOL.run(n, part)
+
+
+def elementwise(kernel):
+    """kernel(out, *inputs) with its large-array form (for kernels without the inline
+    size test)."""
+    def threaded(out, *inputs):
+        if out.size < P.THRESHOLD:
+            return kernel(out, *inputs)
+        return chunked(kernel, out, inputs)
+    threaded.__wrapped__ = kernel
+    return threaded
+
+
+ROW = 1024           # columns of the blocked full reduction
+
+
+def _full_by_columns(out, x, reduce):
+    """A full reduction of a large contiguous float array: each chunk of CHUNK elements
+    viewed as rows of ROW and reduced down the columns (SIMD across a row, 256 terms per
+    column), then the columns and the chunks' partials pairwise. Up to 4x numpy's
+    pairwise loop on float32 (measured 414 vs 1791 µs on 4M elements), about as
+    accurate (PyTorch's cascade sum is similar)."""
+    flat = x.reshape(-1)
+    whole = flat.size - flat.size % P.CHUNK
+    n = whole // P.CHUNK
+    partial = np.empty(n + 1, out.dtype)
+
+    def part(i):
+        a = i * P.CHUNK
+        partial[i] = reduce(reduce(flat[a:a + P.CHUNK].reshape(-1, ROW), axis=0))
+    P.POOL.run(n, part)
+    tail = flat[whole:]
+    if tail.size:
+        partial[n] = reduce(tail)
+        out[...] = reduce(partial)
+    else:
+        out[...] = reduce(partial[:n])
+
+
+def reduce_large(kernel, ufunc, accumulate_dtype, out, x, dims, keepdim):
+    """kernel(out, x, dims=, keepdim=) for a large x: a full reduction by columns and
+    per-chunk partials; a reduction that keeps axis 0 as independent chunks of out."""
+    if x.dtype in _LOWP or out.dtype in _LOWP:
+        return kernel(out, x, dims=dims, keepdim=keepdim)
+    reduce = ufunc.reduce
+    full = len(dims) == x.ndim
+    if (full and x.dtype.kind == "f" and out.dtype == x.dtype and x.flags.c_contiguous
+            and ufunc is not np.multiply):
+        return _full_by_columns(out, x, reduce)
+    cut = P.split_axis(x.shape, x.size)
+    if cut is None:
+        return kernel(out, x, dims=dims, keepdim=keepdim)
+    axis, n = cut
+    if not full and (axis in dims or axis != 0):
+        return kernel(out, x, dims=dims, keepdim=keepdim)
+    idx = P.blocks(axis, P.bounds(x.shape[axis], n))
+    if full:
+        dtype = out.dtype if accumulate_dtype else None
+        partial = np.empty(n, out.dtype)
+
+        def part(i):
+            partial[i] = reduce(x[idx[i]], axis=None, dtype=dtype)
+        P.POOL.run(n, part)
+        out[...] = reduce(partial, axis=None, dtype=dtype)
+        return
+
+    def rows(i):
+        kernel(out[idx[i]], x[idx[i]], dims=dims, keepdim=keepdim)
+    P.POOL.run(n, rows)
+
+
+def reduction(kernel, ufunc, accumulate_dtype):
+    """kernel(out, x, dims=, keepdim=) with its large-array form."""
+    def threaded(out, x, *, dims, keepdim):
+        if x.size < P.THRESHOLD:
+            return kernel(out, x, dims=dims, keepdim=keepdim)
+        return reduce_large(kernel, ufunc, accumulate_dtype, out, x, dims, keepdim)
+    threaded.__wrapped__ = kernel
+    return threaded
+
+
+MATMUL_THRESHOLD = 1 << 22      # multiply-adds: below this one BLAS call is cheaper
+
+
+def matmul(kernel):
+    """out = a @ b with out's rows (2-D) or batches (3-D and up) cut into chunks."""
+    def threaded(out, a, b):
+        if (P.POOL.threads == 1 or a.dtype in _LOWP or not out.flags.c_contiguous
+                or out.ndim < 2 or a.ndim != out.ndim):
+            return kernel(out, a, b)
+        work = out.size * a.shape[-1]
+        if work < MATMUL_THRESHOLD:
+            return kernel(out, a, b)
+        if out.ndim == 2:
+            rows = out.shape[0]
+            n = min(2 * P.POOL.threads, rows // 16)
+            if n < 2:
+                return kernel(out, a, b)
+            idx = P.bounds(rows, n)
+
+            def part(i):
+                s = slice(*idx[i])
+                np.matmul(a[s], b, out=out[s])
+        else:
+            batch = out.shape[0]
+            if batch < 2 or a.shape[0] != batch:
+                return kernel(out, a, b)
+            n = min(batch, 2 * P.POOL.threads)
+            idx = P.bounds(batch, n)
+            whole_b = b.ndim < out.ndim or b.shape[0] != batch
+
+            def part(i):
+                s = slice(*idx[i])
+                np.matmul(a[s], b if whole_b else b[s], out=out[s])
+        P.POOL.run(n, part)
+    threaded.__wrapped__ = kernel
+    return threaded
+
+
+def threaded_kernels(kernels):
+    """The kernel table with matmul's large-array form (the elementwise and reduction
+    kernels test their size inline, kernels.py)."""
+    table = dict(kernels)
+    table["matmul"] = matmul(table["matmul"])
+    return table

@@ -1,0 +1,146 @@
+"""The CPU backend's multi-threaded kernels for large arrays (threaded.py) give
+numpy's single-call results: elementwise ops bit for bit, reductions to float32
+rounding, matmul to BLAS rounding; the size threshold keeps small arrays on one call."""
+import numpy as np
+import pytest
+
+from dispatchtorch_cpu import parallel as P
+from dispatchtorch_cpu import threaded as T
+from dispatchtorch_cpu.kernels import KERNELS
+
+rng = np.random.default_rng(3)
+BIG = (P.THRESHOLD * 3 // 512 + 7, 512)          # over the threshold, ragged chunks
+
+
+@pytest.fixture(params=[2, 3])
+def threads(request):
+    old = P.POOL.threads
+    P.POOL.resize(request.param)
+    yield request.param
+    P.POOL.resize(old)
+
+
+UNARY = {"exp": np.exp, "sqrt": np.sqrt, "tanh": np.tanh, "neg": np.negative, "abs": np.abs}
+BINARY = {"add": np.add, "mul": np.multiply, "div": np.true_divide, "maximum": np.maximum,
+          "lt": np.less}
+
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_unary_equals_numpy(name, threads):
+    x = rng.random(BIG, dtype=np.float32) + 0.5
+    got = np.empty_like(x)
+    KERNELS[name](got, x)
+    assert np.array_equal(got, UNARY[name](x))
+
+
+@pytest.mark.parametrize("name", sorted(BINARY))
+def test_binary_equals_numpy_including_in_place_and_views(name, threads):
+    a = rng.standard_normal(BIG, dtype=np.float32)
+    b = rng.standard_normal(BIG[::-1], dtype=np.float32).T        # a transposed view
+    want = BINARY[name](a, b)
+    got = np.empty_like(want)
+    KERNELS[name](got, a, b)
+    assert np.array_equal(got, want)
+    if name != "lt":
+        KERNELS[name](a, a, b)                                      # out aliases an input
+        assert np.array_equal(a, want)
+
+
+def test_large_arrays_are_cut_into_chunks(threads):
+    calls = []
+
+    def kernel(out, x):
+        calls.append(out.shape)
+        out[...] = x
+    x = rng.random(BIG, dtype=np.float32)
+    out = np.empty_like(x)
+    T.chunked(kernel, out, (x,))
+    assert len(calls) > 1 and sum(c[0] for c in calls) == BIG[0]
+    assert np.array_equal(out, x)
+
+
+def test_integer_division_by_zero_raises_from_a_chunk(threads):
+    a = np.ones(P.THRESHOLD * 2, np.int64)
+    b = np.ones_like(a)
+    b[-1] = 0
+    with pytest.raises(ZeroDivisionError):
+        KERNELS["div"](np.empty_like(a), a, b)
+
+
+@pytest.mark.parametrize("name,dims,keepdim", [("sum", (0, 1), False), ("sum", (1,), True),
+                                               ("prod", (0, 1), False), ("amax", (0, 1), True),
+                                               ("amin", (1,), False), ("sum", (0,), False)])
+def test_reductions_equal_numpy(name, dims, keepdim, threads):
+    x = (rng.random(BIG, dtype=np.float32) * 0.01 + 0.995) if name == "prod" else \
+        rng.standard_normal(BIG, dtype=np.float32)
+    shape = tuple(1 if d in dims else n for d, n in enumerate(BIG)) if keepdim else \
+        tuple(n for d, n in enumerate(BIG) if d not in dims)
+    got = np.empty(shape, np.float32)
+    KERNELS[name](got, x, dims=dims, keepdim=keepdim)
+    want = {"sum": np.sum, "prod": np.prod, "amax": np.max, "amin": np.min}[name](
+        x, axis=dims, keepdims=keepdim)
+    exact = x.astype(np.float64)
+    ref = {"sum": np.sum, "prod": np.prod, "amax": np.max, "amin": np.min}[name](
+        exact, axis=dims, keepdims=keepdim)
+    rtol = 3e-4 if name == "prod" else 2e-5      # 786k float32 roundings in a row
+    # a sum's rounding scales with the sum of |terms|, not with the (cancelled) result
+    scale = np.abs(exact).sum(axis=dims).max() if name == "sum" else np.abs(ref).max()
+    np.testing.assert_allclose(got, ref, rtol=rtol, atol=3e-7 * scale + rtol * np.abs(ref).max())
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=3e-7 * scale + rtol * np.abs(ref).max())
+
+
+def test_nan_propagates_through_partial_maxima(threads):
+    x = rng.standard_normal(P.THRESHOLD * 2, dtype=np.float32)
+    x[12345] = np.nan
+    out = np.empty((), np.float32)
+    KERNELS["amax"](out, x, dims=(0,), keepdim=False)
+    assert np.isnan(out)
+
+
+@pytest.mark.parametrize("shapes", [((300, 256), (256, 200)), ((6, 64, 128), (6, 128, 96)),
+                                    ((6, 64, 128), (128, 96))])
+def test_matmul_equals_numpy(shapes, threads):
+    a = rng.standard_normal(shapes[0], dtype=np.float32)
+    b = rng.standard_normal(shapes[1], dtype=np.float32)
+    out = np.empty(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1]),
+                   np.float32)
+    old = T.MATMUL_THRESHOLD
+    T.MATMUL_THRESHOLD = 1
+    try:
+        T.matmul(KERNELS["matmul"])(out, a, b)
+    finally:
+        T.MATMUL_THRESHOLD = old
+    np.testing.assert_allclose(out, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-3)
+
+
+def test_small_arrays_take_one_call():
+    calls = []
+
+    def kernel(out, x):
+        calls.append(out.shape)
+    T.elementwise(kernel)(np.empty(10), np.empty(10))
+    assert calls == [(10,)]
+
+
+def test_pool_runs_every_chunk_once_and_reraises():
+    seen = []
+    P.POOL.run(50, seen.append)
+    assert sorted(seen) == list(range(50))
+
+    def boom(i):
+        if i == 7:
+            raise ValueError("chunk 7")
+    with pytest.raises(ValueError, match="chunk 7"):
+        P.POOL.run(20, boom)
+
+
+def test_set_num_threads_sizes_the_pool():
+    import dispatchtorch as dt
+    old = dt.get_num_threads()
+    try:
+        dt.set_num_threads(1)
+        assert dt.get_num_threads() == 1 and P.POOL.threads == 1
+        x = dt.randn(P.THRESHOLD * 2)
+        np.testing.assert_array_equal(dt.exp(x).numpy(), np.exp(x.numpy()))
+    finally:
+        dt.set_num_threads(old)
