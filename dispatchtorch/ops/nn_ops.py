@@ -388,8 +388,11 @@ def _conv_transpose2d_grad(g, x, weight, stride, padding, output_padding, groups
             gw = W.to_flat(x, oh, wp, groups) @ W.flat_cols(g, kernel, dilation, padding,
                                                               groups).mT
         else:
-            cols = _strided_cols(g, kernel, stride, padding, dilation, groups)[0]
-            gw = (_grouped(x, groups) @ cols.mT).sum(0)
+            cols, count = _strided_cols(g, kernel, stride, padding, dilation, groups)
+            # output_padding can leave g room for more windows than x has pixels: those
+            # windows meet zeros in x
+            xz = W.padded(x, 0, 0, 0.0, count[0] - x._shape[2], count[1] - x._shape[3])
+            gw = (_grouped(xz, groups) @ cols.mT).sum(0)
         gw = gw.reshape(weight._shape)
     if needs[2]:
         gb = g.sum((0, 2, 3))

@@ -135,6 +135,23 @@ CASES = [
     ("embedding_bag", (ints(10, 3, 4), r(10, 3)), {"mode": "sum", "padding_idx": 2}),
     ("embedding_bag", (ints(10, 8), r(10, 3), np.array([0, 2, 5, 8])),
      {"mode": "sum", "include_last_offset": True, "per_sample_weights": Fixed(r(8))}),
+    # regressions: output_padding past the stride gives the weight gradient more windows
+    # than the input has pixels (OpInfo's grouped, dilated sample)
+    ("conv_transpose3d", (r(2, 2, 4, 4, 4), r(2, 2, 4, 5, 6), r(4)),
+     {"stride": (3, 2, 1), "padding": (1, 2, 3), "output_padding": (2, 3, 1), "groups": 2,
+      "dilation": (4, 4, 4)}),
+    ("conv_transpose2d", (r(2, 2, 4, 4), r(2, 2, 5, 6)),
+     {"stride": (2, 1), "padding": (2, 3), "output_padding": (3, 1), "groups": 2,
+      "dilation": (4, 4)}),
+    # 0-d inputs are one sample of one class; a 1-d target keeps its rank with 'none'
+    ("multi_margin_loss", (np.array(0.3, np.float32), np.array(0)), {"reduction": "none"}),
+    ("multi_margin_loss", (np.array(0.3, np.float32), np.array([0])), {"reduction": "none"}),
+    ("multi_margin_loss", (r(5), np.array([2])), {"reduction": "none", "margin": 2.0}),
+    ("multilabel_margin_loss", (np.array(0.3, np.float32), np.array(0)), {}),
+    ("multilabel_margin_loss", (np.array(0.3, np.float32), np.array([-1])),
+     {"reduction": "none"}),
+    ("prelu", (np.array(-2.0, np.float32), np.array([0.25], np.float32)), {}),
+    ("prelu", (np.array([-2.0, 1.5], np.float32), np.array(0.25, np.float32)), {}),
 ]
 
 

@@ -247,8 +247,14 @@ def prelu(input, weight):
             raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
                                f"parameter numbers = {weight.numel()} and channel size = "
                                f"{channels}.")
-        if input.dim() >= 2:
-            weight = weight.reshape((channels,) + (1,) * (input.dim() - 2))
+    if weight.dim() > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
+                           f"ndim = {weight.dim()}")
+    if weight.dim() != input.dim():     # as ATen: weight takes input's rank (channels at dim 1)
+        shape = [1] * input.dim()
+        if input.dim() > 1:
+            shape[1] = weight.numel()
+        weight = weight.reshape(shape)
     return _ops.where(input > 0, input, input * weight)
 
 

@@ -78,10 +78,11 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
 
 
 def _rows(name, input, target):
-    if input.dim() not in (1, 2):
-        raise RuntimeError(f"{name}: expected a 1D or 2D input, got {list(input.shape)}")
-    x = input.reshape(1, -1) if input.dim() == 1 else input
-    return x
+    """input as (N, C): a 0-d input is one sample of one class, a 1-d one one sample."""
+    if input.dim() > 2 or (input.dim() and input.shape[-1] == 0):
+        raise RuntimeError(f"{name}: Expected non-empty vector or matrix with optional 0-dim "
+                           f"batch size, but got: {list(input.shape)}")
+    return input.reshape(1, -1) if input.dim() < 2 else input
 
 
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
@@ -94,9 +95,11 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     x = _rows("multi_margin_loss", input, target)
     y = target.reshape(-1).long()
     n, c = x.shape
-    if y.shape[0] != n:
-        raise RuntimeError(f"multi_margin_loss: inconsistent target size: {list(target.shape)} "
-                           f"for input of size: {list(input.shape)}")
+    if target.dim() > 1 or y.shape[0] != n:
+        raise RuntimeError(f"multi_margin_loss: target tensor should be 1-D with size equal to "
+                           f"the number of input samples (batch size). Expected target size "
+                           f"[{n}], but got {list(target.shape)}. Input has shape "
+                           f"{list(input.shape)}.")
     if y.numel() and (int(y.amin().item()) < 0 or int(y.amax().item()) >= c):
         raise RuntimeError("multi_margin_loss: target out of range")
     x_y = x.gather(1, y.unsqueeze(1))
@@ -107,7 +110,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
         z = z * weight.index_select(0, y).unsqueeze(1)
     not_target = _ops.arange(c, device=x.device) != y.unsqueeze(1)
     loss = _ops.where(not_target, z, 0.0).sum(1) / c
-    if input.dim() == 1:
+    if input.dim() < 2 and target.dim() == 0:     # ATen: one sample keeps target's rank
         loss = loss.reshape(())
     return _reduce(loss, reduction, "multi_margin_loss")
 
@@ -118,6 +121,10 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     reduction = legacy_reduction(size_average, reduce, reduction)
     _tensors("multilabel_margin_loss", input=input, target=target)
     x = _rows("multilabel_margin_loss", input, target)
+    if (target.dim() > 1 if input.dim() < 2 else tuple(target.shape) != tuple(x.shape)) or \
+            target.numel() != x.numel():
+        raise RuntimeError(f"multilabel_margin_loss: inconsistent target size: "
+                           f"{list(target.shape)} for input of size: {list(input.shape)}")
     t = target.reshape(x.shape).long()
     n, c = x.shape
     valid = (t >= 0).long().cumprod(1).bool()          # entries before the first -1
@@ -128,7 +135,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     pair = (1 - x.unsqueeze(2) + x.unsqueeze(1)).clamp_min(0)     # [n, j, i]
     w = count_j.unsqueeze(2) * (~is_target).to(x.dtype).unsqueeze(1)
     loss = (pair * w).sum((1, 2)) / c
-    if input.dim() == 1:
+    if input.dim() < 2:
         loss = loss.reshape(())
     return _reduce(loss, reduction, "multilabel_margin_loss")
 
