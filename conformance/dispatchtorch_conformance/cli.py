@@ -38,7 +38,7 @@ def parser():
                    "sum, not mean); an op name without a case of that name selects the op's "
                    "cases; fnmatch patterns ('bitwise_*') match case and op names")
     p.add_argument("--prims", nargs="?", const="*", type=_csv, metavar="PRIMS",
-                   help="only the prims' own cases (all 67, or the comma-separated prims "
+                   help="only the prims' own cases (all of them, or the comma-separated prims "
                    "given); they always run first")
     p.add_argument("--exclude-ops", type=_csv, help="op or case names to leave out")
     p.add_argument("--dtypes", type=_csv, help="comma-separated dtypes; default: every dtype "

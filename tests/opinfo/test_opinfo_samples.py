@@ -21,7 +21,7 @@ KNOWN = {
     **dict.fromkeys([
         "nn.functional.interpolate.bicubic", "nn.functional.interpolate.nearest-exact",
         "nn.functional.interpolate.area", "nn.functional.group_norm",
-        "nn.functional.scaled_dot_product_attention", "nn.functional.conv_transpose2d",
+        "nn.functional.scaled_dot_product_attention",
         "nn.functional.batch_norm", "nn.functional.softmin", "nn.functional.softmin.with_dtype",
         "nn.functional.pad.circular", "nn.functional.normalize", "nn.functional.avg_pool2d",
     ], "nn.functional: owned by the nn-layers work"),
