@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 
 from .. import _dtype as D
+from .._device_runtime import place_of
 from .._run import apply, decompose, resolve
 from .._shape import norm_dim
 from .._tensor import Tensor
@@ -723,7 +724,7 @@ def causal_mask(L, S, device):
     """The (L, S) bool mask of allowed positions (j <= i), cached per size and device."""
     key = (L, S, str(device))
     m = _CAUSAL.get(key)
-    if m is None:
+    if m is None or m._place is not place_of(device):   # a reloaded backend: a new place
         m = _api.arange(L, device=device).unsqueeze(1) >= _api.arange(S, device=device)
         if len(_CAUSAL) < 64:
             _CAUSAL[key] = m

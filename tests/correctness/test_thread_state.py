@@ -61,7 +61,7 @@ def test_two_threads_training_two_models():
 
 def test_no_grad_thread_beside_a_training_thread():
     alone = _train(3)
-    stop = threading.Event()
+    stop, toggling = threading.Event(), threading.Event()
     seen = []
 
     def toggler():
@@ -70,10 +70,12 @@ def test_no_grad_thread_beside_a_training_thread():
             with torch.no_grad():
                 seen.append(torch.is_grad_enabled())
                 n += 1
+                toggling.set()
         return n
 
     def trainer():
         try:
+            assert toggling.wait(30), "the no_grad thread never started"   # so they overlap
             return _train(3)
         finally:
             stop.set()
