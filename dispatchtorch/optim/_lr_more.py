@@ -8,7 +8,7 @@ import types
 from bisect import bisect_right
 from functools import partial
 
-from .lr_scheduler import LRScheduler, ReduceLROnPlateau, _per_group
+from .lr_scheduler import LRScheduler, ReduceLROnPlateau, _per_group, _PerGroupLambdas
 from .optimizer import Optimizer
 
 
@@ -16,22 +16,11 @@ def _lrs(optimizer):
     return [group["lr"] for group in optimizer.param_groups]
 
 
-def _callables_state(fns):
-    """What a state dict keeps of callables: the __dict__ of callable objects only."""
-    return [None if isinstance(fn, types.FunctionType) else fn.__dict__.copy() for fn in fns]
-
-
-class MultiplicativeLR(LRScheduler):
+class MultiplicativeLR(_PerGroupLambdas, LRScheduler):
     """lr *= lr_lambda(epoch) at each step after the first."""
 
     def __init__(self, optimizer, lr_lambda, last_epoch=-1):
-        n = len(optimizer.param_groups)
-        if isinstance(lr_lambda, (list, tuple)):
-            if len(lr_lambda) != n:
-                raise ValueError(f"Expected {n} lr_lambdas, but got {len(lr_lambda)}")
-            self.lr_lambdas = list(lr_lambda)
-        else:
-            self.lr_lambdas = [lr_lambda] * n
+        self._set_lambdas(optimizer, lr_lambda)
         for fn in self.lr_lambdas:
             if not callable(fn):
                 raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
@@ -42,19 +31,6 @@ class MultiplicativeLR(LRScheduler):
             return _lrs(self.optimizer)
         return [g["lr"] * fn(self.last_epoch)
                 for fn, g in zip(self.lr_lambdas, self.optimizer.param_groups)]
-
-    def state_dict(self):
-        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
-        state["lr_lambdas"] = _callables_state(self.lr_lambdas)
-        return state
-
-    def load_state_dict(self, state_dict):
-        state_dict = dict(state_dict)
-        fns = state_dict.pop("lr_lambdas")
-        self.__dict__.update(state_dict)
-        for fn, saved in zip(self.lr_lambdas, fns):
-            if saved is not None:
-                fn.__dict__.update(saved)
 
 
 class ConstantLR(LRScheduler):

@@ -3,6 +3,7 @@ the learning rates match PyTorch's step for step."""
 from __future__ import annotations
 
 import math
+import types
 import warnings
 from bisect import bisect_right
 from collections import Counter
@@ -82,10 +83,11 @@ class LRScheduler:
 _LRScheduler = LRScheduler
 
 
-class LambdaLR(LRScheduler):
-    """lr = base_lr * lr_lambda(epoch)."""
+class _PerGroupLambdas:
+    """LambdaLR and MultiplicativeLR: one callable per param group, and PyTorch's state
+    dict for them (a callable object's __dict__; a plain function is not state)."""
 
-    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
+    def _set_lambdas(self, optimizer, lr_lambda):
         n = len(optimizer.param_groups)
         if isinstance(lr_lambda, (list, tuple)):
             if len(lr_lambda) != n:
@@ -93,20 +95,31 @@ class LambdaLR(LRScheduler):
             self.lr_lambdas = list(lr_lambda)
         else:
             self.lr_lambdas = [lr_lambda] * n
-        super().__init__(optimizer, last_epoch)
-
-    def get_lr(self):
-        return [base * fn(self.last_epoch) for fn, base in zip(self.lr_lambdas, self.base_lrs)]
 
     def state_dict(self):
         state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
-        state["lr_lambdas"] = [None] * len(self.lr_lambdas)    # functions are not state
+        state["lr_lambdas"] = [None if isinstance(fn, types.FunctionType) else fn.__dict__.copy()
+                               for fn in self.lr_lambdas]
         return state
 
     def load_state_dict(self, state_dict):
         state = dict(state_dict)
-        state.pop("lr_lambdas", None)
+        saved = state.pop("lr_lambdas", None) or []
         self.__dict__.update(state)
+        for fn, fn_state in zip(self.lr_lambdas, saved):
+            if fn_state is not None:
+                fn.__dict__.update(fn_state)
+
+
+class LambdaLR(_PerGroupLambdas, LRScheduler):
+    """lr = base_lr * lr_lambda(epoch)."""
+
+    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
+        self._set_lambdas(optimizer, lr_lambda)
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        return [base * fn(self.last_epoch) for fn, base in zip(self.lr_lambdas, self.base_lrs)]
 
 
 class StepLR(LRScheduler):
