@@ -124,8 +124,11 @@ def _to_dtype(dt):
 
 
 def type_(input, dtype=None, non_blocking=False):
+    """x.type(): PyTorch's legacy type name (`torch.FloatTensor`, `torch.cuda.LongTensor`):
+    programs compare it with those strings."""
     if dtype is None:
-        return f"dispatchtorch.{input._dtype.pt_name}Tensor"
+        where = "" if input._place.type == "cpu" else f"{input._place.type}."
+        return f"torch.{where}{input._dtype.pt_name}Tensor"
     return to(input, dtype=dtype)
 
 

@@ -40,3 +40,12 @@ def test_printoptions_context_restores_and_profile_is_checked():
     assert repr(dt.tensor([1.25])) == "tensor([1.2500])"
     with pytest.raises(ValueError, match="profile"):
         dt.set_printoptions(profile="tiny")
+
+
+@pytest.mark.skipif(TORCH is None, reason="PyTorch 2.13 is not installed")
+def test_type_names_are_pytorchs():
+    for name in ("float32", "float64", "float16", "bfloat16", "int64", "int32", "int8",
+                 "uint8", "bool"):
+        ours = dt.zeros(1, dtype=getattr(dt, name))
+        theirs = TORCH.zeros(1, dtype=getattr(TORCH, name))
+        assert ours.type() == theirs.type() and dt.typename(ours) == TORCH.typename(theirs)
