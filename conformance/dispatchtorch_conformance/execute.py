@@ -160,28 +160,37 @@ def alias_fn(direction):
     return alias if direction == "view->base" else alias_back
 
 
+def _first_result(case, sample, device, run, leaves):
+    """Upload the sample (its leaves into `leaves`), call the op: its first result."""
+    run.where = "upload"
+    args = upload(sample.args, device, False, leaves)
+    kwargs = upload(sample.kwargs, device, False, leaves)
+    run.where = "call"
+    return flatten(_call(case.fn, args, kwargs))[0][1]
+
+
+def _read_back(run, view, sample, leaves):
+    """After a write through one side of an alias: what both sides hold now."""
+    run.where = "readback"
+    run.outputs = _to_host_items([("view", view)])
+    run.bases = [host(b) for b in leaves]
+    run.extra["before"] = [a.base for a in sample.arrays()]
+
+
 def alias(case, sample, device) -> Run:
     """Write new values through the op's result (a view): the first input's storage
     must change the same way on the backend as on the CPU."""
     run = Run()
     leaves = []
     try:
-        run.where = "upload"
-        args = upload(sample.args, device, False, leaves)
-        kwargs = upload(sample.kwargs, device, False, leaves)
-        run.where = "call"
-        out = _call(case.fn, args, kwargs)
-        view = flatten(out)[0][1]
+        view = _first_result(case, sample, device, run, leaves)
         if not isinstance(view, torch.Tensor) or view.numel() == 0 or \
                 overlaps(tuple(view.shape), view.stride()):
             run.extra["skipped"] = "the result is empty or overlaps itself"
             return run
         run.where = "write"
         view.copy_(torch.tensor(changed(host(view).values), device=view.device))
-        run.where = "readback"
-        run.outputs = _to_host_items([("view", view)])
-        run.bases = [host(b) for b in leaves]
-        run.extra["before"] = [a.base for a in sample.arrays()]
+        _read_back(run, view, sample, leaves)
     except Exception as exc:        # noqa: BLE001
         run.exc = exc
     return run
@@ -193,12 +202,7 @@ def alias_back(case, sample, device) -> Run:
     run = Run()
     leaves = []
     try:
-        run.where = "upload"
-        args = upload(sample.args, device, False, leaves)
-        kwargs = upload(sample.kwargs, device, False, leaves)
-        run.where = "call"
-        out = _call(case.fn, args, kwargs)
-        view = flatten(out)[0][1]
+        view = _first_result(case, sample, device, run, leaves)
         if not isinstance(view, torch.Tensor) or view.numel() == 0 or not leaves:
             run.extra["skipped"] = "the result is empty"
             return run
@@ -206,10 +210,7 @@ def alias_back(case, sample, device) -> Run:
         run.where = "write"
         base = leaves[0]
         base.copy_(torch.tensor(changed(host(base).values), device=base.device))
-        run.where = "readback"
-        run.outputs = _to_host_items([("view", view)])
-        run.bases = [host(b) for b in leaves]
-        run.extra["before"] = [a.base for a in sample.arrays()]
+        _read_back(run, view, sample, leaves)
     except Exception as exc:        # noqa: BLE001
         run.exc = exc
     return run

@@ -126,15 +126,19 @@ def _nearest_positions(n, o, scale):
     return np.minimum(np.floor(np.arange(o, dtype=np.float32) * np.float32(s)).astype(np.int64), n - 1)
 
 
+def _source_index(i, n, o, scale, align_corners):
+    """PyTorch's source coordinate of output index i (o outputs from n inputs), unclamped."""
+    if align_corners:
+        return i * (n - 1) / (o - 1) if o > 1 else 0.0
+    s = (1.0 / scale) if scale is not None else n / o
+    return (i + 0.5) * s - 0.5
+
+
 def _linear_matrix(n, o, scale, align_corners):
     """(o, n) matrix of 1-d linear interpolation with PyTorch's source-index rule."""
     a = np.zeros((o, n))
     for i in range(o):
-        if align_corners:
-            src = i * (n - 1) / (o - 1) if o > 1 else 0.0
-        else:
-            s = (1.0 / scale) if scale is not None else n / o
-            src = max((i + 0.5) * s - 0.5, 0.0)
+        src = max(_source_index(i, n, o, scale, align_corners), 0.0)
         i0 = min(int(math.floor(src)), n - 1)
         i1 = min(i0 + 1, n - 1)
         lam = src - i0
@@ -233,11 +237,7 @@ def _cubic_matrix(n, o, scale, align_corners):
     """(o, n) matrix of PyTorch's bicubic (A = -0.75) with clamped border taps."""
     a = np.zeros((o, n))
     for i in range(o):
-        if align_corners:
-            src = i * (n - 1) / (o - 1) if o > 1 else 0.0
-        else:
-            s = (1.0 / scale) if scale is not None else n / o
-            src = (i + 0.5) * s - 0.5
+        src = _source_index(i, n, o, scale, align_corners)
         i0 = int(math.floor(src))
         for k, wgt in enumerate(_cubic_weights(src - i0)):
             a[i, min(max(i0 - 1 + k, 0), n - 1)] += wgt
