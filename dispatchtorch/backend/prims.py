@@ -18,7 +18,9 @@ class PrimSpec:
     kind: str          # elementwise | reduction | scan | linalg | indexing | sort
     signature: str
     doc: str
-    dtypes: str        # which input dtypes the frontend sends: float | numeric | integral | all
+    dtypes: str        # which input dtypes the frontend sends: float | numeric | integral |
+    #                    integer (no bool) | all. The one statement of the prim's dtype rule:
+    #                    its frontend row reads it from here (ops rows may not restate it).
 
 
 MEMORY_METHODS = ("empty", "from_host", "to_host", "as_strided", "copy_", "fill_")
@@ -33,8 +35,10 @@ _UNARY_FLOAT = {
     "asinh": "inverse hyperbolic sine", "acosh": "inverse hyperbolic cosine",
     "atanh": "inverse hyperbolic tangent", "erf": "error function",
     "erfc": "1 - erf(x), accurate for large x", "erfinv": "inverse of erf on (-1, 1); +-inf at +-1",
-    "floor": "round down", "ceil": "round up", "round": "round half to even", "trunc": "round toward zero",
 }
+# rounding: integers are already whole (PyTorch returns a copy), bool is refused
+_ROUNDING = {"floor": "round down", "ceil": "round up", "round": "round half to even",
+             "trunc": "round toward zero"}
 _UNARY_OTHER = {
     "neg": ("numeric", "-x (integers wrap)"),
     "abs": ("numeric", "|x| (integers wrap at the minimum)"),
@@ -53,8 +57,8 @@ _BINARY = {
     "bitwise_and": ("integral", "a & b (bool included)"),
     "bitwise_or": ("integral", "a | b (bool included)"),
     "bitwise_xor": ("integral", "a ^ b (bool included)"),
-    "bitwise_left_shift": ("integral", "a << b"),
-    "bitwise_right_shift": ("integral", "a >> b, arithmetic for signed types"),
+    "bitwise_left_shift": ("integer", "a << b (not bool, as PyTorch)"),
+    "bitwise_right_shift": ("integer", "a >> b, arithmetic for signed types (not bool)"),
 }
 _COMPARE = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 
@@ -67,6 +71,8 @@ def _catalogue():
 
     for name, doc in _UNARY_FLOAT.items():
         add(name, "elementwise", f"{name}(out, x)", doc, "float")
+    for name, doc in _ROUNDING.items():
+        add(name, "elementwise", f"{name}(out, x)", doc, "numeric")
     for name, (dtypes, doc) in _UNARY_OTHER.items():
         add(name, "elementwise", f"{name}(out, x)", doc, dtypes)
     for name, (dtypes, doc) in _BINARY.items():

@@ -1,7 +1,24 @@
-"""The op registry: one OpDef per op, declared once by the ops layer."""
+"""The op registry: one row (`OpDef`) per op, declared once by the ops layer.
+
+A row is the single source of truth for an op: its name, signature, dtype rule,
+shape (meta) rule, derivative, prim-or-decomposition, public forms, sample domain
+and one-line doc. Everything else (module functions, Tensor methods, __all__,
+docs/ops.md, the default samples of the unit tests and the conformance suite, the
+coverage maps) is derived from the rows. A prim's kernel facts (dtypes the kernel
+receives, kernel signature, semantics) are declared once, in backend/prims.py (a
+backend imports it without numpy); a prim row reads them from there.
+
+The family helpers that make rows: `ops._elementwise.define` (unary / binary /
+n-ary elementwise), `ops._composite.composite` (any composite), `ops.reductions`'s
+`reduction_row`, `ops.nn_ops`'s `Composite` (nn rows with a fused-kernel
+convention); a raw `register_op(OpDef(...))` is for the one-off rows (views,
+memory, factories, indexing).
+"""
 from __future__ import annotations
 
 import inspect
+from dataclasses import dataclass, field
+from typing import Any, Callable
 
 from ..backend.prims import PRIMS
 
@@ -16,53 +33,107 @@ class _Decompose:
 DECOMPOSE = _Decompose()
 
 
-class OpDef:
-    """The schema row of one op.
+@dataclass(frozen=True)
+class Forms:
+    """An op's public forms beside the row's own name (PyTorch's names).
 
+    function: the `torch.<name>` form exists; method: the `Tensor.<name>` form;
+    inplace: the `_` form (function and method); out: the function takes `out=`;
+    aliases: other names of every form (arctan2 for atan2); special: the
+    `torch.special.<name>` names; scalars: which operands of a binary function form
+    may be Python numbers ('both', 'other', 'none').
+    """
+    function: bool = True
+    method: bool = True
+    inplace: bool = True
+    out: bool = True
+    aliases: tuple = ()
+    special: tuple = ()
+    scalars: str = "both"
+
+
+NO_FORMS = None      # a row whose public forms are written by hand in its module
+
+
+@dataclass(eq=False, slots=True)
+class OpDef:
+    """The row of one op.
+
+    dtypes: the dtype rule, a category of input dtypes ('all', 'numeric', 'float',
+    'floating', 'integral', 'integer', 'int_float'); for a prim it is the prim
+    catalogue's (stated there once). promote: 'default' (PyTorch's result type) or
+    'int_to_float' (integers and bool compute in the default float dtype).
+    meta: the shape rule, `meta(*inputs, **params) -> ((shape, dtype), ...)`, for the
+    families whose output geometry is not simply the broadcast of the inputs.
+    domain: the sample domain (low, high) of the random values where the op and its
+    gradient are finite; tests/ops and the conformance suite both read it.
+    forms: the public forms made from the row (None: written by hand).
     `kernels` caches, per backend name, what a call runs there: the backend's
     kernel, a CPU fallback wrapper, or DECOMPOSE. It is filled on first use, so
     the per-call cost is one dict lookup.
     """
+    name: str
+    kind: str
+    args: tuple = ("x",)
+    prim: bool | None = None
+    n_out: int = 1
+    dtypes: str | None = None
+    promote: str = "default"
+    grad: Callable | None = None
+    decomp: Callable | None = None
+    meta: Callable | None = None
+    signature: str = ""
+    doc: str = ""
+    differentiable: bool | None = None
+    data_dependent: bool = False      # output shape depends on values (export breaks there)
+    save_for: dict | None = None
+    domain: tuple | None = None
+    forms: Forms | None = None
+    grad_args: tuple = field(init=False, default=())
+    getters: tuple = field(init=False, default=())
+    save_masks: tuple = field(init=False, default=())
+    kernels: dict = field(init=False, default=None)
 
-    __slots__ = ("name", "prim", "kind", "n_out", "dtypes", "differentiable", "grad",
-                 "grad_args", "getters", "save_masks", "args", "decomp", "signature", "doc",
-                 "kernels", "data_dependent", "tolerance")
-
-    def __init__(self, name, *, kind, args=("x",), prim=None, n_out=1, dtypes="all", grad=None,
-                 decomp=None, signature="", doc="", differentiable=None,
-                 data_dependent=False, tolerance=None, save_for=None):
-        self.name = name
-        self.prim = (name in PRIMS) if prim is None else prim
-        if self.prim and name not in PRIMS:
+    def __post_init__(self):
+        name = self.name
+        spec = PRIMS.get(name)
+        if self.prim is None:
+            self.prim = spec is not None
+        if self.prim and spec is None:
             raise ValueError(f"op {name!r} is declared a prim but is not in the prim catalogue")
-        if not self.prim and decomp is None and kind not in FRONTEND_KINDS:
+        if not self.prim and self.decomp is None and self.kind not in FRONTEND_KINDS:
             raise ValueError(f"composite op {name!r} needs a decomposition")
-        self.args = tuple(args)
-        self.kind = kind
-        self.n_out = n_out
-        self.dtypes = dtypes
-        self.grad = grad
+        if self.prim:
+            # the kernel's dtype rule is the catalogue's; a row may not state another
+            if self.dtypes is not None and self.dtypes != spec.dtypes:
+                raise ValueError(f"op {name!r}: dtypes {self.dtypes!r} disagrees with the prim "
+                                 f"catalogue's {spec.dtypes!r} (state it once, in prims.py)")
+            self.dtypes = spec.dtypes
+            self.signature = self.signature or spec.signature
+            self.doc = self.doc or spec.doc
+        elif self.dtypes is None:
+            self.dtypes = "all"
+        self.args = tuple(self.args)
+        grad = self.grad
         # A derivative rule names what it needs (inputs, `result`, params) by its
         # argument names; read once here so a call saves only those.
         self.grad_args = tuple(inspect.signature(grad).parameters)[1:] if grad else ()
         self.getters = tuple(_getter(a, self.args) for a in self.grad_args)
         # save_for: {input name: names of the inputs whose gradient needs it}. An input is
         # saved only if one of those requires grad (mul keeps `a` only for b's gradient).
-        save_for = save_for or {}
+        save_for = self.save_for or {}
         self.save_masks = tuple(
             tuple(self.args.index(n) for n in save_for[a]) if a in save_for else None
             for a in self.grad_args)
-        self.differentiable = (grad is not None or decomp is not None) if differentiable is None \
-            else differentiable
-        self.decomp = decomp
-        self.signature = signature or (PRIMS[name].signature if self.prim else "")
-        self.doc = doc or (PRIMS[name].doc if self.prim else "")
+        if self.differentiable is None:
+            self.differentiable = grad is not None or self.decomp is not None
         self.kernels = {}
-        self.data_dependent = data_dependent
-        self.tolerance = tolerance
 
     def __repr__(self):
         return f"<op {self.name} ({'prim' if self.prim else 'composite'})>"
+
+
+Row = OpDef
 
 
 def grad_not_implemented(name):

@@ -19,14 +19,14 @@ OPMATH: set = set()
 _LOWP = (D.float16, D.bfloat16)
 
 
-def composite(name, decomp, *, kind, args=("x",), grad=None, n_out=1, dtypes="all",
-              signature="", doc="", differentiable=None, save_for=None, opmath=False):
-    """Declare a composite op's schema row."""
+def composite(name, decomp, *, kind, args=("x",), grad=None, opmath=False, **row_kwargs):
+    """The composite family's helper: declare the op's row (a decomposition into public
+    ops, optionally a derivative rule of its own). row_kwargs: the other row fields
+    (n_out, dtypes, promote, signature, doc, differentiable, save_for, meta, domain,
+    forms)."""
     if opmath:
         OPMATH.add(name)
-    return register_op(OpDef(name, kind=kind, args=args, decomp=decomp, grad=grad, n_out=n_out,
-                             dtypes=dtypes, signature=signature, doc=doc,
-                             differentiable=differentiable, save_for=save_for))
+    return register_op(OpDef(name, kind=kind, args=args, decomp=decomp, grad=grad, **row_kwargs))
 
 
 def run(op, inputs, params):

@@ -20,10 +20,11 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ..dispatch import DECOMPOSE, OpDef, register_op
 
-# dtypes rule -> the input categories an op accepts. "float" ops accept integers and
-# bool too and compute them in the default float dtype; "floating" ops refuse them.
+# dtypes rule -> the input categories the kernel receives (the prim catalogue's words).
+# With promote="int_to_float" an op accepts every category and computes integers and
+# bool in the default float dtype; "floating" is "float" for composites.
 _CATEGORIES = {"all": {D.BOOL, D.INT, D.FLOAT}, "numeric": {D.INT, D.FLOAT},
-               "float": {D.INT, D.FLOAT, D.BOOL}, "integral": {D.BOOL, D.INT},
+               "float": {D.FLOAT}, "integral": {D.BOOL, D.INT},
                "int_float": {D.INT, D.FLOAT}, "floating": {D.FLOAT}, "integer": {D.INT}}
 _NOPARAMS = {}
 _LOWP = (D.float16, D.bfloat16)
@@ -36,10 +37,10 @@ class Elementwise:
 
     __slots__ = ("op", "name", "promote", "dtypes", "out_bool", "table", "kernels", "error")
 
-    def __init__(self, op: OpDef, promote="default", dtypes=None, out_bool=False, error=None):
+    def __init__(self, op: OpDef, promote=None, dtypes=None, out_bool=False, error=None):
         self.op = op
         self.name = op.name
-        self.promote = promote
+        self.promote = promote or op.promote
         self.dtypes = dtypes or op.dtypes
         self.out_bool = out_bool
         self.kernels = op.kernels
@@ -49,7 +50,9 @@ class Elementwise:
         self.build()
 
     def build(self):
-        allowed = _CATEGORIES[self.dtypes]
+        # int_to_float: every input category is accepted, integers and bool computing in
+        # the default float dtype (the kernel sees floats only)
+        allowed = _CATEGORIES["all" if self.promote == "int_to_float" else self.dtypes]
         table = {}
         for d in D.DTYPES:
             if d.category not in allowed:
@@ -76,12 +79,16 @@ def rebuild_tables():
 D.on_default_dtype_change.append(rebuild_tables)
 
 
-def define(name, *, args=("x",), grad=None, decomp=None, dtypes="all", promote="default",
-           out_bool=False, error=None, **opdef_kwargs):
-    """Declare an elementwise op: its schema row and its frontend executor."""
+def define(name, *, args=("x",), grad=None, decomp=None, dtypes=None, promote="default",
+           out_bool=False, error=None, **row_kwargs):
+    """The elementwise family's helper: declare the op's row and its frontend executor.
+
+    A prim's dtypes come from the prim catalogue (backend/prims.py); a composite's
+    default to 'all'. row_kwargs: the other row fields (signature, doc, domain,
+    forms, save_for, differentiable ...)."""
     op = register_op(OpDef(name, kind="elementwise", args=args, grad=grad, decomp=decomp,
-                           dtypes=dtypes, **opdef_kwargs))
-    return Elementwise(op, promote, dtypes, out_bool, error)
+                           dtypes=dtypes, promote=promote, **row_kwargs))
+    return Elementwise(op, promote, None, out_bool, error)
 
 
 # -- promotion helpers ------------------------------------------------------------------

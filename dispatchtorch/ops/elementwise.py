@@ -48,7 +48,7 @@ erf = define("erf", grad=lambda g, x: g * (2 / SQRT_PI) * _api.exp(-(x * x)), **
 erfc = define("erfc", grad=lambda g, x: g * (-2 / SQRT_PI) * _api.exp(-(x * x)), **F)
 erfinv = define("erfinv", grad=lambda g, result: g * (SQRT_PI / 2) * _api.exp(result * result), **F)
 
-R = dict(dtypes="numeric", grad=lambda g: _zeros(g))
+R = dict(grad=lambda g: _zeros(g))
 _floor = define("floor", **R)
 _ceil = define("ceil", **R)
 _round = define("round", **R)
@@ -68,7 +68,7 @@ sub = define("sub", args=B, dtypes="numeric", grad=lambda g: (g, -g),
 mul = define("mul", args=B, grad=lambda g, a, b, needs: (g * b if needs[0] else None,
                                                           g * a if needs[1] else None),
              save_for={"a": ("b",), "b": ("a",)})
-div = define("div", args=B, promote="int_to_float", dtypes="float",
+div = define("div", args=B, promote="int_to_float",
              grad=lambda g, a, b, needs: (g / b if needs[0] else None,
                                           -g * a / (b * b) if needs[1] else None),
              save_for={"a": ("b",)})
@@ -110,8 +110,8 @@ bitwise_and = define("bitwise_and", **I)
 bitwise_or = define("bitwise_or", **I)
 bitwise_xor = define("bitwise_xor", **I)
 # shifts are not defined for bool (PyTorch: "lshift_cpu" not implemented for 'Bool')
-bitwise_left_shift = define("bitwise_left_shift", args=B, dtypes="integer")
-bitwise_right_shift = define("bitwise_right_shift", args=B, dtypes="integer")
+bitwise_left_shift = define("bitwise_left_shift", args=B)
+bitwise_right_shift = define("bitwise_right_shift", args=B)
 C = dict(args=B, out_bool=True)
 eq, ne = define("eq", **C), define("ne", **C)
 lt, le = define("lt", **C), define("le", **C)

@@ -16,9 +16,14 @@ _KINDS = [("elementwise", "Elementwise"), ("reduction", "Reductions, statistics 
           ("sort", "Sorting, selection and counting"), ("view", "Views"),
           ("memory", "Copies, casts and joins"), ("factory", "Factories")]
 _DTYPES = {"all": "all", "numeric": "numeric (no bool)",
-           "float": "all; integers and bool compute in the default float dtype",
-           "floating": "floating only", "integral": "bool and integers", "integer": "integers",
+           "float": "floating only", "floating": "floating only", "integral": "bool and integers", "integer": "integers",
            "int_float": "numeric (no bool)"}
+
+
+def _dtype_rule(op):
+    if op.promote == "int_to_float":
+        return "all; integers and bool compute in the default float dtype"
+    return _DTYPES.get(op.dtypes, op.dtypes)
 
 
 def _how(op):
@@ -76,7 +81,7 @@ def render():
         for n in rows:
             op = OPS[n]
             lines.append(f"| `{n}` | {_how(op)} | {'yes' if op.differentiable else 'no'} | "
-                         f"{_DTYPES.get(op.dtypes, op.dtypes)} | `{_cell(op.signature or n)}` | "
+                         f"{_dtype_rule(op)} | `{_cell(op.signature or n)}` | "
                          f"{_cell(op.doc)} |")
         lines.append("")
     return "\n".join(lines)

@@ -65,7 +65,7 @@ def _igamma_grad(sign):
 IGAMMA = define("igamma", args=B, grad=_igamma_grad(1), **F)
 IGAMMAC = define("igammac", args=B, grad=_igamma_grad(-1), **F)
 # PyTorch passes the gradient through to a (the result moves by one ulp at most)
-NEXTAFTER = define("nextafter", args=B, dtypes="floating", grad=lambda g: (g, None))
+NEXTAFTER = define("nextafter", args=B, grad=lambda g: (g, None))
 
 lgamma, digamma, i0 = _unary_fn(LGAMMA), _unary_fn(DIGAMMA), _unary_fn(I0)
 special_i0e, special_i1, special_i1e = _unary_fn(I0E), _unary_fn(I1), _unary_fn(I1E)
@@ -85,7 +85,7 @@ def _polygamma(x, n):
 
 
 POLYGAMMA = composite("polygamma", _polygamma, kind="elementwise", args=("x",),
-                      grad=lambda g, x, n: g * polygamma(n + 1, x), dtypes="float",
+                      grad=lambda g, x, n: g * polygamma(n + 1, x), dtypes="float", promote="int_to_float",
                       signature="polygamma(n, x)",
                       doc="n-th derivative of digamma: (-1)^(n+1) n! zeta(n + 1, x) (n >= 1)")
 
@@ -116,7 +116,7 @@ def _entr(x):
                       _api.where(x == 0, 0.0, _api.where(x != x, x, -math.inf)))
 
 
-ENTR = composite("special_entr", _entr, kind="elementwise", dtypes="float",
+ENTR = composite("special_entr", _entr, kind="elementwise", dtypes="float", promote="int_to_float",
                  grad=lambda g, x: g * -(_api.log(x) + 1),
                  signature="special_entr(x)", doc="-x log x for x > 0, 0 at 0, -inf below")
 

@@ -161,7 +161,7 @@ def _logsumexp_grad(g, x, result, dims, keepdim):
 
 
 LOGSUMEXP = composite("logsumexp", _logsumexp, kind="reduction", grad=_logsumexp_grad,
-                      dtypes="float", signature="logsumexp(x, dim, keepdim=False)",
+                      dtypes="float", promote="int_to_float", signature="logsumexp(x, dim, keepdim=False)",
                       doc="log(sum(exp(x))), shifted by the maximum; integers compute in the "
                           "default float dtype")
 
