@@ -167,6 +167,14 @@ def _getter(name, args):
 OPS: dict[str, OpDef] = {}
 
 
+def sample_domains(kind=None) -> dict:
+    """{op name: (low, high)}: the rows' sample domains (of one kind, or all), the one
+    source of the random values the unit tests (tests/ops) and the conformance suite
+    draw for an op."""
+    return {n: op.domain for n, op in OPS.items()
+            if op.domain is not None and (kind is None or op.kind == kind)}
+
+
 def register_op(op: OpDef) -> OpDef:
     if op.name in OPS:
         raise ValueError(f"op {op.name!r} is declared twice")

@@ -22,37 +22,39 @@ def _zeros(g):
     return _api.zeros_like(g)
 
 
+# domain=(low, high): where the op and its gradient are finite; the unit tests and the
+# conformance suite draw their random values from it
 # -- unary prims -------------------------------------------------------------------------------
 F = dict(dtypes="float", promote="int_to_float")
-exp = define("exp", grad=lambda g, result: g * result, **F)
-exp2 = define("exp2", grad=lambda g, result: g * result * LN2, **F)
-expm1 = define("expm1", grad=lambda g, result: g * (result + 1), **F)
-log = define("log", grad=lambda g, x: g / x, **F)
-log2 = define("log2", grad=lambda g, x: g / (x * LN2), **F)
-log10 = define("log10", grad=lambda g, x: g / (x * LN10), **F)
-log1p = define("log1p", grad=lambda g, x: g / (x + 1), **F)
-sqrt = define("sqrt", grad=lambda g, result: g / (2 * result), **F)
-sin = define("sin", grad=lambda g, x: g * _api.cos(x), **F)
-cos = define("cos", grad=lambda g, x: -g * _api.sin(x), **F)
-tan = define("tan", grad=lambda g, result: g * (1 + result * result), **F)
-asin = define("asin", grad=lambda g, x: g * _api.rsqrt(1 - x * x), **F)
-acos = define("acos", grad=lambda g, x: -g * _api.rsqrt(1 - x * x), **F)
-atan = define("atan", grad=lambda g, x: g / (1 + x * x), **F)
-sinh = define("sinh", grad=lambda g, x: g * _api.cosh(x), **F)
-cosh = define("cosh", grad=lambda g, x: g * _api.sinh(x), **F)
-tanh = define("tanh", grad=lambda g, result: g * (1 - result * result), **F)
-asinh = define("asinh", grad=lambda g, x: g * _api.rsqrt(x * x + 1), **F)
-acosh = define("acosh", grad=lambda g, x: g * _api.rsqrt(x * x - 1), **F)
-atanh = define("atanh", grad=lambda g, x: g / (1 - x * x), **F)
-erf = define("erf", grad=lambda g, x: g * (2 / SQRT_PI) * _api.exp(-(x * x)), **F)
-erfc = define("erfc", grad=lambda g, x: g * (-2 / SQRT_PI) * _api.exp(-(x * x)), **F)
-erfinv = define("erfinv", grad=lambda g, result: g * (SQRT_PI / 2) * _api.exp(result * result), **F)
+exp = define("exp", domain=(-10, 10), grad=lambda g, result: g * result, **F)
+exp2 = define("exp2", domain=(-10, 10), grad=lambda g, result: g * result * LN2, **F)
+expm1 = define("expm1", domain=(-10, 10), grad=lambda g, result: g * (result + 1), **F)
+log = define("log", domain=(0.05, 100), grad=lambda g, x: g / x, **F)
+log2 = define("log2", domain=(0.05, 100), grad=lambda g, x: g / (x * LN2), **F)
+log10 = define("log10", domain=(0.05, 100), grad=lambda g, x: g / (x * LN10), **F)
+log1p = define("log1p", domain=(-0.9, 100), grad=lambda g, x: g / (x + 1), **F)
+sqrt = define("sqrt", domain=(0.01, 100), grad=lambda g, result: g / (2 * result), **F)
+sin = define("sin", domain=(-6, 6), grad=lambda g, x: g * _api.cos(x), **F)
+cos = define("cos", domain=(-6, 6), grad=lambda g, x: -g * _api.sin(x), **F)
+tan = define("tan", domain=(-1.4, 1.4), grad=lambda g, result: g * (1 + result * result), **F)
+asin = define("asin", domain=(-0.95, 0.95), grad=lambda g, x: g * _api.rsqrt(1 - x * x), **F)
+acos = define("acos", domain=(-0.95, 0.95), grad=lambda g, x: -g * _api.rsqrt(1 - x * x), **F)
+atan = define("atan", domain=(-10, 10), grad=lambda g, x: g / (1 + x * x), **F)
+sinh = define("sinh", domain=(-5, 5), grad=lambda g, x: g * _api.cosh(x), **F)
+cosh = define("cosh", domain=(-5, 5), grad=lambda g, x: g * _api.sinh(x), **F)
+tanh = define("tanh", domain=(-5, 5), grad=lambda g, result: g * (1 - result * result), **F)
+asinh = define("asinh", domain=(-10, 10), grad=lambda g, x: g * _api.rsqrt(x * x + 1), **F)
+acosh = define("acosh", domain=(1.05, 10), grad=lambda g, x: g * _api.rsqrt(x * x - 1), **F)
+atanh = define("atanh", domain=(-0.95, 0.95), grad=lambda g, x: g / (1 - x * x), **F)
+erf = define("erf", domain=(-3, 3), grad=lambda g, x: g * (2 / SQRT_PI) * _api.exp(-(x * x)), **F)
+erfc = define("erfc", domain=(-3, 3), grad=lambda g, x: g * (-2 / SQRT_PI) * _api.exp(-(x * x)), **F)
+erfinv = define("erfinv", domain=(-0.95, 0.95), grad=lambda g, result: g * (SQRT_PI / 2) * _api.exp(result * result), **F)
 
 R = dict(grad=lambda g: _zeros(g))
-_floor = define("floor", **R)
-_ceil = define("ceil", **R)
-_round = define("round", **R)
-_trunc = define("trunc", **R)
+_floor = define("floor", domain=(-10, 10), **R)
+_ceil = define("ceil", domain=(-10, 10), **R)
+_round = define("round", domain=(-10, 10), **R)
+_trunc = define("trunc", domain=(-10, 10), **R)
 neg = define("neg", dtypes="numeric", grad=lambda g: -g,
              error="neg: Negation, the `-` operator, on a bool tensor is not supported. If you are "
                    "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
@@ -127,13 +129,13 @@ def _c(name, decomp, grad=None, **kw):
 
 
 sigmoid = _c("sigmoid", lambda x: 1 / (1 + _api.exp(-x)),
-             grad=lambda g, result: g * result * (1 - result), **F)
+             domain=(-10, 10), grad=lambda g, result: g * result * (1 - result), **F)
 # maximum(x, 0), not where(x > 0, ...): relu(nan) is nan, as in PyTorch
 relu = _c("relu", lambda x: binary(maximum, x, 0), grad=lambda g, result: g * (result > 0),
           dtypes="numeric", error="Boolean inputs not supported for relu")
 rsqrt = _c("rsqrt", lambda x: 1 / _api.sqrt(x),
-           grad=lambda g, result: -0.5 * g * result * result * result, **F)
-reciprocal = _c("reciprocal", lambda x: 1 / x, grad=lambda g, result: -g * result * result, **F)
+           domain=(0.05, 100), grad=lambda g, result: -0.5 * g * result * result * result, **F)
+reciprocal = _c("reciprocal", lambda x: 1 / x, domain=(0.1, 10), grad=lambda g, result: -g * result * result, **F)
 square = _c("square", lambda x: x * x, grad=lambda g, x: 2 * g * x, dtypes="numeric")
 sign = _c("sign", lambda x: (x > 0).to(x.dtype) - (x < 0).to(x.dtype) if x.dtype is not D.bool_
           else x.clone(), grad=lambda g: _zeros(g))

@@ -27,7 +27,7 @@ SIGNED = ("int8", "int16", "int32", "int64") + FLOATS
 class A:
     """An array input: shape, value kind and (None: the dtype under test) its dtype."""
     shape: tuple = (3, 4)
-    kind: str = "normal"
+    kind: str | tuple = "normal"      # a value kind, or an op row's sample domain (low, high)
     dtype: str | None = None
     noncontig: bool = True            # also run it as a strided (non-contiguous) view
     grad: bool = True                 # a float input the gradient is taken for
@@ -35,7 +35,9 @@ class A:
     def values(self, rng, dtype):
         n = int(np.prod(self.shape)) if self.shape else 1
         k = self.kind
-        if k == "normal":
+        if isinstance(k, tuple):           # an op row's sample domain (low, high)
+            v = rng.uniform(k[0], k[1], n)
+        elif k == "normal":
             v = rng.standard_normal(n) * 2
         elif k == "positive":
             v = rng.uniform(0.5, 2.5, n)

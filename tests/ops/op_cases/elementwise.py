@@ -6,6 +6,7 @@ import operator
 import numpy as np
 import scipy.special as sp
 
+from dispatchtorch.dispatch.registry import sample_domains
 from op_harness import ALL, FLOATS, INTS, A, Case
 
 CASES = []
@@ -67,8 +68,10 @@ def _unary(name, kind, ref, diff, second):
         add(Case(name, f, (A((7,), "special"),), FLOATS, ref, grad=False, name="nan-inf"))
 
 
+# the rows' sample domains replace the value kind (one source with the conformance suite)
+_DOMAINS = sample_domains("elementwise")
 for _name, _spec in UNARY.items():
-    _unary(_name, *_spec)
+    _unary(_name, _DOMAINS.get(_name, _spec[0]), *_spec[1:])
 
 add(Case("round", lambda T, x: T.round(x, decimals=2), (A((3, 4)),), FLOATS,
          lambda x: np.round(x, 2), name="decimals=2", rtol=1e-3, atol=1e-2),
