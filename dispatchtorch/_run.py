@@ -1,8 +1,17 @@
-"""The per-op path shared by every op: allocation, kernel call, wrapping, recording.
+"""The executor: the one per-op path every op family runs through.
 
-Op functions normalise their arguments and infer output metadata, then use these
-helpers. Everything that can be decided once (kernel choice, promotion tables,
-which values a derivative rule needs) was decided before the first call.
+An op function (the family's frontend) normalises its arguments and makes a plan:
+the compute dtype, the output (shape, dtype)s and the operand handles. `execute`
+carries the plan out: resolve the kernel (or the decomposition), allocate the
+outputs, launch, name the op in a backend error, wrap and record. `execute1` is the
+one-output specialisation the elementwise and reduction hot paths call (same steps,
+no tuple building); `launch` runs a kernel into existing memory (in-place ops).
+Every kernel call goes through these three, and every kernel they call comes from
+the op's kernel cache (`op.kernels`, filled by `dispatch.resolve`): that cache, the
+backends' kernel tables and the memory methods are where the compile tracer
+(_capture/tracer.py) swaps in its recorders, so tracing costs nothing when off.
+Everything that can be decided once (kernel choice, promotion tables, which values
+a derivative rule needs) was decided before the first call.
 """
 from __future__ import annotations
 
@@ -69,14 +78,16 @@ def kernel_for(op, place):
     return resolve(op, place.rt) if k is None else k
 
 
-def launch(op, k, place, args, kparams, dtypes):
+def launch(op, k, place, args, kparams, dtypes, name=None):
+    """Run kernel k into memory that exists (the outputs are among args); a backend's
+    error is re-raised naming the op (`name`, e.g. 'add_', overrides op.name)."""
     try:
         if kparams:
             k(*args, **kparams)
         else:
             k(*args)
     except Exception as exc:
-        raise kernel_error(op.name, place.type, dtypes, exc) from exc
+        raise kernel_error(name or op.name, place.type, dtypes, exc) from exc
 
 
 def cast_handle(t, dt):
@@ -232,8 +243,30 @@ def record_view(base, v):
 
 # -- the generic op executor ---------------------------------------------------------
 
-def apply(op, place, inputs, handles, outs_meta, kparams=None, params=None):
-    """Allocate outputs, run op's kernel (or its decomposition), wrap and record.
+def execute1(op, k, place, shape, dt, args, kdtypes, kparams=None, inputs=None, params=None):
+    """One output of (shape, dt): allocate, run k(out, *args, **kparams), wrap, and (when
+    the caller passes `inputs`: it is tracking) record a floating output. kdtypes name
+    the dtypes in a backend's error."""
+    try:        # allocation inside: out of device memory names the op
+        out = place.empty(shape, dt.name, place.index)
+        if kparams:
+            k(out, *args, **kparams)
+        else:
+            k(out, *args)
+    except Exception as exc:
+        raise kernel_error(op.name, place.type, kdtypes, exc) from exc
+    r = wrap(out, shape, dt, place)
+    if inputs is not None and dt.is_floating_point:
+        record(op, inputs, params or _NOPARAMS, (r,))
+    return r
+
+
+_NOPARAMS: dict = {}
+
+
+def execute(op, place, inputs, handles, outs_meta, kparams=None, params=None):
+    """Carry out a plan: resolve op's kernel (or run its decomposition), allocate the
+    outputs, launch, wrap and record.
 
     inputs: the op's operands in op.args order (tensors or scalars), for autograd
     and decomposition; handles: what the kernel receives after the outputs;
@@ -241,7 +274,7 @@ def apply(op, place, inputs, handles, outs_meta, kparams=None, params=None):
     params: what the derivative rule and decomposition get (defaults to kparams).
     """
     if params is None:
-        params = kparams or {}
+        params = kparams or _NOPARAMS
     k = kernel_for(op, place)
     track = STATE.enabled and op.differentiable and any_requires_grad(inputs)
     if k is DECOMPOSE or (track and op.grad is None):
@@ -250,15 +283,8 @@ def apply(op, place, inputs, handles, outs_meta, kparams=None, params=None):
         return decompose(op, inputs, params)
     if len(outs_meta) == 1:                     # most ops: no lists or generators
         (shape, dt), = outs_meta
-        try:        # out of device memory: say which op asked
-            out = place.empty(shape, dt.name, place.index)
-        except Exception as exc:
-            raise kernel_error(op.name, place.type, (dt,), exc) from exc
-        launch(op, k, place, (out, *handles), kparams, (dt,))
-        r = wrap(out, shape, dt, place)
-        if track:
-            record(op, inputs, params, (r,))
-        return r
+        return execute1(op, k, place, shape, dt, handles, (dt,), kparams,
+                        inputs if track else None, params)
     dtypes = [d for _, d in outs_meta]
     try:
         outs = [place.empty(shape, dt.name, place.index) for shape, dt in outs_meta]
@@ -269,6 +295,9 @@ def apply(op, place, inputs, handles, outs_meta, kparams=None, params=None):
     if track:
         record(op, inputs, params, results)
     return results
+
+
+apply = execute      # the name the op modules call it by
 
 
 def decompose(op, inputs, params):

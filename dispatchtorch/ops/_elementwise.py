@@ -11,8 +11,8 @@ import builtins
 import numpy as np
 
 from .. import _dtype as D
-from .._run import (any_requires_grad, decompose, kernel_error, operand_handle, record, resolve,
-                    same_place, to_place, wrap)
+from .._run import (any_requires_grad, decompose, execute1, kernel_error, launch, operand_handle,
+                    record, resolve, same_place, to_place, wrap)
 from .._inplace import (check_no_internal_overlap, commit_inplace, inplace_needs_graph,
                         self_for_rule)
 from .._shape import broadcast_shapes2
@@ -167,6 +167,7 @@ def unary(spec, x):
     shape = x._shape
     od = D.bool_ if spec.out_bool else ct
     h = x._h if dt is ct else operand_handle(x, ct, shape, place)
+    # the unary specialisation of _run.execute1 (the hottest path: no argument tuples)
     try:        # allocation inside: out of device memory names the op
         out = place.empty(shape, od.name, place.index)
         k(out, h)
@@ -226,6 +227,7 @@ def binary(spec, a, b):
     od = D.bool_ if spec.out_bool else ct
     ha = a._h if ta and sa == shape and a._dtype is ct else operand_handle(a, ct, shape, place)
     hb = b._h if tb and sb == shape and b._dtype is ct else operand_handle(b, ct, shape, place)
+    # the binary specialisation of _run.execute1
     try:
         out = place.empty(shape, od.name, place.index)
         k(out, ha, hb)
@@ -271,15 +273,8 @@ def nary(spec, operands, out_dtype=None, params=_NOPARAMS, compute=None):
         if isinstance(x, Tensor):
             shape = broadcast_shapes2(shape, x._shape, spec.name)
     handles = [operand_handle(x, c, shape, place) for x, c in zip(operands, compute)]
-    try:
-        out = place.empty(shape, od.name, place.index)
-        k(out, *handles, **params)
-    except Exception as exc:
-        raise kernel_error(spec.name, place.type, compute, exc) from exc
-    r = wrap(out, shape, od, place)
-    if track and od.is_floating_point:
-        record(op, tuple(operands), params, (r,))
-    return r
+    return execute1(op, k, place, shape, od, handles, compute, params,
+                    tuple(operands) if track else None, params)
 
 
 # -- in place ----------------------------------------------------------------------------
@@ -319,7 +314,7 @@ def inplace(spec, self, *others):
             if k is None:
                 k = resolve(spec.op, place.rt)
             if k is not DECOMPOSE and _no_overlap(self, others):
-                try:
+                try:        # _run.launch, specialised (optimizer updates run this)
                     k(self._h, self._h, other._h)
                 except Exception as exc:
                     raise kernel_error(spec.name + "_", place.type, (self._dtype,), exc) from exc
@@ -362,10 +357,7 @@ def inplace(spec, self, *others):
         place.bk.copy_(self._h, r._h)
     else:
         handles = [operand_handle(x, ct, shape, place) for x in operands]
-        try:
-            k(self._h, *handles)
-        except Exception as exc:
-            raise kernel_error(spec.name + "_", place.type, (ct,), exc) from exc
+        launch(spec.op, k, place, (self._h, *handles), None, (ct,), spec.name + "_")
     self._vc()[0] += 1
     return self
 

@@ -119,6 +119,7 @@ def _reduce(op, input, dims, keepdim, out_dtype):
         h = input._h
     else:       # 0-d reduces as shape (1,): kernels always get non-empty dims
         h = place.bk.as_strided(storage_of(input), (1,), (1,), input._offset)
+    # the reduction specialisation of _run.execute1 (tiny sums are a hot path)
     try:        # allocation inside: out of device memory names the op
         out = place.empty(out_shape, out_dtype.name, place.index)
         k(out, h, dims=kdims, keepdim=kkeep)
