@@ -6,7 +6,6 @@ import math
 
 from .. import _dtype as D
 from .._shape import norm_dim
-from . import _api
 from ._composite import composite, run
 from .reductions import check_tensor
 from .sorting import _sort
@@ -15,19 +14,19 @@ from .sorting import _sort
 def _group_starts(rows):
     """rows: (n, m) sorted or consecutive rows -> bool (n,): True where a new group starts."""
     n = rows.shape[0]
-    first = _api.ones(1, dtype=D.bool_, device=rows.device)
+    first = creation.ones(1, dtype=D.bool_, device=rows.device)
     if n <= 1:
         return first.expand(n).clone()
     differs = rows[1:] != rows[:-1]
     if rows.dim() == 2:
         differs = differs.any(1)
-    return _api.cat([first, differs])
+    return memory.cat([first, differs])
 
 
 def _lexsort_rows(rows):
     """The stable order that sorts the rows of a 2-d tensor lexicographically
     (one stable sort per column, last column first)."""
-    order = _api.arange(rows.shape[0], device=rows.device)
+    order = creation.arange(rows.shape[0], device=rows.device)
     for c in range(rows.shape[1] - 1, -1, -1):
         _, o = _sort(rows[:, c][order], 0, False)
         order = order[o]
@@ -41,7 +40,7 @@ def _unique(x, sorted, return_inverse, return_counts, dim, consecutive):
         if x.numel() == 0 and x.shape[dim] != 0:
             raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so "
                                "unique cannot be applied")
-        rows = _api.movedim(x, dim, 0)
+        rows = views.movedim(x, dim, 0)
         rest = rows.shape[1:]
         rows = rows.reshape(rows.shape[0], math.prod(rest))      # (-1 is ambiguous when empty)
     n = rows.shape[0]
@@ -54,19 +53,19 @@ def _unique(x, sorted, return_inverse, return_counts, dim, consecutive):
         order = _lexsort_rows(rows)
         ordered = rows[order]
     starts = _group_starts(ordered)
-    group = _api.cumsum(starts, 0) - 1                  # group id of each (ordered) row
+    group = scans.cumsum(starts, 0) - 1                  # group id of each (ordered) row
     values = ordered[starts]
     if dim is not None:
-        values = _api.movedim(values.reshape((values.shape[0],) + rest), 0, dim)
+        values = views.movedim(values.reshape((values.shape[0],) + rest), 0, dim)
     out = [values]
     if return_inverse:
-        inverse = group if order is None else _api.zeros(n, dtype=D.int64,
+        inverse = group if order is None else creation.zeros(n, dtype=D.int64,
                                                          device=x.device).scatter(0, order, group)
         out.append(inverse.reshape(x.shape) if dim is None else inverse)
     if return_counts:
         k = values.shape[0 if dim is None else dim]
-        counts = _api.zeros(k, dtype=D.int64, device=x.device)
-        out.append(counts.scatter_add(0, group, _api.ones(n, dtype=D.int64, device=x.device)))
+        counts = creation.zeros(k, dtype=D.int64, device=x.device)
+        out.append(counts.scatter_add(0, group, creation.ones(n, dtype=D.int64, device=x.device)))
     return tuple(out) if len(out) > 1 else out[0]
 
 
@@ -109,10 +108,10 @@ def _bincount(x, weights, minlength):
     size = max(int(x.max().item()) + 1 if x.numel() else 0, minlength)
     index = x.long()
     if weights is None:
-        return _api.zeros(size, dtype=D.int64, device=x.device).scatter_add(
-            0, index, _api.ones(x.shape, dtype=D.int64, device=x.device))
+        return creation.zeros(size, dtype=D.int64, device=x.device).scatter_add(
+            0, index, creation.ones(x.shape, dtype=D.int64, device=x.device))
     dt = D.float32 if weights.dtype is D.float32 else D.float64
-    return _api.zeros(size, dtype=dt, device=x.device).scatter_add(0, index, weights.to(dt))
+    return creation.zeros(size, dtype=dt, device=x.device).scatter_add(0, index, weights.to(dt))
 
 
 BINCOUNT = composite("bincount", _bincount, kind="indexing", args=("x", "weights"),
@@ -134,3 +133,8 @@ def bincount(input, weights=None, minlength=0):
 
 
 METHODS = {"unique": unique, "unique_consecutive": unique_consecutive, "bincount": bincount}
+
+
+# The op modules this one's derivative rules and decompositions call (at run time
+# only). Imported last: they import this module in turn (see docs/architecture.md).
+from . import creation, memory, scans, views  # noqa: E402

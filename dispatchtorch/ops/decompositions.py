@@ -10,7 +10,6 @@ from .._run import apply, same_place
 from .._shape import broadcast_shapes
 from .._tensor import Tensor
 from ..dispatch import OpDef, register_op
-from . import _api
 from ._composite import composite, run
 from .linalg import matmul
 
@@ -49,7 +48,7 @@ def _raise_info(info, name, what):
 
 
 def _zero(g, like):
-    return g if g is not None else _api.zeros_like(like)
+    return g if g is not None else creation.zeros_like(like)
 
 
 # -- triangular solve ------------------------------------------------------------------------------
@@ -134,11 +133,11 @@ def _eigh_grad(g, result, result1):
     VhgV = matmul(V.mT, gV)
     VhgV = 0.5 * (VhgV - VhgV.mT)
     n = L.shape[-1]
-    eye = _api.eye(n, dtype=D.bool_, device=L.device)
-    E = _api.where(eye, 1.0, L.unsqueeze(-2) - L.unsqueeze(-1))
-    ret = _api.where(eye, 0.0, VhgV / E)
+    eye = creation.eye(n, dtype=D.bool_, device=L.device)
+    E = pointwise.where(eye, 1.0, L.unsqueeze(-2) - L.unsqueeze(-1))
+    ret = pointwise.where(eye, 0.0, VhgV / E)
     if gL is not None:
-        ret = ret + _api.diag_embed(gL)
+        ret = ret + shape_ops.diag_embed(gL)
     return matmul(V, matmul(ret, V.mT))
 
 
@@ -179,8 +178,8 @@ def _svd_grad(g, result, result1, result2, full_matrices):
     UhgU = UhgU - UhgU.mT if UhgU is not None else None
     VhgV = VhgV - VhgV.mT if VhgV is not None else None
     S2 = S * S
-    eye = _api.eye(k, dtype=D.bool_, device=S.device)
-    E = _api.where(eye, 1.0, S2.unsqueeze(-2) - S2.unsqueeze(-1))
+    eye = creation.eye(k, dtype=D.bool_, device=S.device)
+    E = pointwise.where(eye, 1.0, S2.unsqueeze(-2) - S2.unsqueeze(-1))
     if UhgU is not None and VhgV is not None:
         gA = (UhgU * S.unsqueeze(-2) + S.unsqueeze(-1) * VhgV) / E
     elif UhgU is not None:
@@ -188,7 +187,7 @@ def _svd_grad(g, result, result1, result2, full_matrices):
     else:
         gA = S.unsqueeze(-1) * VhgV / E
     if gS is not None:
-        gA = gA + _api.diag_embed(gS)
+        gA = gA + shape_ops.diag_embed(gS)
     if m > n and gU is not None:
         gA = matmul(U, gA)
         gUSinv = gU / S.unsqueeze(-2)
@@ -253,7 +252,7 @@ def _qr_grad(g, A, result, result1, mode):
     Y = A.narrow(-1, m, n - m)
     gU, gV = gR.narrow(-1, 0, m), gR.narrow(-1, m, n - m)
     gX = _qr_grad_tall(gQ + matmul(Y, gV.mT), gU, Q, U)
-    return _api.cat([gX, matmul(Q, gV)], -1)
+    return memory.cat([gX, matmul(Q, gV)], -1)
 
 
 QR = register_op(OpDef("linalg_qr", kind="linalg", args=("A",), n_out=2, dtypes="float",
@@ -272,7 +271,7 @@ def qr(A, mode="reduced", *, out=None):
     Q, R = _prim(QR, A, ((batch + (m, qn), A.dtype), (batch + (rm, n), A.dtype)),
                  {"mode": "complete" if mode == "complete" else "reduced"})
     if mode == "r":
-        Q = _api.empty(0, dtype=A.dtype, device=A.device)
+        Q = creation.empty(0, dtype=A.dtype, device=A.device)
     return RT.qr(Q, R)
 
 
@@ -296,12 +295,12 @@ def _lu_factor_grad(g, A, result, result1):
         U1, gU1, gU2 = U.narrow(-1, 0, k), gU.narrow(-1, 0, k), gU.narrow(-1, k, n - k)
         x = matmul(L.mT, gL) - matmul(gU, U.mT)
         x = solve_triangular(U1.mT, x.tril(-1), upper=False, left=False)
-        x = _api.cat([x + gU1.triu(), gU2], -1)
+        x = memory.cat([x + gU1.triu(), gU2], -1)
         return matmul(P, solve_triangular(L.mT, x, upper=True, left=True, unitriangular=True))
     L1, gL1, gL2 = L.narrow(-2, 0, k), gL.narrow(-2, 0, k), gL.narrow(-2, k, m - k)
     x = matmul(gU, U.mT) - matmul(L.mT, gL)
     x = solve_triangular(L1.mT, x.triu(), upper=True, left=True, unitriangular=True)
-    x = _api.cat([x + gL1.tril(-1), gL2], -2)
+    x = memory.cat([x + gL1.tril(-1), gL2], -2)
     return matmul(P, solve_triangular(U.mT, x, upper=False, left=False))
 
 
@@ -334,7 +333,7 @@ def lu_factor(A, *, pivot=True, out=None):
 def _permutation(pivots, m, dtype):
     """P (*B, m, m) from 1-based LAPACK row swaps (applied in order)."""
     batch = tuple(pivots.shape[:-1])
-    perm = _api.arange(m, device=pivots.device).expand(batch + (m,)).clone()
+    perm = creation.arange(m, device=pivots.device).expand(batch + (m,)).clone()
     piv = pivots.to(D.int64) - 1
     for i in range(pivots.shape[-1]):
         j = piv[..., i:i + 1]
@@ -344,7 +343,7 @@ def _permutation(pivots, m, dtype):
         perm.scatter_(-1, j, a)
     # row i of P A is row perm[i] of A: P[i, perm[i]] = 1, so A = P^T (PA); PyTorch returns P
     # with A = P L U, i.e. P[perm[i], i] = 1
-    eye = _api.eye(m, dtype=dtype, device=pivots.device)
+    eye = creation.eye(m, dtype=dtype, device=pivots.device)
     return eye[perm].mT
 
 
@@ -352,13 +351,13 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
     m, n = LU_data.shape[-2:]
     k = min(m, n)
     P = _permutation(LU_pivots, m, LU_data.dtype) if unpack_pivots else \
-        _api.empty(0, dtype=LU_data.dtype, device=LU_data.device)
+        creation.empty(0, dtype=LU_data.dtype, device=LU_data.device)
     if unpack_data:
-        L = LU_data.narrow(-1, 0, k).tril(-1) + _api.eye(m, k, dtype=LU_data.dtype,
+        L = LU_data.narrow(-1, 0, k).tril(-1) + creation.eye(m, k, dtype=LU_data.dtype,
                                                           device=LU_data.device)
         U = LU_data.narrow(-2, 0, k).triu()
     else:
-        L = U = _api.empty(0, dtype=LU_data.dtype, device=LU_data.device)
+        L = U = creation.empty(0, dtype=LU_data.dtype, device=LU_data.device)
     return RT.lu_unpack(P, L, U)
 
 
@@ -430,13 +429,13 @@ def solve(A, B, *, left=True, out=None):
 
 def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     X = solve(A, B, left=left)
-    return RT.solve_ex(X, _api.zeros(tuple(A.shape[:-2]), dtype=D.int32, device=A.device))
+    return RT.solve_ex(X, creation.zeros(tuple(A.shape[:-2]), dtype=D.int32, device=A.device))
 
 
 def inv(A, *, out=None):
     check_matrix(A, "linalg.inv", square=True)
     n = A.shape[-1]
-    eye = _api.eye(n, dtype=A.dtype, device=A.device).expand(tuple(A.shape))
+    eye = creation.eye(n, dtype=A.dtype, device=A.device).expand(tuple(A.shape))
     return solve(A, eye)
 
 
@@ -448,7 +447,7 @@ def inv_ex(A, *, check_errors=False, out=None):
                     "inversion could not be completed because the input matrix is singular.")
     n = A.shape[-1]
     if bool((r.info != 0).any()):
-        X = lu_solve(r.LU, r.pivots, _api.eye(n, dtype=A.dtype, device=A.device).expand(A.shape))
+        X = lu_solve(r.LU, r.pivots, creation.eye(n, dtype=A.dtype, device=A.device).expand(A.shape))
     else:
         X = inv(A)
     return RT.inv_ex(X, r.info)
@@ -458,7 +457,7 @@ def _lu_det(A):
     r = lu_factor_ex(A)
     d = r.LU.diagonal(0, -2, -1)
     n = A.shape[-1]
-    swaps = (r.pivots.to(D.int64) != _api.arange(1, n + 1, device=A.device)).sum(-1)
+    swaps = (r.pivots.to(D.int64) != creation.arange(1, n + 1, device=A.device)).sum(-1)
     sign = 1 - 2 * (swaps % 2).to(A.dtype)
     return d, sign
 
@@ -473,9 +472,9 @@ def _det_grad(g, A, result):
     gradient: d det / dA = det(U) det(V^T) U diag(prod_{j != i} s_j) V^T."""
     U, S, Vh = svd(A, full_matrices=False)
     n = S.shape[-1]
-    ones = _api.ones(tuple(S.shape[:-1]) + (1,), dtype=S.dtype, device=S.device)
-    before = _api.cat([ones, S.narrow(-1, 0, n - 1)], -1).cumprod(-1) if n else S
-    after = _api.cat([S.narrow(-1, 1, n - 1), ones], -1).flip(-1).cumprod(-1).flip(-1) if n else S
+    ones = creation.ones(tuple(S.shape[:-1]) + (1,), dtype=S.dtype, device=S.device)
+    before = memory.cat([ones, S.narrow(-1, 0, n - 1)], -1).cumprod(-1) if n else S
+    after = memory.cat([S.narrow(-1, 1, n - 1), ones], -1).flip(-1).cumprod(-1).flip(-1) if n else S
     others = before * after
     sgn = _det(U) * _det(Vh)
     return matmul(U * (others * (g * sgn).unsqueeze(-1)).unsqueeze(-2), Vh)
@@ -519,4 +518,9 @@ def slogdet(A, *, out=None):
 def logdet(A):
     check_matrix(A, "logdet", square=True)
     s, l = slogdet(A)
-    return _api.where(s < 0, float("nan"), l)
+    return pointwise.where(s < 0, float("nan"), l)
+
+
+# The op modules this one's derivative rules and decompositions call (at run time
+# only). Imported last: they import this module in turn (see docs/architecture.md).
+from . import creation, memory, pointwise, shape_ops  # noqa: E402

@@ -10,7 +10,6 @@ import math
 
 from .. import _dtype as D
 from .._tensor import Tensor
-from . import _api
 from ._elementwise import binary, define
 from ..dispatch import OpDef, register_op
 
@@ -19,7 +18,7 @@ LN2, LN10 = math.log(2.0), math.log(10.0)
 
 
 def _zeros(g):
-    return _api.zeros_like(g)
+    return creation.zeros_like(g)
 
 
 # domain=(low, high): where the op and its gradient are finite; the unit tests and the
@@ -34,21 +33,21 @@ log2 = define("log2", domain=(0.05, 100), grad=lambda g, x: g / (x * LN2), **F)
 log10 = define("log10", domain=(0.05, 100), grad=lambda g, x: g / (x * LN10), **F)
 log1p = define("log1p", domain=(-0.9, 100), grad=lambda g, x: g / (x + 1), **F)
 sqrt = define("sqrt", domain=(0.01, 100), grad=lambda g, result: g / (2 * result), **F)
-sin = define("sin", domain=(-6, 6), grad=lambda g, x: g * _api.cos(x), **F)
-cos = define("cos", domain=(-6, 6), grad=lambda g, x: -g * _api.sin(x), **F)
+sin = define("sin", domain=(-6, 6), grad=lambda g, x: g * pointwise.cos(x), **F)
+cos = define("cos", domain=(-6, 6), grad=lambda g, x: -g * pointwise.sin(x), **F)
 tan = define("tan", domain=(-1.4, 1.4), grad=lambda g, result: g * (1 + result * result), **F)
-asin = define("asin", domain=(-0.95, 0.95), grad=lambda g, x: g * _api.rsqrt(1 - x * x), **F)
-acos = define("acos", domain=(-0.95, 0.95), grad=lambda g, x: -g * _api.rsqrt(1 - x * x), **F)
+asin = define("asin", domain=(-0.95, 0.95), grad=lambda g, x: g * pointwise.rsqrt(1 - x * x), **F)
+acos = define("acos", domain=(-0.95, 0.95), grad=lambda g, x: -g * pointwise.rsqrt(1 - x * x), **F)
 atan = define("atan", domain=(-10, 10), grad=lambda g, x: g / (1 + x * x), **F)
-sinh = define("sinh", domain=(-5, 5), grad=lambda g, x: g * _api.cosh(x), **F)
-cosh = define("cosh", domain=(-5, 5), grad=lambda g, x: g * _api.sinh(x), **F)
+sinh = define("sinh", domain=(-5, 5), grad=lambda g, x: g * pointwise.cosh(x), **F)
+cosh = define("cosh", domain=(-5, 5), grad=lambda g, x: g * pointwise.sinh(x), **F)
 tanh = define("tanh", domain=(-5, 5), grad=lambda g, result: g * (1 - result * result), **F)
-asinh = define("asinh", domain=(-10, 10), grad=lambda g, x: g * _api.rsqrt(x * x + 1), **F)
-acosh = define("acosh", domain=(1.05, 10), grad=lambda g, x: g * _api.rsqrt(x * x - 1), **F)
+asinh = define("asinh", domain=(-10, 10), grad=lambda g, x: g * pointwise.rsqrt(x * x + 1), **F)
+acosh = define("acosh", domain=(1.05, 10), grad=lambda g, x: g * pointwise.rsqrt(x * x - 1), **F)
 atanh = define("atanh", domain=(-0.95, 0.95), grad=lambda g, x: g / (1 - x * x), **F)
-erf = define("erf", domain=(-3, 3), grad=lambda g, x: g * (2 / SQRT_PI) * _api.exp(-(x * x)), **F)
-erfc = define("erfc", domain=(-3, 3), grad=lambda g, x: g * (-2 / SQRT_PI) * _api.exp(-(x * x)), **F)
-erfinv = define("erfinv", domain=(-0.95, 0.95), grad=lambda g, result: g * (SQRT_PI / 2) * _api.exp(result * result), **F)
+erf = define("erf", domain=(-3, 3), grad=lambda g, x: g * (2 / SQRT_PI) * pointwise.exp(-(x * x)), **F)
+erfc = define("erfc", domain=(-3, 3), grad=lambda g, x: g * (-2 / SQRT_PI) * pointwise.exp(-(x * x)), **F)
+erfinv = define("erfinv", domain=(-0.95, 0.95), grad=lambda g, result: g * (SQRT_PI / 2) * pointwise.exp(result * result), **F)
 
 R = dict(grad=lambda g: _zeros(g))
 _floor = define("floor", domain=(-10, 10), **R)
@@ -58,7 +57,7 @@ _trunc = define("trunc", domain=(-10, 10), **R)
 neg = define("neg", dtypes="numeric", grad=lambda g: -g,
              error="neg: Negation, the `-` operator, on a bool tensor is not supported. If you are "
                    "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
-abs_ = define("abs", dtypes="numeric", grad=lambda g, x: g * _api.sign(x))
+abs_ = define("abs", dtypes="numeric", grad=lambda g, x: g * pointwise.sign(x))
 bitwise_not = define("bitwise_not", dtypes="integral")
 
 # -- binary prims ----------------------------------------------------------------------------
@@ -80,11 +79,11 @@ def _pow_grad(g, a, b, result, needs):
     ga = gb = None
     if needs[0]:
         if isinstance(b, Tensor):
-            ga = _api.where(b == 0, 0.0, g * b * _api.pow(a, b - 1))
+            ga = pointwise.where(b == 0, 0.0, g * b * pointwise.pow(a, b - 1))
         else:
-            ga = _zeros(g) if b == 0 else g * b * _api.pow(a, b - 1)
+            ga = _zeros(g) if b == 0 else g * b * pointwise.pow(a, b - 1)
     if needs[1]:
-        safe = _api.where((a == 0) & (b >= 0), 0.0, result * _api.log(a)) \
+        safe = pointwise.where((a == 0) & (b >= 0), 0.0, result * pointwise.log(a)) \
             if isinstance(a, Tensor) else result * math.log(a) if a > 0 else result * 0
         gb = g * safe
     return ga, gb
@@ -92,13 +91,13 @@ def _pow_grad(g, a, b, result, needs):
 
 pow_ = define("pow", args=B, dtypes="numeric", grad=_pow_grad)
 fmod = define("fmod", args=B, dtypes="numeric",
-              grad=lambda g, a, b: (g, -g * _api.div(a, b, rounding_mode="trunc")))
+              grad=lambda g, a, b: (g, -g * pointwise.div(a, b, rounding_mode="trunc")))
 
 
 def _extreme_grad(pick):
     def grad(g, a, b):
-        half = _api.where(a == b, g / 2, g)
-        return (_api.where(pick(a, b), 0.0, half), _api.where(pick(b, a), 0.0, half))
+        half = pointwise.where(a == b, g / 2, g)
+        return (pointwise.where(pick(a, b), 0.0, half), pointwise.where(pick(b, a), 0.0, half))
     return grad
 
 
@@ -119,7 +118,7 @@ eq, ne = define("eq", **C), define("ne", **C)
 lt, le = define("lt", **C), define("le", **C)
 gt, ge = define("gt", **C), define("ge", **C)
 where_ = define("where", args=("cond", "a", "b"),
-                grad=lambda g, cond: (None, _api.where(cond, g, 0.0), _api.where(cond, 0.0, g)))
+                grad=lambda g, cond: (None, pointwise.where(cond, g, 0.0), pointwise.where(cond, 0.0, g)))
 
 
 # -- composites ----------------------------------------------------------------------------------
@@ -128,12 +127,12 @@ def _c(name, decomp, grad=None, **kw):
     return define(name, decomp=decomp, grad=grad, **kw)
 
 
-sigmoid = _c("sigmoid", lambda x: 1 / (1 + _api.exp(-x)),
+sigmoid = _c("sigmoid", lambda x: 1 / (1 + pointwise.exp(-x)),
              domain=(-10, 10), grad=lambda g, result: g * result * (1 - result), **F)
 # maximum(x, 0), not where(x > 0, ...): relu(nan) is nan, as in PyTorch
 relu = _c("relu", lambda x: binary(maximum, x, 0), grad=lambda g, result: g * (result > 0),
           dtypes="numeric", error="Boolean inputs not supported for relu")
-rsqrt = _c("rsqrt", lambda x: 1 / _api.sqrt(x),
+rsqrt = _c("rsqrt", lambda x: 1 / pointwise.sqrt(x),
            domain=(0.05, 100), grad=lambda g, result: -0.5 * g * result * result * result, **F)
 reciprocal = _c("reciprocal", lambda x: 1 / x, domain=(0.1, 10), grad=lambda g, result: -g * result * result, **F)
 square = _c("square", lambda x: x * x, grad=lambda g, x: 2 * g * x, dtypes="numeric")
@@ -151,17 +150,17 @@ def _logit_grad(g, x):
     return g / (x * (1 - x))
 
 
-logit = _c("logit", lambda x: _api.log(x / (1 - x)), grad=_logit_grad, **F)
-frac = _c("frac", lambda x: x - _api.trunc(x), grad=lambda g: g, **FL)
+logit = _c("logit", lambda x: pointwise.log(x / (1 - x)), grad=_logit_grad, **F)
+frac = _c("frac", lambda x: x - pointwise.trunc(x), grad=lambda g: g, **FL)
 def _hypot(a, b):
     """max * sqrt(1 + (min / max)^2): no overflow where a * a would (IEEE hypot), and an
     infinite side gives inf even against NaN."""
     aa = a.abs() if isinstance(a, Tensor) else abs(a)
     bb = b.abs() if isinstance(b, Tensor) else abs(b)
     hi, lo = binary(maximum, aa, bb), binary(minimum, aa, bb)
-    q = lo / _api.where(hi == 0, 1.0, hi)
-    r = hi * _api.sqrt(1 + q * q)
-    return _api.where((aa == math.inf) | (bb == math.inf), math.inf, r)
+    q = lo / pointwise.where(hi == 0, 1.0, hi)
+    r = hi * pointwise.sqrt(1 + q * q)
+    return pointwise.where((aa == math.inf) | (bb == math.inf), math.inf, r)
 
 
 hypot = _c("hypot", _hypot, args=B, **FL,
@@ -176,8 +175,8 @@ def _isnan(x):
 def _logaddexp(a, b):
     """log(exp(a) + exp(b)) = max + log1p(exp(-|a - b|)), exact where either is infinite."""
     m = binary(maximum, a, b)
-    r = m + _api.log1p(_api.exp(-(a - b).abs()))
-    return _api.where((m.abs() == math.inf) & (a == b), m, r)
+    r = m + pointwise.log1p(pointwise.exp(-(a - b).abs()))
+    return pointwise.where((m.abs() == math.inf) & (a == b), m, r)
 
 
 def _fextreme(pick):
@@ -186,8 +185,8 @@ def _fextreme(pick):
         r = binary(pick, a, b)
         if not r.dtype.is_floating_point:
             return r
-        r = _api.where(_isnan(a), b, r) if isinstance(a, Tensor) else r
-        return _api.where(_isnan(b), a, r) if isinstance(b, Tensor) else r
+        r = pointwise.where(_isnan(a), b, r) if isinstance(a, Tensor) else r
+        return pointwise.where(_isnan(b), a, r) if isinstance(b, Tensor) else r
     return decomp
 
 
@@ -195,15 +194,15 @@ def _fextreme_grad(wins):
     # PyTorch: ties and NaN-vs-number go wholly to the winner, no split
     def grad(g, a, b, needs):
         first = wins(a, b) | _isnan(b)
-        return (_api.where(first, g, 0.0) if needs[0] else None,
-                _api.where(first, 0.0, g) if needs[1] else None)
+        return (pointwise.where(first, g, 0.0) if needs[0] else None,
+                pointwise.where(first, 0.0, g) if needs[1] else None)
     return grad
 
 
 logaddexp = _c("logaddexp", _logaddexp, args=B, **FL,
                grad=lambda g, a, b, result, needs: (
-                   g * _api.exp(a - result) if needs[0] else None,
-                   g * _api.exp(b - result) if needs[1] else None))
+                   g * pointwise.exp(a - result) if needs[0] else None,
+                   g * pointwise.exp(b - result) if needs[1] else None))
 fmax = _c("fmax", _fextreme(maximum), args=B, grad=_fextreme_grad(lambda a, b: a >= b))
 fmin = _c("fmin", _fextreme(minimum), args=B, grad=_fextreme_grad(lambda a, b: a <= b))
 
@@ -213,7 +212,7 @@ def _lerp(start, end, weight):
     diff = end - start
     if not isinstance(weight, Tensor):
         return start + weight * diff if abs(weight) < 0.5 else end - diff * (1 - weight)
-    return _api.where(weight.abs() < 0.5, start + weight * diff, end - diff * (1 - weight))
+    return pointwise.where(weight.abs() < 0.5, start + weight * diff, end - diff * (1 - weight))
 
 
 def _lerp_grad(g, start, end, weight, needs):
@@ -227,19 +226,19 @@ lerp = _c("lerp", _lerp, args=("start", "end", "weight"), grad=_lerp_grad, **FL,
 
 def _log(x):
     if isinstance(x, Tensor):
-        return _api.log(x)
+        return pointwise.log(x)
     return math.log(x) if x > 0 else -math.inf if x == 0 else math.nan
 
 
 def _xlogy(a, b):
     zero = (a == 0) & ~_isnan(b) if isinstance(b, Tensor) else a == 0
-    return _api.where(zero, 0.0, a * _log(b))
+    return pointwise.where(zero, 0.0, a * _log(b))
 
 
 def _xlogy_grad(g, a, b, needs):
     ga = gb = None
     if needs[0]:
-        ga = _api.where((a == 0) & (b <= 0), 0.0, g * _log(b))
+        ga = pointwise.where((a == 0) & (b <= 0), 0.0, g * _log(b))
     if needs[1]:
         gb = g * a / b
     return ga, gb
@@ -252,12 +251,17 @@ def _nan_to_num(x, nan, posinf, neginf):
     if not x.dtype.is_floating_point:
         return x.clone()
     info = D.finfo(x.dtype)
-    r = _api.where(_isnan(x), nan, x)
-    r = _api.where(r == math.inf, info.max if posinf is None else posinf, r)
-    return _api.where(r == -math.inf, info.min if neginf is None else neginf, r)
+    r = pointwise.where(_isnan(x), nan, x)
+    r = pointwise.where(r == math.inf, info.max if posinf is None else posinf, r)
+    return pointwise.where(r == -math.inf, info.min if neginf is None else neginf, r)
 
 
 NAN_TO_NUM = register_op(OpDef(
-    "nan_to_num", kind="elementwise", decomp=_nan_to_num, grad=lambda g, x: g * _api.isfinite(x),
+    "nan_to_num", kind="elementwise", decomp=_nan_to_num, grad=lambda g, x: g * pointwise.isfinite(x),
     signature="nan_to_num(x, nan=0.0, posinf=None, neginf=None)",
     doc="NaN, +inf and -inf replaced by numbers (the dtype's largest and smallest by default)"))
+
+
+# The op modules this one's derivative rules and decompositions call (at run time
+# only). Imported last: they import this module in turn (see docs/architecture.md).
+from . import creation, pointwise  # noqa: E402

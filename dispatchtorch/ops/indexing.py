@@ -15,7 +15,6 @@ from .._shape import broadcast_shapes, broadcast_shapes2, contiguous_strides, no
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ..dispatch import OpDef, register_op
-from . import _api
 from ._composite import OPMATH, run as run_composite
 from .views import SLICE, _sub_view, select
 
@@ -23,7 +22,7 @@ from .views import SLICE, _sub_view, select
 
 
 def _gather_grad(g, shape, dim, index):
-    return _api.zeros(shape, dtype=g.dtype, device=g.device).scatter_add(dim, index, g), None
+    return creation.zeros(shape, dtype=g.dtype, device=g.device).scatter_add(dim, index, g), None
 
 
 GATHER = register_op(OpDef("gather", kind="indexing", args=("x", "index"), grad=_gather_grad))
@@ -45,7 +44,7 @@ def pad_to(g, shape):
     """g placed at the start of a zero tensor of `shape` (src may be larger than index)."""
     if tuple(g.shape) == tuple(shape):
         return g
-    z = _api.zeros(shape, dtype=g.dtype, device=g.device)
+    z = creation.zeros(shape, dtype=g.dtype, device=g.device)
     z[tuple(slice(0, n) for n in g.shape)] = g
     return z
 
@@ -80,7 +79,7 @@ def check_index(index, size, op, dim=None, negative=False, error=RuntimeError, m
     if bad is not None:
         text = op + "(): " + (message or "index {i} is out of bounds for dimension {d} with size {n}")
         raise error(text.format(i=bad, d=dim if dim is not None else 0, n=size))
-    return _api.where(index < 0, index + size, index) if lo < 0 else index
+    return pointwise.where(index < 0, index + size, index) if lo < 0 else index
 
 
 _SELF = "index out of range in self"
@@ -106,7 +105,7 @@ def _bounds(index, n):
     dims = _ALL_DIMS[len(index._shape)]
     lo = _reduce(AMIN, index, dims, False, index._dtype)
     hi = _reduce(AMAX, index, dims, False, index._dtype)
-    lo, hi = _api.stack([lo, hi]).tolist()
+    lo, hi = memory.stack([lo, hi]).tolist()
     return int(lo), int(hi)
 
 
@@ -156,7 +155,7 @@ def _scatter(input, dim, index, src, reduce, op=None, checked=None, name="scatte
         if isinstance(src, Tensor) and src.dim() == 0:
             src = src.reshape(1)
     if not isinstance(src, Tensor):
-        src = _api.full(index._shape, src, dtype=input.dtype, device=input.device)
+        src = creation.full(index._shape, src, dtype=input.dtype, device=input.device)
     if src.dtype is not input.dtype:
         raise RuntimeError(f"{name}(): Expected self.dtype to be equal to src.dtype "
                            f"({input.dtype.pt_name} vs {src.dtype.pt_name})")
@@ -228,11 +227,11 @@ def _scatter_reduce(x, index, src, dim, reduce, include_self):
         base = x.scatter(dim, index, identity[reduce])
     if reduce == "mean":
         total = _scatter(base, dim, index, src, "sum")
-        count = _scatter(_api.ones_like(x) if include_self else _api.zeros_like(x),
-                         dim, index, _api.ones_like(src), "sum")
-        count = _api.where(count == 0, _api.ones_like(count), count)
+        count = _scatter(creation.ones_like(x) if include_self else creation.zeros_like(x),
+                         dim, index, creation.ones_like(src), "sum")
+        count = pointwise.where(count == 0, creation.ones_like(count), count)
         return total / count if x.dtype.is_floating_point else \
-            _api.div(total, count, rounding_mode="floor")
+            pointwise.div(total, count, rounding_mode="floor")
     return _scatter(base, dim, index, src, reduce)
 
 
@@ -241,20 +240,20 @@ def _scatter_reduce_grad(g, x, index, src, result, dim, reduce, include_self, ne
     if reduce == "sum":
         gx, gs = g, g.gather(dim, index)
     elif reduce == "mean":
-        n = (_api.ones_like(g) if include_self else _api.zeros_like(g)).scatter_add(
-            dim, index, _api.ones_like(src))
-        n = _api.where(n == 0, 1.0, n)
+        n = (creation.ones_like(g) if include_self else creation.zeros_like(g)).scatter_add(
+            dim, index, creation.ones_like(src))
+        n = pointwise.where(n == 0, 1.0, n)
         gx, gs = g / n, g.gather(dim, index) / n.gather(dim, index)
     elif reduce == "prod":
-        masked_x = _api.where(x == 0, 1.0, x)
+        masked_x = pointwise.where(x == 0, 1.0, x)
         gx = g * _scatter_reduce(masked_x, index, src, dim, "prod", include_self) / masked_x
         src_zero = src == 0
-        zeros_per = _api.zeros_like(x).scatter_add(dim, index, src_zero.to(x.dtype)).gather(dim, index)
+        zeros_per = creation.zeros_like(x).scatter_add(dim, index, src_zero.to(x.dtype)).gather(dim, index)
         single_zero = src_zero & (zeros_per == 1)
-        masked_src_result = _scatter_reduce(x, index, _api.where(single_zero, 1.0, src), dim,
+        masked_src_result = _scatter_reduce(x, index, pointwise.where(single_zero, 1.0, src), dim,
                                             "prod", include_self)
-        gs = _api.where(single_zero, (g * masked_src_result).gather(dim, index),
-                        (g * result).gather(dim, index) / _api.where(src_zero, 1.0, src))
+        gs = pointwise.where(single_zero, (g * masked_src_result).gather(dim, index),
+                        (g * result).gather(dim, index) / pointwise.where(src_zero, 1.0, src))
     else:       # amax / amin: ties share the gradient evenly
         value = result.gather(dim, index)
         x_is = (x == result).to(g.dtype)
@@ -436,7 +435,7 @@ def _fill_value(value, dtype, op):
 
 def _index_fill(x, index, value, dim):
     if x.dim() == 0:
-        return _api.full_like(x, value.item() if isinstance(value, Tensor) else value) \
+        return creation.full_like(x, value.item() if isinstance(value, Tensor) else value) \
             if index.numel() else x.clone()
     shape = list(x._shape)
     shape[dim] = index._shape[0]
@@ -467,7 +466,7 @@ def nonzero(input, *, out=None, as_tuple=False):
     coords = apply(NONZERO, place, (input,), (input._h,), (((count, input.dim()), D.int64),))
     if as_tuple:
         if input.dim() == 0:
-            return (coords.reshape(-1) if count == 0 else _api.zeros(count, dtype=D.int64,
+            return (coords.reshape(-1) if count == 0 else creation.zeros(count, dtype=D.int64,
                                                                      device=input.device),)
         return tuple(coords[:, i] for i in range(input.dim()))
     return coords
@@ -491,12 +490,12 @@ def _mask_value(input, mask, value, op):
             raise RuntimeError(f"{op} only supports a 0-dimensional value tensor, but got tensor "
                                f"with {value.dim()} dimension(s).")
         return value.to(input.dtype)
-    return _api.tensor(value, dtype=input.dtype, device=input.device)
+    return creation.tensor(value, dtype=input.dtype, device=input.device)
 
 
 MASKED_FILL = register_op(OpDef(
     "masked_fill", kind="indexing", args=("x", "mask", "value"),
-    decomp=lambda x, mask, value: _api.where(mask, value, x),
+    decomp=lambda x, mask, value: pointwise.where(mask, value, x),
     signature="masked_fill(x, mask, value)", doc="value where mask (broadcast to x) is True"))
 
 
@@ -541,11 +540,11 @@ def _masked_scatter(x, mask, source):
     m = mask.expand(shape).reshape(-1)
     if x._shape != shape:
         x = x.expand(shape)
-    position = _api.cumsum(m, 0) - 1                     # the source element each True takes
+    position = scans.cumsum(m, 0) - 1                     # the source element each True takes
     n = source.numel()
-    picked = source.reshape(-1)[_api.clamp(position, 0, max(n - 1, 0))] if n else \
-        _api.zeros(m.shape, dtype=source.dtype, device=source.device)
-    return _api.where(m, picked.to(x.dtype), x.reshape(-1)).reshape(shape)
+    picked = source.reshape(-1)[pointwise.clamp(position, 0, max(n - 1, 0))] if n else \
+        creation.zeros(m.shape, dtype=source.dtype, device=source.device)
+    return pointwise.where(m, picked.to(x.dtype), x.reshape(-1)).reshape(shape)
 
 
 MASKED_SCATTER = register_op(OpDef(
@@ -574,10 +573,10 @@ def _as_index_tensor(item, device):
         return item
     arr = np.asarray(item)
     if arr.dtype == np.bool_:
-        return _api.tensor(arr, device=device)
+        return creation.tensor(arr, device=device)
     if arr.dtype.kind not in "iu" and not (arr.size == 0):
         raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-    return _api.tensor(arr.astype(np.int64), device=device)
+    return creation.tensor(arr.astype(np.int64), device=device)
 
 
 def _parse(x, key):
@@ -789,7 +788,7 @@ def _scatter_raw(flat, positions, values, accumulate):
 def setitem(self, key, value, accumulate=False):
     if not isinstance(value, Tensor):
         if not isinstance(value, (numbers.Number, np.generic)):
-            value = _api.tensor(value, dtype=self.dtype, device=self.device)
+            value = creation.tensor(value, dtype=self.dtype, device=self.device)
     items = _expand_items(self, _parse(self, key))
     from .._run import strides_of
     shape, stride, offset, adv = _geometry(items, self._shape, strides_of(self), self._offset)
@@ -805,9 +804,9 @@ def setitem(self, key, value, accumulate=False):
             v.fill_(value)
         return
     # advanced: logical positions of the selected elements, in result order
-    positions = getitem(_api.arange(self.numel(), device=self.device).reshape(self._shape), key)
+    positions = getitem(creation.arange(self.numel(), device=self.device).reshape(self._shape), key)
     if not isinstance(value, Tensor):
-        value = _api.full((), value, dtype=self.dtype, device=self.device)
+        value = creation.full((), value, dtype=self.dtype, device=self.device)
     values = value.to(self.dtype).expand(positions.shape) if value._shape != positions._shape \
         else value.to(self.dtype)
     positions = positions.reshape(-1)
@@ -836,7 +835,7 @@ def _logical(items, shape):
 def _storage_positions(t, logical):
     """Map row-major positions in t to positions in its storage."""
     from .._run import strides_of
-    pos = _api.full_like(logical, t._offset)
+    pos = creation.full_like(logical, t._offset)
     rem = logical
     for n, st in zip(reversed(t._shape), reversed(strides_of(t))):
         pos = pos + (rem % n) * st
@@ -957,3 +956,8 @@ index_fill_ = _inplace_of(index_fill, "index_fill_", overlap_ok=True)
 METHODS = {"scatter_": scatter_, "scatter_add_": scatter_add_, "scatter_reduce_": scatter_reduce_,
            "masked_scatter": masked_scatter, "masked_scatter_": masked_scatter_,
            "index_fill": index_fill, "index_fill_": index_fill_}
+
+
+# The op modules this one's derivative rules and decompositions call (at run time
+# only). Imported last: they import this module in turn (see docs/architecture.md).
+from . import creation, memory, pointwise, scans  # noqa: E402

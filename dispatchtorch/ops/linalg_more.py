@@ -10,7 +10,6 @@ import math
 from .. import _dtype as D
 from .. import return_types as RT
 from .._tensor import Tensor
-from . import _api
 from . import decompositions as DC
 from .._shape import broadcast_shapes
 from ._composite import composite, run
@@ -26,12 +25,12 @@ def _tol(S, A, atol, rtol, name):
         rtol = eps * max(A.shape[-2:]) if atol is None or (not isinstance(atol, Tensor)
                                                            and atol == 0) else 0.0
     atol = 0.0 if atol is None else atol
-    smax = S.amax(-1, keepdim=True) if S.shape[-1] else _api.zeros(tuple(S.shape[:-1]) + (1,),
+    smax = S.amax(-1, keepdim=True) if S.shape[-1] else creation.zeros(tuple(S.shape[:-1]) + (1,),
                                                                     dtype=S.dtype, device=S.device)
     a = atol.unsqueeze(-1) if isinstance(atol, Tensor) else atol
     r = rtol.unsqueeze(-1) if isinstance(rtol, Tensor) else rtol
-    return _api.maximum(smax * r, a * _api.ones_like(smax)) if isinstance(a, Tensor) or \
-        isinstance(r, Tensor) else _api.clamp(smax * r, min=a)
+    return pointwise.maximum(smax * r, a * creation.ones_like(smax)) if isinstance(a, Tensor) or \
+        isinstance(r, Tensor) else pointwise.clamp(smax * r, min=a)
 
 
 def _pinv_grad(g, A, result):
@@ -53,11 +52,11 @@ def _pinv(A, atol, rtol, hermitian):
     if hermitian:
         w, V = DC.eigh(A)
         tol = _tol(w.abs(), A, atol, rtol, "linalg.pinv")
-        winv = _api.where(w.abs() > tol, 1 / _api.where(w.abs() > tol, w, 1.0), 0.0)
+        winv = pointwise.where(w.abs() > tol, 1 / pointwise.where(w.abs() > tol, w, 1.0), 0.0)
         return matmul(V * winv.unsqueeze(-2), V.mT)
     U, S, Vh = DC.svd(A, full_matrices=False)
     tol = _tol(S, A, atol, rtol, "linalg.pinv")
-    sinv = _api.where(S > tol, 1 / _api.where(S > tol, S, 1.0), 0.0)
+    sinv = pointwise.where(S > tol, 1 / pointwise.where(S > tol, S, 1.0), 0.0)
     return matmul(Vh.mT * sinv.unsqueeze(-2), U.mT)
 
 
@@ -101,9 +100,9 @@ def lstsq(A, B, rcond=None, *, driver=None):
         rcond = D.finfo(A.dtype).eps * max(m, n)
     X = matmul(pinv(A, rtol=rcond if driver != "gels" else 0.0), Bm)
     drv = driver or "gelsy"
-    empty = _api.empty(0, dtype=A.dtype, device=A.device)
+    empty = creation.empty(0, dtype=A.dtype, device=A.device)
     rank = matrix_rank(A, rtol=rcond).to(D.int64) if drv != "gels" else \
-        _api.empty(0, dtype=D.int64, device=A.device)
+        creation.empty(0, dtype=D.int64, device=A.device)
     sv = DC.svdvals(A) if drv in ("gelsd", "gelss") else empty
     residuals = empty
     if m > n and drv != "gelsy" and bool((matrix_rank(A) == n).all()):
@@ -144,7 +143,7 @@ def matrix_exp(A):
     norm = float(A.detach().abs().sum(-2).amax()) if A.numel() else 0.0
     s = max(0, int(math.ceil(math.log2(norm))) + 1) if norm > 0.5 else 0
     X = A / (2 ** s) if s else A
-    eye = _api.eye(n, dtype=A.dtype, device=A.device)
+    eye = creation.eye(n, dtype=A.dtype, device=A.device)
     R = eye + X / 18
     for k in range(17, 0, -1):
         R = eye + matmul(X, R) / k
@@ -165,12 +164,12 @@ def householder_product(A, tau, *, out=None):
     if k > n:
         raise RuntimeError("torch.linalg.householder_product: input.shape[-1] must be greater "
                            "than or equal to tau.shape[-1]")
-    eye = _api.eye(m, dtype=A.dtype, device=A.device)
+    eye = creation.eye(m, dtype=A.dtype, device=A.device)
     Q = eye.expand(tuple(A.shape[:-2]) + (m, m))
-    rows = _api.arange(m, device=A.device)
+    rows = creation.arange(m, device=A.device)
     for i in range(k):
         col = A[..., :, i]
-        v = _api.where(rows < i, 0.0, _api.where(rows == i, 1.0, col))
+        v = pointwise.where(rows < i, 0.0, pointwise.where(rows == i, 1.0, col))
         H = eye - tau[..., i:i + 1].unsqueeze(-1) * (v.unsqueeze(-1) * v.unsqueeze(-2))
         Q = matmul(Q, H)
     return Q[..., :, :n]
@@ -241,7 +240,7 @@ def _cholesky_inverse_grad(g, L, result, upper):
 
 CHOLESKY_INVERSE = composite(
     "cholesky_inverse", lambda L, upper: _cholesky_solve(
-        _api.eye(L.shape[-1], dtype=L.dtype, device=L.device).expand(tuple(L.shape)), L, upper),
+        creation.eye(L.shape[-1], dtype=L.dtype, device=L.device).expand(tuple(L.shape)), L, upper),
     kind="linalg", args=("L",), grad=_cholesky_inverse_grad, dtypes="float",
     signature="cholesky_inverse(L, upper=False)", doc="(L L^T)^-1 from a Cholesky factor")
 
@@ -257,7 +256,7 @@ def svd_uv(input, some=True, compute_uv=True, *, out=None):
     """torch.svd: (U, S, V) with V, not V^T; reduced unless some=False."""
     U, S, Vh = DC.svd(input, full_matrices=not some)
     if not compute_uv:
-        return RT.svd_uv(_api.zeros_like(U), S, _api.zeros_like(Vh.mT))
+        return RT.svd_uv(creation.zeros_like(U), S, creation.zeros_like(Vh.mT))
     return RT.svd_uv(U, S, Vh.mT)
 
 
@@ -305,3 +304,8 @@ METHODS = {"svd": svd_uv, "qr": qr_some, "cholesky": cholesky_legacy,
            "pinverse": pinverse, "inverse": DC.inv, "det": DC.det, "slogdet": DC.slogdet,
            "logdet": DC.logdet, "matrix_exp": matrix_exp, "orgqr": householder_product,
            "lu": _lu_legacy}
+
+
+# The op modules this one's derivative rules and decompositions call (at run time
+# only). Imported last: they import this module in turn (see docs/architecture.md).
+from . import creation, pointwise  # noqa: E402

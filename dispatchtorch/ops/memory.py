@@ -13,7 +13,6 @@ from .._shape import broadcast_shapes2, norm_dim
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ..dispatch import OpDef, register_op
-from . import _api
 
 CLONE = register_op(OpDef("clone", kind="memory", grad=lambda g: g,
                           signature="clone(x)", doc="a copy in fresh contiguous memory"))
@@ -21,12 +20,12 @@ CAST = register_op(OpDef("to_dtype", kind="memory", grad=lambda g, x: g.to(x.dty
                          signature="to(x, dtype)", doc="convert elements (C casts)"))
 TRANSFER = register_op(OpDef("to_device", kind="memory", grad=lambda g, x: g.to(x.device),
                              signature="to(x, device)", doc="copy to another device (via the host)"))
-FILL = register_op(OpDef("fill", kind="memory", grad=lambda g: _api.zeros_like(g),
+FILL = register_op(OpDef("fill", kind="memory", grad=lambda g: creation.zeros_like(g),
                          signature="fill_(x, value)", doc="set every element to one value"))
 
 
 def _cat_grad(g, dim, sizes):
-    return tuple(_api.narrow(g, dim, start, n) for start, n in _offsets(sizes))
+    return tuple(views.narrow(g, dim, start, n) for start, n in _offsets(sizes))
 
 
 def _offsets(sizes):
@@ -161,7 +160,7 @@ def write_into(self, src):
     if inplace_needs_graph("copy_", (self, src)):
         r = src if src._place is self._place else to_device(src, self._place)
         if r._shape != self._shape:
-            r = _api.expand(r, self._shape)
+            r = views.expand(r, self._shape)
         return commit_inplace(self, r if r._dtype is self._dtype else _cast(r, self._dtype),
                               replaces=True)
     place = self._place
@@ -271,7 +270,7 @@ def cat(tensors, dim=0, *, out=None):
     try:
         for (start, size), t in zip(_offsets(sizes), used):
             if size:
-                region = _api.narrow(out, d, start, size)
+                region = views.narrow(out, d, start, size)
                 t = to_place(t, place)
                 place.bk.copy_(region._h, t._h)
     finally:
@@ -304,7 +303,12 @@ def stack(tensors, dim=0, *, out=None):
             raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(shape)} at "
                                f"entry 0 and {list(t._shape)} at entry {i}")
     d = norm_dim(dim, len(shape) + 1, "stack")
-    return cat([_api.unsqueeze(t, d) for t in tensors], d)
+    return cat([views.unsqueeze(t, d) for t in tensors], d)
 
 
 concat = concatenate = cat
+
+
+# The op modules this one's derivative rules and decompositions call (at run time
+# only). Imported last: they import this module in turn (see docs/architecture.md).
+from . import creation, views  # noqa: E402

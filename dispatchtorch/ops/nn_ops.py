@@ -20,7 +20,6 @@ from .._shape import norm_dim
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ..dispatch import DECOMPOSE, OpDef, register_op
-from . import _api
 from . import nn_windows as W
 
 
@@ -493,7 +492,7 @@ def avg_divisor(x, kernel_size, stride, padding, ceil_mode, count_include_pad, d
             if not count_include_pad:
                 start, end = np.maximum(start, 0), np.minimum(end, n)
             sizes.append(end - start)
-        d = _api.tensor(np.outer(sizes[0], sizes[1]), dtype=x._dtype, device=x.device)
+        d = creation.tensor(np.outer(sizes[0], sizes[1]), dtype=x._dtype, device=x.device)
         if len(_DIVISORS) < 256:
             _DIVISORS[key] = d
     return d
@@ -694,7 +693,7 @@ def _embedding_grad(g, indices, padding_idx, num_weights):
     g2 = g.reshape(-1, dim)
     if padding_idx is not None:
         g2 = g2 * (flat != padding_idx).unsqueeze(1)
-    gw = _api.zeros((num_weights, dim), dtype=g._dtype, device=g.device)
+    gw = creation.zeros((num_weights, dim), dtype=g._dtype, device=g.device)
     return gw.index_add(0, flat, g2), None
 
 
@@ -725,7 +724,7 @@ def causal_mask(L, S, device):
     key = (L, S, str(device))
     m = _CAUSAL.get(key)
     if m is None or m._place is not place_of(device):   # a reloaded backend: a new place
-        m = _api.arange(L, device=device).unsqueeze(1) >= _api.arange(S, device=device)
+        m = creation.arange(L, device=device).unsqueeze(1) >= creation.arange(S, device=device)
         if len(_CAUSAL) < 64:
             _CAUSAL[key] = m
     return m
@@ -734,10 +733,10 @@ def causal_mask(L, S, device):
 def _scores(q, k, attn_mask, is_causal, scale):
     s = (q @ k.mT).mul_(scale) if not (STATE.enabled and (q._rg or k._rg)) else (q @ k.mT) * scale
     if is_causal:
-        s = _api.where(causal_mask(q._shape[-2], k._shape[-2], q.device), s, float("-inf"))
+        s = pointwise.where(causal_mask(q._shape[-2], k._shape[-2], q.device), s, float("-inf"))
     if attn_mask is not None:
         if attn_mask._dtype is D.bool_:
-            s = _api.where(attn_mask, s, float("-inf"))
+            s = pointwise.where(attn_mask, s, float("-inf"))
         else:
             s = s + attn_mask
     return s
@@ -770,7 +769,7 @@ def _nll_parts(x, target, weight, ignore_index):
     """Per-element weights (0 where ignored) and the safe class index."""
     cdim = 1 if x.dim() > 1 else 0
     valid = target != ignore_index
-    safe = _api.where(valid, target, 0)
+    safe = pointwise.where(valid, target, 0)
     w = valid.to(x._dtype) if weight is None else weight.index_select(0, safe.reshape(-1)) \
         .reshape(safe._shape) * valid
     return cdim, safe, w
@@ -794,7 +793,7 @@ def _nll_loss_grad(g, x, target, weight, reduction, ignore_index):
     else:
         w = w * g
     coef = (-w).unsqueeze(cdim)
-    gx = _api.zeros(x._shape, dtype=x._dtype, device=x.device)
+    gx = creation.zeros(x._shape, dtype=x._dtype, device=x.device)
     return gx.scatter(cdim, safe.unsqueeze(cdim), coef), None, None
 
 
@@ -854,3 +853,8 @@ METHODS = {
     "log_softmax": lambda self, dim, dtype=None: LOG_SOFTMAX(
         self if dtype is None else self.to(dtype), dim=dim),
 }
+
+
+# The op modules this one's derivative rules and decompositions call (at run time
+# only). Imported last: they import this module in turn (see docs/architecture.md).
+from . import creation, pointwise  # noqa: E402

@@ -11,7 +11,6 @@ Two layouts:
 """
 from __future__ import annotations
 
-from . import _api
 
 
 def out_size(n, k, s, p, d, ceil_mode=False):
@@ -32,8 +31,8 @@ def padded(x, ph, pw, value=0.0, eh=0, ew=0):
         return x.contiguous()
     n, c, h, w = x._shape
     hp, wp = h + 2 * ph + eh, w + 2 * pw + ew
-    out = _api.full((n, c, hp, wp), value, dtype=x._dtype, device=x.device)
-    _api.as_strided(out, (n, c, h, w), (c * hp * wp, hp * wp, wp, 1), ph * wp + pw).copy_(x)
+    out = creation.full((n, c, hp, wp), value, dtype=x._dtype, device=x.device)
+    views.as_strided(out, (n, c, h, w), (c * hp * wp, hp * wp, wp, 1), ph * wp + pw).copy_(x)
     return out
 
 
@@ -42,7 +41,7 @@ def windows(buf, kernel, dilation, stride, count):
     (N, C, kh, kw, OH, OW) (no copy; windows may overlap)."""
     n, c, hp, wp = buf._shape
     (kh, kw), (dh, dw), (sh, sw), (oh, ow) = kernel, dilation, stride, count
-    return _api.as_strided(buf, (n, c, kh, kw, oh, ow),
+    return views.as_strided(buf, (n, c, kh, kw, oh, ow),
                            (c * hp * wp, hp * wp, dh * wp, dw, sh * wp, sw))
 
 
@@ -54,7 +53,7 @@ def offset_views(buf, kernel, dilation, stride, count):
     st = (c * hp * wp, hp * wp, sh * wp, sw)
     for i in range(kh):
         for j in range(kw):
-            yield _api.as_strided(buf, (n, c, oh, ow), st, buf._offset + i * dh * wp + j * dw)
+            yield views.as_strided(buf, (n, c, oh, ow), st, buf._offset + i * dh * wp + j * dw)
 
 
 def accumulate_buffer(size, kernel, dilation, padding, stride, count, like):
@@ -64,7 +63,7 @@ def accumulate_buffer(size, kernel, dilation, padding, stride, count, like):
         size, kernel, dilation, padding, stride, count
     hp = max(h + 2 * ph, (oh - 1) * sh + dh * (kh - 1) + 1)
     wp = max(w + 2 * pw, (ow - 1) * sw + dw * (kw - 1) + 1)
-    return _api.zeros((n, c, hp, wp), dtype=like._dtype, device=like.device)
+    return creation.zeros((n, c, hp, wp), dtype=like._dtype, device=like.device)
 
 
 def crop(buf, size, padding):
@@ -80,11 +79,11 @@ def col2im(cols, size, kernel, dilation, padding, stride):
     image, overlapping windows adding up (padding cropped away)."""
     count = cols._shape[4:]
     buf = accumulate_buffer(size, kernel, dilation, padding, stride, count, cols)
-    views = offset_views(buf, kernel, dilation, stride, count)
+    windows_of = offset_views(buf, kernel, dilation, stride, count)
     for i in range(kernel[0]):
         row = cols.select(2, i)
         for j in range(kernel[1]):
-            next(views).add_(row.select(2, j))
+            next(windows_of).add_(row.select(2, j))
     return crop(buf, size, padding)
 
 
@@ -114,7 +113,7 @@ def flat_cols(x, kernel, dilation, padding, groups):
     buf = padded(x, padding[0], padding[1], 0.0, 1, 0)   # a spare zero row: the last
     plane = (hp + 1) * wp                                 # windows run past hp*wp
     (kh, kw), (dh, dw) = kernel, dilation
-    win = _api.as_strided(buf, (c, kh, kw, n, oh * wp), (plane, dh * wp, dw, c * plane, 1))
+    win = views.as_strided(buf, (c, kh, kw, n, oh * wp), (plane, dh * wp, dw, c * plane, 1))
     return _grouped_rows(win.reshape(c * kh * kw, n * oh * wp), groups)
 
 
@@ -122,8 +121,8 @@ def to_flat(t, oh, wp, groups):
     """t (N, C, h, w), h <= OH, w <= Wp, as (C, N*OH*Wp) (or grouped) with zeros in the
     rows and columns past t."""
     n, c, h, w = t._shape
-    buf = _api.zeros((c, n, oh, wp), dtype=t._dtype, device=t.device)
-    _api.as_strided(buf, (n, c, h, w), (oh * wp, n * oh * wp, wp, 1)).copy_(t)
+    buf = creation.zeros((c, n, oh, wp), dtype=t._dtype, device=t.device)
+    views.as_strided(buf, (n, c, h, w), (oh * wp, n * oh * wp, wp, 1)).copy_(t)
     return _grouped_rows(buf.reshape(c, n * oh * wp), groups)
 
 
@@ -141,12 +140,12 @@ def flat_fold(cols, n, c, size, kernel, dilation, padding):
     (kh, kw), (dh, dw) = kernel, dilation
     plane = (hp + 1) * wp
     # channels first, as cols: the adds walk both operands in the same order
-    buf = _api.zeros((c, n, hp + 1, wp), dtype=cols._dtype, device=cols.device)
+    buf = creation.zeros((c, n, hp + 1, wp), dtype=cols._dtype, device=cols.device)
     cols = cols.reshape(c, kh, kw, n, oh * wp)
     for i in range(kh):
         row = cols.select(1, i)
         for j in range(kw):
-            _api.as_strided(buf, (c, n, oh * wp), (n * plane, plane, 1),
+            views.as_strided(buf, (c, n, oh * wp), (n * plane, plane, 1),
                             i * dh * wp + j * dw).add_(row.select(1, j))
     return buf.permute(1, 0, 2, 3).narrow(2, padding[0], h).narrow(3, padding[1], w)
 
@@ -159,3 +158,8 @@ def pool_geometry(x, kernel_size, stride, padding, dilation, ceil_mode):
     extra = tuple(max(0, (o - 1) * s + d * (k - 1) + 1 - (n + 2 * p)) for o, n, k, s, p, d in
                   zip(count, (h, w), kernel_size, stride, padding, dilation))
     return count, extra
+
+
+# The op modules this one's derivative rules and decompositions call (at run time
+# only). Imported last: they import this module in turn (see docs/architecture.md).
+from . import creation, views  # noqa: E402

@@ -7,7 +7,6 @@ import numbers
 
 from .. import _dtype as D
 from .._shape import norm_dim, norm_dims
-from . import _api
 from ._composite import composite, run
 from .reductions import check_tensor, expand_back
 
@@ -16,40 +15,40 @@ INF = math.inf
 
 def _vector_norm(x, ord, dims, keepdim):
     if ord == 2:
-        return _api.sqrt((x * x).sum(dims, keepdim))
+        return pointwise.sqrt((x * x).sum(dims, keepdim))
     if ord == 1:
         return x.abs().sum(dims, keepdim)
     if ord == INF:
-        return _api.amax(x.abs(), dims, keepdim)
+        return reductions.amax(x.abs(), dims, keepdim)
     if ord == -INF:
-        return _api.amin(x.abs(), dims, keepdim)
+        return reductions.amin(x.abs(), dims, keepdim)
     if ord == 0:
         return (x != 0).sum(dims, keepdim).to(x.dtype)
-    return _api.pow(_api.pow(x.abs(), ord).sum(dims, keepdim), 1.0 / ord)
+    return pointwise.pow(pointwise.pow(x.abs(), ord).sum(dims, keepdim), 1.0 / ord)
 
 
 def _vector_norm_grad(g, x, result, ord, dims, keepdim):
     """PyTorch's norm_backward, in public ops (so double backward works)."""
     if ord == 0:
-        return _api.zeros_like(x)
+        return creation.zeros_like(x)
     g = expand_back(g, x.shape, dims, keepdim)
     n = expand_back(result, x.shape, dims, keepdim)
     if ord == 1:
-        return g * _api.sign(x)
+        return g * pointwise.sign(x)
     if ord == 2:
-        return x * _api.where(n == 0, 0.0, g / n)
+        return x * pointwise.where(n == 0, 0.0, g / n)
     if abs(ord) == INF:
         mask = (x.abs() == n).to(x.dtype)
         count = mask.sum(dims, keepdim=True) if x.dim() else mask
-        return _api.sign(x) * g * mask / count
+        return pointwise.sign(x) * g * mask / count
     if ord < 1:
-        scaled = _api.sign(x) * _api.where(x == 0, 0.0, _api.pow(x.abs(), ord - 1))
-        return scaled * g * _api.pow(n, 1 - ord)
+        scaled = pointwise.sign(x) * pointwise.where(x == 0, 0.0, pointwise.pow(x.abs(), ord - 1))
+        return scaled * g * pointwise.pow(n, 1 - ord)
     if ord < 2:
-        scaled = _api.sign(x) * _api.pow(x.abs(), ord - 1)
+        scaled = pointwise.sign(x) * pointwise.pow(x.abs(), ord - 1)
     else:
-        scaled = x * _api.pow(x.abs(), ord - 2)
-    return scaled * _api.where(n == 0, 0.0, g / _api.pow(n, ord - 1))
+        scaled = x * pointwise.pow(x.abs(), ord - 2)
+    return scaled * pointwise.where(n == 0, 0.0, g / pointwise.pow(n, ord - 1))
 
 
 VECTOR_NORM = composite(
@@ -104,7 +103,7 @@ def _matrix_norm(x, ord, dims, keepdim):
     # ord 1 / -1: max / min column sum; inf / -inf: max / min row sum
     summed, over = (d0, d1) if abs(ord) == 1 else (d1, d0)
     sums = x.abs().sum(summed, keepdim=True)
-    r = (_api.amax if ord > 0 else _api.amin)(sums, over, keepdim=True)
+    r = (reductions.amax if ord > 0 else reductions.amin)(sums, over, keepdim=True)
     return r if keepdim else r.squeeze((d0, d1))
 
 
@@ -209,3 +208,8 @@ def vecdot(x, y, *, dim=-1):
 
 
 METHODS = {"norm": norm}
+
+
+# The op modules this one's derivative rules and decompositions call (at run time
+# only). Imported last: they import this module in turn (see docs/architecture.md).
+from . import creation, pointwise, reductions  # noqa: E402

@@ -7,7 +7,6 @@ from __future__ import annotations
 from .. import _dtype as D
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
-from . import _api
 from ._elementwise import result_type
 
 
@@ -18,8 +17,8 @@ def _as_tensors(x, n, name):
     dt = result_type(x, n)
     if not dt.is_floating_point:
         dt = D.get_default_dtype()
-    x = x.to(dt) if isinstance(x, Tensor) else _api.full((), x, dtype=dt, device=ref.device)
-    n = n if isinstance(n, Tensor) else _api.full((), n, dtype=dt, device=ref.device)
+    x = x.to(dt) if isinstance(x, Tensor) else creation.full((), x, dtype=dt, device=ref.device)
+    n = n if isinstance(n, Tensor) else creation.full((), n, dtype=dt, device=ref.device)
     return x, n.to(dt).trunc()
 
 
@@ -30,11 +29,11 @@ def _recurrence(name, first, step, shift=False):
             x = 2 * x - 1
         with no_grad():
             top = int(n.amax()) if n.numel() else 0
-            p0 = _api.ones_like(x)
+            p0 = creation.ones_like(x)
             p1 = first(x)
-            r = _api.where(n == 0, p0, 0.0 * x)
+            r = pointwise.where(n == 0, p0, 0.0 * x)
             for k in range(1, top + 1):
-                r = _api.where(n == k, p1, r)
+                r = pointwise.where(n == k, p1, r)
                 p0, p1 = p1, step(k, x, p1, p0)
         return r if out is None else out.copy_(r)
     fn.__name__ = fn.__qualname__ = name
@@ -64,3 +63,8 @@ POLYNOMIALS = {
 }
 SPECIAL = {name: _recurrence(name, first, step, shift)
            for name, (first, step, shift) in POLYNOMIALS.items()}
+
+
+# The op modules this one's derivative rules and decompositions call (at run time
+# only). Imported last: they import this module in turn (see docs/architecture.md).
+from . import creation, pointwise  # noqa: E402

@@ -10,7 +10,6 @@ import numbers
 from .. import _dtype as D
 from .._shape import broadcast_shapes2
 from .._tensor import Tensor
-from . import _api
 from . import elementwise as E
 from ._elementwise import binary, inplace, nary, result_type, unary
 from .._run import decompose, scalar_handle, wrap
@@ -245,7 +244,7 @@ def _floor_divide(a, b):
     _check_int_divisor(b, "floor_divide", a)
     q = binary(_INT_DIV, a, b)
     rem = binary(E.fmod, a, b)
-    return _api.where((rem != 0) & ((rem < 0) != (b < 0)), q - 1, q)
+    return where((rem != 0) & ((rem < 0) != (b < 0)), q - 1, q)
 
 
 FLOOR_DIVIDE = _composite("floor_divide", _floor_divide, kind="elementwise", args=("a", "b"),
@@ -268,12 +267,12 @@ def _floor_div_float(a, b):
     with no_grad():
         mod = binary(E.fmod, a, b)
         q = binary(E.div, a - mod, b)
-        q = _api.where((mod != 0) & ((b < 0) != (mod < 0)), q - 1, q)
-        fq = _api.floor(q)
-        r = _api.where(q - fq > 0.5, fq + 1, fq)
+        q = where((mod != 0) & ((b < 0) != (mod < 0)), q - 1, q)
+        fq = floor(q)
+        r = where(q - fq > 0.5, fq + 1, fq)
         # q == 0: the sign of the true quotient; b == 0: IEEE a / b
-        r = _api.where(q == 0, binary(E.mul, _api.zeros_like(q), binary(E.div, a, b)), r)
-        return _api.where(b == 0, binary(E.div, a, b), r)
+        r = where(q == 0, binary(E.mul, creation.zeros_like(q), binary(E.div, a, b)), r)
+        return where(b == 0, binary(E.div, a, b), r)
 
 
 def _remainder(a, b):
@@ -281,7 +280,7 @@ def _remainder(a, b):
     if not dt.is_floating_point:
         _check_int_divisor(b, "remainder", a)
     r = binary(E.fmod, a, b)
-    return _api.where((r != 0) & ((r < 0) != (b < 0)), r + b, r)
+    return where((r != 0) & ((r < 0) != (b < 0)), r + b, r)
 
 
 def _detached_floor_divide(a, b):
@@ -370,7 +369,7 @@ def pow(input, exponent, *, out=None):
     if dt is D.bool_:
         if isinstance(exponent, Tensor):
             raise NotImplementedError("\"pow\" not implemented for 'Bool'")
-        return write_out(out, input.clone() if exponent else _api.ones_like(input))
+        return write_out(out, input.clone() if exponent else creation.ones_like(input))
     if dt.category != D.FLOAT:
         if isinstance(exponent, Tensor):
             return write_out(out, _int_pow(input, exponent, dt))
@@ -384,12 +383,12 @@ def _int_pow(a, b, dt):
     (-1) ** -n = +-1 and 0 otherwise where the prim requires b >= 0."""
     a, b, _ = _promoted(a, b)
     negative = b < 0
-    r = binary(E.pow_, a, _api.where(negative, 0, b))
+    r = binary(E.pow_, a, where(negative, 0, b))
     if not dt.is_signed:
         return r
     odd = binary(E.fmod, b, 2) != 0
-    special = _api.where(a == 1, 1, _api.where(a == -1, _api.where(odd, -1, 1), 0)).to(dt)
-    return _api.where(negative, special, r)
+    special = where(a == 1, 1, where(a == -1, where(odd, -1, 1), 0)).to(dt)
+    return where(negative, special, r)
 
 
 def float_power(input, exponent, *, out=None):
@@ -420,14 +419,14 @@ def _shift(spec, left):
             if 0 <= other < bits:
                 return write_out(out, binary(spec, input, other))
             if left:
-                return write_out(out, _api.zeros_like(_promoted(input, other)[0]))
+                return write_out(out, creation.zeros_like(_promoted(input, other)[0]))
             a, _, _ = _promoted(input, other)
-            return write_out(out, binary(spec, a, bits - 1) if dt.is_signed else _api.zeros_like(a))
+            return write_out(out, binary(spec, a, bits - 1) if dt.is_signed else creation.zeros_like(a))
         a, b, _ = _promoted(input, other)
         bad = (b < 0) | (b >= bits)
-        r = binary(spec, a, _api.where(bad, 0, b))
+        r = binary(spec, a, where(bad, 0, b))
         fill = 0 if left or not dt.is_signed else binary(spec, a, bits - 1)
-        return write_out(out, _api.where(bad, fill, r))
+        return write_out(out, where(bad, fill, r))
     fn.__name__ = fn.__qualname__ = name
     return fn
 
@@ -438,7 +437,7 @@ bitwise_right_shift = _shift(E.bitwise_right_shift, False)
 
 def where(condition, input=None, other=None, *, out=None):
     if input is None and other is None:
-        return _api.nonzero(condition, as_tuple=True)
+        return indexing.nonzero(condition, as_tuple=True)
     if not isinstance(condition, Tensor) or condition.dtype is not D.bool_:
         if isinstance(condition, Tensor) and condition.dtype is D.uint8:
             condition = condition.bool()
@@ -537,7 +536,7 @@ def _classifier(name, floating, doc):
     """isnan and friends: bool results; integers are always finite numbers."""
     integral = name == "isfinite"
     row = _composite(name, lambda x: floating(x) if x.dtype.is_floating_point else
-                     _api.full(x.shape, integral, dtype=D.bool_, device=x.device),
+                     creation.full(x.shape, integral, dtype=D.bool_, device=x.device),
                      kind="elementwise", differentiable=False, signature=f"{name}(x)", doc=doc)
 
     def fn(input):
@@ -556,7 +555,7 @@ isneginf = _classifier("isneginf", lambda x: x == float("-inf"), "x == -inf")
 
 
 def isreal(input):
-    return _api.ones_like(input, dtype=D.bool_)
+    return creation.ones_like(input, dtype=D.bool_)
 
 
 def positive(input):
@@ -652,3 +651,8 @@ __all__ = sorted(set(FUNCTIONS) | set(INPLACE) | {
     "logical_or_", "logical_xor", "logical_xor_", "isnan", "isinf", "isfinite", "isposinf",
     "isneginf", "isreal", "positive", "logit", "logit_", "lerp", "lerp_", "nan_to_num",
     "nan_to_num_", "greater", "greater_equal", "less", "less_equal", "not_equal", "arctan2"})
+
+
+# The op modules this one's derivative rules and decompositions call (at run time
+# only). Imported last: they import this module in turn (see docs/architecture.md).
+from . import creation, indexing  # noqa: E402

@@ -8,7 +8,6 @@ import math
 
 from .. import _dtype as D
 from .._tensor import Tensor
-from . import _api
 from . import elementwise as E
 from ._composite import composite, inplace_variant, run
 from ._elementwise import binary, define, result_type
@@ -19,7 +18,7 @@ F = dict(dtypes="float", promote="int_to_float")
 
 def _signbit(x):
     if x.dtype is D.bool_:
-        return _api.zeros_like(x, dtype=D.bool_)
+        return creation.zeros_like(x, dtype=D.bool_)
     if not x.dtype.is_floating_point:
         return x < 0
     # -0.0 and negative NaNs have the bit set: 1 / -0.0 is -inf; copysign of NaN reads it
@@ -33,12 +32,12 @@ SIGNBIT = define("signbit", decomp=_signbit, out_bool=True, differentiable=False
 def _copysign(a, b):
     neg = _signbit(b) if isinstance(b, Tensor) else math.copysign(1.0, b) < 0
     m = a.abs() if isinstance(a, Tensor) else abs(a)
-    return _api.where(neg, -m, m) if isinstance(neg, Tensor) else (-m if neg else m)
+    return pointwise.where(neg, -m, m) if isinstance(neg, Tensor) else (-m if neg else m)
 
 
 def _copysign_grad(g, a, result, needs):
     # derivatives.yaml: copysign_tensor_self_backward; the sign source gets no gradient
-    ga = _api.where(a == 0, 0.0, g * result / _api.where(a == 0, 1.0, a)) if needs[0] else None
+    ga = pointwise.where(a == 0, 0.0, g * result / pointwise.where(a == 0, 1.0, a)) if needs[0] else None
     return ga, None
 
 
@@ -47,7 +46,7 @@ COPYSIGN = define("copysign", args=("a", "b"), decomp=_copysign, grad=_copysign_
 
 
 def _heaviside(x, values):
-    return _api.where(x == 0, values, (x > 0).to(result_type(x, values)))
+    return pointwise.where(x == 0, values, (x > 0).to(result_type(x, values)))
 
 
 HEAVISIDE = define("heaviside", args=("x", "values"), decomp=_heaviside, differentiable=False,
@@ -57,12 +56,12 @@ HEAVISIDE = define("heaviside", args=("x", "values"), decomp=_heaviside, differe
 
 def _sinc(x):
     px = x * math.pi
-    return _api.where(x == 0, 1.0, _api.sin(px) / _api.where(x == 0, 1.0, px))
+    return pointwise.where(x == 0, 1.0, pointwise.sin(px) / pointwise.where(x == 0, 1.0, px))
 
 
 def _sinc_grad(g, x, result):
-    safe = _api.where(x == 0, 1.0, x)
-    return _api.where(x == 0, 0.0, g * (_api.cos(x * math.pi) - result) / safe)
+    safe = pointwise.where(x == 0, 1.0, x)
+    return pointwise.where(x == 0, 0.0, g * (pointwise.cos(x * math.pi) - result) / safe)
 
 
 SINC = define("sinc", decomp=_sinc, grad=_sinc_grad, **F, signature="sinc(x)",
@@ -75,29 +74,29 @@ RAD2DEG = define("rad2deg", decomp=lambda x: x * (180 / math.pi), grad=lambda g:
 
 def _logaddexp2(a, b):
     m = binary(E.maximum, a, b)
-    r = m + _api.log1p(_api.exp2(-(a - b).abs())) / math.log(2)
-    return _api.where((m.abs() == math.inf) & (a == b), m, r)
+    r = m + pointwise.log1p(pointwise.exp2(-(a - b).abs())) / math.log(2)
+    return pointwise.where((m.abs() == math.inf) & (a == b), m, r)
 
 
 LOGADDEXP2 = define("logaddexp2", args=("a", "b"), decomp=_logaddexp2, dtypes="floating",
                     grad=lambda g, a, b, result, needs: (
-                        g * _api.exp2(a - result) if needs[0] else None,
-                        g * _api.exp2(b - result) if needs[1] else None),
+                        g * pointwise.exp2(a - result) if needs[0] else None,
+                        g * pointwise.exp2(b - result) if needs[1] else None),
                     signature="logaddexp2(a, b)", doc="log2(2**a + 2**b) without overflow")
 
 
 def _angle(x):
     if not x.dtype.is_floating_point:
         x = x.to(D.get_default_dtype())
-    return _api.where(x < 0, math.pi, _api.where(x != x, x, 0.0))
+    return pointwise.where(x < 0, math.pi, pointwise.where(x != x, x, 0.0))
 
 
-ANGLE = define("angle", decomp=_angle, grad=lambda g: _api.zeros_like(g), **F,
+ANGLE = define("angle", decomp=_angle, grad=lambda g: creation.zeros_like(g), **F,
                signature="angle(x)", doc="the argument: pi for negative reals, 0 otherwise, NaN kept")
 
 
 def _ldexp(x, other):
-    return x * _api.pow(2.0, other)
+    return x * pointwise.pow(2.0, other)
 
 
 LDEXP = composite("ldexp", _ldexp, kind="elementwise", args=("x", "other"),
@@ -159,7 +158,7 @@ def _isclose(a, b, rtol, atol, equal_nan):
     if not a.dtype.is_floating_point:
         a, b = a.to(D.get_default_dtype()), b.to(D.get_default_dtype())
     err = (a - b).abs()
-    return close | (_api.isfinite(err) & (err <= atol + (rtol * b).abs()))
+    return close | (pointwise.isfinite(err) & (err <= atol + (rtol * b).abs()))
 
 
 ISCLOSE = composite("isclose", _isclose, kind="elementwise", args=("a", "b"),
@@ -207,21 +206,21 @@ def frexp(input, *, out=None):
     x = input
     a = x.abs()
     special = (a == 0) | (a == math.inf) | (x != x)
-    safe = _api.where(special, 1.0, a)
-    e = _api.floor(_api.log2(safe)) + 1
-    m = x / _api.exp2(e)
+    safe = pointwise.where(special, 1.0, a)
+    e = pointwise.floor(pointwise.log2(safe)) + 1
+    m = x / pointwise.exp2(e)
     big = m.abs() >= 1
-    e, m = _api.where(big, e + 1, e), _api.where(big, m / 2, m)
+    e, m = pointwise.where(big, e + 1, e), pointwise.where(big, m / 2, m)
     small = m.abs() < 0.5
-    e, m = _api.where(small, e - 1, e), _api.where(small, m * 2, m)
-    mantissa = _api.where(special, x, m)
-    exponent = _api.where(special, 0.0, e).to(D.int32)
+    e, m = pointwise.where(small, e - 1, e), pointwise.where(small, m * 2, m)
+    mantissa = pointwise.where(special, x, m)
+    exponent = pointwise.where(special, 0.0, e).to(D.int32)
     return RT.frexp(mantissa, exponent)
 
 
 def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=None,
                   requires_grad=False):
-    return _api.full((), s, dtype=dtype or D.get_default_dtype(), device=device,
+    return creation.full((), s, dtype=dtype or D.get_default_dtype(), device=device,
                      requires_grad=requires_grad)
 
 
@@ -282,3 +281,8 @@ METHODS = {**PUBLIC, "addcmul_": addcmul_, "addcdiv_": addcdiv_,
 METHODS.pop("real"), METHODS.pop("imag"), METHODS.pop("scalar_tensor")
 METHODS["real"] = property(real, doc="the tensor itself (real dtypes)")
 METHODS["imag"] = property(imag)
+
+
+# The op modules this one's derivative rules and decompositions call (at run time
+# only). Imported last: they import this module in turn (see docs/architecture.md).
+from . import creation, pointwise  # noqa: E402

@@ -9,7 +9,6 @@ import warnings
 from .. import _dtype as D
 from .._shape import broadcast_shapes, norm_dim
 from .._tensor import Tensor
-from . import _api
 from ._composite import composite, inplace_variant, run
 from .linalg import _batched, _out, _scaled_sum, matmul
 from .norms import vector_norm
@@ -27,7 +26,7 @@ def _tensor(x, name, op):
 def _addr(x, a, b, beta, alpha):
     prod = a.unsqueeze(1) * b.unsqueeze(0)
     if prod.dtype is D.bool_:
-        r = prod if alpha else _api.zeros_like(prod)
+        r = prod if alpha else creation.zeros_like(prod)
         return r if not beta else r | x.to(D.bool_)
     return _scaled_sum(prod, x, beta, alpha)
 
@@ -88,7 +87,7 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
 def _inner(a, b):
     if a.dim() == 0 or b.dim() == 0:
         return a * b
-    return _api.tensordot(a, b, dims=([-1], [-1]))
+    return tensordot(a, b, dims=([-1], [-1]))
 
 
 INNER = composite("inner", _inner, args=("a", "b"), **L, signature="inner(a, b)",
@@ -139,7 +138,7 @@ def trace(input):
 def _cross(a, b, dim):
     a0, a1, a2 = (a.select(dim, i) for i in range(3))
     b0, b1, b2 = (b.select(dim, i) for i in range(3))
-    return _api.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], dim)
+    return memory.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], dim)
 
 
 CROSS = composite("cross", _cross, args=("a", "b"), **L, signature="cross(a, b, dim)",
@@ -217,18 +216,18 @@ def dist(input, other, p=2):
 # -- block_diag, cartesian_prod, combinations ----------------------------------------------------
 
 def _block_diag(*ts):
-    dt = _api.result_type(*ts) if ts else D.get_default_dtype()
+    dt = _elementwise.result_type(*ts) if ts else D.get_default_dtype()
     mats = [t.reshape(1, 1) if t.dim() == 0 else t.reshape(1, -1) if t.dim() == 1 else t
             for t in ts]
     cols = sum(m.shape[1] for m in mats)
     rows, left = [], 0
     for m in mats:
         r, c = m.shape
-        parts = [_api.zeros(r, left, dtype=dt, device=m.device), m.to(dt),
-                 _api.zeros(r, cols - left - c, dtype=dt, device=m.device)]
-        rows.append(_api.cat(parts, 1))
+        parts = [creation.zeros(r, left, dtype=dt, device=m.device), m.to(dt),
+                 creation.zeros(r, cols - left - c, dtype=dt, device=m.device)]
+        rows.append(memory.cat(parts, 1))
         left += c
-    return _api.cat(rows, 0)
+    return memory.cat(rows, 0)
 
 
 BLOCK_DIAG = composite("block_diag", _block_diag, args=("*tensors",), kind="memory",
@@ -238,7 +237,7 @@ BLOCK_DIAG = composite("block_diag", _block_diag, args=("*tensors",), kind="memo
 
 def block_diag(*tensors):
     if not tensors:
-        return _api.zeros(1, 0)
+        return creation.zeros(1, 0)
     for i, t in enumerate(tensors):
         _tensor(t, "tensors", "block_diag")
         if t.dim() > 2:
@@ -254,8 +253,8 @@ def cartesian_prod(*tensors):
             raise RuntimeError(f"Expect a 1D vector, but got shape {list(t.shape)}")
     if len(tensors) == 1:
         return tensors[0]
-    grids = _api.meshgrid(*tensors, indexing="ij")
-    return _api.stack([g.reshape(-1) for g in grids], 1)
+    grids = creation.meshgrid(*tensors, indexing="ij")
+    return memory.stack([g.reshape(-1) for g in grids], 1)
 
 
 def combinations(input, r=2, with_replacement=False):
@@ -265,13 +264,13 @@ def combinations(input, r=2, with_replacement=False):
     if r < 0:
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
     if r == 0:
-        return _api.empty(0, dtype=input.dtype, device=input.device)
+        return creation.empty(0, dtype=input.dtype, device=input.device)
     pick = itertools.combinations_with_replacement if with_replacement else \
         itertools.combinations
     idx = list(pick(range(input.shape[0]), r))
     if not idx:
-        return _api.empty(0, r, dtype=input.dtype, device=input.device)
-    index = _api.tensor(idx, dtype=D.int64, device=input.device)
+        return creation.empty(0, r, dtype=input.dtype, device=input.device)
+    index = creation.tensor(idx, dtype=D.int64, device=input.device)
     return input[index]
 
 
@@ -353,7 +352,7 @@ def matrix_power(A, n):
         A = inv(A)
         n = -n
     if n == 0:
-        eye = _api.eye(A.shape[-1], dtype=A.dtype, device=A.device)
+        eye = creation.eye(A.shape[-1], dtype=A.dtype, device=A.device)
         return eye.expand(A.shape).clone()
     result, base = None, A
     while n:
@@ -374,9 +373,9 @@ def linalg_vander(x, *, N=None):
         raise RuntimeError("N must be greater than 1.")
     if x.dtype is D.bool_:
         x = x.to(D.int64)
-    ones = _api.ones(tuple(x.shape) + (1,), dtype=x.dtype, device=x.device)
-    powers = _api.cumprod(x.unsqueeze(-1).expand(tuple(x.shape) + (n - 1,)), -1)
-    return _api.cat([ones, powers], -1)
+    ones = creation.ones(tuple(x.shape) + (1,), dtype=x.dtype, device=x.device)
+    powers = scans.cumprod(x.unsqueeze(-1).expand(tuple(x.shape) + (n - 1,)), -1)
+    return memory.cat([ones, powers], -1)
 
 
 def vander(x, N=None, increasing=False):
@@ -396,3 +395,9 @@ METHODS = {"addr": addr, "addr_": inplace_variant(addr, "addr_"), "addbmm": addb
            "trace": trace, "cross": cross, "dist": dist, "cov": cov, "corrcoef": corrcoef,
            "matrix_power": matrix_power}
 LINALG = {"cross": linalg_cross, "matrix_power": matrix_power, "vander": linalg_vander}
+
+
+# The op modules this one's derivative rules and decompositions call (at run time
+# only). Imported last: they import this module in turn (see docs/architecture.md).
+from . import _elementwise, creation, memory, scans  # noqa: E402
+from .einsum import tensordot  # noqa: E402  (the package binds `einsum` to the function)

@@ -13,7 +13,6 @@ from ..dispatch import DECOMPOSE
 from .._shape import check_dim_arg, check_keepdim, norm_dim, norm_dims, numel, reduced_shape
 from .._tensor import Tensor
 from ..dispatch import OpDef, register_op
-from . import _api
 from ._composite import composite, run
 
 
@@ -43,7 +42,7 @@ def _prod_grad(g, x, result, dims, keepdim):
     if x.dim() == 0:
         return g
     if x.numel() == 0:
-        return _api.zeros_like(x)
+        return creation.zeros_like(x)
     if len(dims) == 1:
         others = prod_of_others(x, dims[0])
     else:
@@ -55,11 +54,11 @@ def prod_of_others(x, d):
     """For each element, the product of the other elements along dim d."""
     n = x.shape[d]
     if n == 1:
-        return _api.ones_like(x)
-    one = _api.ones_like(x.narrow(d, 0, 1))
-    before = _api.cat([one, _api.cumprod(x.narrow(d, 0, n - 1), d)], d)
-    after = _api.cat([one, _api.cumprod(_api.flip(x, (d,)).narrow(d, 0, n - 1), d)], d)
-    return before * _api.flip(after, (d,))
+        return creation.ones_like(x)
+    one = creation.ones_like(x.narrow(d, 0, 1))
+    before = memory.cat([one, scans.cumprod(x.narrow(d, 0, n - 1), d)], d)
+    after = memory.cat([one, scans.cumprod(shape_ops.flip(x, (d,)).narrow(d, 0, n - 1), d)], d)
+    return before * shape_ops.flip(after, (d,))
 
 
 def _row(name, grad=None, doc=""):
@@ -214,7 +213,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
 
 def _nansum(x, dims, keepdim, dtype):
     if x.dtype.is_floating_point:
-        x = _api.where(x != x, 0.0, x)
+        x = pointwise.where(x != x, 0.0, x)
     return sum(x, dims, keepdim, dtype=dtype)
 
 
@@ -326,7 +325,7 @@ def _value_index(extreme, arg, name):
         if dim is None:
             return extreme(x)
         indices = arg(x, dim, keepdim=True)
-        values = _api.gather(x, dim, indices) if x.dim() else x.clone()
+        values = indexing.gather(x, dim, indices) if x.dim() else x.clone()
         if not keepdim and x.dim():
             values, indices = values.squeeze(dim), indices.squeeze(dim)
         return values, indices
@@ -365,8 +364,8 @@ def _extreme(op, name, binary, tuple_type):
     return fn
 
 
-max = _extreme(MAX, "max", lambda a, b: _api.maximum(a, b), return_types.max)
-min = _extreme(MIN, "min", lambda a, b: _api.minimum(a, b), return_types.min)
+max = _extreme(MAX, "max", lambda a, b: pointwise.maximum(a, b), return_types.max)
+min = _extreme(MIN, "min", lambda a, b: pointwise.minimum(a, b), return_types.min)
 
 
 def _aminmax(x, dims, keepdim):
@@ -393,7 +392,7 @@ def _logical_reduce(op, empty_value):
         out = x.dtype if x.dtype is D.uint8 else D.bool_     # uint8 stays uint8, as PyTorch
         b = x if x.dtype is D.bool_ else x != 0
         if b.numel() == 0:
-            return _api.full(reduced_shape(b._shape, dims, keepdim), empty_value, dtype=out,
+            return creation.full(reduced_shape(b._shape, dims, keepdim), empty_value, dtype=out,
                              device=b.device)
         r = _reduce(op, b, dims or tuple(range(b.dim())), keepdim, D.bool_)
         return r if out is D.bool_ else r.to(out)
@@ -460,3 +459,8 @@ def sum_to_size(input, *size):
 
 
 METHODS = {"prod": prod, "aminmax": aminmax}
+
+
+# The op modules this one's derivative rules and decompositions call (at run time
+# only). Imported last: they import this module in turn (see docs/architecture.md).
+from . import creation, indexing, memory, pointwise, scans, shape_ops  # noqa: E402

@@ -11,14 +11,13 @@ from .._shape import norm_dim
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ..dispatch import OpDef, register_op
-from . import _api
 from ._composite import composite, run
 from .reductions import check_tensor
 
 
 def _reverse_cumsum(g, dim):
     """sum_{j >= i} g_j, without flipping: total - inclusive prefix + g."""
-    return g.sum(dim, keepdim=True) - _api.cumsum(g, dim) + g
+    return g.sum(dim, keepdim=True) - cumsum(g, dim) + g
 
 
 def _cumsum_grad(g, dim):
@@ -34,34 +33,34 @@ def _cumprod_grad(g, x, result, dim):
     if STATE.enabled:       # create_graph: a formula whose own derivative is right at zeros
         return _cumprod_grad_differentiable(g, x, dim)
     zero = x == 0
-    seen = _api.cumsum(zero, dim)            # number of zeros up to and including i
+    seen = cumsum(zero, dim)            # number of zeros up to and including i
     before = seen == 0
     first = zero & (seen == 1)
-    safe_x = _api.where(before, x, 1.0)
+    safe_x = pointwise.where(before, x, 1.0)
     grad_before = _reverse_cumsum(g * result, dim) / safe_x
     # with the first zero replaced by one, the running product skips it
-    skip = _api.cumprod(_api.where(first, 1.0, x), dim)
+    skip = cumprod(pointwise.where(first, 1.0, x), dim)
     at_first = (g * skip * (seen >= 1)).sum(dim, keepdim=True)
-    return _api.where(before, grad_before, _api.where(first, at_first, 0.0))
+    return pointwise.where(before, grad_before, pointwise.where(first, at_first, 0.0))
 
 
 def _cumprod_grad_differentiable(g, x, dim):
     """grad_k = sum_{i >= k} g_i prod_{m <= i, m != k} x_m, one k at a time (O(n^2), as
     PyTorch does for double backward): products only, so differentiable everywhere."""
     n = x.shape[dim]
-    one = _api.ones_like(x.narrow(dim, 0, 1))
+    one = creation.ones_like(x.narrow(dim, 0, 1))
     before = one
     cols = []
     for k in range(n):
-        after = _api.cumprod(x.narrow(dim, k + 1, n - k - 1), dim)
-        omitted = _api.cat([one, after], dim) * before
+        after = cumprod(x.narrow(dim, k + 1, n - k - 1), dim)
+        omitted = memory.cat([one, after], dim) * before
         cols.append((g.narrow(dim, k, n - k) * omitted).sum(dim, keepdim=True))
         before = before * x.narrow(dim, k, 1)
-    return _api.cat(cols, dim)
+    return memory.cat(cols, dim)
 
 
 def _cumext_grad(g, shape, result1, dim):
-    return _api.zeros(shape, dtype=g[0].dtype, device=g[0].device).scatter_add(dim, result1, g[0])
+    return creation.zeros(shape, dtype=g[0].dtype, device=g[0].device).scatter_add(dim, result1, g[0])
 
 
 CUMSUM = register_op(OpDef("cumsum", kind="scan", grad=_cumsum_grad))
@@ -110,12 +109,12 @@ def _cumext(op, name):
                             f"{type(dim).__name__}")
         if isinstance(input, Tensor) and input.dim() and not input.numel():
             # PyTorch returns empty results before it checks dim
-            return tuple_type(_api.empty_like(input), _api.empty(input._shape, dtype=D.int64,
+            return tuple_type(creation.empty_like(input), creation.empty(input._shape, dtype=D.int64,
                                                                  device=input.device))
         d, x = _scan_input(input, dim, name)
         shape = input._shape
         if input.numel() == 0:
-            return tuple_type(_api.empty_like(input), _api.empty(shape, dtype=D.int64,
+            return tuple_type(creation.empty_like(input), creation.empty(shape, dtype=D.int64,
                                                                  device=input.device))
         values, indices = apply(op, x._place, (x,), (x._h,),
                                 ((x._shape, x._dtype), (x._shape, D.int64)), {"dim": d},
@@ -153,9 +152,9 @@ def _logcumsumexp(x, dim):
     y = x
     step = 1
     while step < n:
-        pad = _api.full_like(y.narrow(dim, 0, step), -math.inf)
-        shifted = _api.cat([pad, y.narrow(dim, 0, n - step)], dim)
-        y = _api.logaddexp(y, shifted)
+        pad = creation.full_like(y.narrow(dim, 0, step), -math.inf)
+        shifted = memory.cat([pad, y.narrow(dim, 0, n - step)], dim)
+        y = pointwise.logaddexp(y, shifted)
         step *= 2
     return y
 
@@ -176,3 +175,8 @@ def logcumsumexp(input, dim, *, out=None):
 
 METHODS = {"cumsum": cumsum, "cumprod": cumprod, "cummax": cummax, "cummin": cummin,
            "cumsum_": cumsum_, "cumprod_": cumprod_, "logcumsumexp": logcumsumexp}
+
+
+# The op modules this one's derivative rules and decompositions call (at run time
+# only). Imported last: they import this module in turn (see docs/architecture.md).
+from . import creation, memory, pointwise  # noqa: E402

@@ -11,7 +11,6 @@ from .. import _dtype as D
 from .._shape import norm_dim
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
-from . import _api
 from ._composite import composite, inplace_variant, run
 
 
@@ -55,9 +54,9 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
     parts = [p for p in (prepend, input, append) if p is not None]
     if len(parts) > 1:
         parts = [p if isinstance(p, Tensor) else
-                 _api.full(input.shape[:d] + (1,) + input.shape[d + 1:], p, dtype=input.dtype,
+                 creation.full(input.shape[:d] + (1,) + input.shape[d + 1:], p, dtype=input.dtype,
                            device=input.device) for p in parts]
-        x = _api.cat(parts, d)
+        x = memory.cat(parts, d)
     else:
         x = input
     for _ in range(n):
@@ -71,7 +70,7 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
 
 def diagflat(input, offset=0):
     _tensor(input, "input", "diagflat")
-    return _api.diag(input.reshape(-1), offset)
+    return shape_ops.diag(input.reshape(-1), offset)
 
 
 def ravel(input):
@@ -90,7 +89,7 @@ def _scatter_row(name, view, doc, signature):
         return out
 
     def grad(g, src, **p):
-        return (run(op, (g, _api.zeros_like(src)), p), view(g, **p))
+        return (run(op, (g, creation.zeros_like(src)), p), view(g, **p))
     grad.__signature__ = None
     op = composite(name, decomp, kind="indexing", args=("x", "src"), signature=signature, doc=doc,
                    grad=_named_grad(grad, name))
@@ -218,7 +217,7 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
 def _put(x, index, src, accumulate):
     flat = x.reshape(-1).clone()
     n = flat.shape[0]
-    idx = _api.where(index < 0, index + n, index)
+    idx = pointwise.where(index < 0, index + n, index)
     flat = flat.index_put((idx,), src, accumulate=accumulate)
     return flat.reshape(x.shape)
 
@@ -226,7 +225,7 @@ def _put(x, index, src, accumulate):
 def _put_grad(g, index, accumulate):
     gf = g.reshape(-1)
     n = gf.shape[0]
-    idx = _api.where(index < 0, index + n, index)
+    idx = pointwise.where(index < 0, index + n, index)
     gx = g if accumulate else gf.index_fill(0, idx, 0).reshape(g.shape)
     return gx, None, gf[idx]
 
@@ -268,7 +267,7 @@ def renorm(input, p, dim, maxnorm):
     others = [i for i in range(input.dim()) if i != d]
     from .norms import vector_norm
     norm = vector_norm(input, p, dim=others, keepdim=True) if others else input.abs()
-    factor = _api.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
+    factor = pointwise.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
     return input * factor
 
 
@@ -289,8 +288,8 @@ def constant_pad_nd(input, pad, value=0):
         for n in (max(lo, 0), max(hi, 0)):
             shape = list(x.shape)
             shape[d] = n
-            parts.append(_api.full(shape, value, dtype=x.dtype, device=x.device))
-        x = _api.cat([parts[0], x, parts[1]], d)
+            parts.append(creation.full(shape, value, dtype=x.dtype, device=x.device))
+        x = memory.cat([parts[0], x, parts[1]], d)
     return x if x is not input else input.clone()
 
 
@@ -314,7 +313,7 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     d = norm_dim(dim, y.dim(), "trapezoid")
     n = y.shape[d]
     if n == 0:
-        return _api.zeros(y.shape[:d] + y.shape[d + 1:], dtype=y.dtype if
+        return creation.zeros(y.shape[:d] + y.shape[d + 1:], dtype=y.dtype if
                           y.dtype.is_floating_point else D.get_default_dtype(), device=y.device)
     if isinstance(x, Tensor):
         h = _spacing(y, x, None, d)
@@ -364,7 +363,7 @@ def histc(input, bins=100, min=0, max=0):
     with no_grad():
         keep = x[(x >= lo) & (x <= hi)]
         pos = ((keep.to(D.float64) - lo) * bins / (hi - lo)).to(D.int64).clamp(0, bins - 1)
-        counts = _api.bincount(pos, minlength=bins)
+        counts = counting.bincount(pos, minlength=bins)
     return counts.to(input.dtype)
 
 
@@ -374,12 +373,12 @@ def _mode(x):
     eq = x.unsqueeze(-1) == x.unsqueeze(-2)
     count = eq.sum(-1)
     best = count.amax(-1, keepdim=True)
-    big = _api.full((), math.inf, dtype=x.dtype, device=x.device) if x.dtype.is_floating_point \
-        else _api.full((), D.iinfo(x.dtype).max if x.dtype is not D.bool_ else True,
+    big = creation.full((), math.inf, dtype=x.dtype, device=x.device) if x.dtype.is_floating_point \
+        else creation.full((), D.iinfo(x.dtype).max if x.dtype is not D.bool_ else True,
                        dtype=x.dtype, device=x.device)
-    value = _api.where(count == best, x, big).amin(-1, keepdim=True)
-    pos = _api.arange(x.shape[-1], device=x.device).expand(x.shape)
-    index = _api.where(x == value, pos, -1).amax(-1, keepdim=True)
+    value = pointwise.where(count == best, x, big).amin(-1, keepdim=True)
+    pos = creation.arange(x.shape[-1], device=x.device).expand(x.shape)
+    index = pointwise.where(x == value, pos, -1).amax(-1, keepdim=True)
     return index
 
 
@@ -387,7 +386,7 @@ def mode(input, dim=-1, keepdim=False):
     _tensor(input, "input", "mode")
     from ..return_types import mode as ret
     if input.dim() == 0:
-        return ret(input.clone(), _api.zeros((), dtype=D.int64, device=input.device))
+        return ret(input.clone(), creation.zeros((), dtype=D.int64, device=input.device))
     d = norm_dim(dim, input.dim(), "mode")
     if input.shape[d] == 0:
         raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
@@ -412,7 +411,7 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name):
         raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, "
                            f"midpoint or nearest. Got {interpolation}")
     scalar_q = not isinstance(q, Tensor)
-    qt = _api.tensor([float(q)], dtype=input.dtype, device=input.device) if scalar_q else q
+    qt = creation.tensor([float(q)], dtype=input.dtype, device=input.device) if scalar_q else q
     if not scalar_q:
         if qt.dim() > 1:
             raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
@@ -437,11 +436,11 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name):
     if ignore_nan:
         valid = (~nan).sum(-1, keepdim=True).to(s.dtype)
     else:
-        valid = _api.where(nan.any(-1, keepdim=True), float(n), float(n)).to(s.dtype)
+        valid = pointwise.where(nan.any(-1, keepdim=True), float(n), float(n)).to(s.dtype)
     last = (valid - 1).clamp(min=0)
     rank = qt * last                          # (..., len(q))
     if not ignore_nan:
-        rank = _api.where(nan.any(-1, keepdim=True), float(n - 1), rank)
+        rank = pointwise.where(nan.any(-1, keepdim=True), float(n - 1), rank)
     if interpolation == "lower":
         rank = rank.floor()
     elif interpolation == "higher":
@@ -454,11 +453,11 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name):
     if interpolation == "midpoint":
         r = vlo + (vhi - vlo) * 0.5
     elif interpolation == "linear":
-        r = _api.lerp(vlo, vhi, (rank - lo.to(s.dtype)))
+        r = pointwise.lerp(vlo, vhi, (rank - lo.to(s.dtype)))
     else:
         r = vlo
     if ignore_nan:
-        r = _api.where(valid == 0, math.nan, r)
+        r = pointwise.where(valid == 0, math.nan, r)
     r = r.movedim(-1, 0)                      # (len(q), ...)
     if keepdim:
         if dim is None:
@@ -480,11 +479,11 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
     if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
         raise TypeError("isin(): at least one of elements and test_elements must be a Tensor")
     ref = elements if isinstance(elements, Tensor) else test_elements
-    e = elements if isinstance(elements, Tensor) else _api.tensor(elements, device=ref.device)
+    e = elements if isinstance(elements, Tensor) else creation.tensor(elements, device=ref.device)
     t = test_elements if isinstance(test_elements, Tensor) else \
-        _api.tensor(test_elements, device=ref.device)
+        creation.tensor(test_elements, device=ref.device)
     hit = (e.unsqueeze(-1) == t.reshape(-1)).any(-1) if t.numel() else \
-        _api.zeros(e.shape, dtype=D.bool_, device=e.device)
+        creation.zeros(e.shape, dtype=D.bool_, device=e.device)
     return ~hit if invert else hit
 
 
@@ -497,8 +496,8 @@ def fill(input, value):
         if value.dim():
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                                f"{value.dim()} dimensions.")
-        return _api.zeros_like(input) + value.to(input.dtype)
-    return _api.full_like(input, value)
+        return creation.zeros_like(input) + value.to(input.dtype)
+    return creation.full_like(input, value)
 
 
 def softmax(input, dim, dtype=None, *, _stacklevel=5):
@@ -571,3 +570,8 @@ METHODS.update({
     "mH": property(_adjoint), "H": property(_h),
 })
 LINALG = {"diagonal": linalg_diagonal}
+
+
+# The op modules this one's derivative rules and decompositions call (at run time
+# only). Imported last: they import this module in turn (see docs/architecture.md).
+from . import counting, creation, memory, pointwise, shape_ops  # noqa: E402

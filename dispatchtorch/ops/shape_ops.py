@@ -9,7 +9,6 @@ import operator
 from .. import _dtype as D
 from .._shape import broadcast_shapes, norm_dim, numel
 from .._tensor import Tensor
-from . import _api
 from ._composite import composite, inplace_variant, run
 from .reductions import check_tensor
 
@@ -32,7 +31,7 @@ def _flip(x, dims):
     for d in dims:
         n = x.shape[d]
         if n > 1:
-            r = r.index_select(d, _api.arange(n - 1, -1, -1, device=x.device))
+            r = r.index_select(d, creation.arange(n - 1, -1, -1, device=x.device))
     return x.clone() if r is x else r
 
 
@@ -71,7 +70,7 @@ def _roll(x, shifts, dims):
         n = x.shape[d]
         s = s % n if n else 0
         if s:
-            r = _api.cat([r.narrow(d, n - s, s), r.narrow(d, 0, n - s)], d)
+            r = memory.cat([r.narrow(d, n - s, s), r.narrow(d, 0, n - s)], d)
     return x.clone() if r is x else r
 
 
@@ -146,9 +145,9 @@ def tile(input, dims):
 def _interleave_index(repeats, total):
     """repeat_interleave(repeats): index i repeated repeats[i] times (a binary search of
     the running total, so no host loop)."""
-    ends = _api.cumsum(repeats, 0)
-    positions = _api.arange(total, device=repeats.device)
-    return _api.searchsorted(ends, positions, right=True)
+    ends = scans.cumsum(repeats, 0)
+    positions = creation.arange(total, device=repeats.device)
+    return sorting.searchsorted(ends, positions, right=True)
 
 
 def _repeat_interleave(x, repeats, dim, output_size):
@@ -213,13 +212,13 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
 def _triangle_mask(x, k, lower):
     """(rows, cols) bool mask: col - row <= k (lower) or >= k (upper)."""
     n, m = x.shape[-2:]
-    offset = _api.arange(m, device=x.device) - _api.arange(n, device=x.device).unsqueeze(1)
+    offset = creation.arange(m, device=x.device) - creation.arange(n, device=x.device).unsqueeze(1)
     return offset <= k if lower else offset >= k
 
 
 def _triangle(lower):
     def decomp(x, diagonal):
-        return _api.where(_triangle_mask(x, diagonal, lower), x, _api.zeros((), dtype=x.dtype,
+        return pointwise.where(_triangle_mask(x, diagonal, lower), x, creation.zeros((), dtype=x.dtype,
                                                                            device=x.device))
     return decomp
 
@@ -251,7 +250,7 @@ triu_ = inplace_variant(triu, "triu_", overlap_ok=True)
 def embed_diagonal(v, shape, offset, dim1=-2, dim2=-1):
     """A zero tensor of `shape` with v written on its diagonal(offset, dim1, dim2);
     an in-place write into a fresh tensor, so it is differentiable in v."""
-    z = _api.zeros(shape, dtype=v.dtype, device=v.device)
+    z = creation.zeros(shape, dtype=v.dtype, device=v.device)
     z.diagonal(offset, dim1, dim2).copy_(v)
     return z
 
@@ -344,13 +343,13 @@ def _stack_decomp(how):
     def decomp(*tensors):
         if how == "h":
             ts = atleast_1d(*tensors)
-            return _api.cat(ts, 0 if ts[0].dim() == 1 else 1)
+            return memory.cat(ts, 0 if ts[0].dim() == 1 else 1)
         if how == "v":
-            return _api.cat(atleast_2d(*tensors), 0)
+            return memory.cat(atleast_2d(*tensors), 0)
         if how == "d":
-            return _api.cat(atleast_3d(*tensors), 2)
+            return memory.cat(atleast_3d(*tensors), 2)
         cols = [t.reshape(-1, 1) if t.dim() <= 1 else t for t in tensors]     # column_stack
-        return _api.cat(cols, 1)
+        return memory.cat(cols, 1)
     return decomp
 
 
@@ -468,3 +467,8 @@ METHODS = {"flip": _flip_method, "fliplr": fliplr, "flipud": flipud, "roll": rol
            "tile": tile, "repeat_interleave": repeat_interleave, "tril": tril, "triu": triu,
            "tril_": tril_, "triu_": triu_, "diag": diag, "diag_embed": diag_embed,
            "tensor_split": tensor_split, "hsplit": hsplit, "vsplit": vsplit, "dsplit": dsplit}
+
+
+# The op modules this one's derivative rules and decompositions call (at run time
+# only). Imported last: they import this module in turn (see docs/architecture.md).
+from . import creation, memory, pointwise, scans, sorting  # noqa: E402

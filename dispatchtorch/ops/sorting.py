@@ -11,14 +11,13 @@ from .._run import apply, same_place, to_place
 from .._shape import check_keepdim, norm_dim
 from .._tensor import Tensor
 from ..dispatch import OpDef, register_op
-from . import _api
 from ._composite import composite, run
 from .reductions import check_tensor
 
 
 def _sort_grad(g, shape, result1, dim):
     # the indices are a permutation along dim: put each gradient back where it came from
-    return _api.zeros(shape, dtype=g[0].dtype, device=g[0].device).scatter(dim, result1, g[0])
+    return creation.zeros(shape, dtype=g[0].dtype, device=g[0].device).scatter(dim, result1, g[0])
 
 
 SORT = register_op(OpDef("sort", kind="sort", n_out=2, grad=_sort_grad))
@@ -29,7 +28,7 @@ SEARCHSORTED = register_op(OpDef("searchsorted", kind="sort", args=("sorted_seq"
 def _sort(input, d, descending):
     """The sort prim along normalised dim d (0-d and empty inputs handled here)."""
     if input.numel() == 0 or input.dim() == 0:
-        return input.clone(), _api.zeros(input.shape, dtype=D.int64, device=input.device)
+        return input.clone(), creation.zeros(input.shape, dtype=D.int64, device=input.device)
     return apply(SORT, input._place, (input,), (input._h,),
                  ((input._shape, input._dtype), (input._shape, D.int64)),
                  {"dim": d, "descending": descending}, {"dim": d, "shape": input._shape})
@@ -119,14 +118,14 @@ def _median_position(x, dim, ignore_nan):
     n = x.shape[dim]
     valid = (x == x).sum(dim, keepdim=True)
     if ignore_nan:
-        return _api.where(valid == 0, 0, (valid - 1) // 2)
-    return _api.where(valid < n, valid, (n - 1) // 2)
+        return pointwise.where(valid == 0, 0, (valid - 1) // 2)
+    return pointwise.where(valid < n, valid, (n - 1) // 2)
 
 
 def _median_dim(ignore_nan):
     def decomp(x, dim, keepdim):
         if x.dim() == 0:
-            return x.clone(), _api.zeros((), dtype=D.int64, device=x.device)
+            return x.clone(), creation.zeros((), dtype=D.int64, device=x.device)
         values, indices = _sort(x, dim, False)
         return _select(values, indices, dim, _median_position(x, dim, ignore_nan), keepdim)
     return decomp
@@ -136,7 +135,7 @@ def _median_all(ignore_nan):
     def decomp(x):
         flat = x.reshape(-1)
         if flat.numel() == 0:
-            return _api.full((), float("nan"), dtype=x.dtype, device=x.device)
+            return creation.full((), float("nan"), dtype=x.dtype, device=x.device)
         return _median_dim(ignore_nan)(flat, 0, False)[0]
     return decomp
 
@@ -200,7 +199,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
         if not isinstance(input, numbers.Number):
             raise TypeError(f"searchsorted(): argument 'input' must be Tensor or Number, not "
                             f"{type(input).__name__}")
-        input = _api.full((), input, device=seq.device,
+        input = creation.full((), input, device=seq.device,
                           dtype=D.int64 if isinstance(input, int) else D.get_default_dtype())
     if sorter is not None:
         seq = seq.gather(-1, sorter)
@@ -214,7 +213,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     seq, values = to_place(seq.to(dt), place), to_place(input.to(dt), place)
     out_dt = D.int32 if out_int32 else D.int64
     if values.numel() == 0 or seq.shape[-1] == 0:
-        r = _api.zeros(values.shape, dtype=out_dt, device=values.device)
+        r = creation.zeros(values.shape, dtype=out_dt, device=values.device)
     else:
         m = seq.shape[-1]
         s2 = seq.reshape(1, m) if seq.dim() == 1 else seq.reshape(-1, m)
@@ -235,3 +234,8 @@ def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
 
 METHODS = {"sort": sort, "argsort": argsort, "msort": msort, "topk": topk, "kthvalue": kthvalue,
            "median": median, "nanmedian": nanmedian}
+
+
+# The op modules this one's derivative rules and decompositions call (at run time
+# only). Imported last: they import this module in turn (see docs/architecture.md).
+from . import creation, pointwise  # noqa: E402

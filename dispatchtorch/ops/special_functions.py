@@ -9,7 +9,6 @@ import math
 
 from .. import _dtype as D
 from .._tensor import Tensor
-from . import _api
 from ._composite import composite, run
 from ._elementwise import define
 from .pointwise import _binary_fn, _binary_inplace, _unary_fn, _unary_inplace, write_out
@@ -20,13 +19,13 @@ NO_GRAD = dict(differentiable=False)
 
 
 def _i1_grad(g, x, result):
-    safe = _api.where(x == 0, 1.0, x)
-    return g * _api.where(x == 0, 0.5, i0(x) - result / safe)
+    safe = pointwise.where(x == 0, 1.0, x)
+    return g * pointwise.where(x == 0, 0.5, i0(x) - result / safe)
 
 
 def _i1e_grad(g, x, result):
-    safe = _api.where(x == 0, 1.0, x)
-    return g * _api.where(x == 0, 0.5, special_i0e(x) - result * (x.sign() + 1 / safe))
+    safe = pointwise.where(x == 0, 1.0, x)
+    return g * pointwise.where(x == 0, 0.5, special_i0e(x) - result * (x.sign() + 1 / safe))
 
 
 LGAMMA = define("lgamma", grad=lambda g, x: g * digamma(x), **F)
@@ -39,9 +38,9 @@ I1E = define("special_i1e", grad=_i1e_grad, **F)
 ERFCX = define("special_erfcx",
                grad=lambda g, x, result: g * (2 * x * result - 2 / math.sqrt(math.pi)), **F)
 NDTRI = define("special_ndtri",
-               grad=lambda g, result: g * SQRT_2PI * _api.exp(result * result / 2), **F)
+               grad=lambda g, result: g * SQRT_2PI * pointwise.exp(result * result / 2), **F)
 LOG_NDTR = define("special_log_ndtr",
-                  grad=lambda g, x, result: g * _api.exp(-(x * x) / 2 - result) / SQRT_2PI, **F)
+                  grad=lambda g, x, result: g * pointwise.exp(-(x * x) / 2 - result) / SQRT_2PI, **F)
 _BESSEL = {n: define(n, **F, **NO_GRAD) for n in (
     "special_bessel_j0", "special_bessel_j1", "special_bessel_y0", "special_bessel_y1",
     "special_modified_bessel_k0", "special_modified_bessel_k1",
@@ -58,7 +57,7 @@ def _igamma_grad(sign):
         if needs[0]:
             raise NotImplementedError("the derivative for 'igamma' with respect to 'self' (a) "
                                       "is not implemented.")
-        return None, sign * g * _api.exp(-b + (a - 1) * _api.log(b) - lgamma(a))
+        return None, sign * g * pointwise.exp(-b + (a - 1) * pointwise.log(b) - lgamma(a))
     return grad
 
 
@@ -107,17 +106,17 @@ def mvlgamma(input, p):
         raise RuntimeError("mvlgamma: input must be a floating point tensor")
     if bool((input <= (p - 1) / 2).any()):
         raise RuntimeError("All elements must be greater than (p-1)/2")
-    offsets = _api.arange(p, dtype=input.dtype, device=input.device) / -2
+    offsets = creation.arange(p, dtype=input.dtype, device=input.device) / -2
     return lgamma(input.unsqueeze(-1) + offsets).sum(-1) + p * (p - 1) / 4 * math.log(math.pi)
 
 
 def _entr(x):
-    return _api.where(x > 0, -x * _api.log(_api.where(x > 0, x, 1.0)),
-                      _api.where(x == 0, 0.0, _api.where(x != x, x, -math.inf)))
+    return pointwise.where(x > 0, -x * pointwise.log(pointwise.where(x > 0, x, 1.0)),
+                      pointwise.where(x == 0, 0.0, pointwise.where(x != x, x, -math.inf)))
 
 
 ENTR = composite("special_entr", _entr, kind="elementwise", dtypes="float", promote="int_to_float",
-                 grad=lambda g, x: g * -(_api.log(x) + 1),
+                 grad=lambda g, x: g * -(pointwise.log(x) + 1),
                  signature="special_entr(x)", doc="-x log x for x > 0, 0 at 0, -inf below")
 
 
@@ -132,18 +131,18 @@ def special_xlog1py(input, other, *, out=None):
             isinstance(b, Tensor) and b.dtype.is_floating_point):
         a = a.to(D.get_default_dtype())
     zero = (a == 0) & ~(b != b) if isinstance(b, Tensor) else a == 0
-    return write_out(out, _api.where(zero, 0.0, a * _api.log1p(b)))
+    return write_out(out, pointwise.where(zero, 0.0, a * pointwise.log1p(b)))
 
 
 def special_ndtr(input, *, out=None):
     x = input if input.dtype.is_floating_point else input.to(D.get_default_dtype())
-    return write_out(out, 0.5 * _api.erfc(x * -math.sqrt(0.5)))
+    return write_out(out, 0.5 * pointwise.erfc(x * -math.sqrt(0.5)))
 
 
 def special_spherical_bessel_j0(input, *, out=None):
     x = input if input.dtype.is_floating_point else input.to(D.get_default_dtype())
-    safe = _api.where(x == 0, 1.0, x)
-    return write_out(out, _api.where(x == 0, 1.0, _api.sin(x) / safe))
+    safe = pointwise.where(x == 0, 1.0, x)
+    return write_out(out, pointwise.where(x == 0, 1.0, pointwise.sin(x) / safe))
 
 
 PUBLIC = {"lgamma": lgamma, "digamma": digamma, "i0": i0, "polygamma": polygamma,
@@ -161,3 +160,8 @@ METHODS = {**PUBLIC, "lgamma_": _unary_inplace(LGAMMA), "digamma_": _unary_inpla
            "igammac_": _binary_inplace(IGAMMAC), "nextafter_": _binary_inplace(NEXTAFTER),
            "polygamma": lambda self, n: polygamma(n, self),
            "mvlgamma": mvlgamma}
+
+
+# The op modules this one's derivative rules and decompositions call (at run time
+# only). Imported last: they import this module in turn (see docs/architecture.md).
+from . import creation, pointwise  # noqa: E402

@@ -7,7 +7,6 @@ import warnings
 
 from .. import _dtype as D
 from .._shape import check_dim_arg, check_keepdim, norm_dims, numel
-from . import _api
 from ._composite import composite, run
 from .reductions import LOWP, SUM, _reduce, check_tensor, expand_back
 
@@ -46,7 +45,7 @@ def _mean_grad_of(gm, x, dims, keepdim):
 
 def _std_to_var_grad(g, std):
     """std = sqrt(var): d var = g / (2 std), zero where std is zero (as PyTorch)."""
-    return _api.where(std == 0, 0.0, g / (2 * std))
+    return pointwise.where(std == 0, 0.0, g / (2 * std))
 
 
 def _var_grad(g, x, dims, correction, keepdim):
@@ -78,7 +77,7 @@ VAR = composite("var", lambda x, dims, correction, keepdim: _var_decomp(x, dims,
                 kind="reduction", grad=_var_grad, dtypes="floating", signature="var" + _SIG,
                 doc="sum((x - mean)^2) / max(0, N - correction); unbiased=True/False is "
                     "correction 1/0")
-STD = composite("std", lambda x, dims, correction, keepdim: _api.sqrt(
+STD = composite("std", lambda x, dims, correction, keepdim: pointwise.sqrt(
                     _var_decomp(x, dims, correction, keepdim, False)[0]),
                 kind="reduction", grad=_std_grad, dtypes="floating", signature="std" + _SIG,
                 doc="sqrt(var); the gradient is zero where std is zero")
@@ -89,7 +88,7 @@ VAR_MEAN = composite("var_mean", _var_decomp, kind="reduction", n_out=2, grad=_v
 
 def _std_mean(x, dims, correction, keepdim):
     var, mean = _var_decomp(x, dims, correction, keepdim)
-    return _api.sqrt(var), mean
+    return pointwise.sqrt(var), mean
 
 
 STD_MEAN = composite("std_mean", _std_mean, kind="reduction", n_out=2, grad=_std_mean_grad,
@@ -148,15 +147,15 @@ std_mean = _reducer(STD_MEAN, "std_mean")
 
 def _logsumexp(x, dims, keepdim):
     if x.numel() == 0:
-        return _api.log(_api.exp(x).sum(dims, keepdim))
-    m = _api.amax(x, dims, keepdim=True)
-    m = _api.where(m.abs() == math.inf, 0.0, m)      # all -inf (or an inf): no shift
-    r = _api.log(_api.exp(x - m).sum(dims, keepdim=True)) + m
+        return pointwise.log(pointwise.exp(x).sum(dims, keepdim))
+    m = reductions.amax(x, dims, keepdim=True)
+    m = pointwise.where(m.abs() == math.inf, 0.0, m)      # all -inf (or an inf): no shift
+    r = pointwise.log(pointwise.exp(x - m).sum(dims, keepdim=True)) + m
     return r if keepdim or not x.dim() else r.squeeze(dims)
 
 
 def _logsumexp_grad(g, x, result, dims, keepdim):
-    return expand_back(g, x.shape, dims, keepdim) * _api.exp(
+    return expand_back(g, x.shape, dims, keepdim) * pointwise.exp(
         x - expand_back(result, x.shape, dims, keepdim))
 
 
@@ -182,3 +181,8 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
 
 
 METHODS = {"var": var, "std": std, "logsumexp": logsumexp}
+
+
+# The op modules this one's derivative rules and decompositions call (at run time
+# only). Imported last: they import this module in turn (see docs/architecture.md).
+from . import pointwise, reductions  # noqa: E402

@@ -14,7 +14,6 @@ from .._shape import as_shape, contiguous_strides, expand_strides, norm_dim, num
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ..dispatch import OpDef, register_op
-from . import _api
 
 # -- geometry helpers ----------------------------------------------------------------------
 
@@ -83,20 +82,20 @@ def _dense(g):
     """g as a fresh contiguous storage (so geometry relative to it is meaningful)."""
     if g._storage is None and g._stride is None:
         return g
-    return _api.clone(g)
+    return memory.clone(g)
 
 
 # -- the two ops everything else reduces to in backward ---------------------------------------
 
 def _as_strided_grad(g, size, stride, storage_offset, input_shape):
-    return view_scatter(_api.zeros(input_shape, dtype=g.dtype, device=g.device), g,
+    return view_scatter(creation.zeros(input_shape, dtype=g.dtype, device=g.device), g,
                         size, stride, storage_offset)
 
 
 def _view_scatter_grad(g, size, stride, storage_offset, needs):
     g = _dense(g)
     accumulate = overlaps(size, stride)
-    g_base = g if accumulate else view_scatter(g, _api.zeros(size, dtype=g.dtype, device=g.device),
+    g_base = g if accumulate else view_scatter(g, creation.zeros(size, dtype=g.dtype, device=g.device),
                                               size, stride, storage_offset) if needs[0] else None
     g_src = as_strided(g, size, stride, storage_offset) if needs[1] else None
     return g_base, g_src
@@ -144,11 +143,11 @@ def _as_strided_general(x, v, size, stride, offset):
     """as_strided of a non-contiguous input under autograd: gather by storage position."""
     root = x._base if x._base is not None else x
     n = numel(root._shape)
-    pos = make_view(_api.arange(n, device=x.device), size, stride, offset)
-    x_pos = make_view(_api.arange(n, device=x.device), x._shape, strides_of(x), x._offset)
+    pos = make_view(creation.arange(n, device=x.device), size, stride, offset)
+    x_pos = make_view(creation.arange(n, device=x.device), x._shape, strides_of(x), x._offset)
     # where each storage position sits in x (x never overlaps itself)
-    where = _api.full((n,), -1, dtype=D.int64, device=x.device)
-    where[x_pos.reshape(-1)] = _api.arange(x.numel(), device=x.device)
+    where = creation.full((n,), -1, dtype=D.int64, device=x.device)
+    where[x_pos.reshape(-1)] = creation.arange(x.numel(), device=x.device)
     flat_index = where[pos.reshape(-1)]
     if bool((flat_index < 0).any()):
         raise RuntimeError("as_strided: under autograd the view may only reach elements of its input")
@@ -159,7 +158,7 @@ def view_scatter(base, src, size, stride, storage_offset):
     """as_strided_scatter: differentiable in base and src."""
     if not isinstance(src, Tensor):
         raise TypeError("as_strided_scatter: src must be a Tensor")
-    out = _api.clone(base, memory_format="contiguous")
+    out = memory.clone(base, memory_format="contiguous")
     if out._storage is not None or out._offset:
         out = _dense(out)
     with_grad = STATE.enabled
@@ -168,7 +167,7 @@ def view_scatter(base, src, size, stride, storage_offset):
         region = make_view(out, size, stride, storage_offset)
         if overlaps(size, stride):
             flat = make_view(out, (numel(out._shape),), (1,), 0)
-            pos = make_view(_api.arange(numel(out._shape), device=out.device), size, stride,
+            pos = make_view(creation.arange(numel(out._shape), device=out.device), size, stride,
                             storage_offset)
             flat.index_add_(0, pos.reshape(-1), src.to(out.dtype).expand(size).reshape(-1))
         else:
@@ -195,7 +194,7 @@ def _permute_grad(g, dims):
 
 
 def _expand_grad(g, input_shape):
-    return _api.sum_to(g, input_shape)
+    return reductions.sum_to(g, input_shape)
 
 
 VIEW = register_op(OpDef("view", kind="view", grad=_reshape_grad,
@@ -246,7 +245,7 @@ def reshape(input, *shape):
     shape = infer_shape(_sizes(shape, "reshape"), numel(input._shape), "reshape")
     st = view_strides(input._shape, strides_of(input), shape)
     if st is None:
-        return view(_api.clone(input, memory_format="contiguous"), shape)
+        return view(memory.clone(input, memory_format="contiguous"), shape)
     return _view_with(VIEW, input, shape, st, input._offset, {"input_shape": input._shape})
 
 
@@ -597,3 +596,8 @@ unsqueeze_ = _restride_("unsqueeze_", unsqueeze)
 
 METHODS = {"t_": t_, "transpose_": transpose_, "swapaxes_": swapaxes_, "swapdims_": swapdims_,
            "squeeze_": squeeze_, "unsqueeze_": unsqueeze_}
+
+
+# The op modules this one's derivative rules and decompositions call (at run time
+# only). Imported last: they import this module in turn (see docs/architecture.md).
+from . import creation, memory, reductions  # noqa: E402
