@@ -59,6 +59,7 @@ _BINARY = {
     "bitwise_xor": ("integral", "a ^ b (bool included)"),
     "bitwise_left_shift": ("integer", "a << b (not bool, as PyTorch)"),
     "bitwise_right_shift": ("integer", "a >> b, arithmetic for signed types (not bool)"),
+    "gcd": ("integer", "greatest common divisor of |a| and |b| (non-negative); gcd(0, 0) = 0"),
 }
 _COMPARE = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 

@@ -12,6 +12,7 @@ from .. import _dtype as D
 from .._tensor import Tensor
 from ._elementwise import binary, define
 from ..dispatch import OpDef, register_op
+from ..dispatch.registry import Forms
 
 SQRT_PI = math.sqrt(math.pi)
 LN2, LN10 = math.log(2.0), math.log(10.0)
@@ -113,6 +114,7 @@ bitwise_xor = define("bitwise_xor", **I)
 # shifts are not defined for bool (PyTorch: "lshift_cpu" not implemented for 'Bool')
 bitwise_left_shift = define("bitwise_left_shift", args=B)
 bitwise_right_shift = define("bitwise_right_shift", args=B)
+gcd = define("gcd", args=B, domain=(-60, 60), forms=Forms(scalars="none"))
 C = dict(args=B, out_bool=True)
 eq, ne = define("eq", **C), define("ne", **C)
 lt, le = define("lt", **C), define("le", **C)
@@ -254,6 +256,23 @@ def _nan_to_num(x, nan, posinf, neginf):
     r = pointwise.where(_isnan(x), nan, x)
     r = pointwise.where(r == math.inf, info.max if posinf is None else posinf, r)
     return pointwise.where(r == -math.inf, info.min if neginf is None else neginf, r)
+
+
+def _lcm(a, b):
+    """|a / gcd(a, b) * b|, 0 where gcd is 0 (PyTorch's lcm); types narrower than int
+    compute in int32 and wrap once at the end, as C++'s promotion does there."""
+    g = binary(gcd, a, b)
+    dt = g.dtype
+    if dt.itemsize < 4:
+        a, b, g = a.to(D.int32), b.to(D.int32), g.to(D.int32)
+    zero = g == 0
+    q = pointwise.div(a, pointwise.where(zero, 1, g), rounding_mode="trunc")
+    return pointwise.where(zero, 0, (q * b).abs()).to(dt)
+
+
+lcm = define("lcm", args=B, decomp=_lcm, dtypes="integer", domain=(-60, 60), differentiable=False,
+             forms=Forms(scalars="none"), signature="lcm(a, b)",
+             doc="least common multiple of |a| and |b| (non-negative); 0 if either is 0")
 
 
 NAN_TO_NUM = register_op(OpDef(

@@ -98,6 +98,21 @@ for _s, _scalars in BINARY:
     FUNCTIONS[_s.name] = _binary_fn(_s, _scalars)
     # (maximum_ and friends are not PyTorch's; nn_ops's pooling uses maximum_ in place)
     INPLACE[_s.name + "_"] = _binary_inplace(_s)
+# rows that declare their public forms (forms=Forms(...)) get them made here: nothing
+# else to edit for a new elementwise op (the Tensor methods bind from these dicts)
+from ._elementwise import _SPECS as _ROWS  # noqa: E402
+for _s in _ROWS:
+    _forms = _s.op.forms
+    if _forms is None or _s.name in FUNCTIONS:
+        continue
+    _n = len(_s.op.args)
+    FUNCTIONS[_s.name] = _unary_fn(_s) if _n == 1 else _binary_fn(_s, _forms.scalars)
+    if _forms.inplace:
+        INPLACE[_s.name + "_"] = _unary_inplace(_s) if _n == 1 else _binary_inplace(_s)
+    for _alias in _forms.aliases:
+        FUNCTIONS[_alias] = FUNCTIONS[_s.name]
+        if _forms.inplace:
+            INPLACE[_alias + "_"] = INPLACE[_s.name + "_"]
 # PyTorch's other names for the same ops
 ALIASES = {"sgn": "sign", "negative": "neg", "absolute": "abs", "arccos": "acos",
            "arcsin": "asin", "arctan": "atan", "arccosh": "acosh", "arcsinh": "asinh",

@@ -291,7 +291,7 @@ KERNELS = {
     "maximum": _binary(np.maximum), "minimum": _binary(np.minimum), "atan2": _binary(np.arctan2),
     "bitwise_and": _binary(np.bitwise_and), "bitwise_or": _binary(np.bitwise_or),
     "bitwise_xor": _binary(np.bitwise_xor), "bitwise_left_shift": _binary(np.left_shift),
-    "bitwise_right_shift": _binary(np.right_shift),
+    "bitwise_right_shift": _binary(np.right_shift), "gcd": _binary(np.gcd),
     "eq": _compare(np.equal), "ne": _compare(np.not_equal), "lt": _compare(np.less),
     "le": _compare(np.less_equal), "gt": _compare(np.greater), "ge": _compare(np.greater_equal),
     "where": _where,

@@ -34,7 +34,7 @@ _BINARY = {
     "add": "add", "sub": "subtract", "mul": "multiply", "pow": "power",
     "maximum": "maximum", "minimum": "minimum", "atan2": "arctan2",
     "bitwise_and": "bitwise_and", "bitwise_or": "bitwise_or", "bitwise_xor": "bitwise_xor",
-    "bitwise_left_shift": "left_shift", "bitwise_right_shift": "right_shift",
+    "bitwise_left_shift": "left_shift", "bitwise_right_shift": "right_shift", "gcd": "gcd",
 }
 _COMPARE = {"eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal",
             "gt": "greater", "ge": "greater_equal"}

@@ -133,3 +133,13 @@ CASES += [
     Case("where", torch.where, _where_samples),
     Case("clamp", torch.clamp, _clamp_samples, inplace="clamp_"),
 ]
+
+
+# -- rows that declare their public forms: cases made from the row alone (its sample
+# domain; the unit tests make theirs from the same rows)
+CASES += [
+    Case(name, getattr(torch, name),
+         S.unary(*op.domain) if len(op.args) == 1 else S.binary(*op.domain, scalars=()),
+         inplace=name + "_" if op.forms.inplace else None)
+    for name, op in sorted(OPS.items())
+    if op.forms is not None and op.kind == "elementwise" and op.domain is not None]

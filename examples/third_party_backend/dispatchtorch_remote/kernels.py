@@ -154,7 +154,7 @@ _BINARY = {
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "pow": np.power,
     "maximum": np.maximum, "minimum": np.minimum, "atan2": np.arctan2,
     "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or, "bitwise_xor": np.bitwise_xor,
-    "bitwise_left_shift": np.left_shift, "bitwise_right_shift": np.right_shift,
+    "bitwise_left_shift": np.left_shift, "bitwise_right_shift": np.right_shift, "gcd": np.gcd,
     "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
     "gt": np.greater, "ge": np.greater_equal, "nextafter": np.nextafter,
 }

@@ -292,3 +292,35 @@ add(Case("where", lambda T, c, a, b: T.where(c, a, b),
     Case("clamp", lambda T, x: T.clamp(x), (A((3,)),), FLOATS, grad=False, name="no bounds",
          raises=RuntimeError),
     )
+
+
+# -- rows that declare their public forms: cases made from the row alone ----------------------
+# (function, method and in-place forms, over the row's sample domain and dtype rule, against
+# PyTorch; the conformance suite makes its cases from the same rows)
+def _row_cases():
+    from dispatchtorch.dispatch import OPS
+    from dispatchtorch.ops._elementwise import _CATEGORIES
+    import dispatchtorch._dtype as D
+    for name, op in sorted(OPS.items()):
+        forms = op.forms
+        if forms is None or op.kind != "elementwise" or op.domain is None:
+            continue
+        cats = _CATEGORIES[op.dtypes]
+        dts = tuple(d for d in ALL if D.BY_NAME[d].category in cats) \
+            if hasattr(D, "BY_NAME") else None
+        ins = tuple(A((3, 4), op.domain) for _ in op.args)
+        add(Case(name, lambda T, *xs, name=name: getattr(T, name)(*xs), ins, dts,
+                 grad=op.differentiable),
+            Case(name, lambda T, *xs, name=name: getattr(T, name)(*xs),
+                 (A((2, 1, 3), op.domain),) + tuple(A((4, 1), op.domain) for _ in op.args[1:]),
+                 dts, grad=False, name="broadcast"),
+            Case(name, lambda T, *xs, name=name: getattr(T, name)(*xs),
+                 tuple(A((0, 3), op.domain) for _ in op.args), dts, grad=False, name="empty"),
+            Case(name, lambda T, x, *r, name=name: getattr(x, name)(*r), ins, dts, grad=False,
+                 name="method"))
+        if forms.inplace:
+            add(Case(name, lambda T, x, *r, name=name: getattr(x.clone(), name + "_")(*r), ins,
+                     dts, grad=False, name="inplace"))
+
+
+_row_cases()

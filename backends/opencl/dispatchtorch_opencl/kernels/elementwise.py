@@ -102,6 +102,11 @@ def binary_expr(op, dt):
         else:
             e = f"((({w})b < {bits}u) ? ({c})(a >> b) : (a < 0 ? ({c})-1 : ({c})0))"
         return (f"(uchar)({e} != 0)" if dt == "bool" else e), ""
+    if op == "gcd":     # Euclid on |a|, |b|; INT_MIN stays negative (wraps) as in numpy
+        name = f"gcd_{dt}"
+        return f"{name}(a, b)", (
+            f"static {c} {name}({c} a, {c} b) {{ a = a < 0 ? -a : a; b = b < 0 ? -b : b; "
+            f"while (b != 0) {{ {c} t = a % b; a = b; b = t; }} return a < 0 ? -a : a; }}\n")
     raise KeyError(op)
 
 
@@ -277,7 +282,7 @@ UNARY = ("exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "sin",
          "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "erfc",
          "erfinv", "floor", "ceil", "round", "trunc", "neg", "abs", "bitwise_not")
 BINARY = ("add", "sub", "mul", "div", "fmod", "pow", "maximum", "minimum", "atan2",
-          "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift",
+          "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift", "gcd",
           *_COMPARE)
 
 # composites with a kernel of their own, measured faster than their decompositions.
