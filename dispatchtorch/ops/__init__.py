@@ -1,6 +1,6 @@
 """The public op functions. Each module declares a family's schema rows and their
 function forms; methods.py binds the Tensor methods and operators."""
-from . import (counting, creation, einsum, elementwise, indexing, linalg, memory, norms, pointwise,
+from . import (counting, creation, einsum, elementwise, gather_scatter, linalg, memory, norms, pointwise,
                random, reductions, scans, shape_ops, sorting, statistics, views)
 from . import nn_ops  # noqa: F401  (the nn layers' composite rows)
 from . import optim_ops  # noqa: F401  (the optimizers' fused update rows)
@@ -12,9 +12,10 @@ from .creation import (arange, as_tensor, asarray, bernoulli, empty, empty_like,
                        randint_like, randn, randn_like, randperm, set_default_device, tensor,
                        tril_indices, triu_indices, zeros, zeros_like)
 from .einsum import einsum, tensordot
-from .indexing import (argwhere, gather, index_add, index_fill, index_put, index_put_,
-                       index_select, masked_fill, masked_scatter, masked_select, nonzero, scatter,
-                       scatter_add, scatter_reduce, take, take_along_dim)
+from .gather_scatter import (argwhere, gather, index_add, index_fill, index_select, masked_fill,
+                             masked_scatter, masked_select, nonzero, scatter, scatter_add,
+                             scatter_reduce)
+from .subscript import index_put, index_put_, take, take_along_dim
 from .linalg import (addmm, addmv, baddbmm, bmm, dot, ger, matmul, mm, mv, outer, vdot)
 from .memory import cat, clone, concat, concatenate, contiguous, stack
 from .norms import norm

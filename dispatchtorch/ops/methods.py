@@ -4,7 +4,8 @@ from __future__ import annotations
 from .. import _dtype as D
 from .._tensor import Tensor
 from . import creation as C
-from . import indexing as IX
+from . import gather_scatter as IX
+from . import subscript as SUB
 from . import linalg as L
 from . import memory as M
 from . import pointwise as P
@@ -56,9 +57,9 @@ METHODS = {
     "scatter_reduce": IX.scatter_reduce, "index_select": IX.index_select, "index_add": IX.index_add,
     "index_add_": IX.index_add_, "nonzero": IX.nonzero, "argwhere": IX.argwhere,
     "masked_fill": IX.masked_fill, "masked_fill_": IX.masked_fill_, "masked_select": IX.masked_select,
-    "index_put_": IX.index_put_, "index_put": IX.index_put, "take": IX.take,
-    "take_along_dim": IX.take_along_dim,
-    "__getitem__": IX.getitem, "__setitem__": IX.setitem,
+    "index_put_": SUB.index_put_, "index_put": SUB.index_put, "take": SUB.take,
+    "take_along_dim": SUB.take_along_dim,
+    "__getitem__": SUB.getitem, "__setitem__": SUB.setitem,
     # random, in place
     "uniform_": C.uniform_, "normal_": C.normal_, "bernoulli_": C.bernoulli_,
     "random_": C.random_, "exponential_": C.exponential_, "geometric_": C.geometric_,

@@ -452,7 +452,7 @@ bitwise_right_shift = _shift(E.bitwise_right_shift, False)
 
 def where(condition, input=None, other=None, *, out=None):
     if input is None and other is None:
-        return indexing.nonzero(condition, as_tuple=True)
+        return gather_scatter.nonzero(condition, as_tuple=True)
     if not isinstance(condition, Tensor) or condition.dtype is not D.bool_:
         if isinstance(condition, Tensor) and condition.dtype is D.uint8:
             condition = condition.bool()
@@ -670,4 +670,4 @@ __all__ = sorted(set(FUNCTIONS) | set(INPLACE) | {
 
 # The op modules this one's derivative rules and decompositions call (at run time
 # only). Imported last: they import this module in turn (see docs/architecture.md).
-from . import creation, indexing  # noqa: E402
+from . import creation, gather_scatter  # noqa: E402

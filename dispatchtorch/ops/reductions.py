@@ -325,7 +325,7 @@ def _value_index(extreme, arg, name):
         if dim is None:
             return extreme(x)
         indices = arg(x, dim, keepdim=True)
-        values = indexing.gather(x, dim, indices) if x.dim() else x.clone()
+        values = gather_scatter.gather(x, dim, indices) if x.dim() else x.clone()
         if not keepdim and x.dim():
             values, indices = values.squeeze(dim), indices.squeeze(dim)
         return values, indices
@@ -463,4 +463,4 @@ METHODS = {"prod": prod, "aminmax": aminmax}
 
 # The op modules this one's derivative rules and decompositions call (at run time
 # only). Imported last: they import this module in turn (see docs/architecture.md).
-from . import creation, indexing, memory, pointwise, scans, shape_ops  # noqa: E402
+from . import creation, gather_scatter, memory, pointwise, scans, shape_ops  # noqa: E402

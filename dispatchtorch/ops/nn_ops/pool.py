@@ -1,0 +1,124 @@
+"""The nn rows of max_pool2d and avg_pool2d: one elementwise op per kernel offset over strided
+views."""
+from __future__ import annotations
+
+from ... import _dtype as D
+from .. import nn_windows as W
+from ._row import Composite
+
+
+# -- pooling: one elementwise op per kernel offset over strided views ---------------------------
+
+
+def _pool_buffer(x, kernel_size, stride, padding, dilation, ceil_mode, fill):
+    count, extra = W.pool_geometry(x, kernel_size, stride, padding, dilation, ceil_mode)
+    return W.padded(x, padding[0], padding[1], fill, *extra), count
+
+
+def _max_fill(dt):
+    return float("-inf") if dt.is_floating_point else D.iinfo(dt).min
+
+
+def _max_pool2d(x, kernel_size, stride, padding, dilation, ceil_mode):
+    buf, count = _pool_buffer(x, kernel_size, stride, padding, dilation, ceil_mode,
+                              _max_fill(x._dtype))
+    out = None
+    for v in W.offset_views(buf, kernel_size, dilation, stride, count):
+        out = v.clone() if out is None else out.maximum_(v)
+    return out
+
+
+def _max_pool2d_grad(g, x, result, kernel_size, stride, padding, dilation, ceil_mode):
+    """The gradient goes to the first maximum of each window (PyTorch's choice)."""
+    buf, count = _pool_buffer(x, kernel_size, stride, padding, dilation, ceil_mode,
+                              _max_fill(x._dtype))
+    acc = W.accumulate_buffer(x._shape[2:], kernel_size, dilation, padding, stride, count, g)
+    taken = None
+    for v, dst in zip(W.offset_views(buf, kernel_size, dilation, stride, count),
+                      W.offset_views(acc, kernel_size, dilation, stride, count)):
+        hit = v == result
+        if taken is None:
+            taken = hit
+        else:
+            hit = hit & ~taken
+            taken = taken | hit
+        dst.add_(g * hit)
+    return W.crop(acc, x._shape[2:], padding)
+
+
+def max_pool_argmax(x, kernel_size, stride, padding, dilation, ceil_mode):
+    """Per window, the position (0 .. kh*kw-1) of its first maximum: (N, C, OH, OW)."""
+    buf, count = _pool_buffer(x, kernel_size, stride, padding, dilation, ceil_mode,
+                              _max_fill(x._dtype))
+    win = W.windows(buf, kernel_size, dilation, stride, count)
+    n, c, kh, kw, oh, ow = win._shape
+    return win.permute(0, 1, 4, 5, 2, 3).reshape(n, c, oh, ow, kh * kw).argmax(-1)
+
+
+def _pool_meta(x, kernel_size, stride, padding, *rest, **kw):
+    count, _ = W.pool_geometry(x, kernel_size, stride, padding, kw.get("dilation", (1, 1)),
+                               kw.get("ceil_mode", False))
+    return ((x._shape[:2] + count, x._dtype),)
+
+
+MAX_POOL2D = Composite("max_pool2d", ("x",), _max_pool2d, _max_pool2d_grad, _pool_meta,
+                       "max_pool2d(x, *, kernel_size, stride, padding, dilation, ceil_mode)",
+                       "window maxima; NaN propagates; the gradient goes to the first maximum")
+
+_DIVISORS: dict = {}
+
+
+def avg_divisor(x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    """The divisor of each window: a number, or an (OH, OW) tensor cached per geometry."""
+    if divisor_override:
+        return float(divisor_override)
+    h, w = x._shape[2:]
+    count, extra = W.pool_geometry(x, kernel_size, stride, padding, (1, 1), ceil_mode)
+    if not any(padding) and not any(extra):
+        return float(kernel_size[0] * kernel_size[1])
+    key = (h, w, tuple(kernel_size), tuple(stride), tuple(padding), ceil_mode, count_include_pad,
+           x._place, x._dtype)
+    d = _DIVISORS.get(key)
+    if d is None:
+        import numpy as np
+        sizes = []
+        for n, k, s, p, o in zip((h, w), kernel_size, stride, padding, count):
+            start = np.arange(o) * s - p
+            end = np.minimum(start + k, n + p)            # PyTorch clips windows at n + p
+            if not count_include_pad:
+                start, end = np.maximum(start, 0), np.minimum(end, n)
+            sizes.append(end - start)
+        d = creation.tensor(np.outer(sizes[0], sizes[1]), dtype=x._dtype, device=x.device)
+        if len(_DIVISORS) < 256:
+            _DIVISORS[key] = d
+    return d
+
+
+def _avg_pool2d(x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    buf, count = _pool_buffer(x, kernel_size, stride, padding, (1, 1), ceil_mode, 0.0)
+    out = None
+    for v in W.offset_views(buf, kernel_size, (1, 1), stride, count):
+        out = v.clone() if out is None else out.add_(v)
+    return out.div_(avg_divisor(x, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                                divisor_override))
+
+
+def _avg_pool2d_grad(g, x, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override):
+    count, _ = W.pool_geometry(x, kernel_size, stride, padding, (1, 1), ceil_mode)
+    share = g / avg_divisor(x, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                            divisor_override)
+    acc = W.accumulate_buffer(x._shape[2:], kernel_size, (1, 1), padding, stride, count, g)
+    for dst in W.offset_views(acc, kernel_size, (1, 1), stride, count):
+        dst.add_(share)
+    return W.crop(acc, x._shape[2:], padding)
+
+
+AVG_POOL2D = Composite(
+    "avg_pool2d", ("x",), _avg_pool2d, _avg_pool2d_grad, _pool_meta,
+    "avg_pool2d(x, *, kernel_size, stride, padding, ceil_mode, count_include_pad, "
+    "divisor_override)", "window means, zero padding, PyTorch's divisor rules")
+
+
+# The op modules this one's derivative rules and decompositions call (at run time only).
+from .. import creation  # noqa: E402

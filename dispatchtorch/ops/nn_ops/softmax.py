@@ -1,0 +1,56 @@
+"""The nn rows of softmax and log_softmax (F.softmax, F.log_softmax, Tensor.softmax)."""
+from __future__ import annotations
+
+from ..._shape import norm_dim
+from ..._tensor import Tensor
+from ...autograd.grad_mode import STATE
+from ._row import Composite, _same
+
+
+# -- softmax family ------------------------------------------------------------------------------
+
+def _softmax(x, dim):
+    if not x.numel():
+        return x.clone()
+    e = (x - x.amax(dim, keepdim=True)).exp_()
+    return e.div_(e.sum(dim, keepdim=True))
+
+
+def _softmax_grad(g, result, dim):
+    # (g - sum(g y)) y; writing into fresh buffers only when no graph records them
+    # (a double backward needs every intermediate unmodified)
+    d = g - (g * result).sum(dim, keepdim=True)
+    return d * result if STATE.enabled else d.mul_(result)
+
+
+def _log_softmax(x, dim):
+    if not x.numel():
+        return x.clone()
+    s = x - x.amax(dim, keepdim=True)
+    return s.sub_(s.exp().sum(dim, keepdim=True).log_())
+
+
+def _log_softmax_grad(g, result, dim):
+    if STATE.enabled:
+        return g - result.exp() * g.sum(dim, keepdim=True)
+    # g - exp(y) sum(g), built in the one buffer exp(y) allocates
+    return result.exp().mul_(g.sum(dim, keepdim=True)).neg_().add_(g)
+
+
+def _softmax_check(name, x, dim):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(x).__name__}")
+    d = norm_dim(dim, x.dim(), name)
+    if not x._dtype.is_floating_point and x.numel():
+        kernel = f"{name}_lastdim_kernel_impl" if d == x.dim() - 1 or not x.dim() else \
+            f"{name}_kernel_impl"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{x._dtype.pt_name}'")
+    return {"dim": d}
+
+
+SOFTMAX = Composite("softmax", ("x",), _softmax, _softmax_grad, _same,
+                    "softmax(x, *, dim)", "exp(x) / sum(exp(x)) along dim, max-shifted",
+                    check=_softmax_check)
+LOG_SOFTMAX = Composite("log_softmax", ("x",), _log_softmax, _log_softmax_grad, _same,
+                        "log_softmax(x, *, dim)", "x - logsumexp(x) along dim",
+                        check=_softmax_check)
