@@ -321,7 +321,8 @@ class Case:
         """The dtype names this case tests, in the canonical order."""
         spec = self.dtypes
         if spec is None:
-            spec = opdef.dtypes if opdef is not None else "all"
+            from dispatchtorch.dispatch.registry import input_category
+            spec = input_category(opdef) if opdef is not None else "all"
         return DT.expand(spec, where=f"case {self.name}")
 
     def checks_grad(self, opdef=None):

@@ -15,8 +15,9 @@ SHORT = {"bool": "bool", "uint8": "u8", "int8": "i8", "int16": "i16", "int32": "
 CATEGORIES = {
     "all": ALL,
     "numeric": tuple(n for n in ALL if n != "bool"),
-    # elementwise "float" ops promote integers and bool to the default float dtype
-    "float": ALL,
+    # a row's "float" rule is floats; an op that promotes integers and bool to the default
+    # float dtype says so with promote="int_to_float" (registry.input_category: "all")
+    "float": tuple(n for n in ALL if n in FLOATING),
     "int_float": tuple(n for n in ALL if n != "bool"),
     "integral": ("bool",) + tuple(n for n in ALL if n in INTEGRAL),
     "floating": tuple(n for n in ALL if n in FLOATING),

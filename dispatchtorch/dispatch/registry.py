@@ -167,6 +167,14 @@ def _getter(name, args):
 OPS: dict[str, OpDef] = {}
 
 
+def input_category(op) -> str:
+    """The dtype category an op's frontend accepts: every dtype for an int_to_float op
+    (integers and bool compute in the default float dtype), else its dtype rule. The one
+    reading of a row's dtype rule (the executor's tables, docs/ops.md, the conformance
+    suite's default dtypes)."""
+    return "all" if op.promote == "int_to_float" else op.dtypes
+
+
 def sample_domains(kind=None) -> dict:
     """{op name: (low, high)}: the rows' sample domains (of one kind, or all), the one
     source of the random values the unit tests (tests/ops) and the conformance suite

@@ -12,7 +12,7 @@ from .. import _dtype as D
 from .._tensor import Tensor
 from ._elementwise import binary, define
 from ..dispatch import OpDef, register_op
-from ..dispatch.registry import Forms
+from ..dispatch.registry import NO_FORMS, Forms
 
 SQRT_PI = math.sqrt(math.pi)
 LN2, LN10 = math.log(2.0), math.log(10.0)
@@ -23,43 +23,58 @@ def _zeros(g):
 
 
 # domain=(low, high): where the op and its gradient are finite; the unit tests and the
-# conformance suite draw their random values from it
+# conformance suite draw their random values from it. forms: the public forms made from
+# the row (pointwise.py: torch.f, Tensor.f, f_, out=, aliases); FN: all of them, TT: a
+# binary function form that takes tensors only, TS: one whose `other` may be a number.
+FN, TT, TS = Forms(), Forms(scalars="none"), Forms(scalars="other")
 # -- unary prims -------------------------------------------------------------------------------
 F = dict(dtypes="float", promote="int_to_float")
-exp = define("exp", domain=(-10, 10), grad=lambda g, result: g * result, **F)
-exp2 = define("exp2", domain=(-10, 10), grad=lambda g, result: g * result * LN2, **F)
-expm1 = define("expm1", domain=(-10, 10), grad=lambda g, result: g * (result + 1), **F)
-log = define("log", domain=(0.05, 100), grad=lambda g, x: g / x, **F)
-log2 = define("log2", domain=(0.05, 100), grad=lambda g, x: g / (x * LN2), **F)
-log10 = define("log10", domain=(0.05, 100), grad=lambda g, x: g / (x * LN10), **F)
-log1p = define("log1p", domain=(-0.9, 100), grad=lambda g, x: g / (x + 1), **F)
-sqrt = define("sqrt", domain=(0.01, 100), grad=lambda g, result: g / (2 * result), **F)
-sin = define("sin", domain=(-6, 6), grad=lambda g, x: g * pointwise.cos(x), **F)
-cos = define("cos", domain=(-6, 6), grad=lambda g, x: -g * pointwise.sin(x), **F)
-tan = define("tan", domain=(-1.4, 1.4), grad=lambda g, result: g * (1 + result * result), **F)
-asin = define("asin", domain=(-0.95, 0.95), grad=lambda g, x: g * pointwise.rsqrt(1 - x * x), **F)
-acos = define("acos", domain=(-0.95, 0.95), grad=lambda g, x: -g * pointwise.rsqrt(1 - x * x), **F)
-atan = define("atan", domain=(-10, 10), grad=lambda g, x: g / (1 + x * x), **F)
-sinh = define("sinh", domain=(-5, 5), grad=lambda g, x: g * pointwise.cosh(x), **F)
-cosh = define("cosh", domain=(-5, 5), grad=lambda g, x: g * pointwise.sinh(x), **F)
-tanh = define("tanh", domain=(-5, 5), grad=lambda g, result: g * (1 - result * result), **F)
-asinh = define("asinh", domain=(-10, 10), grad=lambda g, x: g * pointwise.rsqrt(x * x + 1), **F)
-acosh = define("acosh", domain=(1.05, 10), grad=lambda g, x: g * pointwise.rsqrt(x * x - 1), **F)
-atanh = define("atanh", domain=(-0.95, 0.95), grad=lambda g, x: g / (1 - x * x), **F)
-erf = define("erf", domain=(-3, 3), grad=lambda g, x: g * (2 / SQRT_PI) * pointwise.exp(-(x * x)), **F)
-erfc = define("erfc", domain=(-3, 3), grad=lambda g, x: g * (-2 / SQRT_PI) * pointwise.exp(-(x * x)), **F)
-erfinv = define("erfinv", domain=(-0.95, 0.95), grad=lambda g, result: g * (SQRT_PI / 2) * pointwise.exp(result * result), **F)
+exp = define("exp", forms=FN, domain=(-10, 10), grad=lambda g, result: g * result, **F)
+exp2 = define("exp2", forms=FN, domain=(-10, 10), grad=lambda g, result: g * result * LN2, **F)
+expm1 = define("expm1", forms=FN, domain=(-10, 10), grad=lambda g, result: g * (result + 1), **F)
+log = define("log", forms=FN, domain=(0.05, 100), grad=lambda g, x: g / x, **F)
+log2 = define("log2", forms=FN, domain=(0.05, 100), grad=lambda g, x: g / (x * LN2), **F)
+log10 = define("log10", forms=FN, domain=(0.05, 100), grad=lambda g, x: g / (x * LN10), **F)
+log1p = define("log1p", forms=FN, domain=(-0.9, 100), grad=lambda g, x: g / (x + 1), **F)
+sqrt = define("sqrt", forms=FN, domain=(0.01, 100), grad=lambda g, result: g / (2 * result), **F)
+sin = define("sin", forms=FN, domain=(-6, 6), grad=lambda g, x: g * pointwise.cos(x), **F)
+cos = define("cos", forms=FN, domain=(-6, 6), grad=lambda g, x: -g * pointwise.sin(x), **F)
+tan = define("tan", forms=FN, domain=(-1.4, 1.4), grad=lambda g,
+             result: g * (1 + result * result), **F)
+asin = define("asin", forms=Forms(aliases=("arcsin",)), domain=(-0.95, 0.95), grad=lambda g,
+              x: g * pointwise.rsqrt(1 - x * x), **F)
+acos = define("acos", forms=Forms(aliases=("arccos",)), domain=(-0.95, 0.95), grad=lambda g,
+              x: -g * pointwise.rsqrt(1 - x * x), **F)
+atan = define("atan", forms=Forms(aliases=("arctan",)), domain=(-10, 10), grad=lambda g,
+              x: g / (1 + x * x), **F)
+sinh = define("sinh", forms=FN, domain=(-5, 5), grad=lambda g, x: g * pointwise.cosh(x), **F)
+cosh = define("cosh", forms=FN, domain=(-5, 5), grad=lambda g, x: g * pointwise.sinh(x), **F)
+tanh = define("tanh", forms=FN, domain=(-5, 5), grad=lambda g, result: g * (1 - result * result),
+              **F)
+asinh = define("asinh", forms=Forms(aliases=("arcsinh",)), domain=(-10, 10), grad=lambda g,
+               x: g * pointwise.rsqrt(x * x + 1), **F)
+acosh = define("acosh", forms=Forms(aliases=("arccosh",)), domain=(1.05, 10), grad=lambda g,
+               x: g * pointwise.rsqrt(x * x - 1), **F)
+atanh = define("atanh", forms=Forms(aliases=("arctanh",)), domain=(-0.95, 0.95), grad=lambda g,
+               x: g / (1 - x * x), **F)
+erf = define("erf", forms=FN, domain=(-3, 3), grad=lambda g,
+             x: g * (2 / SQRT_PI) * pointwise.exp(-(x * x)), **F)
+erfc = define("erfc", forms=FN, domain=(-3, 3), grad=lambda g,
+              x: g * (-2 / SQRT_PI) * pointwise.exp(-(x * x)), **F)
+erfinv = define("erfinv", forms=FN, domain=(-0.95, 0.95), grad=lambda g,
+                result: g * (SQRT_PI / 2) * pointwise.exp(result * result), **F)
 
 R = dict(grad=lambda g: _zeros(g))
 _floor = define("floor", domain=(-10, 10), **R)
 _ceil = define("ceil", domain=(-10, 10), **R)
 _round = define("round", domain=(-10, 10), **R)
 _trunc = define("trunc", domain=(-10, 10), **R)
-neg = define("neg", dtypes="numeric", grad=lambda g: -g,
+neg = define("neg", forms=Forms(aliases=("negative",)), dtypes="numeric", grad=lambda g: -g,
              error="neg: Negation, the `-` operator, on a bool tensor is not supported. If you are "
                    "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
-abs_ = define("abs", dtypes="numeric", grad=lambda g, x: g * pointwise.sign(x))
-bitwise_not = define("bitwise_not", dtypes="integral")
+abs_ = define("abs", forms=Forms(aliases=("absolute",)), dtypes="numeric", grad=lambda g,
+              x: g * pointwise.sign(x))
+bitwise_not = define("bitwise_not", forms=FN, dtypes="integral")
 
 # -- binary prims ----------------------------------------------------------------------------
 B = ("a", "b")
@@ -67,7 +82,7 @@ add = define("add", args=B, grad=lambda g: (g, g))
 sub = define("sub", args=B, dtypes="numeric", grad=lambda g: (g, -g),
              error="sub: Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
                    "`^` or `logical_xor()` operator instead.")
-mul = define("mul", args=B, grad=lambda g, a, b, needs: (g * b if needs[0] else None,
+mul = define("mul", forms=FN, args=B, grad=lambda g, a, b, needs: (g * b if needs[0] else None,
                                                           g * a if needs[1] else None),
              save_for={"a": ("b",), "b": ("a",)})
 div = define("div", args=B, promote="int_to_float",
@@ -102,43 +117,46 @@ def _extreme_grad(pick):
     return grad
 
 
-maximum = define("maximum", args=B, grad=_extreme_grad(lambda x, y: x < y))
-minimum = define("minimum", args=B, grad=_extreme_grad(lambda x, y: x > y))
-atan2 = define("atan2", args=B, **F,
+maximum = define("maximum", forms=TT, args=B, grad=_extreme_grad(lambda x, y: x < y))
+minimum = define("minimum", forms=TT, args=B, grad=_extreme_grad(lambda x, y: x > y))
+atan2 = define("atan2", forms=Forms(scalars="none", aliases=("arctan2",)), args=B, **F,
                grad=lambda g, a, b, needs: (g * b / (a * a + b * b) if needs[0] else None,
                                             -g * a / (a * a + b * b) if needs[1] else None))
 I = dict(args=B, dtypes="integral")
-bitwise_and = define("bitwise_and", **I)
-bitwise_or = define("bitwise_or", **I)
-bitwise_xor = define("bitwise_xor", **I)
+bitwise_and = define("bitwise_and", forms=FN, **I)
+bitwise_or = define("bitwise_or", forms=FN, **I)
+bitwise_xor = define("bitwise_xor", forms=FN, **I)
 # shifts are not defined for bool (PyTorch: "lshift_cpu" not implemented for 'Bool')
 bitwise_left_shift = define("bitwise_left_shift", args=B)
 bitwise_right_shift = define("bitwise_right_shift", args=B)
-gcd = define("gcd", args=B, domain=(-60, 60), forms=Forms(scalars="none"))
+gcd = define("gcd", args=B, domain=(-60, 60), forms=TT)
 C = dict(args=B, out_bool=True)
-eq, ne = define("eq", **C), define("ne", **C)
-lt, le = define("lt", **C), define("le", **C)
-gt, ge = define("gt", **C), define("ge", **C)
+eq, ne = define("eq", forms=TS, **C), define("ne", forms=TS, **C)
+lt, le = define("lt", forms=TS, **C), define("le", forms=TS, **C)
+gt, ge = define("gt", forms=TS, **C), define("ge", forms=TS, **C)
 where_ = define("where", args=("cond", "a", "b"),
-                grad=lambda g, cond: (None, pointwise.where(cond, g, 0.0), pointwise.where(cond, 0.0, g)))
+                grad=lambda g, cond: (None, pointwise.where(cond, g, 0.0),
+                                      pointwise.where(cond, 0.0, g)))
 
 
 # -- composites ----------------------------------------------------------------------------------
 
-def _c(name, decomp, grad=None, **kw):
-    return define(name, decomp=decomp, grad=grad, **kw)
+def _c(name, forms, decomp, grad=None, **kw):
+    return define(name, forms=forms, decomp=decomp, grad=grad, **kw)
 
 
-sigmoid = _c("sigmoid", lambda x: 1 / (1 + pointwise.exp(-x)),
+sigmoid = _c("sigmoid", FN, lambda x: 1 / (1 + pointwise.exp(-x)),
              domain=(-10, 10), grad=lambda g, result: g * result * (1 - result), **F)
 # maximum(x, 0), not where(x > 0, ...): relu(nan) is nan, as in PyTorch
-relu = _c("relu", lambda x: binary(maximum, x, 0), grad=lambda g, result: g * (result > 0),
+relu = _c("relu", FN, lambda x: binary(maximum, x, 0), grad=lambda g, result: g * (result > 0),
           dtypes="numeric", error="Boolean inputs not supported for relu")
-rsqrt = _c("rsqrt", lambda x: 1 / pointwise.sqrt(x),
+rsqrt = _c("rsqrt", FN, lambda x: 1 / pointwise.sqrt(x),
            domain=(0.05, 100), grad=lambda g, result: -0.5 * g * result * result * result, **F)
-reciprocal = _c("reciprocal", lambda x: 1 / x, domain=(0.1, 10), grad=lambda g, result: -g * result * result, **F)
-square = _c("square", lambda x: x * x, grad=lambda g, x: 2 * g * x, dtypes="numeric")
-sign = _c("sign", lambda x: (x > 0).to(x.dtype) - (x < 0).to(x.dtype) if x.dtype is not D.bool_
+reciprocal = _c("reciprocal", FN, lambda x: 1 / x, domain=(0.1, 10), grad=lambda g,
+                result: -g * result * result, **F)
+square = _c("square", NO_FORMS, lambda x: x * x, grad=lambda g, x: 2 * g * x, dtypes="numeric")
+sign = _c("sign", Forms(aliases=("sgn",)),
+          lambda x: (x > 0).to(x.dtype) - (x < 0).to(x.dtype) if x.dtype is not D.bool_
           else x.clone(), grad=lambda g: _zeros(g))
 sgn = sign
 
@@ -152,8 +170,8 @@ def _logit_grad(g, x):
     return g / (x * (1 - x))
 
 
-logit = _c("logit", lambda x: pointwise.log(x / (1 - x)), grad=_logit_grad, **F)
-frac = _c("frac", lambda x: x - pointwise.trunc(x), grad=lambda g: g, **FL)
+logit = _c("logit", NO_FORMS, lambda x: pointwise.log(x / (1 - x)), grad=_logit_grad, **F)
+frac = _c("frac", FN, lambda x: x - pointwise.trunc(x), grad=lambda g: g, **FL)
 def _hypot(a, b):
     """max * sqrt(1 + (min / max)^2): no overflow where a * a would (IEEE hypot), and an
     infinite side gives inf even against NaN."""
@@ -165,7 +183,7 @@ def _hypot(a, b):
     return pointwise.where((aa == math.inf) | (bb == math.inf), math.inf, r)
 
 
-hypot = _c("hypot", _hypot, args=B, **FL,
+hypot = _c("hypot", TT, _hypot, args=B, **FL,
            grad=lambda g, a, b, result, needs: (g * a / result if needs[0] else None,
                                                 g * b / result if needs[1] else None))
 
@@ -201,12 +219,12 @@ def _fextreme_grad(wins):
     return grad
 
 
-logaddexp = _c("logaddexp", _logaddexp, args=B, **FL,
+logaddexp = _c("logaddexp", TT, _logaddexp, args=B, **FL,
                grad=lambda g, a, b, result, needs: (
                    g * pointwise.exp(a - result) if needs[0] else None,
                    g * pointwise.exp(b - result) if needs[1] else None))
-fmax = _c("fmax", _fextreme(maximum), args=B, grad=_fextreme_grad(lambda a, b: a >= b))
-fmin = _c("fmin", _fextreme(minimum), args=B, grad=_fextreme_grad(lambda a, b: a <= b))
+fmax = _c("fmax", TT, _fextreme(maximum), args=B, grad=_fextreme_grad(lambda a, b: a >= b))
+fmin = _c("fmin", TT, _fextreme(minimum), args=B, grad=_fextreme_grad(lambda a, b: a <= b))
 
 
 def _lerp(start, end, weight):
@@ -222,7 +240,7 @@ def _lerp_grad(g, start, end, weight, needs):
             g * (end - start) if needs[2] else None)
 
 
-lerp = _c("lerp", _lerp, args=("start", "end", "weight"), grad=_lerp_grad, **FL,
+lerp = _c("lerp", NO_FORMS, _lerp, args=("start", "end", "weight"), grad=_lerp_grad, **FL,
           save_for={"start": ("weight",), "end": ("weight",)})
 
 
@@ -246,7 +264,7 @@ def _xlogy_grad(g, a, b, needs):
     return ga, gb
 
 
-xlogy = _c("xlogy", _xlogy, args=B, grad=_xlogy_grad, **F)
+xlogy = _c("xlogy", FN, _xlogy, args=B, grad=_xlogy_grad, **F)
 
 
 def _nan_to_num(x, nan, posinf, neginf):
@@ -271,12 +289,13 @@ def _lcm(a, b):
 
 
 lcm = define("lcm", args=B, decomp=_lcm, dtypes="integer", domain=(-60, 60), differentiable=False,
-             forms=Forms(scalars="none"), signature="lcm(a, b)",
+             forms=TT, signature="lcm(a, b)",
              doc="least common multiple of |a| and |b| (non-negative); 0 if either is 0")
 
 
 NAN_TO_NUM = register_op(OpDef(
-    "nan_to_num", kind="elementwise", decomp=_nan_to_num, grad=lambda g, x: g * pointwise.isfinite(x),
+    "nan_to_num", kind="elementwise", decomp=_nan_to_num,
+    grad=lambda g, x: g * pointwise.isfinite(x),
     signature="nan_to_num(x, nan=0.0, posinf=None, neginf=None)",
     doc="NaN, +inf and -inf replaced by numbers (the dtype's largest and smallest by default)"))
 

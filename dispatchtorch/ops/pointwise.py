@@ -11,7 +11,7 @@ from .. import _dtype as D
 from .._shape import broadcast_shapes2
 from .._tensor import Tensor
 from . import elementwise as E
-from ._elementwise import binary, inplace, nary, result_type, unary
+from ._elementwise import _SPECS as _ROWS, binary, inplace, nary, result_type, unary
 from .._run import decompose, scalar_handle, wrap
 from ..autograd.grad_mode import no_grad
 from ..dispatch import OpDef, register_op
@@ -78,48 +78,31 @@ def _binary_inplace(spec):
     return fn
 
 
-UNARY = [E.exp, E.exp2, E.expm1, E.log, E.log2, E.log10, E.log1p, E.sqrt, E.sin, E.cos, E.tan,
-         E.asin, E.acos, E.atan, E.sinh, E.cosh, E.tanh, E.asinh, E.acosh, E.atanh, E.erf, E.erfc,
-         E.erfinv, E.neg, E.abs_, E.bitwise_not, E.sigmoid, E.relu, E.rsqrt, E.reciprocal,
-         E.sign, E.frac]
-# (spec, which operands may be Python numbers in the function form)
-BINARY = [(E.mul, "both"), (E.maximum, "none"), (E.minimum, "none"), (E.atan2, "none"),
-          (E.bitwise_and, "both"), (E.bitwise_or, "both"), (E.bitwise_xor, "both"),
-          (E.eq, "other"), (E.ne, "other"), (E.lt, "other"), (E.le, "other"), (E.gt, "other"),
-          (E.ge, "other"), (E.fmax, "none"), (E.fmin, "none"),
-          (E.hypot, "none"), (E.xlogy, "both"), (E.logaddexp, "none")]
-
+# The function and in-place forms of every elementwise row that declares its forms
+# (forms=Forms(...) on the row, in ops/elementwise.py or any other module defined before
+# this one runs; rows with forms written by hand below have forms=None). Nothing else to
+# edit for a new elementwise op: the Tensor methods bind from these dicts.
 FUNCTIONS = {}
 INPLACE = {}
-for _s in UNARY:
-    FUNCTIONS[_s.name] = _unary_fn(_s)
-    INPLACE[_s.name + "_"] = _unary_inplace(_s)
-for _s, _scalars in BINARY:
-    FUNCTIONS[_s.name] = _binary_fn(_s, _scalars)
-    # (maximum_ and friends are not PyTorch's; nn_ops's pooling uses maximum_ in place)
-    INPLACE[_s.name + "_"] = _binary_inplace(_s)
-# rows that declare their public forms (forms=Forms(...)) get them made here: nothing
-# else to edit for a new elementwise op (the Tensor methods bind from these dicts)
-from ._elementwise import _SPECS as _ROWS  # noqa: E402
-for _s in _ROWS:
-    _forms = _s.op.forms
-    if _forms is None or _s.name in FUNCTIONS:
-        continue
-    _n = len(_s.op.args)
-    FUNCTIONS[_s.name] = _unary_fn(_s) if _n == 1 else _binary_fn(_s, _forms.scalars)
-    if _forms.inplace:
-        INPLACE[_s.name + "_"] = _unary_inplace(_s) if _n == 1 else _binary_inplace(_s)
-    for _alias in _forms.aliases:
-        FUNCTIONS[_alias] = FUNCTIONS[_s.name]
-        if _forms.inplace:
-            INPLACE[_alias + "_"] = INPLACE[_s.name + "_"]
-# PyTorch's other names for the same ops
-ALIASES = {"sgn": "sign", "negative": "neg", "absolute": "abs", "arccos": "acos",
-           "arcsin": "asin", "arctan": "atan", "arccosh": "acosh", "arcsinh": "asinh",
-           "arctanh": "atanh", "arctan2": "atan2"}
-for _alias, _name in ALIASES.items():
-    FUNCTIONS[_alias] = FUNCTIONS[_name]
-    INPLACE[_alias + "_"] = INPLACE[_name + "_"]
+
+
+def _forms_of(rows):
+    for s in rows:
+        forms = s.op.forms
+        if forms is None or s.name in FUNCTIONS:
+            continue
+        unary1 = len(s.op.args) == 1
+        FUNCTIONS[s.name] = _unary_fn(s) if unary1 else _binary_fn(s, forms.scalars)
+        if forms.inplace:
+            # (maximum_ and friends are not PyTorch's; nn_ops's pooling uses maximum_ in place)
+            INPLACE[s.name + "_"] = _unary_inplace(s) if unary1 else _binary_inplace(s)
+        for alias in forms.aliases:
+            FUNCTIONS[alias] = FUNCTIONS[s.name]
+            if forms.inplace:
+                INPLACE[alias + "_"] = INPLACE[s.name + "_"]
+
+
+_forms_of(_ROWS)
 globals().update(FUNCTIONS)
 globals().update(INPLACE)
 
