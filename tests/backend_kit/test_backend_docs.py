@@ -10,8 +10,8 @@ ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "writing-a-backend.md"
 
 
-def _prim_table_module():
-    spec = importlib.util.spec_from_file_location("prim_table", ROOT / "docs" / "prim_table.py")
+def _docgen():
+    spec = importlib.util.spec_from_file_location("docgen", ROOT / "tools" / "docgen.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -19,22 +19,25 @@ def _prim_table_module():
 
 def test_prim_table_is_current():
     doc = DOC.read_text()
-    assert _prim_table_module().render(doc) == doc, \
-        "docs/writing-a-backend.md is out of date: run python docs/prim_table.py"
+    assert _docgen().backend_doc(doc) == doc, \
+        "docs/writing-a-backend.md is out of date: run python -m tools.docgen"
 
 
 def test_prim_table_has_a_row_per_prim_with_its_semantics():
-    table = _prim_table_module().table()
+    table = _docgen().prim_table()
     for spec in PRIMS.values():
         row = next(line for line in table.splitlines() if line.startswith(f"| `{spec.name}` |"))
         assert spec.doc.replace("|", "\\|") in row
 
 
 def test_check_mode_detects_a_stale_table(tmp_path, monkeypatch):
-    module = _prim_table_module()
+    module = _docgen()
     stale = tmp_path / "writing-a-backend.md"
     stale.write_text(DOC.read_text().replace("| `exp` |", "| `exp_old` |"))
-    monkeypatch.setattr(module, "DOC", stale)
+    ops = tmp_path / "ops.md"
+    ops.write_text(module.ops_page())
+    monkeypatch.setattr(module, "BACKEND_DOC", stale)
+    monkeypatch.setattr(module, "OPS_DOC", ops)
     assert module.main(["--check"]) == 1
     assert module.main([]) == 0 and module.main(["--check"]) == 0
 
