@@ -61,16 +61,24 @@ def prod_of_others(x, d):
     return before * shape_ops.flip(after, (d,))
 
 
-def _row(name, grad=None, doc=""):
-    return register_op(OpDef(name, kind="reduction", grad=grad, doc=doc))
+def reduction_meta(x, dims, keepdim, dtype=None):
+    """The reduction family's shape rule: the output (shape, dtype) of reducing x over
+    dims (a sorted tuple; () = every dim)."""
+    return ((_geometry(x._shape, dims, keepdim)[0], dtype or x._dtype),)
 
 
-SUM = _row("sum", _sum_grad)
-PROD = _row("prod", _prod_grad)
-AMAX = _row("amax", _extreme_grad)
-AMIN = _row("amin", _extreme_grad)
-ARGMAX = _row("argmax")
-ARGMIN = _row("argmin")
+def reduction_row(name, grad=None, **row):
+    """The reduction family's helper: a reduction prim's row, with the family's shape rule
+    (dtypes, signature and doc come from the prim catalogue)."""
+    return register_op(OpDef(name, kind="reduction", grad=grad, meta=reduction_meta, **row))
+
+
+SUM = reduction_row("sum", _sum_grad)
+PROD = reduction_row("prod", _prod_grad)
+AMAX = reduction_row("amax", _extreme_grad)
+AMIN = reduction_row("amin", _extreme_grad)
+ARGMAX = reduction_row("argmax")
+ARGMIN = reduction_row("argmin")
 
 
 def reduction_input(x, dims):
@@ -293,9 +301,9 @@ def _arg(op, name, input, dim, keepdim):
         return r.reshape((1,) * input.dim()) if keepdim else r
     d = norm_dim(dim, input.dim(), name)
     _check_nonempty(input, (d,) if input.dim() else (), name)
-    shape = reduced_shape(input._shape, (d,), keepdim) if input.dim() else ()
     x, kdims = reduction_input(input, (d,))
-    return apply(op, input._place, (input,), (x._h,), ((shape, D.int64),),
+    return apply(op, input._place, (input,), (x._h,), op.meta(input, (d,) if input.dim() else (),
+                                                              keepdim, D.int64),
                  {"dim": kdims[0], "keepdim": keepdim and bool(input._shape)})
 
 

@@ -63,10 +63,20 @@ def _cumext_grad(g, shape, result1, dim):
     return creation.zeros(shape, dtype=g[0].dtype, device=g[0].device).scatter_add(dim, result1, g[0])
 
 
-CUMSUM = register_op(OpDef("cumsum", kind="scan", grad=_cumsum_grad))
-CUMPROD = register_op(OpDef("cumprod", kind="scan", grad=_cumprod_grad))
-CUMMAX = register_op(OpDef("cummax", kind="scan", n_out=2, grad=_cumext_grad))
-CUMMIN = register_op(OpDef("cummin", kind="scan", n_out=2, grad=_cumext_grad))
+def scan_meta(x, dim, dtype=None, n_out=1):
+    """The scan family's shape rule: outputs of x's shape (values, then int64 indices)."""
+    return ((x._shape, dtype or x._dtype),) + ((x._shape, D.int64),) * (n_out - 1)
+
+
+def scan_row(name, grad, n_out=1, **row):
+    """The scan family's helper: a scan prim's row with the family's shape rule."""
+    return register_op(OpDef(name, kind="scan", grad=grad, n_out=n_out, meta=scan_meta, **row))
+
+
+CUMSUM = scan_row("cumsum", _cumsum_grad)
+CUMPROD = scan_row("cumprod", _cumprod_grad)
+CUMMAX = scan_row("cummax", _cumext_grad, n_out=2)
+CUMMIN = scan_row("cummin", _cumext_grad, n_out=2)
 
 
 def _scan_input(input, dim, name):
@@ -85,7 +95,7 @@ def _scan(op, name):
         if dtype is not None and input._dtype is not dt:
             input = input.to(dt)
             x = input if input.dim() else input.reshape(1)
-        r = apply(op, x._place, (x,), (x._h,), ((x._shape, dt),), {"dim": d})
+        r = apply(op, x._place, (x,), (x._h,), op.meta(x, d, dt), {"dim": d})
         if not input.dim():
             r = r.reshape(())
         if out is not None:
@@ -116,8 +126,7 @@ def _cumext(op, name):
         if input.numel() == 0:
             return tuple_type(creation.empty_like(input), creation.empty(shape, dtype=D.int64,
                                                                  device=input.device))
-        values, indices = apply(op, x._place, (x,), (x._h,),
-                                ((x._shape, x._dtype), (x._shape, D.int64)), {"dim": d},
+        values, indices = apply(op, x._place, (x,), (x._h,), op.meta(x, d, n_out=2), {"dim": d},
                                 {"dim": d, "shape": x._shape})
         if not input.dim():
             values, indices = values.reshape(()), indices.reshape(())

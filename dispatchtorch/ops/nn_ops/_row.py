@@ -17,8 +17,9 @@ class Composite:
 
     def __init__(self, name, args, decomp, grad=None, meta=None, signature="", doc="",
                  save_for=None, check=None):
+        # meta: the row's shape rule, meta(*inputs, **params) -> ((shape, dtype), ...)
         self.op = register_op(OpDef(name, kind="nn", args=args, decomp=decomp, grad=grad,
-                                    signature=signature, doc=doc, save_for=save_for))
+                                    meta=meta, signature=signature, doc=doc, save_for=save_for))
         self.meta = meta
         self.kernels = self.op.kernels
         # check(name, *inputs, **params) -> params: the row's argument checks and
