@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 
 from .. import _dtype as D
-from .._device_runtime import place_of
+from .._place import place_of
 from .._run import wrap
 from .._shape import as_shape
 from .._tensor import Tensor

@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._device import device as Device
-from .._device_runtime import place_of
+from .._place import place_of
 from .._inplace import check_no_internal_overlap, commit_inplace, inplace_needs_graph
 from .._run import operand_handle, record, same_place, to_place, wrap
 from .._shape import broadcast_shapes2, norm_dim
