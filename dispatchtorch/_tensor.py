@@ -370,9 +370,14 @@ class Tensor:
         memo[id(self)] = new
         return new
 
+    # the function in dispatchtorch.serialization that unpickles this class (nn.Parameter
+    # names its own), so that pickling needs no import of serialization below it
+    _rebuilder = "_rebuild_tensor"
+
     def __reduce_ex__(self, protocol):
-        from .serialization import _rebuild_tensor
-        return (_rebuild_tensor, (self.detach().cpu().numpy().copy(), str(self.device), self._rg))
+        from . import serialization
+        return (getattr(serialization, self._rebuilder),
+                (self.detach().cpu().numpy().copy(), str(self.device), self._rg))
 
     def __setstate__(self, state):
         self.__dict__.update(state)
