@@ -296,18 +296,12 @@ class Tensor:
 
     def __dlpack__(self, *args, **kwargs):
         if self._place.type != "cpu":
-            dl = getattr(self._place.bk, "to_dlpack", None)
-            if dl is None:
-                raise BufferError(f"__dlpack__: backend '{self._place.type}' does not export DLPack")
-            return dl(self._h, *args, **kwargs)
+            return self._place.bk.to_dlpack(self._h, *args, **kwargs)
         return self._host().__dlpack__(*args, **kwargs)
 
     def __dlpack_device__(self):
         if self._place.type != "cpu":
-            dev = getattr(self._place.bk, "dlpack_device", None)
-            if dev is None:
-                raise BufferError(f"__dlpack_device__: backend '{self._place.type}' has no DLPack device")
-            return dev(self._h)
+            return self._place.bk.dlpack_device(self._h)
         return self._host().__dlpack_device__()
 
     # -- Python protocol -----------------------------------------------------------------
