@@ -234,3 +234,14 @@ def step_count(state):
         t = state["step"] = ops.tensor(0.0)
     t.add_(1)
     return t.item()
+
+
+def weight_decay_terms(group, p, g):
+    """(gradient, decoupled decay term or None) for the optimizers offering both kinds:
+    decoupled decay (AdamW-style) is added to the step; L2 decay joins the gradient."""
+    wd = group["weight_decay"]
+    if not wd:
+        return g, None
+    if group["decoupled_weight_decay"]:
+        return g, p * (-group["lr"] * wd)
+    return g + p * wd, None
