@@ -6,6 +6,7 @@ import copy
 from collections import defaultdict
 
 from .._tensor import Tensor
+from .._zero_grad import zero_grads
 from ..autograd.grad_mode import enable_grad, no_grad
 from ._flat import flat_group
 
@@ -74,17 +75,7 @@ class Optimizer:
         self.param_groups.append(group)
 
     def zero_grad(self, set_to_none=True):
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                if set_to_none:
-                    p.grad = None
-                else:
-                    g = p.grad
-                    if g.grad_fn is not None:
-                        g = p._grad = g.detach()
-                    g.zero_()
+        zero_grads((p for group in self.param_groups for p in group["params"]), set_to_none)
 
     def step(self, closure=None):
         loss = None
