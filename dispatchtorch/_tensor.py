@@ -364,8 +364,8 @@ class Tensor:
         memo[id(self)] = new
         return new
 
-    # the function in dispatchtorch.serialization that unpickles this class (nn.Parameter
-    # names its own), so that pickling needs no import of serialization below it
+    # the name of the function in dispatchtorch.serialization that unpickles this class;
+    # nn.Parameter names its own, so that nn never imports serialization (its layer above)
     _rebuilder = "_rebuild_tensor"
 
     def __reduce_ex__(self, protocol):
