@@ -365,7 +365,8 @@ class Tensor:
         return new
 
     # the name of the function in dispatchtorch.serialization that unpickles this class;
-    # nn.Parameter names its own, so that nn never imports serialization (its layer above)
+    # nn.Parameter names its own, so nn.parameter need not import serialization (which
+    # imports it: no cycle)
     _rebuilder = "_rebuild_tensor"
 
     def __reduce_ex__(self, protocol):
