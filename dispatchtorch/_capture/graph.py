@@ -96,7 +96,7 @@ class GraphBreak:
     at_node: int
     value: int | None = None      # the value the host read (to_host), where there is one
     frames: tuple = ()            # the package functions that asked, innermost first
-                                  # ("ops/indexing.py:check_index", ...)
+                                  # ("ops/gather_scatter.py:check_index", ...)
 
 
 @dataclass

@@ -1,5 +1,5 @@
 """nn.functional against numpy formulas, PyTorch, and finite differences (the rows
-of ops/nn_ops.py that carry a derivative rule of their own)."""
+of ops/nn_ops/ that carry a derivative rule of their own)."""
 from __future__ import annotations
 
 import numpy as np

@@ -75,7 +75,7 @@ ISSUE = {**ELEMENTWISE, **REDUCTIONS, **LINALG, **SHAPE_INDEXING, **CREATION}
 TENSOR_ONLY = {"T", "mT", "__getitem__", "__setitem__", "copy_", "contiguous", "view", "view_as",
                "expand", "expand_as", "repeat", "uniform_", "normal_"}
 NON_DIFFERENTIABLE_KINDS = {"factory"}
-# the nn layers' rows (ops/nn_ops.py) have their sample cases in tests/nn and in the
+# the nn layers' rows (ops/nn_ops/) have their sample cases in tests/nn and in the
 # conformance suite, the optimizers' fused rows (ops/optim_ops.py) in
 # tests/nn/test_fused_optim.py; every other row's are here
 OWN = sorted(n for n, op in OPS.items() if op.kind not in ("nn", "optim"))

@@ -1,7 +1,7 @@
 """Kernels of their own for composite ops whose decomposition costs several passes.
 
 The frontend still records the composites' own derivative rules, so these only have
-to compute the forward value, in the row's calling convention (see nn_ops.py).
+to compute the forward value, in the row's calling convention (see dispatchtorch/ops/nn_ops/).
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Neural-network ops (the `nn` rows of dispatchtorch/ops/nn_ops.py), called through
+"""Neural-network ops (the `nn` rows of dispatchtorch/ops/nn_ops/), called through
 `dispatchtorch.nn.functional` as models call them. A backend may give any of them a
 fused kernel; the table then shows whether it ran (no `+d`) and matched."""
 import dispatchtorch as torch

@@ -1,7 +1,7 @@
 """dispatchtorch.nn.functional: PyTorch's functional layer API.
 
 Everything here is written in public ops; the ops that backends may replace with
-fused kernels are the rows of dispatchtorch/ops/nn_ops.py, which these call.
+fused kernels are the rows of dispatchtorch/ops/nn_ops/ (one module per subject), which these call.
 """
 from ._activation import (celu, celu_, elu, elu_, gelu, glu, gumbel_softmax, hardshrink,
                           hardsigmoid, hardswish, hardtanh, hardtanh_, leaky_relu, leaky_relu_,

@@ -1,5 +1,5 @@
 """Activation functions. The ones backends may fuse (softmax, log_softmax, gelu, silu)
-are rows of ops/nn_ops.py; the rest are a few public ops each."""
+are rows of ops/nn_ops/; the rest are a few public ops each."""
 from __future__ import annotations
 
 import warnings

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ... import _dtype as D
-from ..._device_runtime import place_of
+from ..._place import place_of
 from ...autograd.grad_mode import STATE
 from ._row import Composite
 from .softmax import _softmax
