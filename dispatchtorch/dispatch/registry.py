@@ -35,20 +35,14 @@ DECOMPOSE = _Decompose()
 
 @dataclass(frozen=True)
 class Forms:
-    """An op's public forms beside the row's own name (PyTorch's names).
-
-    function: the `torch.<name>` form exists; method: the `Tensor.<name>` form;
-    inplace: the `_` form (function and method); out: the function takes `out=`;
-    aliases: other names of every form (arctan2 for atan2); special: the
-    `torch.special.<name>` names; scalars: which operands of a binary function form
-    may be Python numbers ('both', 'other', 'none').
+    """The public forms made from an elementwise row (PyTorch's names): the function
+    `torch.<name>(..., out=None)` and the method `Tensor.<name>` always; inplace: the
+    `_` form too (function and method); aliases: other names of every form (arctan2 for
+    atan2); scalars: which operands of a binary function form may be Python numbers
+    ('both', 'other', 'none'). (`torch.special.*` names are bound in special.py.)
     """
-    function: bool = True
-    method: bool = True
     inplace: bool = True
-    out: bool = True
     aliases: tuple = ()
-    special: tuple = ()
     scalars: str = "both"
 
 

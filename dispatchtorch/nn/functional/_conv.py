@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..._tensor import Tensor
 from ...ops import nn_ops as N
-from ...ops import nn_windows as W
+from ...ops.nn_ops import windows as W
 from .._tuples import pair, single
 
 

@@ -3,7 +3,7 @@ conv_transpose2d as batched matmuls over patches."""
 from __future__ import annotations
 
 from ...autograd.grad_mode import STATE
-from .. import nn_windows as W
+from . import windows as W
 from ._row import Composite
 
 

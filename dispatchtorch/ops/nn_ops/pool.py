@@ -3,7 +3,7 @@ views."""
 from __future__ import annotations
 
 from ... import _dtype as D
-from .. import nn_windows as W
+from . import windows as W
 from ._row import Composite
 
 

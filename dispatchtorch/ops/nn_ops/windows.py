@@ -162,4 +162,4 @@ def pool_geometry(x, kernel_size, stride, padding, dilation, ceil_mode):
 
 # The op modules this one's derivative rules and decompositions call (at run time
 # only). Imported last: they import this module in turn (see docs/architecture.md).
-from . import creation, views  # noqa: E402
+from .. import creation, views  # noqa: E402
