@@ -97,6 +97,19 @@ def _fmod(out, a, b):
     _binary(np.fmod)(out, a, b)
 
 
+def _gcd(out, a, b):
+    """PyTorch's Euclid on |a|, |b|: |INT_MIN| wraps to INT_MIN, so a gcd with it can be
+    negative (numpy's np.gcd returns its absolute value instead)."""
+    x, y = (np.array(np.abs(v)) for v in np.broadcast_arrays(a, b))      # 0-d: arrays too
+    live = x != 0
+    while live.any():
+        xl = x[live]
+        x[live] = np.fmod(y[live], xl)
+        y[live] = xl
+        live = x != 0
+    out[...] = y
+
+
 def _relu_plain(out, x):
     if x.dtype in _LOWP:
         out[...] = np.maximum(x.astype(_F32), 0)
@@ -291,7 +304,7 @@ KERNELS = {
     "maximum": _binary(np.maximum), "minimum": _binary(np.minimum), "atan2": _binary(np.arctan2),
     "bitwise_and": _binary(np.bitwise_and), "bitwise_or": _binary(np.bitwise_or),
     "bitwise_xor": _binary(np.bitwise_xor), "bitwise_left_shift": _binary(np.left_shift),
-    "bitwise_right_shift": _binary(np.right_shift), "gcd": _binary(np.gcd),
+    "bitwise_right_shift": _binary(np.right_shift), "gcd": _gcd,
     "eq": _compare(np.equal), "ne": _compare(np.not_equal), "lt": _compare(np.less),
     "le": _compare(np.less_equal), "gt": _compare(np.greater), "ge": _compare(np.greater_equal),
     "where": _where,

@@ -56,6 +56,19 @@ def _div(out, a, b):
         out[...] = (a - np.fmod(a, b)) // b         # integers truncate toward zero
 
 
+def _gcd(out, a, b):
+    """PyTorch's Euclid on |a|, |b|: |INT_MIN| wraps to INT_MIN, so a gcd with it can be
+    negative (numpy's np.gcd returns its absolute value instead)."""
+    x, y = (np.array(np.abs(v)) for v in np.broadcast_arrays(a, b))      # 0-d: arrays too
+    live = x != 0
+    while live.any():
+        xl = x[live]
+        x[live] = np.fmod(y[live], xl)
+        y[live] = xl
+        live = x != 0
+    out[...] = y
+
+
 def _where(out, cond, a, b):
     out[...] = np.where(cond, a, b)
 
@@ -154,7 +167,7 @@ _BINARY = {
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "pow": np.power,
     "maximum": np.maximum, "minimum": np.minimum, "atan2": np.arctan2,
     "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or, "bitwise_xor": np.bitwise_xor,
-    "bitwise_left_shift": np.left_shift, "bitwise_right_shift": np.right_shift, "gcd": np.gcd,
+    "bitwise_left_shift": np.left_shift, "bitwise_right_shift": np.right_shift,
     "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
     "gt": np.greater, "ge": np.greater_equal, "nextafter": np.nextafter,
 }
@@ -222,6 +235,7 @@ KERNELS = {
     "div": _no_int_zero("division", _div),
     "fmod": _no_int_zero("modulo", _ufunc(np.fmod)),
     "where": _where,
+    "gcd": _gcd,
     "sum": _reduce(np.sum), "prod": _reduce(np.prod),
     "amax": _extreme(np.amax), "amin": _extreme(np.amin),
     "argmax": _arg(np.argmax), "argmin": _arg(np.argmin),

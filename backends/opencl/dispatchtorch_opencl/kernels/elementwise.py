@@ -102,11 +102,13 @@ def binary_expr(op, dt):
         else:
             e = f"((({w})b < {bits}u) ? ({c})(a >> b) : (a < 0 ? ({c})-1 : ({c})0))"
         return (f"(uchar)({e} != 0)" if dt == "bool" else e), ""
-    if op == "gcd":     # Euclid on |a|, |b|; INT_MIN stays negative (wraps) as in numpy
+    if op == "gcd":     # PyTorch's Euclid on |a|, |b| (|INT_MIN| wraps: the gcd may be < 0)
         name = f"gcd_{dt}"
+        neg = (f"a = a < 0 ? ({c})(0u - ({w})a) : a; b = b < 0 ? ({c})(0u - ({w})b) : b; "
+               if signed else "")
         return f"{name}(a, b)", (
-            f"static {c} {name}({c} a, {c} b) {{ a = a < 0 ? -a : a; b = b < 0 ? -b : b; "
-            f"while (b != 0) {{ {c} t = a % b; a = b; b = t; }} return a < 0 ? -a : a; }}\n")
+            f"static {c} {name}({c} a, {c} b) {{ {neg}"
+            f"while (a != 0) {{ {c} t = a; a = b % a; b = t; }} return b; }}\n")
     raise KeyError(op)
 
 
