@@ -33,7 +33,8 @@ _KINDS = [("elementwise", "Elementwise"), ("reduction", "Reductions, statistics 
           ("sort", "Sorting, selection and counting"), ("view", "Views"),
           ("memory", "Copies, casts and joins"), ("factory", "Factories")]
 _OP_DTYPES = {"all": "all", "numeric": "numeric (no bool)",
-           "float": "floating only", "floating": "floating only", "integral": "bool and integers", "integer": "integers",
+           "float": "floating only", "floating": "floating only", "integral": "bool and integers",
+           "integer": "integers",
            "int_float": "numeric (no bool)"}
 
 

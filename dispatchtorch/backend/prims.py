@@ -36,7 +36,8 @@ _UNARY_FLOAT = {
     "atanh": "inverse hyperbolic tangent", "erf": "error function",
     "erfc": "1 - erf(x), accurate for large x", "erfinv": "inverse of erf on (-1, 1); +-inf at +-1",
 }
-# rounding: integers are already whole (PyTorch returns a copy), bool is refused
+# rounding: the kernels get floats; the function forms return integer inputs unchanged
+# (a copy, as PyTorch) and refuse bool before any kernel
 _ROUNDING = {"floor": "round down", "ceil": "round up", "round": "round half to even",
              "trunc": "round toward zero"}
 _UNARY_OTHER = {
@@ -73,7 +74,8 @@ def _catalogue():
     for name, doc in _UNARY_FLOAT.items():
         add(name, "elementwise", f"{name}(out, x)", doc, "float")
     for name, doc in _ROUNDING.items():
-        add(name, "elementwise", f"{name}(out, x)", doc, "numeric")
+        add(name, "elementwise", f"{name}(out, x)",
+            doc + " (floats; torch.%s returns integers unchanged)" % name, "float")
     for name, (dtypes, doc) in _UNARY_OTHER.items():
         add(name, "elementwise", f"{name}(out, x)", doc, dtypes)
     for name, (dtypes, doc) in _BINARY.items():

@@ -22,7 +22,7 @@ ALL = ("bool", "uint8", "int8", "int16", "int32", "int64",
 FLOATS = ("float16", "bfloat16", "float32", "float64")
 INTS = ("uint8", "int8", "int16", "int32", "int64")
 KIND_DTYPES = {"float": FLOATS, "numeric": INTS + FLOATS, "integral": ("bool",) + INTS,
-               "all": ALL}
+               "integer": INTS, "all": ALL}
 NP = {n: np.dtype(ml_dtypes.bfloat16) if n == "bfloat16" else np.dtype(n) for n in ALL}
 
 

@@ -18,7 +18,7 @@ ELEMENTWISE = sorted(n for n, s in PRIMS.items()
                      if s.kind == "elementwise" and n not in HOST_FALLBACK_PRIMS)
 ALL_DTYPES = ("bool", *INTS, *FLOATS)
 CATEGORY = {"float": FLOATS, "numeric": INTS + FLOATS, "integral": ("bool",) + INTS,
-            "all": ALL_DTYPES}
+            "integer": INTS, "all": ALL_DTYPES}
 COMPARE = {"eq", "ne", "lt", "le", "gt", "ge"}
 DOMAIN = {"log": "pos", "log2": "pos", "log10": "pos", "log1p": "pos", "sqrt": "pos",
           "asin": "unit", "acos": "unit", "atanh": "unit", "erfinv": "unit"}
