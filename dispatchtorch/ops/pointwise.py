@@ -480,8 +480,9 @@ def _clamp_grad(g, x, min, max, needs):
     if max is not None:
         keep = (x <= max) if keep is None else keep & (x <= max)
     gx = g * keep if needs[0] else None
-    gmin = g * (x < min) if needs[1] else None
-    gmax = g * (x > max) if needs[2] else None
+    both = min is not None and max is not None     # min > max: the result is max
+    gmin = g * ((x < min) & (min < max) if both else x < min) if needs[1] else None
+    gmax = g * ((x > max) | (max < min) if both else x > max) if needs[2] else None
     return gx, gmin, gmax
 
 
