@@ -25,9 +25,6 @@ KNOWN = {
         "nn.functional.batch_norm", "nn.functional.softmin", "nn.functional.softmin.with_dtype",
         "nn.functional.pad.circular", "nn.functional.normalize", "nn.functional.avg_pool2d",
     ], "nn.functional: owned by the nn-layers work"),
-    # deliberate: the chunked memory-saving path is absent (NotImplementedError names it)
-    "nn.functional.linear_cross_entropy.chunked": "the chunked options path is absent",
-    "nn.functional.linear_cross_entropy.chunked_none": "the chunked options path is absent",
     # deliberate: the true gradient of the loss; PyTorch's CTC kernel returns the gradient
     # with respect to the logits before log_softmax (docs/nn.md; tests/nn compare that way)
     "nn.functional.ctc_loss": "gradient: the true derivative (docs/nn.md)",
@@ -43,8 +40,7 @@ KNOWN = {
     "bfloat16": "PyTorch's own sample cannot be converted to numpy",
     "logcumsumexp": "gradient where the sample has -inf",
     # listed in the issue as mismatching today
-    "clamp": "gradient at the boundaries",
-    "div.floor_rounding": "gradient with a rounding mode", "hsplit": "1-d edge cases",
+    "hsplit": "1-d edge cases",
     "gather": "edge cases of the index's dims", "index_fill": "gradient",
     "take_along_dim": "edge cases without dim",
     "tensordot": "edge cases of dims",
