@@ -54,3 +54,9 @@ def test_normalize_with_any_p(torch, p):
     x[0, 1] = 0.0
     compare_call(torch, F.normalize, torch.nn.functional.normalize, (x,), {"p": p, "dim": -1},
                  rtol=1e-10, atol=1e-12, grad=p != 0.0)
+
+
+@pytest.mark.parametrize("pads", [(-1, 1, -2, 1), (2, -1, 1, -2), (-2, -1, 3, 0)])
+def test_circular_pad_with_negative_pads_wraps_the_cropped_input(torch, pads):
+    compare_call(torch, F.pad, torch.nn.functional.pad, (r(1, 2, 4, 5), pads, "circular"),
+                 rtol=1e-10, atol=1e-12)
