@@ -17,6 +17,7 @@ from .indexing import (argwhere, gather, index_add, index_fill, index_put, index
                        scatter_add, scatter_reduce, take, take_along_dim)
 from .linalg import (addmm, addmv, baddbmm, bmm, dot, ger, matmul, mm, mv, outer, vdot)
 from .memory import cat, clone, concat, concatenate, contiguous, stack
+from .memory import fill_, zero_  # noqa: F401  (torch.fill_(t, v) / torch.zero_(t))
 from .norms import norm
 from .pointwise import *  # noqa: F401,F403
 from .pointwise import FUNCTIONS as _F, INPLACE as _I

@@ -35,7 +35,6 @@ KNOWN = {
     # of the base, PyTorch of the whole storage
     "as_strided.partial_views": "views reaching outside the viewed tensor",
     "as_strided_scatter": "gradient of the overlapping region",
-    "zero_": "OpInfo's function form torch.zero_ is private",
     "sgn": "PyTorch's sample generator hands a ZeroTensor",
     "bfloat16": "PyTorch's own sample cannot be converted to numpy",
     "logcumsumexp": "gradient where the sample has -inf",
