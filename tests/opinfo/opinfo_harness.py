@@ -42,6 +42,13 @@ SKIP = {
     "resize_": "uninitialised values", "resize_as_": "uninitialised values",
 }
 
+
+def random_sample(info, sample):
+    """A sample whose result is random although its op is not (dropout inside an op)."""
+    return info.name == "nn.functional.scaled_dot_product_attention" and \
+        sample.kwargs.get("dropout_p", 0.0) > 0
+
+
 # per dtype: (rtol, atol) of forward values, then of gradients
 TOLERANCE = {
     "float32": ((1e-4, 1e-5), (1e-3, 1e-4)),
@@ -99,6 +106,8 @@ def present(info):
 
 def to_dt(x, leaves):
     """A torch value as dispatchtorch's; tensors that require grad become leaves."""
+    if isinstance(x, torch.Tensor) and x._is_zerotensor():     # PyTorch's lazy zeros
+        x = torch.zeros(x.shape, dtype=x.dtype, requires_grad=x.requires_grad)
     if isinstance(x, torch.Tensor):
         if x.layout != torch.strided or x.is_complex() and dt_dtype("complex64") is None:
             raise Absent(f"{x.layout} / {x.dtype} input")
@@ -124,12 +133,27 @@ def to_dt(x, leaves):
         return m
     if isinstance(x, torch.Generator):
         raise Absent("generator argument")
+    if isinstance(x, torch.nn.Module):
+        return _module_to_dt(x)
     if isinstance(x, (list, tuple)):
         return type(x)(to_dt(v, leaves) for v in x) if not hasattr(x, "_fields") else \
             type(x)(*(to_dt(v, leaves) for v in x))
     if isinstance(x, dict):
         return {k: to_dt(v, leaves) for k, v in x.items()}
     return x
+
+
+def _module_to_dt(m):
+    """A parameterless PyTorch layer passed as an argument (a distance function): ours of
+    the same class, with the same settings."""
+    cls = getattr(dt.nn, type(m).__name__, None)
+    if cls is None or any(True for _ in m.parameters()) or any(True for _ in m.buffers()):
+        raise Absent(f"layer argument {type(m).__name__}")
+    ours = cls()
+    for k, v in vars(m).items():
+        if not k.startswith("_") and isinstance(v, (bool, int, float, str)) and hasattr(ours, k):
+            setattr(ours, k, v)
+    return ours
 
 
 def flat(out):
@@ -141,7 +165,10 @@ def flat(out):
 
 def as_numpy(x):
     if isinstance(x, torch.Tensor):
-        return x.detach().resolve_conj().resolve_neg().numpy()
+        x = x.detach().resolve_conj().resolve_neg()
+        if x._is_zerotensor():        # PyTorch's lazy zeros (gradients that are zero)
+            x = torch.zeros(x.shape, dtype=x.dtype)
+        return (x.float() if x.dtype is torch.bfloat16 else x).numpy()   # numpy has no bf16
     if isinstance(x, dt.Tensor):
         return x.detach().numpy()
     return np.asarray(x)
@@ -210,6 +237,9 @@ def run_sample(info, fn, sample, dtype, grad):
     res = Outcome()
     args = (sample.input, *sample.args)
     leaves = []
+    if random_sample(info, sample):
+        res.reason = "random values"
+        return res
     try:                              # converted first: in-place ops overwrite their input
         dargs = to_dt(args, leaves)
         dkw = to_dt(sample.kwargs, leaves)
@@ -257,7 +287,7 @@ def run_sample(info, fn, sample, dtype, grad):
         return res
     try:                              # outputs that do not require grad: zero gradients
         live = [(g, w) for _, g, w in pairs if isinstance(g, dt.Tensor) and g.requires_grad]
-        dl = sum((g * dt.tensor(w.numpy())).sum() for g, w in live)
+        dl = sum((g * dt.tensor(as_numpy(w)).to(g.dtype)).sum() for g, w in live)
         gg = dt.autograd.grad(dl, [d for _, d in leaves], allow_unused=True) if live else \
             [None] * len(leaves)
     except Exception as exc:

@@ -17,30 +17,17 @@ LIMIT = 8
 
 # Entries whose samples do not all match yet, and why. A fixed one fails nothing; remove it.
 KNOWN = {
-    # not this issue's: nn.functional is another engineer's (issue of the nn layers)
-    **dict.fromkeys([
-        "nn.functional.interpolate.bicubic", "nn.functional.interpolate.nearest-exact",
-        "nn.functional.interpolate.area", "nn.functional.group_norm",
-        "nn.functional.scaled_dot_product_attention",
-        "nn.functional.batch_norm", "nn.functional.softmin", "nn.functional.softmin.with_dtype",
-        "nn.functional.pad.circular", "nn.functional.normalize", "nn.functional.avg_pool2d",
-    ], "nn.functional: owned by the nn-layers work"),
     # deliberate: the true gradient of the loss; PyTorch's CTC kernel returns the gradient
     # with respect to the logits before log_softmax (docs/nn.md; tests/nn compare that way)
     "nn.functional.ctc_loss": "gradient: the true derivative (docs/nn.md)",
-    # the sample passes PyTorch's own pairwise_distance as distance_function, which
-    # cannot take dispatchtorch tensors (tests/nn compare with ours passed to each)
-    "nn.functional.triplet_margin_with_distance_loss": "the sample's callable is PyTorch's",
     # strided views past the end of the storage: dispatchtorch checks the storage size
     # of the base, PyTorch of the whole storage
     "as_strided.partial_views": "views reaching outside the viewed tensor",
     "as_strided_scatter": "gradient of the overlapping region",
-    "sgn": "PyTorch's sample generator hands a ZeroTensor",
-    "bfloat16": "PyTorch's own sample cannot be converted to numpy",
     "logcumsumexp": "gradient where the sample has -inf",
     # listed in the issue as mismatching today
     "hsplit": "1-d edge cases",
-    "gather": "edge cases of the index's dims", "index_fill": "gradient",
+    "index_fill": "gradient",
     "take_along_dim": "edge cases without dim",
     "tensordot": "edge cases of dims",
     # PyTorch's float32 matrix_exp is 5e-2 off scipy's float64 expm where entries reach 1e5
