@@ -28,7 +28,6 @@ KNOWN = {
     # listed in the issue as mismatching today
     "hsplit": "1-d edge cases",
     "index_fill": "gradient",
-    "tensordot": "edge cases of dims",
     # PyTorch's float32 matrix_exp is 5e-2 off scipy's float64 expm where entries reach 1e5
     # (ours: 2e-3, squaring in float64)
     "matrix_exp": "PyTorch's own float32 rounding",
