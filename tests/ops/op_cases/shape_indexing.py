@@ -155,6 +155,10 @@ add(Case("slice", lambda T, x: x.narrow(1, 1, 2), (A((3, 4)),), ALL, lambda x: x
          FLOATS, name="tensor sections", grad=False),
     Case("tensor_split", lambda T, x: T.hsplit(x, 2), (A((2, 4)),), ALL,
          lambda x: tuple(np.hsplit(x, 2)), name="hsplit"),
+    Case("tensor_split", lambda T, x: T.hsplit(x, 2), (A((6,)),), ALL,
+         lambda x: tuple(np.hsplit(x, 2)), name="hsplit of 1-d"),
+    Case("tensor_split", lambda T, x: T.vsplit(x, 2), (A((6,)),), FLOATS, grad=False,
+         raises=RuntimeError, name="vsplit needs 2 dims"),
     Case("tensor_split", lambda T, x: T.vsplit(x, [1]), (A((3, 2)),), ALL,
          lambda x: tuple(np.vsplit(x, [1])), name="vsplit"))
 
