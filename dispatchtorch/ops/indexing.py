@@ -436,8 +436,12 @@ def _fill_value(value, dtype, op):
 
 def _index_fill(x, index, value, dim):
     if x.dim() == 0:
-        return _api.full_like(x, value.item() if isinstance(value, Tensor) else value) \
-            if index.numel() else x.clone()
+        if not index.numel():
+            return x.clone()
+        return value.to(x.dtype).reshape(()).clone() if isinstance(value, Tensor) else \
+            _api.full_like(x, value)
+    if isinstance(value, Tensor):     # each slice once: value's gradient counts it once
+        index = _api.unique(index)
     shape = list(x._shape)
     shape[dim] = index._shape[0]
     src = value.to(x.dtype).expand(shape) if isinstance(value, Tensor) else value

@@ -26,7 +26,6 @@ KNOWN = {
     "as_strided_scatter": "gradient of the overlapping region",
     "logcumsumexp": "gradient where the sample has -inf",
     # listed in the issue as mismatching today
-    "index_fill": "gradient",
     # PyTorch's float32 matrix_exp is 5e-2 off scipy's float64 expm where entries reach 1e5
     # (ours: 2e-3, squaring in float64)
     "matrix_exp": "PyTorch's own float32 rounding",
