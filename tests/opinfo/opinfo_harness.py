@@ -338,3 +338,63 @@ def run_op(info, dtype, limit=None, grad=True):
     except Exception as exc:          # PyTorch's sample generator itself failed
         r.failures.append(f"samples: {type(exc).__name__}: {exc}")
     return r
+
+
+# -- error inputs ----------------------------------------------------------------------------
+
+@dataclass
+class ErrorResult:
+    name: str
+    compared: int = 0                 # error inputs PyTorch refuses as OpInfo says
+    type_match: int = 0               # ours raises the same exception class
+    message_match: int = 0            # ... with a message OpInfo's regex accepts
+    failures: list = field(default_factory=list)
+
+
+def run_errors(info, limit=None):
+    """OpInfo's error inputs: each must raise PyTorch's exception class on dispatchtorch
+    too (the message is counted apart: OpInfo's regex is PyTorch's wording)."""
+    import re
+    r = ErrorResult(info.name)
+    fn = resolve(info)
+    if fn is None or info.error_inputs_func is None:
+        return r
+    try:
+        errors = list(info.error_inputs("cpu"))
+    except Exception as exc:          # PyTorch's own generator failed
+        r.failures.append(f"error inputs: {type(exc).__name__}: {exc}")
+        return r
+    for i, ei in enumerate(errors):
+        if limit is not None and i >= limit:
+            break
+        s = ei.sample_input
+        args = (s.input, *s.args)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                info.op(*args, **s.kwargs)
+            continue                  # PyTorch's CPU build accepts it: nothing to compare
+        except ei.error_type:
+            pass
+        except Exception:
+            continue
+        try:
+            dargs, dkw = to_dt(args, []), to_dt(s.kwargs, [])
+        except Exception:             # not representable here (absent dtypes, > 64 dims)
+            continue
+        r.compared += 1
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                fn(*dargs, **dkw)
+        except ei.error_type as exc:
+            r.type_match += 1
+            r.message_match += bool(re.search(ei.error_regex, str(exc)))
+            continue
+        except Exception as exc:
+            r.failures.append(f"error input {i}: {ei.error_type.__name__} expected, got "
+                              f"{type(exc).__name__}: {str(exc)[:120]}")
+            continue
+        r.failures.append(f"error input {i}: {ei.error_type.__name__} expected, none raised "
+                          f"({ei.error_regex!r})")
+    return r
