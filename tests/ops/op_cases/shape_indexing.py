@@ -167,6 +167,8 @@ add(Case("slice", lambda T, x: x.narrow(1, 1, 2), (A((3, 4)),), ALL, lambda x: x
          lambda x: tuple(np.hsplit(x, 2)), name="hsplit of 1-d"),
     Case("tensor_split", lambda T, x: T.vsplit(x, 2), (A((6,)),), FLOATS, grad=False,
          raises=RuntimeError, name="vsplit needs 2 dims"),
+    Case("tensor_split", lambda T, x: T.dsplit(x, 0), (A((2, 2, 2)),), FLOATS, grad=False,
+         raises=RuntimeError, name="dsplit into 0 sections"),
     Case("tensor_split", lambda T, x: T.vsplit(x, [1]), (A((3, 2)),), ALL,
          lambda x: tuple(np.vsplit(x, [1])), name="vsplit"))
 
