@@ -33,6 +33,9 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     shape = _shape_of(normalized_shape)
+    if not shape:
+        raise RuntimeError(f"Expected normalized_shape to be at least 1-dimensional, i.e., "
+                           f"containing at least one element, but got normalized_shape = []")
     _check_trailing("rms_norm", input, shape, weight, None)
     if eps is None:
         eps = D.finfo(input.dtype).eps
