@@ -126,6 +126,10 @@ def to_dt(x, leaves):
         return tuple(x)
     if isinstance(x, torch.device):
         return x.type
+    if isinstance(x, torch.layout):   # dispatchtorch has only strided tensors: layout=None
+        if x != torch.strided:
+            raise Absent(f"layout {x}")
+        return getattr(dt, "strided", None)
     if isinstance(x, torch.memory_format):
         m = getattr(dt, str(x)[6:], None)
         if m is None:
