@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..._tensor import Tensor
 from ...ops import nn_ops as N
 from ...ops import nn_windows as W
-from .._tuples import pair, single
+from .._tuples import adaptive_size, check_nonnegative, pair, single
 
 
 def _batched(input, name, dims):
@@ -262,6 +262,7 @@ def _adaptive_matrix(n, o, x):
 
 def adaptive_avg_pool2d(input, output_size):
     """Adaptive average pooling is separable: rows then columns, two small matmuls."""
+    output_size = adaptive_size("adaptive_avg_pool2d", output_size, input, 2)
     x, added = _batched(input, "adaptive_avg_pool2d", 2)
     size = output_size if isinstance(output_size, (tuple, list)) else (output_size, output_size)
     h, w = x.shape[2:]
@@ -283,8 +284,10 @@ def adaptive_avg_pool2d(input, output_size):
 
 
 def adaptive_avg_pool1d(input, output_size):
+    output_size = adaptive_size("adaptive_avg_pool1d", output_size, input, 1)
     x, added = _batched(input, "adaptive_avg_pool1d", 1)
     o = output_size[0] if isinstance(output_size, (tuple, list)) else output_size
+    check_nonnegative("adaptive_avg_pool1d", (o,))
     return _unbatch(x @ _adaptive_matrix(x.shape[-1], o, x).mT, added)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ... import ops as _ops
 from ..._tensor import Tensor
-from .._tuples import single, triple
+from .._tuples import adaptive_size, check_nonnegative, single, triple
 from ._conv import (_adaptive_matrix, _batched, _unbatch, avg_pool1d, avg_pool2d, max_pool2d)
 
 
@@ -83,9 +83,12 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 
 
 def adaptive_avg_pool3d(input, output_size):
+    output_size = adaptive_size("adaptive_avg_pool3d", output_size, input, 3)
     x, added = _batched(input, "adaptive_avg_pool3d", 3)
     size = triple(output_size) if not isinstance(output_size, (tuple, list)) else \
         tuple(output_size)
+    check_nonnegative("adaptive_avg_pool3d", [n if o is None else o for n, o in
+                                              zip(x.shape[2:], size)])
     out = x
     for i, (n, o) in enumerate(zip(x.shape[2:], size)):
         o = n if o is None else o
@@ -131,6 +134,7 @@ def _separable_max(x, positions, return_indices):
 
 
 def _adaptive_max(name, input, output_size, dims, return_indices):
+    output_size = adaptive_size(name, output_size, input, dims)
     x, added = _batched(input, name, dims)
     if not isinstance(output_size, (tuple, list)):
         output_size = (output_size,) * dims
@@ -150,7 +154,7 @@ def _adaptive_max(name, input, output_size, dims, return_indices):
 
 
 def adaptive_max_pool1d(input, output_size, return_indices=False):
-    return _adaptive_max("adaptive_max_pool1d", input, single(output_size), 1, return_indices)
+    return _adaptive_max("adaptive_max_pool1d", input, output_size, 1, return_indices)
 
 
 def adaptive_max_pool2d(input, output_size, return_indices=False):
