@@ -40,6 +40,8 @@ from .views import view_scatter as as_strided_scatter
 from . import pointwise_more, products_more, shape_more  # noqa: E402  (PyTorch's wider op set)
 from . import decompositions, linalg_more  # noqa: E402,F401  (torch.linalg's decompositions)
 from . import special_functions  # noqa: E402  (lgamma, digamma, Bessel functions, ...)
+from . import gradient_histogram  # noqa: E402  (torch.gradient, histogram, histogramdd)
+globals().update(gradient_histogram.PUBLIC)
 globals().update({**pointwise_more.PUBLIC, **products_more.PUBLIC, **shape_more.PUBLIC,
                   **linalg_more.PUBLIC, **special_functions.PUBLIC})
 from . import methods  # noqa: F401  (binds Tensor methods)
