@@ -42,6 +42,8 @@ from . import decompositions, linalg_more  # noqa: E402,F401  (torch.linalg's de
 from . import special_functions  # noqa: E402  (lgamma, digamma, Bessel functions, ...)
 from . import gradient_histogram  # noqa: E402  (torch.gradient, histogram, histogramdd)
 globals().update(gradient_histogram.PUBLIC)
+from . import nonzero_padded  # noqa: E402  (torch.nonzero_static)
+globals().update(nonzero_padded.PUBLIC)
 globals().update({**pointwise_more.PUBLIC, **products_more.PUBLIC, **shape_more.PUBLIC,
                   **linalg_more.PUBLIC, **special_functions.PUBLIC})
 from . import methods  # noqa: F401  (binds Tensor methods)

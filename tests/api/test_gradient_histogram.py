@@ -1,5 +1,5 @@
-"""torch.gradient, histogram and histogramdd against PyTorch on the cases OpInfo's first
-samples (the CI test runs 8 per entry) may leave out: coordinate spacing with
+"""torch.gradient, histogram, histogramdd and nonzero_static against PyTorch, on the cases
+OpInfo's first samples (the CI test runs 8 per entry) may leave out: coordinate spacing with
 edge_order=2, integer input, weights with density, edges out of order, empty input."""
 from __future__ import annotations
 
@@ -66,3 +66,12 @@ def test_histogramdd_matches_pytorch_with_edges_out_of_order():
           tuple(torch.histogramdd(torch.tensor(x), [torch.tensor(e) for e in edges])))
     _same(tuple(dt.histogramdd(dt.tensor(x), [3, 5], density=True)),
           tuple(torch.histogramdd(torch.tensor(x), [3, 5], density=True)))
+
+
+def test_nonzero_static_pads_and_truncates_as_pytorch():
+    x = rng.integers(0, 2, (3, 4))
+    for kw in ({"size": 0}, {"size": 3}, {"size": 20}, {"size": 20, "fill_value": 7}):
+        _same(dt.nonzero_static(dt.tensor(x), **kw), torch.nonzero_static(torch.tensor(x), **kw))
+    for lib in (dt, torch):
+        with pytest.raises(RuntimeError, match="non-negative"):
+            lib.nonzero_static(lib.tensor(x), size=-1)
