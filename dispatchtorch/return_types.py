@@ -31,3 +31,4 @@ triangular_solve = namedtuple("triangular_solve", ["solution", "cloned_coefficie
 frexp = namedtuple("frexp", ["mantissa", "exponent"])
 histogram = namedtuple("histogram", ["hist", "bin_edges"])
 histogramdd = namedtuple("histogramdd", ["hist", "bin_edges"])
+geqrf = namedtuple("geqrf", ["a", "tau"])

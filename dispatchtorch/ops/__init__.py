@@ -44,6 +44,8 @@ from . import gradient_histogram  # noqa: E402  (torch.gradient, histogram, hist
 globals().update(gradient_histogram.PUBLIC)
 from . import nonzero_padded  # noqa: E402  (torch.nonzero_static)
 globals().update(nonzero_padded.PUBLIC)
+from . import householder  # noqa: E402  (torch.geqrf, torch.ormqr)
+globals().update(householder.PUBLIC)
 globals().update({**pointwise_more.PUBLIC, **products_more.PUBLIC, **shape_more.PUBLIC,
                   **linalg_more.PUBLIC, **special_functions.PUBLIC})
 from . import methods  # noqa: F401  (binds Tensor methods)
