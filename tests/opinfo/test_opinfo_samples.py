@@ -78,8 +78,6 @@ KNOWN_ERRORS = {
     "as_strided_scatter": "sizes and strides given as lists reach the storage check unhashed",
     "nn.functional.conv3d": "mixed input/bias dtypes and padding='same' with stride: "
                             "ValueError, not RuntimeError",
-    "nn.functional.max_pool1d": "a (0, 10) input is accepted (PyTorch wants a batch dim)",
-    "nn.functional.max_pool3d": "an input with a zero non-batch dim is accepted",
     "narrow_copy": "dim out of range raises IndexError (PyTorch's RuntimeError)",
 }
 

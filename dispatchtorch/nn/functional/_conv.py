@@ -212,6 +212,9 @@ def _max_indices(x, kernel, stride, padding, dilation, ceil_mode):
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     x, added = _batched(input, "max_pool1d", 1)
+    if 0 in x.shape[1:]:              # only the batch dim may be empty
+        raise RuntimeError(f"max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 "
+                           f"dim batch size for input, but got:{list(input.shape)}")
     stride = None if stride is None else (1,) + single(stride)
     r = max_pool2d(x.unsqueeze(2), (1,) + single(kernel_size), stride, (0,) + single(padding),
                    (1,) + single(dilation), ceil_mode, return_indices)

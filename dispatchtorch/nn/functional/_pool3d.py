@@ -20,9 +20,19 @@ def _pool3d_args(kernel_size, stride, padding, dilation=1):
     return kernel, stride, triple(padding), triple(dilation)
 
 
+def _nonempty_3d(input, x):
+    """PyTorch's max_pool3d: only the batch dim may be empty."""
+    for i, n in enumerate(x.shape[1:]):
+        if n == 0:
+            raise RuntimeError(f"max_pool3d: Expected input's non-batch dimensions to have "
+                               f"positive length, but input has a shape of {list(input.shape)} "
+                               f"and non-batch dimension {i + (input.dim() == 5)} has length zero!")
+
+
 def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
                             ceil_mode=False, return_indices=True):
     x, added = _batched(input, "max_pool3d", 3)
+    _nonempty_3d(input, x)
     k, s, p, d = _pool3d_args(kernel_size, stride, padding, dilation)
     n, c, depth, h, w = x.shape
     v1, i1 = max_pool2d(x.reshape(n, c * depth, h, w), k[1:], s[1:], p[1:], d[1:], ceil_mode,
@@ -43,6 +53,7 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     if return_indices:
         return max_pool3d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
     x, added = _batched(input, "max_pool3d", 3)
+    _nonempty_3d(input, x)
     k, s, p, d = _pool3d_args(kernel_size, stride, padding, dilation)
     n, c, depth, h, w = x.shape
     v1 = max_pool2d(x.reshape(n, c * depth, h, w), k[1:], s[1:], p[1:], d[1:], ceil_mode)
