@@ -46,6 +46,8 @@ from . import nonzero_padded  # noqa: E402  (torch.nonzero_static)
 globals().update(nonzero_padded.PUBLIC)
 from . import householder  # noqa: E402  (torch.geqrf, torch.ormqr)
 globals().update(householder.PUBLIC)
+from . import native_norms  # noqa: E402  (torch.native_layer_norm / group_norm / batch_norm)
+globals().update(native_norms.PUBLIC)
 globals().update({**pointwise_more.PUBLIC, **products_more.PUBLIC, **shape_more.PUBLIC,
                   **linalg_more.PUBLIC, **special_functions.PUBLIC})
 from . import methods  # noqa: F401  (binds Tensor methods)
