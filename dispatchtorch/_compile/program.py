@@ -129,8 +129,10 @@ class Program:
                               ("keepdim", bool(n.params["keepdim"])))
             index[o] = len(ops)
             ops.append(FusedOp(op, tuple(args), self.graph.values[o].dtype, in_dt, params))
+        # written to memory: what is kept or read outside, and every in-place write into
+        # an outside buffer or view (its storage is observable)
         outs = [o for o in index
-                if o in keep_set or o in r.reduced
+                if o in keep_set or o in r.reduced or o in r.external
                 or any(m not in members for _, m in users.get(o, ()))]
         region = FusedRegion(r.shape, tuple(self.graph.values[v].dtype for v in ins), tuple(ops),
                              tuple(index[o] for o in outs))
