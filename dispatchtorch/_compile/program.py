@@ -9,10 +9,12 @@ value id, with literals in slots past the values.
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from .. import _dtype as D
-from .._capture.graph import CONSTANT, KERNEL, RANDOM, Ref, Scalar
+from .._capture.graph import BUFFER, CONSTANT, KERNEL, PARAMETER, RANDOM, Ref, Scalar
 from .._device_runtime import place_of
 from ..backend.fusion import CONST, IN, TMP, FusedOp, FusedRegion
 from ..dispatch import OPS
@@ -76,7 +78,9 @@ class Program:
         self.n_kernels = sum(1 for st in steps if st[3])
         self.template = [None] * len(values) + self.literals
         self.provided = provided
-        self._run = None
+        self.written_roots = {root(v) for v in self.written}
+        self._run = self._run_fresh = None
+        self._busy = threading.Lock()
 
     # -- fusion ------------------------------------------------------------------------
     def _can_fuse(self, op, dtype, device):
@@ -177,8 +181,8 @@ class Program:
             return (lambda: empty(shape, dt, idx), (), n.outputs[0], "")
         if n.op == "as_strided":
             st = _method(bk, "as_strided")
-            size, stride, off = n.params["size"], n.params["stride"], n.params["storage_offset"]
-            return (lambda s: st(s, size, stride, off), (n.inputs[0],), n.outputs[0], "")
+            return (_view_step(st, n.params["size"], n.params["stride"],
+                               n.params["storage_offset"]), (n.inputs[0],), n.outputs[0], "")
         if n.op == "copy_":
             return (_method(bk, "copy_"), (n.outputs[0], n.inputs[0]), -1, "copy_")
         if n.op == "fill_":
@@ -236,14 +240,50 @@ class Program:
         return out
 
     # -- running -----------------------------------------------------------------------
-    def _generate(self):
-        """run(bindings) as straight-line Python: one line per step, no per-step loop."""
+    def _stable(self):
+        """(arena steps, memoised view steps): the intermediate allocations that can be
+        made once and kept between calls (nothing outside a run sees them: not kept, not
+        provided), and the views whose source is the same handle call after call (an
+        arena buffer, a parameter or buffer, an unwritten constant, a view of one)."""
+        values, keep = self.graph.values, set(self.keep)
+        root = passes.Roots(values)
+        fixed = {root(v) for v in keep} | {root(v) for v in self.provided}
+        stable = {p.value for p in self.graph.placeholders
+                  if p.kind in (PARAMETER, BUFFER) or (p.kind == CONSTANT and p.value not in
+                                                       self.written_roots)}
+        arena, memo = set(), set()
+        for i, (fn, args, res, _) in enumerate(self.steps):
+            if res < 0:
+                continue
+            if not args and values[res].base is None and res not in fixed:
+                arena.add(i)
+                stable.add(res)
+            elif fn is _same and args[0] in stable:
+                stable.add(res)
+            elif hasattr(fn, "memo") and args[0] in stable and res not in keep:
+                memo.add(i)
+                stable.add(res)
+        return arena, memo
+
+    def _generate(self, reuse):
+        """run(bindings) as straight-line Python: one line per step, no per-step loop.
+        reuse: intermediates live in buffers made once (the arena) and views of
+        unchanging handles are made once; without it (a second thread running the
+        same program) every call allocates its own."""
         env = {"template": self.template}
         lines = ["def run(bindings):", "    e = template.copy()",
                  "    for v, h in bindings:", "        e[v] = h"]
+        arena, memo = self._stable() if reuse else ((), ())
         self._first_line = len(lines) + 1
         for i, (fn, args, res, _) in enumerate(self.steps):
-            env[f"F{i}"] = fn
+            if i in arena:
+                env[f"A{i}"] = fn()
+                lines.append(f"    e[{res}] = A{i}")
+                continue
+            if fn is _same:
+                lines.append(f"    e[{res}] = e[{args[0]}]")
+                continue
+            env[f"F{i}"] = fn.memo if i in memo else fn
             call = f"F{i}({', '.join(f'e[{a}]' for a in args)})"
             lines.append(f"    e[{res}] = {call}" if res >= 0 else f"    {call}")
         lines.append("    return [" + ", ".join(f"e[{v}]" for v in self.keep) + "]")
@@ -251,9 +291,20 @@ class Program:
         return env["run"]
 
     def run(self, bindings):
-        run = self._run
+        if self._busy.acquire(False):       # the usual case: no other thread runs it now
+            try:
+                run = self._run
+                if run is None:
+                    run = self._run = self._generate(True)
+                return self._call(run, bindings)
+            finally:
+                self._busy.release()
+        run = self._run_fresh
         if run is None:
-            run = self._run = self._generate()
+            run = self._run_fresh = self._generate(False)
+        return self._call(run, bindings)
+
+    def _call(self, run, bindings):
         try:
             return run(bindings)
         except Exception as exc:
@@ -283,13 +334,39 @@ class Program:
         where = vs[0].device.partition(":")[0] if vs else "?"
         return kernel_error(f"{name} (in a compiled graph)", where, dts, exc)
 
+    def allocations(self):
+        """(buffers made once and kept between calls, buffers allocated per call)."""
+        arena, _ = self._stable()
+        n = sum(1 for fn, args, res, _ in self.steps if res >= 0 and not args)
+        return len(arena), n - len(arena)
+
     def describe(self):
+        kept, fresh = self.allocations()
         return (f"{self.n_eager_kernels} kernel launches eager -> {self.n_kernels} compiled "
-                f"({self.n_regions} fused regions)")
+                f"({self.n_regions} fused regions); {fresh} buffers allocated per call, "
+                f"{kept} kept between calls")
 
 
 def _same(h):
     return h
+
+
+def _view_step(st, size, stride, off):
+    """view(storage) -> st(storage, size, stride, off); view.memo makes it once per
+    source handle (kept with the source: identity cannot be reused while held)."""
+    def view(s):
+        return st(s, size, stride, off)
+    cell = [(None, None)]
+
+    def memo(s):
+        m = cell[0]                       # one read, one write: safe under threads
+        if m[0] is s:
+            return m[1]
+        v = st(s, size, stride, off)
+        cell[0] = (s, v)
+        return v
+    view.memo = memo
+    return view
 
 
 def _drop_unused(steps, step_refs, keep):
