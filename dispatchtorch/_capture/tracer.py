@@ -84,6 +84,7 @@ class Tracer:
         self.parents = []          # ids of the composite nodes being decomposed
         self.random_pending = None
         self.tensors = {}          # placeholder name -> the tensor it was taken from
+        self.rewrap = []           # (error class, wrap) of the enclosing checks.reraise
         self._n_const = 0
 
     # -- activation ---------------------------------------------------------------------

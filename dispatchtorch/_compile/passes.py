@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from .._capture.graph import KERNEL, RANDOM, Ref
+from .._capture.graph import CHECK, KERNEL, RANDOM, Ref
 from ..backend.prims import PRIMS
 
 ELEMENTWISE = frozenset(n for n, p in PRIMS.items() if p.kind == "elementwise") | {"relu"}
@@ -53,8 +53,9 @@ def dce(nodes, keep, external, root):
         if n.op in ("as_strided", "empty"):
             live = n.outputs[0] in needed or (n.op == "empty" and n.outputs[0] in live_roots)
         else:
-            # a random draw advances its generator: kept even when its values are unused
-            live = n.kind == RANDOM or any(root(o) in live_roots for o in n.outputs)
+            # a random draw advances its generator: kept even when its values are unused;
+            # a check may raise
+            live = n.kind in (RANDOM, CHECK) or any(root(o) in live_roots for o in n.outputs)
         if not live:
             continue
         kept.append(n)
@@ -87,6 +88,15 @@ def cse(nodes, root, keep):
         n = _renamed(n, rn)
         if n.op == "copy_" and n.inputs[0] == n.outputs[0]:
             continue            # a view copied onto itself (x[i] += y writes x[i] back)
+        if n.kind == CHECK:     # the same range check of the same unchanged elements again
+            c, v = n.params["check"], n.inputs[0]
+            key = ("check", _elements(root.values, v, root), version.get(root(v), 0), c.low,
+                   c.high)
+            if key in seen:
+                continue
+            seen[key] = n
+            out.append(n)
+            continue
         key = None
         if n.op == "as_strided":
             key = ("view", n.inputs[0], n.params["size"], n.params["stride"],
@@ -108,6 +118,19 @@ def cse(nodes, root, keep):
                 version[root(o)] = version.get(root(o), 0) + 1
         out.append(n)
     return out, rename
+
+
+def _elements(values, v, root):
+    """What identifies the elements a value holds: a contiguous view by its storage,
+    offset and size (a reshape of a tensor holds its elements), any other by its id."""
+    x = values[v]
+    st, acc = [], 1
+    for d in reversed(x.shape):
+        st.append(acc)
+        acc *= d
+    if all(a == b or d == 1 for a, b, d in zip(x.strides, reversed(st), x.shape)):
+        return (root(v), x.offset, x.numel)
+    return v
 
 
 def _renamed(n, rn):
@@ -228,6 +251,11 @@ def group(nodes, values, can_fuse):
                    or (n.op != "as_strided" and root(v) in cur.writes) for v in refs(n))
 
     for n in nodes:
+        if n.kind == CHECK:           # a barrier: what ran before it in eager runs before it
+            flush()
+            cur = None
+            items.append(n)
+            continue
         if reduction(n):
             cur.members.append(n)
             cur.reduced.add(n.outputs[0])

@@ -14,7 +14,8 @@ import threading
 import numpy as np
 
 from .. import _dtype as D
-from .._capture.graph import BUFFER, CONSTANT, KERNEL, PARAMETER, RANDOM, Ref, Scalar
+from .._capture.graph import (BUFFER, CHECK, COMPOSITE, CONSTANT, KERNEL, PARAMETER, RANDOM,
+                              Node, Ref, Scalar)
 from .._device_runtime import place_of
 from ..backend.fusion import CONST, IN, TMP, FusedOp, FusedRegion
 from ..dispatch import OPS
@@ -40,7 +41,7 @@ class Program:
         self.graph = graph
         values = graph.values
         root = passes.Roots(values)
-        nodes = graph.prim_nodes(phase)
+        nodes = _prim_nodes_and_checks(graph, phase)
         self.n_eager_kernels = sum(1 for n in nodes if n.kind == KERNEL or n.op in ("copy_", "fill_"))
         keep = list(keep)
         keep_roots = {root(v) for v in keep}
@@ -76,6 +77,8 @@ class Program:
         self.steps = steps
         self.keep = keep
         self.n_kernels = sum(1 for st in steps if st[3])
+        self.n_checks = sum(1 for it in items if not isinstance(it, passes.Region)
+                            and it.kind == CHECK)
         self.template = [None] * len(values) + self.literals
         self.provided = provided
         self.written_roots = {root(v) for v in self.written}
@@ -172,6 +175,9 @@ class Program:
     def _step(self, n):
         """(fn, argument slots, result slot, is a kernel launch)."""
         values = self.graph.values
+        if n.kind == CHECK:
+            return (_check_step(n.params["check"], place_of(values[n.inputs[0]].device).bk),
+                    n.inputs, -1, "")
         v0 = values[n.outputs[0]] if n.outputs else None
         place = place_of(v0.device if v0 is not None else "cpu")
         bk = place.bk
@@ -192,7 +198,8 @@ class Program:
             return (_random_step(bk, place, n.params["draw"], D.BY_NAME[n.params["dtype"]]),
                     (n.outputs[0],), -1, "random")
         k = _unwrap(kernel_for(OPS[n.op], place))
-        args = list(n.outputs)
+        # (a kernel updating its output, scatter_, has it among its recorded inputs)
+        args = [] if n.op.endswith("_") else list(n.outputs)
         for a in n.inputs:
             args.append(self._literal(a.value) if isinstance(a, Scalar) else a)
         refs = {k2: v.value for k2, v in n.params.items() if isinstance(v, Ref)}
@@ -307,6 +314,8 @@ class Program:
     def _call(self, run, bindings):
         try:
             return run(bindings)
+        except _CheckFailed as exc:
+            raise exc.error from None         # the argument check's own error, as eager's
         except Exception as exc:
             # as the eager executor reports a failing kernel: op, backend, dtypes, cause
             tb, line = exc.__traceback__, None
@@ -342,13 +351,51 @@ class Program:
 
     def describe(self):
         kept, fresh = self.allocations()
+        checks = f", {self.n_checks} index checks" if self.n_checks else ""
         return (f"{self.n_eager_kernels} kernel launches eager -> {self.n_kernels} compiled "
-                f"({self.n_regions} fused regions); {fresh} buffers allocated per call, "
-                f"{kept} kept between calls")
+                f"({self.n_regions} fused regions{checks}); {fresh} buffers allocated per "
+                f"call, {kept} kept between calls")
 
 
 def _same(h):
     return h
+
+
+def _prim_nodes_and_checks(graph, phase):
+    """graph.prim_nodes(phase) with a CHECK pseudo-node for each of the phase's
+    graph.checks, at the point where it ran."""
+    checks = [c for c in graph.checks if c.phase == phase]
+    if not checks:
+        return graph.prim_nodes(phase)
+    at = {}
+    for k, c in enumerate(checks):
+        at.setdefault(c.at_node, []).append(
+            Node(-1 - k, "check", CHECK, (c.value,), (), {"check": c}, phase, None, c.source))
+    out = []
+    for i, n in enumerate(graph.nodes + [None]):
+        out.extend(at.get(i, ()))
+        if n is not None and n.kind != COMPOSITE and n.phase == phase:
+            out.append(n)
+    return out
+
+
+class _CheckFailed(Exception):
+    def __init__(self, error):
+        super().__init__(str(error))
+        self.error = error
+
+
+def _check_step(c, bk):
+    """step(index): read it back (one sync, as the eager check's) and raise its error."""
+    from .._capture.checks import host_bounds, verdict
+    to_host = _method(bk, "to_host")
+
+    def check(index):
+        try:
+            verdict(*host_bounds(to_host(index)), c.low, c.high, c.error)
+        except Exception as exc:
+            raise _CheckFailed(exc) from None
+    return check
 
 
 def _view_step(st, size, stride, off):

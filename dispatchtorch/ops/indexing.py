@@ -9,6 +9,7 @@ import operator
 import numpy as np
 
 from .. import _dtype as D
+from .._capture.checks import range_check
 from .._inplace import check_no_internal_overlap, inplace_needs_graph
 from .._run import apply, decompose, kernel_for, launch, make_view, record, same_place, to_place
 from .._shape import broadcast_shapes, broadcast_shapes2, contiguous_strides, norm_dim, numel
@@ -74,12 +75,17 @@ def check_index(index, size, op, dim=None, negative=False, error=RuntimeError, m
     n = numel(index._shape)
     if not n:
         return index
+    text = op + "(): " + (message or "index {i} is out of bounds for dimension {d} with size {n}")
+
+    def fail(bad):
+        return error(text.format(i=bad, d=dim if dim is not None else 0, n=size))
+    if not negative:              # a pure check: a compiled graph keeps it (_capture/checks.py)
+        range_check(index, 0, size, fail, lambda t: _bounds(t, n))
+        return index
     lo, hi = _bounds(index, n)
-    low = -size if negative else 0
-    bad = hi if hi >= size else lo if lo < low else None
+    bad = hi if hi >= size else lo if lo < -size else None
     if bad is not None:
-        text = op + "(): " + (message or "index {i} is out of bounds for dimension {d} with size {n}")
-        raise error(text.format(i=bad, d=dim if dim is not None else 0, n=size))
+        raise fail(bad)
     return _api.where(index < 0, index + size, index) if lo < 0 else index
 
 

@@ -228,10 +228,10 @@ def test_digits_cnn_training_equals_eager(dev):
 def test_tiny_transformer_training_equals_eager(dev):
     build = lambda tl: M.tiny_transformer(tl, d_model=32, layers=1, block=16)   # noqa: E731
     c = _train(dev, build, _tokens, torch.optim.AdamW)
-    # the embeddings check their indices on the host (a break): the model runs eagerly
-    # around its compiled children (the encoder and the head)
-    names = {type(m).__name__ for m in c._compiled.patched_children}
-    assert {"TransformerEncoder", "Linear"} <= names
+    # the embeddings' index checks are kept in the graph (no break): one compiled entry
+    entry, = _entries(c._compiled)
+    assert isinstance(entry, Entry) and not entry.graph.breaks and not c._compiled.patched_children
+    assert entry.forward.n_checks == 2 and entry.launches()[1] < entry.launches()[0]
 
 
 def test_views_kwargs_nested_outputs_and_batchnorm_buffers():
