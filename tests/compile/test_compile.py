@@ -347,3 +347,22 @@ def test_a_kernel_failing_in_a_replay_is_reported_as_eager_reports_it(monkeypatc
     with pytest.raises(RuntimeError, match=r"exp \(in a compiled graph\) failed on backend "
                                            r"'cpu' \(dtypes: float32\): ValueError: device lost"):
         cf(x)
+
+
+def test_a_tied_weight_used_before_a_compiled_child_gets_eagers_gradient():
+    # the child's input depends on the child's own weight (used eagerly first): its
+    # recorded backward would count that path twice, so the child runs eagerly
+    emb = torch.nn.Embedding(6, 4)
+    head = torch.nn.Linear(4, 6, bias=False)
+    head.weight = emb.weight
+    cf = torch.compile(head)
+    idx = torch.tensor([1, 2, 5])
+    grads = []
+    for fn in (head, cf, cf):
+        emb.weight.grad = None
+        fn(torch.tanh(emb(idx))).square().sum().backward()
+        grads.append(_np(emb.weight.grad))
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-6)
+    np.testing.assert_allclose(grads[2], grads[0], rtol=1e-6)
+    entry, = _entries(cf._compiled)
+    assert isinstance(entry, EagerEntry) and "tied weight" in entry.graph.breaks[0].reason
