@@ -265,6 +265,10 @@ def _memory_wrappers(rt):
                 tr.graph_break(f"random values drawn on the host ({tr.random_pending}) would be "
                                f"frozen into the graph")
                 tr.random_pending = None
+            elif k.get("copy", a[0] if a else True) is False:
+                tr.graph_break("a tensor shares a numpy array made inside the call "
+                               "(from_numpy): its values are the caller's, new at each call, "
+                               "and would be frozen into the graph")
             tr._constant(h, dev(device), np.array(array, copy=True))
         return h
 

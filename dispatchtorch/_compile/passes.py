@@ -98,7 +98,7 @@ def cse(nodes, root, keep):
             out.append(n)
             continue
         key = None
-        if n.op == "as_strided":
+        if n.op == "as_strided" and n.outputs[0] not in keep:   # (a kept view is bound by id)
             key = ("view", n.inputs[0], n.params["size"], n.params["stride"],
                    n.params["storage_offset"])
         elif n.kind == KERNEL and not n.inplace and all(writes.get(root(o)) == 1 for o in n.outputs) \
