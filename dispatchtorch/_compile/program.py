@@ -16,7 +16,7 @@ import numpy as np
 from .. import _dtype as D
 from .._capture.graph import (BUFFER, CHECK, COMPOSITE, CONSTANT, KERNEL, PARAMETER, RANDOM,
                               Node, Ref, Scalar)
-from .._device_runtime import place_of
+from .._place import place_of
 from ..backend.fusion import CONST, IN, TMP, FusedOp, FusedRegion
 from ..dispatch import OPS
 from .._run import kernel_for
