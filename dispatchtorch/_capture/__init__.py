@@ -35,7 +35,7 @@ What the Graph holds (graph.py, plain dataclasses):
   grad_inputs [(placeholder name, gradient value id | None)] with backward=True.
 - checks: argument checks that read values on the host (embedding's index range)
   recorded as Check(lo, hi, low, high, error, at_node) instead of breaks
-  (checks.range_check): a replay checks again at the same point;
+  (ops/_checks.range_check, recorded by checks.py): a replay checks again at the same point;
 - breaks: data-dependent calls (item(), tolist(), bool(t), nonzero, printing: any
   call that needs a tensor's values on the host), and random draws other than the
   in-place ones (torch.rand inside the function), as GraphBreak(op, reason, source,

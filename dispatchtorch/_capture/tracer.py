@@ -84,14 +84,17 @@ class Tracer:
         self.parents = []          # ids of the composite nodes being decomposed
         self.random_pending = None
         self.tensors = {}          # placeholder name -> the tensor it was taken from
-        self.rewrap = []           # (error class, wrap) of the enclosing checks.reraise
         self._n_const = 0
 
     # -- activation ---------------------------------------------------------------------
     def __enter__(self):
         from ..dispatch.loader import loaded_backends
+        from ..ops import _checks
+        from .checks import record_range_check
         self._prev = current()
         _TLS.tracer = self
+        self._prev_check = (_checks.STATE.recorder, _checks.STATE.rewrap)
+        _checks.STATE.recorder, _checks.STATE.rewrap = record_range_check, []
         with _lock:
             if _active[0] == 0:
                 install()
@@ -108,7 +111,9 @@ class Tracer:
             self.graph.breaks.append(GraphBreak(
                 "device", f"backend {', '.join(new)} was first used inside the traced call "
                 "(use a tensor on it once before)", "", len(self.graph.nodes)))
+        from ..ops import _checks
         _TLS.tracer = self._prev
+        _checks.STATE.recorder, _checks.STATE.rewrap = self._prev_check
         with _lock:
             _active[0] -= 1
             if _active[0] == 0:

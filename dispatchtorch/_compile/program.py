@@ -387,7 +387,7 @@ class _CheckFailed(Exception):
 
 def _check_step(c, bk):
     """step(index): read it back (one sync, as the eager check's) and raise its error."""
-    from .._capture.checks import host_bounds, verdict
+    from ..ops._checks import host_bounds, verdict
     to_host = _method(bk, "to_host")
 
     def check(index):

@@ -9,7 +9,6 @@ import operator
 import numpy as np
 
 from .. import _dtype as D
-from .._capture.checks import range_check
 from .._inplace import check_no_internal_overlap, inplace_needs_graph
 from .._run import apply, decompose, kernel_for, launch, make_view, record, same_place, to_place
 from .._shape import broadcast_shapes, broadcast_shapes2, contiguous_strides, norm_dim, numel
@@ -17,6 +16,7 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ..dispatch import OpDef, register_op
 from . import _api
+from ._checks import range_check
 from ._composite import OPMATH, run as run_composite
 from .views import SLICE, _sub_view, select
 
@@ -79,7 +79,7 @@ def check_index(index, size, op, dim=None, negative=False, error=RuntimeError, m
 
     def fail(bad):
         return error(text.format(i=bad, d=dim if dim is not None else 0, n=size))
-    if not negative:              # a pure check: a compiled graph keeps it (_capture/checks.py)
+    if not negative:              # a pure check: a compiled graph keeps it (ops/_checks.py)
         range_check(index, 0, size, fail, lambda t: _bounds(t, n))
         return index
     lo, hi = _bounds(index, n)

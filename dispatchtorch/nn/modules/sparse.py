@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from ... import ops as _ops
-from ..._capture.checks import reraise
 from ...autograd.grad_mode import no_grad
+from ...ops._checks import reraise
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
