@@ -126,6 +126,9 @@ class Graph:
     breaks: list = field(default_factory=list)          # [GraphBreak]
     # [Check]: argument checks kept (not compared or saved by export: plain code, not data)
     checks: list = field(default_factory=list, compare=False)
+    # [GraphBreak]: numpy arrays shared into tensors inside the call (from_numpy): the
+    # graph holds this call's values; a compiled replay must not (export bakes them)
+    shared_arrays: list = field(default_factory=list, compare=False)
     grad_mode: bool = True
 
     # -- lookups ------------------------------------------------------------------------

@@ -193,10 +193,11 @@ class Tracer:
         self.graph.nodes.append(n)
         return n
 
-    def graph_break(self, reason, value=None):
+    def graph_break(self, reason, value=None, into="breaks"):
         op, source = user_frame()
-        self.graph.breaks.append(GraphBreak(op or "?", reason, source, len(self.graph.nodes),
-                                            value, _package_frames()))
+        getattr(self.graph, into).append(GraphBreak(op or "?", reason, source,
+                                                    len(self.graph.nodes), value,
+                                                    _package_frames()))
 
 
 # -- the wrappers -------------------------------------------------------------------------
@@ -271,9 +272,10 @@ def _memory_wrappers(rt):
                                f"frozen into the graph")
                 tr.random_pending = None
             elif k.get("copy", a[0] if a else True) is False:
+                # a replay would reuse this call's array (export bakes it, as torch.export)
                 tr.graph_break("a tensor shares a numpy array made inside the call "
                                "(from_numpy): its values are the caller's, new at each call, "
-                               "and would be frozen into the graph")
+                               "and would be frozen into the graph", into="shared_arrays")
             tr._constant(h, dev(device), np.array(array, copy=True))
         return h
 

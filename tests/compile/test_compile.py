@@ -366,3 +366,20 @@ def test_a_tied_weight_used_before_a_compiled_child_gets_eagers_gradient():
     np.testing.assert_allclose(grads[2], grads[0], rtol=1e-6)
     entry, = _entries(cf._compiled)
     assert isinstance(entry, EagerEntry) and "tied weight" in entry.graph.breaks[0].reason
+
+
+def test_a_numpy_array_shared_inside_the_call_is_a_break_not_a_constant():
+    rng = np.random.default_rng(0)
+
+    def f(x):
+        noise = torch.from_numpy(rng.standard_normal(3).astype(np.float32))
+        return x * 2.0 + noise
+
+    cf = torch.compile(f)
+    x = torch.ones(3)
+    got = [_np(cf(x)) for _ in range(3)]
+    assert not np.array_equal(got[1], got[2])          # new noise at every call
+    entry, = _entries(cf)
+    assert isinstance(entry, EagerEntry) and "from_numpy" in entry.graph.breaks[0].reason
+    with pytest.raises(torch._dynamo.exc.Unsupported, match="from_numpy"):
+        torch.compile(f, fullgraph=True)(x)
