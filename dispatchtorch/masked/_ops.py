@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import math
 
-import dispatchtorch as torch
 from .. import _dtype as D
+from .. import ops as torch
 from .._tensor import Tensor
+from ..ops.norms import vector_norm
 
 _INT_TO_LONG = (D.uint8, D.bool_, D.int8, D.int16, D.int32)
 
@@ -55,9 +56,9 @@ def _identity(op, x, ord=None):
     elif op in ("prod", "cumprod"):
         v = 1
     elif op in ("amax", "argmax", "logaddexp", "logsumexp"):
-        v = -math.inf if dt.is_floating_point else torch.iinfo(dt).min
+        v = -math.inf if dt.is_floating_point else D.iinfo(dt).min
     elif op in ("amin", "argmin"):
-        v = math.inf if dt.is_floating_point else torch.iinfo(dt).max
+        v = math.inf if dt.is_floating_point else D.iinfo(dt).max
     elif op == "norm":
         v = math.inf if ord == -math.inf else 0
     elif op == "median":
@@ -190,7 +191,7 @@ def logaddexp(input, other, *, dtype=None, input_mask=None, other_mask=None):
 def norm(input, ord=2.0, dim=None, *, keepdim=False, dtype=None, mask=None):
     _strided(input, "norm")
     dtype = input.dtype if dtype is None else dtype
-    return torch.linalg.vector_norm(_combine("norm", input, mask, ord), ord,
+    return vector_norm(_combine("norm", input, mask, ord), ord,
                                     _canonical_dim(dim, input.dim()), bool(keepdim), dtype=dtype)
 
 
