@@ -155,10 +155,13 @@ def _as_strided_general(x, v, size, stride, offset):
     return x.reshape(-1)[flat_index].reshape(size)
 
 
-def view_scatter(base, src, size, stride, storage_offset):
+def view_scatter(base, src, size, stride, storage_offset=None):
     """as_strided_scatter: differentiable in base and src."""
     if not isinstance(src, Tensor):
         raise TypeError("as_strided_scatter: src must be a Tensor")
+    size, stride = tuple(size), tuple(stride)           # lists too, as PyTorch's
+    storage_offset = 0 if storage_offset is None else storage_offset
+    _check_in_storage(base, size, stride, storage_offset)
     out = _api.clone(base, memory_format="contiguous")
     if out._storage is not None or out._offset:
         out = _dense(out)

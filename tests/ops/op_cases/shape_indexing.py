@@ -556,6 +556,12 @@ add(Case("as_strided", lambda T, x: T.as_strided(x, (2, 2), (1, 2), 1), (A((3, 4
     # gradient inside the region instead of outside): checked against finite differences only
     Case("as_strided_scatter", lambda T, x, s: T.as_strided_scatter(x, s, (2, 2), (1, 2), 1),
          (A((3, 4)), A((2, 2))), ALL, layouts=False, torch_grad=False),
+    Case("as_strided_scatter", lambda T, x, s: T.as_strided_scatter(x, s, [2, 2], [1, 2]),
+         (A((3, 4)), A((2, 2))), FLOATS, layouts=False, torch_grad=False,
+         name="lists, default storage_offset"),
+    Case("as_strided_scatter", lambda T, x, s: T.as_strided_scatter(x, s, [2, 2], [200, 200]),
+         (A((3, 4)), A((2, 2))), FLOATS, grad=False, raises=RuntimeError, layouts=False,
+         name="out of storage"),
     Case("fill", lambda T, x: x.clone().fill_(2.5), (A((2, 3)),), ALL),
     Case("fill", lambda T, x: (x * 1).fill_(-1) + x, (A((2, 3)),), FLOATS, name="under autograd"),
     Case("fill", lambda T, x, v: (x * 1).fill_(v), (A((2, 3)), A(())), FLOATS,
