@@ -24,3 +24,11 @@ def test_random64_after_reseed_and_state_reload():
     np.testing.assert_array_equal(eng.random64(4), first)
     eng.load_state_bytes(state)
     np.testing.assert_array_equal(eng.random64(4), after)
+
+
+def test_bernoulli_scalar_integer_test_equals_the_double_uniform_test():
+    from dispatchtorch.ops import _random_streams as S
+    for p in (0.0, 2.0 ** -53, 3 * 2.0 ** -54, 0.1, 0.5, 0.9, 1 - 2.0 ** -53, 1.0):
+        a, b = M.MT19937(11), M.MT19937(11)
+        np.testing.assert_array_equal(S.bernoulli_scalar(a, 50_000, p),
+                                      S._unit(b, 50_000, "float64") < p)
