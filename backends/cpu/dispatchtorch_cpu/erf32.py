@@ -3,7 +3,7 @@
 scipy.special.erf's float32 loop is scalar (cephes in double): 8-12 ms on 524k
 elements, 24 ns each for |x| > 1, where PyTorch's vectorised gelu takes 0.25 ms; the
 tiny transformer's gelu calls it four times a step. This evaluates two polynomials
-with whole-block ufuncs instead (5 ms there, one thread), within 2.7 ulp of the
+with whole-block ufuncs instead (2.3 ms there, one thread, inputs N(0, 0.7)), within 2.7 ulp of the
 float64 erf (scipy's float32 loop: 0.5 ulp; the float32 conformance tolerance is
 1.3e-6, about 11 ulp; PyTorch's own vectorised erf, Abramowitz-Stegun 7.1.26, is
 within 1.5e-7 absolute):
@@ -27,38 +27,40 @@ _S = [_f(c) for c in (7.933494e-05, -0.00080348464, 0.0051912186, -0.0268554, 0.
                       -0.3761263, 1.1283792)]
 _L = [_f(c) for c in (-0.17759733, 0.9994311, -1.2146757, 1.2575676, -0.37383503,
                       0.35026437, 0.1568963, 0.0020323587)]
-_ONE, _FOUR, _SIXTEEN, _P = _f(1), _f(4), _f(16), _f(0.3275911)
+_ONE, _FOUR, _P = _f(1), _f(4), _f(0.3275911)
 BLOCK = 16384            # elements: a block's five float32 buffers stay in L2
 
 
 def _block(x):
     """erf of the 1-d float32 block x, in a new buffer (x is read whole before the
-    caller writes: out may be x)."""
-    a = np.abs(x)
-    z = np.multiply(a, a)
-    small = np.less(z, _ONE)
+    caller writes: out may be x). The second formula runs only on the elements that
+    need it (|x| >= 1: 16% of a standard normal's), gathered, then scattered back."""
+    z = np.multiply(x, x)
     s = np.multiply(z, _S[0])
     s += _S[1]
     for c in _S[2:]:
         s *= z
         s += c
-    s *= x
-    np.minimum(a, _FOUR, out=a)
-    np.minimum(z, _SIXTEEN, out=z)
-    t = np.multiply(a, _P)
-    t += _ONE
-    np.reciprocal(t, out=t)
-    r = np.multiply(t, _L[0])
-    r += _L[1]
-    for c in _L[2:]:
-        r *= t
-        r += c
-    np.negative(z, out=z)
-    r *= np.exp(z, out=z)
-    np.subtract(_ONE, r, out=r)
-    np.copysign(r, x, out=r)
-    np.copyto(r, s, where=small)
-    return r
+    s *= x                                   # NaN stays NaN here
+    large = np.flatnonzero(z >= _ONE)
+    if large.size:
+        xl = x[large]
+        a = np.abs(xl)
+        np.minimum(a, _FOUR, out=a)
+        zl = np.multiply(a, a)
+        t = np.multiply(a, _P)
+        t += _ONE
+        np.reciprocal(t, out=t)
+        r = np.multiply(t, _L[0])
+        r += _L[1]
+        for c in _L[2:]:
+            r *= t
+            r += c
+        np.negative(zl, out=zl)
+        r *= np.exp(zl, out=zl)
+        np.subtract(_ONE, r, out=r)
+        s[large] = np.copysign(r, xl, out=r)
+    return s
 
 
 def erf(out, x):
