@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .blas_sums import MIN as _SUM_BLAS_MIN, blas_sum as _blas_sum
 from .erf32 import erf as _erf32
 from .parallel import THRESHOLD as _BIG
 from .threaded import _LOWP, chunked as _chunked, reduce_large as _reduce_large
@@ -155,7 +156,28 @@ def _reduce(ufunc):
         if x.size >= _BIG:
             return _reduce_large(plain, ufunc, True, out, x, dims, keepdim)
         plain(out, x, dims=dims, keepdim=keepdim)
+    kernel.plain = plain
     return kernel
+
+
+def _sum_plain(out, x, *, dims, keepdim):
+    if x.size >= _SUM_BLAS_MIN and _blas_sum(out, x, dims):
+        return
+    _add_plain(out, x, dims=dims, keepdim=keepdim)
+
+
+def _sum(out, x, *, dims, keepdim):
+    """Trailing- and leading-axis float sums by BLAS (blas_sums.py) from MIN elements,
+    on the pool's chunks from _BIG."""
+    if x.size >= _SUM_BLAS_MIN:
+        if x.size >= _BIG:
+            return _reduce_large(_sum_plain, np.add, True, out, x, dims, keepdim)
+        if _blas_sum(out, x, dims):
+            return
+    _add_plain(out, x, dims=dims, keepdim=keepdim)
+
+
+_add_plain = _reduce(np.add).plain
 
 
 def _extreme(ufunc):
@@ -338,7 +360,7 @@ KERNELS = {
     "le": _compare(np.less_equal), "gt": _compare(np.greater), "ge": _compare(np.greater_equal),
     "where": _where,
     # reductions and scans
-    "sum": _reduce(np.add), "prod": _reduce(np.multiply),
+    "sum": _sum, "prod": _reduce(np.multiply),
     "amax": _extreme(np.maximum), "amin": _extreme(np.minimum),
     "argmax": _arg(np.argmax), "argmin": _arg(np.argmin),
     "cumsum": _scan(np.cumsum), "cumprod": _scan(np.cumprod),
