@@ -148,9 +148,9 @@ def test_set_num_threads_sizes_the_pool():
 
 @pytest.mark.parametrize("size", [P.THRESHOLD, P.THRESHOLD * 3 + 1023, (4 << 20) + 5])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_full_sum_by_row_sums_matches_float64(size, dtype, threads):
-    """The full float sum (gemv row sums, then pairwise) accumulates in x's dtype and
-    stays within a few ulp of the float64 sum, ragged tails included."""
+def test_full_sum_of_large_arrays_matches_float64(size, dtype, threads):
+    """The blocked full float sum (by columns, then the partials pairwise) accumulates
+    in x's dtype and stays within a few ulp of the float64 sum, ragged tails included."""
     x = rng.random(size).astype(dtype)
     out = np.empty((), dtype)
     KERNELS["sum"](out, x, dims=(0,), keepdim=False)

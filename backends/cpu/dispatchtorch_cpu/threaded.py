@@ -72,37 +72,6 @@ def _full_by_columns(out, x, reduce):
         out[...] = reduce(partial[:n])
 
 
-_ONES: dict = {}       # dtype -> read-only ones(ROW): the vector _full_sum multiplies by
-
-
-def _full_sum(out, x):
-    """A full float sum of a large contiguous array as row sums by BLAS (gemv: the
-    rows of ROW elements times ones), then the row sums pairwise. gemv keeps its
-    accumulators in registers, where `add.reduce(axis=0)` stores a row of partials per
-    row read: 245 against 445 µs on 4M float32 (numpy's pairwise loop 630 µs, PyTorch
-    200 µs), one thread. Each row is summed in float32 (x's dtype) SIMD lanes, a few
-    hundred terms each, then pairwise: as accurate as numpy's sum on positive inputs
-    (both 8e-8 relative on 4M uniform [0, 1) terms). NaN and infinities propagate as in
-    a sum (x * 1 is x)."""
-    ones = _ONES.get(x.dtype)
-    if ones is None:
-        ones = _ONES[x.dtype] = np.ones(ROW, x.dtype)
-        ones.flags.writeable = False
-    flat = x.reshape(-1)
-    rows = flat.size // ROW
-    body = flat[:rows * ROW].reshape(rows, ROW)
-    sums = np.empty(rows + 1, x.dtype)
-    n = max(1, rows // (P.CHUNK // ROW))
-    idx = P.bounds(rows, n)
-
-    def part(i):
-        a, b = idx[i]
-        np.matmul(body[a:b], ones, out=sums[a:b])
-    P.POOL.run(n, part)
-    sums[rows] = np.add.reduce(flat[rows * ROW:])
-    out[...] = np.add.reduce(sums)
-
-
 def reduce_large(kernel, ufunc, accumulate_dtype, out, x, dims, keepdim):
     """kernel(out, x, dims=, keepdim=) for a large x: a full reduction by columns and
     per-chunk partials; a reduction that keeps axis 0 as independent chunks of out."""
@@ -112,8 +81,6 @@ def reduce_large(kernel, ufunc, accumulate_dtype, out, x, dims, keepdim):
     full = len(dims) == x.ndim
     if (full and x.dtype.kind == "f" and out.dtype == x.dtype and x.flags.c_contiguous
             and ufunc is not np.multiply):
-        if ufunc is np.add:
-            return _full_sum(out, x)
         return _full_by_columns(out, x, reduce)
     cut = P.split_axis(x.shape, x.size)
     if cut is None:
