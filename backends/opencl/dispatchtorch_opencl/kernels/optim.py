@@ -51,7 +51,9 @@ def _adam_body(dt, maximize, decay, amsgrad):
             s.append(f"{c} sec = vm;")
         else:
             s.append(f"{c} sec = v;")
-        s.append("p = p + (m * -step_size) / (sqrt(sec) / bc2_sqrt + eps);")
+        # the preamble's builtin sqrt: inlined and vectorised (PoCL calls sqrt() out of line)
+        root = "DT_SQRT" if c == "double" else "DT_SQRTF"
+        s.append(f"p = p + (m * -step_size) / ({root}(sec) / bc2_sqrt + eps);")
         s.append(T.store(dt, "p_p", ix["p"], "p"))
         return "{ " + " ".join(s) + " }"
     return body
