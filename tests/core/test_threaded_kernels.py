@@ -146,7 +146,7 @@ def test_set_num_threads_sizes_the_pool():
         dt.set_num_threads(old)
 
 
-@pytest.mark.parametrize("size", [P.THRESHOLD, P.THRESHOLD * 3 + 1023, (4 << 20) + 5])
+@pytest.mark.parametrize("size", [P.THRESHOLD, P.THRESHOLD * 3 + 1023, P.THRESHOLD * 5 + 5])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_full_sum_of_large_arrays_matches_float64(size, dtype, threads):
     """The blocked full float sum (by columns, then the partials pairwise) accumulates
