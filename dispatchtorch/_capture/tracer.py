@@ -89,8 +89,12 @@ class Tracer:
     # -- activation ---------------------------------------------------------------------
     def __enter__(self):
         from ..dispatch.loader import loaded_backends
+        from ..ops import _checks
+        from .checks import record_range_check
         self._prev = current()
         _TLS.tracer = self
+        self._prev_check = (_checks.STATE.recorder, _checks.STATE.rewrap)
+        _checks.STATE.recorder, _checks.STATE.rewrap = record_range_check, []
         with _lock:
             if _active[0] == 0:
                 install()
@@ -107,7 +111,9 @@ class Tracer:
             self.graph.breaks.append(GraphBreak(
                 "device", f"backend {', '.join(new)} was first used inside the traced call "
                 "(use a tensor on it once before)", "", len(self.graph.nodes)))
+        from ..ops import _checks
         _TLS.tracer = self._prev
+        _checks.STATE.recorder, _checks.STATE.rewrap = self._prev_check
         with _lock:
             _active[0] -= 1
             if _active[0] == 0:
@@ -187,10 +193,11 @@ class Tracer:
         self.graph.nodes.append(n)
         return n
 
-    def graph_break(self, reason, value=None):
+    def graph_break(self, reason, value=None, into="breaks"):
         op, source = user_frame()
-        self.graph.breaks.append(GraphBreak(op or "?", reason, source, len(self.graph.nodes),
-                                            value, _package_frames()))
+        getattr(self.graph, into).append(GraphBreak(op or "?", reason, source,
+                                                    len(self.graph.nodes), value,
+                                                    _package_frames()))
 
 
 # -- the wrappers -------------------------------------------------------------------------
@@ -264,6 +271,11 @@ def _memory_wrappers(rt):
                 tr.graph_break(f"random values drawn on the host ({tr.random_pending}) would be "
                                f"frozen into the graph")
                 tr.random_pending = None
+            elif k.get("copy", a[0] if a else True) is False:
+                # a replay would reuse this call's array (export bakes it, as torch.export)
+                tr.graph_break("a tensor shares a numpy array made inside the call "
+                               "(from_numpy): its values are the caller's, new at each call, "
+                               "and would be frozen into the graph", into="shared_arrays")
             tr._constant(h, dev(device), np.array(array, copy=True))
         return h
 
@@ -371,7 +383,7 @@ def _draw_wrapper(fn):
 
 def install():
     """Swap in the wrappers (called with _lock held by the first tracer)."""
-    from .. import _device_runtime, _run
+    from .. import _place, _run
     from ..dispatch.loader import loaded_backends
     from ..ops import creation, random as R
 
@@ -402,7 +414,7 @@ def install():
                 op.kernels[b] = _kernel_wrapper(op.name, fn, b)
         if op.decomp is not None:
             op.decomp = _decomp_wrapper(op, op.decomp)
-    for p in _device_runtime._places.values():
+    for p in _place._places.values():
         p.empty = p.rt.backend.empty
     scalar, expanded = _run._scalar_cache, _run._expanded_cache
     _run._scalar_cache, _run._expanded_cache = {}, {}     # constants get recorded, not reused
@@ -417,7 +429,7 @@ def install():
 
 
 def uninstall():
-    from .. import _device_runtime
+    from .. import _place
     while _restore:
         _restore.pop()()
     for op in OPS.values():
@@ -428,12 +440,12 @@ def uninstall():
         inner = getattr(op.decomp, "_dt_traced", None)
         if inner is not None:
             op.decomp = inner
-    for p in _device_runtime._places.values():
+    for p in _place._places.values():
         p.empty = p.rt.backend.empty
 
 
 def _backend_of_device(device):
-    from .._device_runtime import place_of
+    from .._place import place_of
     return place_of(device if device != "?" else "cpu").bk
 
 

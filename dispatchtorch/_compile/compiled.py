@@ -9,7 +9,7 @@ import warnings
 from .._capture.capture import _input_name, flatten, module_tensors, trace, unflatten
 from .. import _dtype as D
 from .._capture.graph import BUFFER, CONSTANT, GRAD_OUTPUT, INPUT, PARAMETER
-from .._device_runtime import place_of
+from .._place import place_of
 from .._run import make_view, storage_of, wrap
 from .._tensor import Tensor
 from ..autograd.function import Function
@@ -110,6 +110,8 @@ class CompiledFunction:
         need_grad = STATE.enabled and (
             any(t._rg for t in flatten((args, kwargs))[0]) or any(t._rg for t, _ in named.values()))
         graph, out = trace(self.fn, args, kwargs, named=named, backward=need_grad)
+        if graph.shared_arrays:         # breaks for a replay (export keeps them as constants)
+            graph.breaks = sorted(graph.breaks + graph.shared_arrays, key=lambda b: b.at_node)
         if graph.breaks:
             b = graph.breaks[0]
             if self.fullgraph:
