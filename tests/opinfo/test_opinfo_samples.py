@@ -75,8 +75,6 @@ KNOWN_ERRORS = {
     **dict.fromkeys(["kthvalue", "masked_select", "gather", "index_select", "take", "aminmax",
                      "cat", "amax", "amin", "arange"], "out= aliasing / dtype checks"),
     "masked_fill": "a complex fill value (complex dtypes are another engineer's)",
-    "nn.functional.conv3d": "mixed input/bias dtypes and padding='same' with stride: "
-                            "ValueError, not RuntimeError",
     "narrow_copy": "dim out of range raises IndexError (PyTorch's RuntimeError)",
 }
 

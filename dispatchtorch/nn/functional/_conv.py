@@ -58,12 +58,15 @@ def _check_weight(name, x, weight, bias, groups, transposed=False):
     if x.dtype is not weight.dtype:
         raise RuntimeError(f"expected scalar type {x.dtype.pt_name} but found "
                            f"{weight.dtype.pt_name} (conv: input and weight dtypes differ)")
+    if bias is not None and bias.dtype is not x.dtype:
+        raise RuntimeError(f"Input type ({x.dtype.pt_name}) and bias type ({bias.dtype.pt_name}) "
+                           f"should be the same")
 
 
 def _same_padding(input, kernel, dilation, stride, name):
     """padding='same' as PyTorch: total d*(k-1) per dim, the odd unit on the far side."""
     if any(s != 1 for s in stride):
-        raise ValueError("padding='same' is not supported for strided convolutions")
+        raise RuntimeError("padding='same' is not supported for strided convolutions")
     sym, extra = [], []
     for k, d in zip(kernel, dilation):
         total = d * (k - 1)
