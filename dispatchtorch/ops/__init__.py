@@ -18,6 +18,7 @@ from .gather_scatter import (argwhere, gather, index_add, index_fill, index_sele
 from .subscript import index_put, index_put_, take, take_along_dim
 from .linalg import (addmm, addmv, baddbmm, bmm, dot, ger, matmul, mm, mv, outer, vdot)
 from .memory import cat, clone, concat, concatenate, contiguous, stack
+from .memory import fill_, zero_  # noqa: F401  (torch.fill_(t, v) / torch.zero_(t))
 from .norms import norm
 from .pointwise import *  # noqa: F401,F403
 from .pointwise import FUNCTIONS as _F, INPLACE as _I
@@ -40,6 +41,14 @@ from .views import view_scatter as as_strided_scatter
 from . import pointwise_more, products_more, shape_more  # noqa: E402  (PyTorch's wider op set)
 from . import decompositions, linalg_more  # noqa: E402,F401  (torch.linalg's decompositions)
 from . import special_functions  # noqa: E402  (lgamma, digamma, Bessel functions, ...)
+from . import gradient_histogram  # noqa: E402  (torch.gradient, histogram, histogramdd)
+globals().update(gradient_histogram.PUBLIC)
+from . import nonzero_padded  # noqa: E402  (torch.nonzero_static)
+globals().update(nonzero_padded.PUBLIC)
+from . import householder  # noqa: E402  (torch.geqrf, torch.ormqr)
+globals().update(householder.PUBLIC)
+from . import native_norms  # noqa: E402  (torch.native_layer_norm / group_norm / batch_norm)
+globals().update(native_norms.PUBLIC)
 globals().update({**pointwise_more.PUBLIC, **products_more.PUBLIC, **shape_more.PUBLIC,
                   **linalg_more.PUBLIC, **special_functions.PUBLIC})
 from . import methods  # noqa: F401  (binds Tensor methods)

@@ -12,6 +12,7 @@ from .._shape import broadcast_shapes, broadcast_shapes2, norm_dim, numel
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ..dispatch import OpDef, register_op
+from ._checks import range_check
 from ._composite import OPMATH, run as run_composite
 
 # -- gather / scatter ------------------------------------------------------------------------------
@@ -69,12 +70,17 @@ def check_index(index, size, op, dim=None, negative=False, error=RuntimeError, m
     n = numel(index._shape)
     if not n:
         return index
+    text = op + "(): " + (message or "index {i} is out of bounds for dimension {d} with size {n}")
+
+    def fail(bad):
+        return error(text.format(i=bad, d=dim if dim is not None else 0, n=size))
+    if not negative:              # a pure check: a compiled graph keeps it (ops/_checks.py)
+        range_check(index, 0, size, fail, lambda t: _bounds(t, n))
+        return index
     lo, hi = _bounds(index, n)
-    low = -size if negative else 0
-    bad = hi if hi >= size else lo if lo < low else None
+    bad = hi if hi >= size else lo if lo < -size else None
     if bad is not None:
-        text = op + "(): " + (message or "index {i} is out of bounds for dimension {d} with size {n}")
-        raise error(text.format(i=bad, d=dim if dim is not None else 0, n=size))
+        raise fail(bad)
     return pointwise.where(index < 0, index + size, index) if lo < 0 else index
 
 
@@ -431,8 +437,12 @@ def _fill_value(value, dtype, op):
 
 def _index_fill(x, index, value, dim):
     if x.dim() == 0:
-        return creation.full_like(x, value.item() if isinstance(value, Tensor) else value) \
-            if index.numel() else x.clone()
+        if not index.numel():
+            return x.clone()
+        return value.to(x.dtype).reshape(()).clone() if isinstance(value, Tensor) else \
+            creation.full_like(x, value)
+    if isinstance(value, Tensor):     # each slice once: value's gradient counts it once
+        index = counting.unique(index)
     shape = list(x._shape)
     shape[dim] = index._shape[0]
     src = value.to(x.dtype).expand(shape) if isinstance(value, Tensor) else value
@@ -577,4 +587,4 @@ METHODS = {"scatter_": scatter_, "scatter_add_": scatter_add_, "scatter_reduce_"
 
 # The op modules this one's derivative rules and decompositions call (at run time
 # only). Imported last: they import this module in turn (see docs/architecture.md).
-from . import creation, memory, pointwise, scans  # noqa: E402
+from . import counting, creation, memory, pointwise, scans  # noqa: E402

@@ -373,13 +373,16 @@ def take(input, index):
 
 
 def _take_along_dim(x, indices, dim):
-    if dim is None:
-        return _take(x, indices)
+    if dim is None:                   # PyTorch: gather of both flattened (a 1-d result)
+        return gather(x.reshape(-1), 0, indices.reshape(-1))
     shape = list(broadcast_shapes(x._shape[:dim] + (1,) + x._shape[dim + 1:],
                                   indices._shape[:dim] + (1,) + indices._shape[dim + 1:]))
     ishape, xshape = shape.copy(), shape.copy()
     ishape[dim], xshape[dim] = indices._shape[dim], x._shape[dim]
-    return gather(x.expand(xshape), dim, indices.expand(ishape))
+    indices = indices.expand(ishape)
+    if x._shape[dim]:                 # PyTorch wraps the indices modulo the dim's size
+        indices = indices % x._shape[dim]
+    return gather(x.expand(xshape), dim, indices)
 
 
 TAKE_ALONG_DIM = register_op(OpDef(
