@@ -27,12 +27,13 @@ def _halves(g):
 
 
 CASES += [
-    Case("floor", torch.floor, S.unary(*_DOMAINS["floor"])),
-    Case("ceil", torch.ceil, S.unary(*_DOMAINS["ceil"])),
-    Case("trunc", torch.trunc, S.unary(*_DOMAINS["trunc"])),
-    Case("round", torch.round, S.plus(S.unary(*_DOMAINS["round"]), _halves)),
+    # the rounding kernels get floats; the functions take integers too (a copy, as PyTorch)
+    Case("floor", torch.floor, S.unary(*_DOMAINS["floor"]), dtypes="numeric"),
+    Case("ceil", torch.ceil, S.unary(*_DOMAINS["ceil"]), dtypes="numeric"),
+    Case("trunc", torch.trunc, S.unary(*_DOMAINS["trunc"]), dtypes="numeric"),
+    Case("round", torch.round, S.plus(S.unary(*_DOMAINS["round"]), _halves), dtypes="numeric"),
     Case("round", lambda x: torch.round(x, decimals=2), S.unary(*_DOMAINS["round"]),
-         name="round_decimals"),
+         name="round_decimals", dtypes="numeric"),
     Case("neg", torch.neg, S.unary(), inplace="neg_"),
     Case("abs", torch.abs, S.unary(), inplace="abs_"),
     Case("bitwise_not", torch.bitwise_not, S.unary(), inplace="bitwise_not_"),
