@@ -125,7 +125,7 @@ def scalar_handle(value, dt, place):
         if h is not None:
             return h
     import numpy as np
-    if type(value) is float and dt.category != 2 and value == value and abs(value) != float("inf"):
+    if type(value) is float and dt.category < 2 and value == value and abs(value) != float("inf"):
         value = int(value)       # C cast, as PyTorch casts a float scalar into an int op
     try:
         host = np.asarray(value).astype(dt.np)
@@ -168,7 +168,7 @@ def record(op, inputs, params, outs):
     if outsaved:
         node.outsaved = outsaved
     for i, o in enumerate(outs):
-        if o._dtype.is_floating_point:
+        if o._dtype.is_grad:
             o._grad_fn = node
             o._out_nr = i
             o._rg = True

@@ -37,7 +37,7 @@ _UNARY_FLOAT = {
 }
 _UNARY_OTHER = {
     "neg": ("numeric", "-x (integers wrap)"),
-    "abs": ("numeric", "|x| (integers wrap at the minimum)"),
+    "abs": ("numeric", "|x| (integers wrap at the minimum); complex x: out has the real dtype"),
     "bitwise_not": ("integral", "~x; for bool, logical not"),
 }
 _BINARY = {

@@ -329,6 +329,8 @@ def _rounding(spec, name):
         if input._dtype is D.bool_:
             raise NotImplementedError(f"\"{name}\" not implemented for 'Bool'")
         if not input._dtype.is_floating_point:
+            if input._dtype.is_complex:
+                raise NotImplementedError(f"{name} is not supported for complex inputs")
             return write_out(out, input.clone())
         return write_out(out, unary(spec, input))
     fn.__name__ = fn.__qualname__ = name
@@ -363,7 +365,7 @@ def pow(input, exponent, *, out=None):
         dt = result_type(input, exponent)
         if dt is D.bool_:
             raise NotImplementedError("\"pow\" not implemented for 'Bool'")
-        return write_out(out, _int_pow(input, exponent, dt) if dt.category != D.FLOAT
+        return write_out(out, _int_pow(input, exponent, dt) if dt.category < D.FLOAT
                          else binary(E.pow_, input, exponent))
     _tensor_arg("pow", "input", input, 1)
     dt = result_type(input, exponent)
@@ -371,7 +373,7 @@ def pow(input, exponent, *, out=None):
         if isinstance(exponent, Tensor):
             raise NotImplementedError("\"pow\" not implemented for 'Bool'")
         return write_out(out, input.clone() if exponent else _api.ones_like(input))
-    if dt.category != D.FLOAT:
+    if dt.category < D.FLOAT:
         if isinstance(exponent, Tensor):
             return write_out(out, _int_pow(input, exponent, dt))
         if exponent < 0:

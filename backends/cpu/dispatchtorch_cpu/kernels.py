@@ -79,7 +79,7 @@ def _compare(f):
 
 
 def _is_float(dt):
-    return dt.kind == "f" or dt in _LOWP      # ml_dtypes' bfloat16 has kind 'V'
+    return dt.kind in "fc" or dt in _LOWP      # ml_dtypes' bfloat16 has kind 'V'
 
 
 def _div(out, a, b):
