@@ -377,6 +377,11 @@ def _is_complex_tensor(self):
     return self._dtype.is_complex
 
 
+def _type_as(self, other):
+    """Tensor.type_as (LLaMA's rotary embedding casts back with it): self.to(other.dtype)."""
+    return self.to(other.dtype)
+
+
 PUBLIC = {"view_as_real": view_as_real, "view_as_complex": view_as_complex, "real": real,
           "imag": imag, "conj": conj, "conj_physical": conj_physical, "resolve_conj": resolve_conj,
           "resolve_neg": resolve_neg, "is_conj": is_conj, "complex": complex, "polar": polar,
@@ -385,4 +390,4 @@ METHODS = {"view_as_real": view_as_real, "conj": conj, "conj_physical": conj_phy
            "resolve_conj": resolve_conj, "resolve_neg": resolve_neg, "is_conj": is_conj,
            "sgn": sgn, "real": property(real, _set_real, doc="the real parts (a view)"),
            "imag": property(imag, _set_imag, doc="the imaginary parts (a view)"),
-           "is_complex": _is_complex_tensor}
+           "is_complex": _is_complex_tensor, "type_as": _type_as}
