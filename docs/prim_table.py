@@ -19,7 +19,7 @@ END = "<!-- END PRIM TABLE -->"
 
 _ORDER = ("elementwise", "reduction", "scan", "linalg", "indexing", "sort")
 _DTYPES = {"all": "all", "numeric": "all but bool", "float": "floating",
-           "integral": "bool, integers"}
+           "integral": "bool, integers", "complex": "complex64, complex128"}
 
 
 def _cell(text: str) -> str:

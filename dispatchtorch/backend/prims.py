@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .fft_prims import fft_prims
+
 
 @dataclass(frozen=True)
 class PrimSpec:
@@ -19,6 +21,7 @@ class PrimSpec:
     signature: str
     doc: str
     dtypes: str        # which input dtypes the frontend sends: float | numeric | integral | all
+    #                    (| complex: complex64 / complex128 only)
 
 
 MEMORY_METHODS = ("empty", "from_host", "to_host", "as_strided", "copy_", "fill_")
@@ -114,6 +117,7 @@ def _catalogue():
         "sorted_seq (B, M), values (B, N) -> out (B, N): for each value the first index i with "
         "seq[i] >= v (right=False) or seq[i] > v (right=True)", "all")
     _linalg_prims(add)
+    fft_prims(add)
     for name, (_, doc) in SPECIAL_UNARY.items():
         add(name, "elementwise", f"{name}(out, x)", doc, "float")
     for name, (_, doc) in SPECIAL_BINARY.items():

@@ -40,6 +40,7 @@ from . import pointwise_more, products_more, shape_more  # noqa: E402  (PyTorch'
 from . import decompositions, linalg_more  # noqa: E402,F401  (torch.linalg's decompositions)
 from . import special_functions  # noqa: E402  (lgamma, digamma, Bessel functions, ...)
 from . import complex_ops  # noqa: E402  (complex64/complex128: views, conj, polar, ...)
+from . import fft_ops  # noqa: E402,F401  (torch.fft, on the FFT prims)
 globals().update({**pointwise_more.PUBLIC, **products_more.PUBLIC, **shape_more.PUBLIC,
                   **linalg_more.PUBLIC, **special_functions.PUBLIC, **complex_ops.PUBLIC})
 from . import methods  # noqa: F401  (binds Tensor methods)

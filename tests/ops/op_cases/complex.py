@@ -33,3 +33,16 @@ CASES += [
     Case("complex_abs", lambda T, a, b: T.complex(a, b).angle(), (A((6,), "nonzero"), A((6,))),
          C_FLOATS, lambda a, b: np.angle(a + 1j * b), name="angle"),
 ]
+
+# the FFT prims (tests/ops/test_fft.py holds every public transform against PyTorch)
+CASES += [
+    Case("fft_r2c", lambda T, x: T.view_as_real(T.fft.rfft(x, norm="ortho")), (A((3, 8)),),
+         C_FLOATS, lambda x: _real(np.fft.rfft(x, norm="ortho"))),
+    Case("fft_r2c", lambda T, x: T.view_as_real(T.fft.fft2(x)), (A((4, 6)),), C_FLOATS,
+         lambda x: _real(np.fft.fft2(x)), name="fft2 of real"),
+    Case("fft_c2r", lambda T, x: T.fft.irfft(T.view_as_complex(x), n=7),
+         (A((3, 4, 2), noncontig=False),), C_FLOATS, lambda x: np.fft.irfft(_pairs(x), n=7)),
+    Case("fft_c2c", lambda T, x: T.view_as_real(T.fft.ifft(T.view_as_complex(x), n=6)),
+         (A((2, 5, 2), noncontig=False),), C_FLOATS,
+         lambda x: _real(np.fft.ifft(_pairs(x), n=6))),
+]
