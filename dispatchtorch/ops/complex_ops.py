@@ -104,6 +104,7 @@ def _tensor(x, name, arg="input"):
 def _retyped_view(t, dt, shape, stride, offset):
     """A view of t's memory as dtype dt (element geometry in units of dt)."""
     place = t._place
+    place.check_dtype(dt, "view_as_complex" if dt.is_complex else "view_as_real")
     flat = place.bk.reinterpret(storage_of(t), dt.name)
     if flat is None:
         raise RuntimeError(f"{place.type} backend cannot view {t._dtype.name} memory as "

@@ -61,7 +61,7 @@ def _c2c(x, dims, norm, forward):
 
 def _r2c(x, dims, norm, onesided):
     ct = x._dtype.to_complex()
-    x._place.check_dtype(ct, "fft")
+    x._place.check_dtype(ct, "fft_r2c")
     shape = list(x._shape)
     last = shape[dims[-1]]
     if onesided:

@@ -183,3 +183,17 @@ def test_ops_without_complex_support_raise_as_pytorch():
         assert type(ours.value) is type(theirs.value) or isinstance(ours.value, RuntimeError)
     with pytest.raises(RuntimeError, match="can't be cast"):
         dt.ones(2).add_(dt.tensor(z))
+
+
+def test_opencl_refuses_complex_tensors_by_name():
+    if not dt.opencl.is_available():
+        pytest.skip("no OpenCL device")
+    z = dt.tensor([1 + 2j])
+    for call in (lambda: z.to("opencl"), lambda: dt.zeros(2, dtype=dt.cfloat, device="opencl"),
+                 lambda: dt.ones(2, device="opencl") * 1j,
+                 lambda: dt.view_as_complex(dt.ones(2, 2, device="opencl")),
+                 lambda: dt.fft.rfft(dt.ones(4, device="opencl"))):
+        with pytest.raises(TypeError, match=r"opencl:0.* does not support dtype complex64"):
+            call()
+    x = dt.ones(2, 2, device="opencl")
+    assert (x * 2).sum().item() == 8.0          # real tensors there are untouched
