@@ -14,6 +14,8 @@ every real rule written in public ops (mul, div, exp, matmul, ...) unchanged.
 """
 from __future__ import annotations
 
+import builtins
+import cmath
 import weakref
 
 from .. import _dtype as D
@@ -36,7 +38,7 @@ COMPLEX_ELEMENTWISE = frozenset({
     "add", "sub", "mul", "div", "pow", "neg", "eq", "ne", "where",
     "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "reciprocal",
     "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh",
-    "atanh", "sigmoid", "square"})
+    "atanh", "sigmoid", "square", "lerp", "sinc"})
 
 
 def _add_complex_entries():
@@ -73,11 +75,37 @@ def _wirtinger(rule):
 
 # rules that multiply the gradient by a function of the inputs (holomorphic in them);
 # real-linear rules (views, add, sum, cat, ...) need no conjugation
-HOLOMORPHIC_RULES = ("mul", "div", "pow", "exp", "exp2", "expm1", "log", "log2", "log10",
+HOLOMORPHIC_RULES = ("mul", "div", "exp", "exp2", "expm1", "log", "log2", "log10",
                      "log1p", "sqrt", "rsqrt", "reciprocal", "sin", "cos", "tan", "asin", "acos",
                      "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sigmoid",
-                     "square", "prod", "matmul", "mm", "bmm", "mv", "dot", "addmm", "baddbmm",
+                     "square", "lerp", "sinc", "prod", "cumprod", "linear", "conv2d",
+                     "conv_transpose2d", "matmul", "mm", "bmm", "mv", "dot", "addmm", "baddbmm",
                      "addmv", "outer", "einsum", "tensordot")
+
+
+def _pow_grad_complex(g, a, b, result, needs):
+    """pow_backward_self / pow_backward_exponent for complex operands (derivatives.yaml):
+    the real rule's tests `b >= 0` and `a > 0` read the real parts here."""
+    ga = gb = None
+    if needs[0]:
+        if isinstance(b, Tensor):
+            ga = _api.where(b == 0, 0.0, g * conj_physical(b * _api.pow(a, b - 1)))
+        else:
+            ga = _api.zeros_like(g) if b == 0 else g * _conj_grad(b * _api.pow(a, b - 1))
+    if needs[1]:
+        if isinstance(a, Tensor):
+            zero = (a == 0) & ((real(b) if isinstance(b, Tensor) else b.real) >= 0)
+            gb = _api.where(zero, 0.0, g * _conj_grad(result * _api.log(a)))
+        else:
+            gb = g * _conj_grad(result * cmath.log(a)) if a != 0 else _api.zeros_like(g)
+    return ga, gb
+
+
+def _split_rule(real_rule, complex_rule):
+    def rule(g, *saved):
+        return (complex_rule if g._dtype.is_complex else real_rule)(g, *saved)
+    rule.__wrapped__ = real_rule
+    return rule
 
 
 def _wrap_rules():
@@ -85,6 +113,9 @@ def _wrap_rules():
         op = OPS.get(name)
         if op is not None and op.grad is not None and not hasattr(op.grad, "__wrapped__"):
             op.grad = _wirtinger(op.grad)
+    pow_op = OPS["pow"]
+    if not hasattr(pow_op.grad, "__wrapped__"):
+        pow_op.grad = _split_rule(pow_op.grad, _pow_grad_complex)
 
 
 _wrap_rules()
@@ -374,6 +405,46 @@ def sgn(input, *, out=None):
 E.COMPLEX_TO_REAL.update({"abs": complex_abs, "angle": complex_angle})
 
 
+def vdot(input, other, *, out=None):
+    """conj(input) . other (the conjugate of the first argument, as PyTorch)."""
+    r = _api.dot(conj_physical(input) if input._dtype.is_complex else input, other)
+    if out is not None:
+        from .pointwise import write_out
+        return write_out(out, r)
+    return r
+
+
+def complex_float_power(input, exponent, *, out=None):
+    """float_power with a complex operand: both in complex128."""
+    a = input.to(D.complex128) if isinstance(input, Tensor) else builtins.complex(input)
+    b = exponent.to(D.complex128) if isinstance(exponent, Tensor) else builtins.complex(exponent)
+    r = _api.pow(a, b)
+    if out is not None:
+        from .pointwise import write_out
+        return write_out(out, r)
+    return r
+
+
+def isreal(input):
+    """True where the imaginary part is 0 (everywhere for real dtypes)."""
+    _tensor(input, "isreal")
+    if not input._dtype.is_complex:
+        return _api.ones_like(input, dtype=D.bool_)
+    return imag(input) == 0
+
+
+def _adjoint(self):
+    """mH / adjoint: the conjugate transpose (a conjugate-marked result, as PyTorch's)."""
+    return conj(self.mT)
+
+
+def _h(self):
+    if self.dim() > 2:
+        raise RuntimeError("tensor.H is only supported on matrices (2-D tensors). Got "
+                           f"{self.dim()}-D tensor.")
+    return conj(self.t() if self.dim() == 2 else self)
+
+
 def _is_complex_tensor(self):
     return self._dtype.is_complex
 
@@ -386,8 +457,9 @@ def _type_as(self, other):
 PUBLIC = {"view_as_real": view_as_real, "view_as_complex": view_as_complex, "real": real,
           "imag": imag, "conj": conj, "conj_physical": conj_physical, "resolve_conj": resolve_conj,
           "resolve_neg": resolve_neg, "is_conj": is_conj, "complex": complex, "polar": polar,
-          "sgn": sgn}
-METHODS = {"view_as_real": view_as_real, "conj": conj, "conj_physical": conj_physical,
+          "sgn": sgn, "vdot": vdot, "isreal": isreal, "adjoint": _adjoint}
+METHODS = {"vdot": vdot, "isreal": isreal, "adjoint": _adjoint, "mH": property(_adjoint),
+           "H": property(_h), "view_as_real": view_as_real, "conj": conj, "conj_physical": conj_physical,
            "resolve_conj": resolve_conj, "resolve_neg": resolve_neg, "is_conj": is_conj,
            "sgn": sgn, "real": property(real, _set_real, doc="the real parts (a view)"),
            "imag": property(imag, _set_imag, doc="the imaginary parts (a view)"),

@@ -65,6 +65,8 @@ def _float_input(x, dtype, name):
         if not x.dtype.is_floating_point or not dt.is_floating_point:
             raise RuntimeError(f"{name}: dtype should be floating point, but got {dt.pt_name}")
         x = x.to(dt)
+    if x.dtype.is_complex:          # norms of complex numbers are norms of their moduli
+        return x.abs()
     if not x.dtype.is_floating_point:
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
                            f"{x.dtype.pt_name}")

@@ -395,6 +395,10 @@ def _int_pow(a, b, dt):
 
 
 def float_power(input, exponent, *, out=None):
+    if any(isinstance(x, complex) or isinstance(x, Tensor) and x.dtype.is_complex
+           for x in (input, exponent)):        # complex128, as PyTorch
+        from .complex_ops import complex_float_power
+        return complex_float_power(input, exponent, out=out)
     a = input.double() if isinstance(input, Tensor) else float(input)
     b = exponent.double() if isinstance(exponent, Tensor) else float(exponent)
     return write_out(out, binary(E.pow_, a, b))
@@ -578,7 +582,7 @@ def logit(input, eps=None, *, out=None):
 def lerp(input, end, weight, *, out=None):
     _tensor_arg("lerp", "input", input, 1)
     _tensor_arg("lerp", "end", end, 2)
-    if not input._dtype.is_floating_point:
+    if not input._dtype.is_grad:
         raise NotImplementedError(f"\"lerp\" not implemented for '{input.dtype.pt_name}'")
     if end._dtype is not input._dtype:
         raise RuntimeError(f"lerp: expected dtype {input.dtype.name.replace('float32', 'float')} for `end` "

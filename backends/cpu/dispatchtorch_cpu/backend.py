@@ -11,7 +11,6 @@ from dispatchtorch.backend import ALL_DTYPE_NAMES, Backend, DeviceInfo
 
 from . import fusion
 from .complex_kernels import KERNELS as COMPLEX_KERNELS
-from .fft_kernels import KERNELS as FFT_KERNELS
 from .composites import KERNELS as COMPOSITE_KERNELS
 from . import parallel
 from .kernels import KERNELS
@@ -32,7 +31,7 @@ class CPUBackend(Backend):
     name = "cpu"
     api_version = (1, 0)
     kernels = threaded_kernels({**KERNELS, **COMPOSITE_KERNELS, **OPTIM_KERNELS,
-                                **COMPLEX_KERNELS, **FFT_KERNELS})
+                                **COMPLEX_KERNELS})
 
     def __init__(self):
         super().__init__()

@@ -318,3 +318,7 @@ from dispatchtorch.backend.prims import SPECIAL_BINARY, SPECIAL_UNARY  # noqa: E
 KERNELS.update({name: _unary(_lazy(f)) for name, (f, _) in SPECIAL_UNARY.items()})
 KERNELS.update({name: _binary(np.nextafter if f == "nextafter" else _lazy(f))
                 for name, (f, _) in SPECIAL_BINARY.items()})
+
+from .fft_kernels import KERNELS as _FFT_KERNELS  # noqa: E402  (the FFT prims, scipy.fft)
+
+KERNELS.update(_FFT_KERNELS)
