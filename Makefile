@@ -24,7 +24,8 @@ $(VENV)/.base:
 
 # PyTorch's CPU build for the comparison tests, when the index offers one (never the
 # multi-GB CUDA build; without it those tests skip with their reason): tools/install_pytorch_cpu.py
-$(VENV)/.dev: $(VENV)/.base
+# (redone when pyproject.toml changes, so a dev dependency added there reaches an existing .venv)
+$(VENV)/.dev: $(VENV)/.base pyproject.toml
 	$(QUIET_BUILD) $(PIP) install $(PACKAGES) -e ".[dev,distributed]"
 	$(PYTHON) tools/install_pytorch_cpu.py
 	touch $@
@@ -48,7 +49,10 @@ CONFORMANCE_DTYPES ?= float32,float64,int32,int64
 test: setup-dev
 	$(MAKE) test-unit conformance third-party test-distributed
 
+# the import layers first (pyproject.toml's [tool.importlinter]: no module imports a layer
+# above its own; under a second), then the tests
 test-unit: setup-dev
+	$(VENV)/bin/lint-imports --no-cache
 	DISPATCHTORCH_TEST_DTYPES=$(TEST_DTYPES) $(PYTHON) -m pytest -n 2 --dist loadgroup -q
 
 # dispatchtorch.distributed's tests that run inside an MPI job, on 2 ranks and on 3 (odd

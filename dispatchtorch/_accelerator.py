@@ -47,7 +47,7 @@ class DeviceModule:
 
     def empty_cache(self) -> None:
         rt = self._runtime()
-        if rt is not None and hasattr(rt.backend, "empty_cache"):
+        if rt is not None:
             rt.backend.empty_cache()
 
     def _require(self):

@@ -7,7 +7,7 @@ CopySlices), so gradients reach everything that shares the memory.
 """
 from __future__ import annotations
 
-from ._run import record, record_view, strides_of
+from ._run import make_view, record, record_view, strides_of
 from ._shape import contiguous_strides
 from ._tensor import Tensor
 from .autograd.grad_mode import STATE
@@ -84,9 +84,10 @@ def commit_inplace(self, r, replaces=False):
         # the region no edge, so the overwritten part of base's history gets none
     elif r._grad_fn is None:
         # r is a leaf (copy_ of a tensor that requires grad): self's history must lead to
-        # it, so take it through an identity view (no copy)
-        from .ops.views import view
-        r = view(r, r._shape)
+        # it, so take it through an identity view (no copy), recorded as `view` records it
+        leaf = r
+        r = make_view(leaf, leaf._shape, strides_of(leaf), leaf._offset)
+        record(OPS["view"], (leaf,), {"input_shape": leaf._shape}, (r,))
     if base is None:
         self._grad_fn, self._out_nr, self._rg = r._grad_fn, r._out_nr, True
         return self

@@ -13,14 +13,18 @@ import os
 import pickle
 
 from . import _safe_globals
+from ._map_location import map_device
 
 MAGIC = b"DISPATCHTORCH-PICKLE-1\n"
 
+# the globals Tensor.__reduce_ex__ pickles tensors and parameters with: named, not
+# imported (serialization, which defines them, is the layer above this helper)
+_REBUILDERS = frozenset({("dispatchtorch.serialization", "_rebuild_tensor"),
+                         ("dispatchtorch.serialization", "_rebuild_parameter")})
 # what a weights-only load may construct without the user's say-so: our tensor and
 # parameter rebuilders, numpy's array reconstruction, plain containers
 _ALLOWED = {
-    ("dispatchtorch.serialization", "_rebuild_tensor"),
-    ("dispatchtorch.serialization", "_rebuild_parameter"),
+    *_REBUILDERS,
     ("numpy._core.multiarray", "_reconstruct"), ("numpy.core.multiarray", "_reconstruct"),
     ("numpy", "ndarray"), ("numpy", "dtype"),
     ("collections", "OrderedDict"), ("builtins", "set"), ("builtins", "frozenset"),
@@ -60,7 +64,7 @@ class WeightsOnlyUnpickler(pickle.Unpickler):
         if key in allowed:
             return allowed[key]
         if (module, name) in _ALLOWED or module.startswith(_ALLOWED_MODULE_PREFIXES):
-            return _mapped(super().find_class(module, name), self._map_location)
+            return _mapped(super().find_class(module, name), (module, name), self._map_location)
         raise pickle.UnpicklingError(_refusal(key))
 
 
@@ -70,18 +74,17 @@ class _FullUnpickler(pickle.Unpickler):
         self._map_location = map_location
 
     def find_class(self, module, name):
-        return _mapped(super().find_class(module, name), self._map_location)
+        return _mapped(super().find_class(module, name), (module, name), self._map_location)
 
 
-def _mapped(fn, map_location):
-    """Our tensor rebuilders, with map_location applied to the saved device."""
-    from . import serialization
-    if map_location is None or fn not in (serialization._rebuild_tensor,
-                                          serialization._rebuild_parameter):
+def _mapped(fn, key, map_location):
+    """Our tensor rebuilders (key: the global's (module, name)), with map_location
+    applied to the saved device."""
+    if map_location is None or key not in _REBUILDERS:
         return fn
 
     def rebuild(array, device, requires_grad):
-        target = serialization._map_device(device, map_location)
+        target = map_device(device, map_location)
         if target is None:                       # a callable
             t = fn(array, "cpu", requires_grad)
             r = map_location(t, device)

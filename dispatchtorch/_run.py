@@ -315,5 +315,20 @@ def to_place(t, place):
     """t on place (used for 0-d cpu tensors joining an op on another device)."""
     if t._place is place:
         return t
-    from .ops.memory import to_device
     return to_device(t, place)
+
+
+def to_device(input, place):
+    """input's values on another place, through the host (`Tensor.to(device)`'s core)."""
+    src = input._place
+    host = src.bk.to_host(input._h)
+    if host.dtype != input._dtype.np:
+        raise RuntimeError(f"backend '{src.type}' returned host data of dtype {host.dtype} for a "
+                           f"{input._dtype.name} tensor")
+    import numpy as np
+    host = np.asarray(host, order="C")
+    place.check_dtype(input._dtype, "to")
+    r = wrap(place.bk.from_host(host, place.index), input._shape, input._dtype, place)
+    if STATE.enabled and input._rg:
+        record(OPS["to_device"], (input,), {}, (r,))
+    return r

@@ -296,18 +296,12 @@ class Tensor:
 
     def __dlpack__(self, *args, **kwargs):
         if self._place.type != "cpu":
-            dl = getattr(self._place.bk, "to_dlpack", None)
-            if dl is None:
-                raise BufferError(f"__dlpack__: backend '{self._place.type}' does not export DLPack")
-            return dl(self._h, *args, **kwargs)
+            return self._place.bk.to_dlpack(self._h, *args, **kwargs)
         return self._host().__dlpack__(*args, **kwargs)
 
     def __dlpack_device__(self):
         if self._place.type != "cpu":
-            dev = getattr(self._place.bk, "dlpack_device", None)
-            if dev is None:
-                raise BufferError(f"__dlpack_device__: backend '{self._place.type}' has no DLPack device")
-            return dev(self._h)
+            return self._place.bk.dlpack_device(self._h)
         return self._host().__dlpack_device__()
 
     # -- Python protocol -----------------------------------------------------------------
@@ -370,9 +364,15 @@ class Tensor:
         memo[id(self)] = new
         return new
 
+    # the name of the function in dispatchtorch.serialization that unpickles this class;
+    # nn.Parameter names its own, so nn.parameter need not import serialization (which
+    # imports it: no cycle)
+    _rebuilder = "_rebuild_tensor"
+
     def __reduce_ex__(self, protocol):
-        from .serialization import _rebuild_tensor
-        return (_rebuild_tensor, (self.detach().cpu().numpy().copy(), str(self.device), self._rg))
+        from . import serialization
+        return (getattr(serialization, self._rebuilder),
+                (self.detach().cpu().numpy().copy(), str(self.device), self._rg))
 
     def __setstate__(self, state):
         self.__dict__.update(state)

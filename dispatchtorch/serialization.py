@@ -18,6 +18,7 @@ import numpy as np
 
 from . import _dtype as D
 from ._device import device as Device
+from ._map_location import map_device
 from ._tensor import Tensor
 
 FORMAT = "dispatchtorch.checkpoint"
@@ -179,16 +180,6 @@ def _header(data, name):
     return header
 
 
-def _map_device(saved, map_location):
-    if map_location is None:
-        return saved
-    if isinstance(map_location, dict):
-        return map_location.get(saved, saved)
-    if isinstance(map_location, (str, Device)):
-        return str(map_location)
-    return None       # a callable: applied to the tensor afterwards
-
-
 class _UserError(Exception):
     """An exception raised by the caller's map_location: passed through, not a
     CheckpointError."""
@@ -232,7 +223,7 @@ class _Decoder:
         shape = tuple(info["shape"])
         host = np.frombuffer(raw, dtype=dt.np).reshape(shape).copy()
         saved_device = node.get("device", "cpu")
-        target = _map_device(saved_device, self.map_location)
+        target = map_device(saved_device, self.map_location)
         t = ops.tensor(host, dtype=dt, device="cpu")
         if target is not None and target != "cpu":
             t = t.to(target)

@@ -371,7 +371,7 @@ def _draw_wrapper(fn):
 
 def install():
     """Swap in the wrappers (called with _lock held by the first tracer)."""
-    from .. import _device_runtime, _run
+    from .. import _place, _run
     from ..dispatch.loader import loaded_backends
     from ..ops import creation, random as R
 
@@ -402,7 +402,7 @@ def install():
                 op.kernels[b] = _kernel_wrapper(op.name, fn, b)
         if op.decomp is not None:
             op.decomp = _decomp_wrapper(op, op.decomp)
-    for p in _device_runtime._places.values():
+    for p in _place._places.values():
         p.empty = p.rt.backend.empty
     scalar, expanded = _run._scalar_cache, _run._expanded_cache
     _run._scalar_cache, _run._expanded_cache = {}, {}     # constants get recorded, not reused
@@ -417,7 +417,7 @@ def install():
 
 
 def uninstall():
-    from .. import _device_runtime
+    from .. import _place
     while _restore:
         _restore.pop()()
     for op in OPS.values():
@@ -428,12 +428,12 @@ def uninstall():
         inner = getattr(op.decomp, "_dt_traced", None)
         if inner is not None:
             op.decomp = inner
-    for p in _device_runtime._places.values():
+    for p in _place._places.values():
         p.empty = p.rt.backend.empty
 
 
 def _backend_of_device(device):
-    from .._device_runtime import place_of
+    from .._place import place_of
     return place_of(device if device != "?" else "cpu").bk
 
 

@@ -9,7 +9,7 @@ import warnings
 from .._capture.capture import _input_name, flatten, module_tensors, trace, unflatten
 from .. import _dtype as D
 from .._capture.graph import BUFFER, CONSTANT, GRAD_OUTPUT, INPUT, PARAMETER
-from .._device_runtime import place_of
+from .._place import place_of
 from .._run import make_view, storage_of, wrap
 from .._tensor import Tensor
 from ..autograd.function import Function

@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._capture.graph import CONSTANT, KERNEL, RANDOM, Ref, Scalar
-from .._device_runtime import place_of
+from .._place import place_of
 from ..backend.fusion import CONST, IN, TMP, FusedOp, FusedRegion
 from ..dispatch import OPS
 from .._run import kernel_for

@@ -5,8 +5,8 @@ from .grad_mode import (enable_grad, inference_mode, is_grad_enabled,
 
 _LAZY = {"backward": "engine", "grad": "engine", "Function": "function",
          "FunctionCtx": "function", "once_differentiable": "function", "gradcheck": "checks",
-         "gradgradcheck": "checks", "GradcheckError": "checks", "functional": None,
-         "graph": None, "Variable": "function", "forward_ad": None, "anomaly_mode": None,
+         "gradgradcheck": "checks", "GradcheckError": "checks",
+         "graph": None, "Variable": "function", "anomaly_mode": None,
          "detect_anomaly": "anomaly_mode", "set_detect_anomaly": "anomaly_mode",
          "is_anomaly_enabled": "anomaly_mode", "is_anomaly_check_nan_enabled": "anomaly_mode"}
 

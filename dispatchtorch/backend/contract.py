@@ -50,6 +50,10 @@ class Backend:
     copy_, fill_. Kernels: `kernels` maps prim or composite names to functions
     `fn(*outs, *inputs, **params)` that write into preallocated outputs; see
     `dispatchtorch.backend.prims.PRIMS` for each prim's exact semantics.
+
+    Everything else the core calls is declared below with a default that is correct
+    for a backend without the feature (DLPack, memory pool, threads, collectives,
+    fused kernels), so the core calls it directly and never probes with getattr.
     """
 
     name: str = ""                       # the device type, e.g. "opencl"
@@ -68,8 +72,13 @@ class Backend:
         """A fresh C-contiguous storage of `shape` on device index `device`."""
         raise NotImplementedError
 
-    def from_host(self, array, device: int):
-        """A fresh storage holding a copy of a C-contiguous numpy array."""
+    def from_host(self, array, device: int, copy: bool = True):
+        """A storage holding the values of `array`, a C-contiguous numpy array.
+
+        copy=True (the default, and what the core passes to every backend but the CPU
+        reference): a fresh copy; the caller may reuse `array`. copy=False
+        (`torch.from_numpy`, on the cpu only): the storage may share `array`'s memory
+        where the device addresses host memory; a backend that cannot share copies."""
         raise NotImplementedError
 
     def to_host(self, handle):
@@ -99,6 +108,39 @@ class Backend:
     def device_index(self, handle) -> int:
         """The device index a handle lives on (backends with one device keep this)."""
         return 0
+
+    # -- optional: DLPack exchange (Tensor.__dlpack__, torch.from_dlpack) -------------------
+    def to_dlpack(self, handle, *args, **kwargs):
+        """`Tensor.__dlpack__(*args, **kwargs)` for a tensor of this device: the handle's
+        DLPack capsule. Default: this backend exports no DLPack (BufferError, as
+        DLPack's protocol says)."""
+        raise BufferError(f"__dlpack__: backend '{self.name}' does not export DLPack")
+
+    def dlpack_device(self, handle) -> tuple:
+        """`Tensor.__dlpack_device__()`: the handle's (DLPack device type, device id).
+        Default: none (BufferError)."""
+        raise BufferError(f"__dlpack_device__: backend '{self.name}' has no DLPack device")
+
+    def from_dlpack(self, ext):
+        """Adopt `ext` (an object with `__dlpack__` and `__dlpack_device__`, not on the
+        host) without a copy: `(handle, shape, dtype name, device index)`, or None to
+        decline, the default (`torch.from_dlpack` then asks the next backend)."""
+        return None
+
+    # -- optional: memory pool and threads ----------------------------------------------
+    def empty_cache(self) -> None:
+        """Give memory cached by this backend's allocator back to the driver
+        (`torch.cuda.empty_cache()`, `torch.accelerator.empty_cache()`). Default: nothing
+        is cached."""
+
+    def set_num_threads(self, n: int) -> None:
+        """Threads this backend's host-side kernels may use (`torch.set_num_threads`,
+        which the core passes to the CPU reference). Default: ignored (kernels that do not
+        run on host threads)."""
+
+    def get_num_threads(self) -> int:
+        """What `set_num_threads` set (`torch.get_num_threads`). Default: 1."""
+        return 1
 
     # -- optional: complex views (view_as_real, view_as_complex, .real, .imag) ------
     def reinterpret(self, storage, dtype: str):

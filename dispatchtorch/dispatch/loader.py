@@ -109,6 +109,17 @@ def available_names():
     return sorted(_discover())
 
 
+# what the layers above keep per loaded backend (the interned places) and must forget with it
+_reset_callbacks: list = []
+
+
+def on_reset(callback):
+    """Call callback() whenever reset_backends() forgets the loaded backends: the frontend
+    registers here, so the loader never imports the layers above it."""
+    _reset_callbacks.append(callback)
+    return callback
+
+
 def reset_backends():
     """Forget everything loaded (tests install backends at run time)."""
     global _entry_points, _pm
@@ -117,8 +128,8 @@ def reset_backends():
     _pm = None
     for op in OPS.values():
         op.kernels.clear()
-    from .. import _device_runtime
-    _device_runtime.reset()
+    for callback in _reset_callbacks:
+        callback()
 
 
 # the backends this repository ships, and how to add each (not on the package index yet)

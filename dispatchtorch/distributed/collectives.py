@@ -149,11 +149,7 @@ def reduce_scatter(output, input_list, op=SUM, group=None, async_op=False):
     if pg is None:
         return None
     _tensor(output, "reduce_scatter", "output")
-    _tensors(input_list, "reduce_scatter", "input_list")
-    _check_len(input_list, pg, "reduce_scatter", "input_list")
-    for i, t in enumerate(input_list):
-        _same(t, output, "reduce_scatter", f"input_list[{i}]")
-        _shape(t, output, "reduce_scatter", f"input_list[{i}]")
+    _per_rank_list(input_list, output, pg, "reduce_scatter", "input_list")
     with no_grad():
         flat = _ops.stack([t.detach() for t in input_list])
     return reduce_scatter_tensor(output, flat, op, pg, async_op)
@@ -197,6 +193,15 @@ def _check_len(lst, pg, what, arg):
                          f"({pg.size()})")
 
 
+def _per_rank_list(lst, ref, pg, what, arg):
+    """One tensor per rank, each of ref's dtype, device and shape."""
+    _tensors(lst, what, arg)
+    _check_len(lst, pg, what, arg)
+    for i, t in enumerate(lst):
+        _same(t, ref, what, f"{arg}[{i}]")
+        _shape(t, ref, what, f"{arg}[{i}]")
+
+
 def _shape(t, ref, what, arg):
     if tuple(t.shape) != tuple(ref.shape):
         raise ValueError(f"{what}: {arg} has shape {tuple(t.shape)}, expected "
@@ -217,11 +222,7 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
     if pg is None:
         return None
     _tensor(tensor, "all_gather", "tensor")
-    _tensors(tensor_list, "all_gather", "tensor_list")
-    _check_len(tensor_list, pg, "all_gather", "tensor_list")
-    for i, t in enumerate(tensor_list):
-        _same(t, tensor, "all_gather", f"tensor_list[{i}]")
-        _shape(t, tensor, "all_gather", f"tensor_list[{i}]")
+    _per_rank_list(tensor_list, tensor, pg, "all_gather", "tensor_list")
     flat = _ops.empty((pg.size(),) + tuple(tensor.shape), dtype=tensor.dtype, device=tensor.device)
     w = all_gather_into_tensor(flat, tensor, pg, async_op=True)
     w._after = list(w._after) + [_copy_out(flat, tensor_list)]

@@ -72,8 +72,8 @@ def _is_open_mpi(mpiexec):
 
 def _cuda_devices():
     try:
-        import dispatchtorch
-        return dispatchtorch.cuda.device_count()
+        from .._accelerator import DeviceModule       # torch.cuda, without the package above
+        return DeviceModule("cuda").device_count()
     except Exception:
         return 0
 

@@ -83,7 +83,7 @@ def _contiguous(x):
 def _entry(graph):
     """The compiler's runner for graph, its constants uploaded to their devices."""
     from .._compile.compiled import Entry
-    from .._device_runtime import place_of
+    from .._place import place_of
     for p in graph.placeholders:
         if p.kind == C.CONSTANT:
             place = place_of(graph.values[p.value].device)

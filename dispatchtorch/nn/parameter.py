@@ -30,10 +30,7 @@ class Parameter(Tensor):
     def __repr__(self):
         return "Parameter containing:\n" + super().__repr__()
 
-    def __reduce_ex__(self, protocol):
-        from ..serialization import _rebuild_parameter
-        return (_rebuild_parameter, (self.detach().cpu().numpy().copy(), str(self.device),
-                                     self.requires_grad))
+    _rebuilder = "_rebuild_parameter"     # what Tensor.__reduce_ex__ pickles it with
 
 
 class Buffer(Tensor):

@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 
 from .. import _dtype as D
-from .._device_runtime import place_of
+from .._place import place_of
 from .._run import wrap
 from .._shape import as_shape
 from .._tensor import Tensor
@@ -200,9 +200,8 @@ def from_dlpack(ext_tensor):
     if dev is not None and dev()[0] != 1:      # not kDLCPU: let a backend adopt it
         from ..dispatch import list_backends
         for rt in list_backends():
-            adopt = getattr(rt.backend, "from_dlpack", None)
-            if rt.status == "ready" and adopt is not None:
-                result = adopt(ext_tensor)
+            if rt.status == "ready":
+                result = rt.backend.from_dlpack(ext_tensor)
                 if result is not None:
                     h, shape, dtype_name, index = result
                     place = place_of(f"{rt.name}:{index}")

@@ -6,9 +6,9 @@ import numpy as np
 
 from .. import _dtype as D
 from .._device import device as Device
-from .._device_runtime import place_of
+from .._place import place_of
 from .._inplace import check_no_internal_overlap, commit_inplace, inplace_needs_graph
-from .._run import operand_handle, record, same_place, to_place, wrap
+from .._run import operand_handle, record, same_place, to_device, to_place, wrap
 from .._shape import broadcast_shapes2, norm_dim
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
@@ -64,21 +64,6 @@ def _cast(input, dt):
     r = wrap(out, input._shape, dt, place)
     if STATE.enabled and input._rg and dt.is_grad:
         record(CAST, (input,), {}, (r,))
-    return r
-
-
-def to_device(input, place):
-    """input's values on another place, through the host."""
-    src = input._place
-    host = src.bk.to_host(input._h)
-    if host.dtype != input._dtype.np:
-        raise RuntimeError(f"backend '{src.type}' returned host data of dtype {host.dtype} for a "
-                           f"{input._dtype.name} tensor")
-    host = np.asarray(host, order="C")
-    place.check_dtype(input._dtype, "to")
-    r = wrap(place.bk.from_host(host, place.index), input._shape, input._dtype, place)
-    if STATE.enabled and input._rg:
-        record(TRANSFER, (input,), {}, (r,))
     return r
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 
 from .. import _dtype as D
-from .._device_runtime import place_of
+from .._place import place_of
 from .._run import apply, decompose, resolve
 from .._shape import norm_dim
 from .._tensor import Tensor

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .. import ops as _ops
 from ._checks import check_betas, check_nonnegative
-from .optimizer import Optimizer, step_count
+from .optimizer import Optimizer, step_count, weight_decay_terms
 
 
 class NAdam(Optimizer):
@@ -28,19 +28,14 @@ class NAdam(Optimizer):
         return bool(group["weight_decay"])
 
     def _rule(self, group, p, g, state, owned):
-        lr, (beta1, beta2), wd = group["lr"], group["betas"], group["weight_decay"]
+        lr, (beta1, beta2) = group["lr"], group["betas"]
         if not state:
             state["step"] = _ops.tensor(0.0)
             state["mu_product"] = _ops.tensor(1.0)
             state["exp_avg"] = _ops.zeros_like(g)
             state["exp_avg_sq"] = _ops.zeros_like(g)
         step = step_count(state)
-        decay = None
-        if wd:
-            if group["decoupled_weight_decay"]:
-                decay = p * (-lr * wd)
-            else:
-                g = g + p * wd
+        g, decay = weight_decay_terms(group, p, g)
         psi = group["momentum_decay"]
         mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * psi)))
         mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * psi)))

@@ -6,6 +6,7 @@ import copy
 from collections import defaultdict
 
 from .._tensor import Tensor
+from .._zero_grad import zero_grads
 from ..autograd.grad_mode import enable_grad, no_grad
 from ._flat import flat_group
 
@@ -74,17 +75,7 @@ class Optimizer:
         self.param_groups.append(group)
 
     def zero_grad(self, set_to_none=True):
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                if set_to_none:
-                    p.grad = None
-                else:
-                    g = p.grad
-                    if g.grad_fn is not None:
-                        g = p._grad = g.detach()
-                    g.zero_()
+        zero_grads((p for group in self.param_groups for p in group["params"]), set_to_none)
 
     def step(self, closure=None):
         loss = None
@@ -234,3 +225,14 @@ def step_count(state):
         t = state["step"] = ops.tensor(0.0)
     t.add_(1)
     return t.item()
+
+
+def weight_decay_terms(group, p, g):
+    """(gradient, decoupled decay term or None) for the optimizers offering both kinds:
+    decoupled decay (AdamW-style) is added to the step; L2 decay joins the gradient."""
+    wd = group["weight_decay"]
+    if not wd:
+        return g, None
+    if group["decoupled_weight_decay"]:
+        return g, p * (-group["lr"] * wd)
+    return g + p * wd, None

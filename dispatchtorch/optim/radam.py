@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .. import ops as _ops
 from ._checks import check_betas, check_nonnegative
-from .optimizer import Optimizer, step_count
+from .optimizer import Optimizer, step_count, weight_decay_terms
 
 
 class RAdam(Optimizer):
@@ -20,18 +20,13 @@ class RAdam(Optimizer):
                                       differentiable=differentiable))
 
     def _rule(self, group, p, g, state, owned):
-        lr, (beta1, beta2), wd = group["lr"], group["betas"], group["weight_decay"]
+        lr, (beta1, beta2) = group["lr"], group["betas"]
         if not state:
             state["step"] = _ops.tensor(0.0)
             state["exp_avg"] = _ops.zeros_like(g)
             state["exp_avg_sq"] = _ops.zeros_like(g)
         step = step_count(state)
-        decay = None
-        if wd:
-            if group["decoupled_weight_decay"]:
-                decay = p * (-lr * wd)
-            else:
-                g = g + p * wd
+        g, decay = weight_decay_terms(group, p, g)
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
         exp_avg.lerp_(g, 1 - beta1)
         exp_avg_sq.mul_(beta2).add_((g * g).mul_(1 - beta2))

@@ -13,7 +13,7 @@ import tomllib
 from contextlib import contextmanager
 from pathlib import Path
 
-from dispatchtorch import _device_runtime
+from dispatchtorch import _place
 from dispatchtorch.dispatch import loader
 from dispatchtorch.dispatch.registry import OPS
 
@@ -44,11 +44,11 @@ def forget(name: str) -> None:
         for registered, _ in loader._pm.list_name_plugin():
             if registered.startswith(name + ":"):
                 loader._pm.unregister(name=registered)
-    for key in [k for k in _device_runtime._places if k[0] == name]:
-        del _device_runtime._places[key]
-    for key, place in list(_device_runtime._lookup.items()):
+    for key in [k for k in _place._places if k[0] == name]:
+        del _place._places[key]
+    for key, place in list(_place._lookup.items()):
         if place.type == name:
-            del _device_runtime._lookup[key]
+            del _place._lookup[key]
     for op in OPS.values():
         op.kernels.pop(name, None)
 

@@ -44,6 +44,12 @@ def test_contract_members_are_documented():
     for name in (*MEMORY_METHODS, "devices", "synchronize", "device_index", "api_version",
                  "unavailable_reason", "kernels", "DISPATCHTORCH_FALLBACK", "dispatchtorch.backends"):
         assert f"`{name}" in doc or name in doc, name
+    # the optional members, each declared on Backend with its default
+    for name in ("to_dlpack", "dlpack_device", "from_dlpack", "empty_cache", "set_num_threads",
+                 "get_num_threads", "collectives_backends", "collectives_engine", "can_fuse",
+                 "fuse_elementwise"):
+        assert f"`{name}(" in doc or f"`{name}`" in doc, name
+        assert hasattr(Backend, name), name
     for name in MEMORY_METHODS:
         assert hasattr(Backend, name)
 

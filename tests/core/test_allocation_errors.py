@@ -3,7 +3,7 @@ every existing tensor as it was (on any backend; simulated here on the CPU)."""
 import pytest
 
 import dispatchtorch as torch
-from dispatchtorch._device_runtime import place_of
+from dispatchtorch._place import place_of
 from dispatchtorch.backend import BackendError
 
 REFUSED = (7, 7)

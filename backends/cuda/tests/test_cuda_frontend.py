@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import dispatchtorch as torch
-from dispatchtorch import _device_runtime
+from dispatchtorch import _place
 from dispatchtorch.backend import DTYPE_NAMES, DeviceInfo
 from dispatchtorch.dispatch import OPS, get_fallback_mode, loader, set_fallback_mode
 from dispatchtorch_cuda._array_module import NumpyModule
@@ -45,7 +45,7 @@ def dev(request):
         loader._runtimes.pop(SIM, None)
         for op in OPS.values():
             op.kernels.pop(SIM, None)
-        for table in (_device_runtime._places, _device_runtime._lookup):
+        for table in (_place._places, _place._lookup):
             for key in [k for k, p in table.items() if p.type == SIM]:
                 del table[key]
         set_fallback_mode(mode)

@@ -7,7 +7,7 @@ import warnings
 
 from ... import ops as _ops
 from ..._tensor import Tensor
-from ._vision import interpolate
+from ._vision import _cubic_weights, interpolate
 
 GRID_SAMPLE_INTERPOLATION_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
 GRID_SAMPLE_PADDING_MODES = {"zeros": 0, "border": 1, "reflection": 2}
@@ -163,16 +163,6 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     return out
 
 
-def _cubic_weights(t, a=-0.75):
-    """The four cubic-convolution weights of taps -1, 0, 1, 2 at fraction t."""
-    def near(x):
-        return ((a + 2) * x - (a + 3)) * x * x + 1
-
-    def far(x):
-        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
-    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
-
-
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
     warnings.warn("nn.functional.upsample is deprecated. Use nn.functional.interpolate instead.",
                   stacklevel=2)
@@ -189,5 +179,3 @@ def upsample_bilinear(input, size=None, scale_factor=None):
     warnings.warn("nn.functional.upsample_bilinear is deprecated. Use nn.functional.interpolate "
                   "instead.", stacklevel=2)
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
-
-

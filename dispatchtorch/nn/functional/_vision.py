@@ -225,6 +225,8 @@ def _nearest_exact_positions(n, o, scale):
 
 
 def _cubic_weights(t, a=-0.75):
+    """The four cubic-convolution weights (Keys, a=-0.75 as PyTorch) of taps -1, 0, 1, 2 at
+    fraction t; interpolate(mode='bicubic') and grid_sample share them."""
     def near(x):
         return ((a + 2) * x - (a + 3)) * x * x + 1
 

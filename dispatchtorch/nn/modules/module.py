@@ -7,6 +7,7 @@ from collections import OrderedDict, namedtuple
 
 from ... import _dtype as D
 from ..._tensor import Tensor
+from ..._zero_grad import zero_grads
 from ...autograd.grad_mode import no_grad
 from ...ops.memory import _parse_to
 from ..parameter import Buffer, Parameter
@@ -512,18 +513,7 @@ class Module:
         return self
 
     def zero_grad(self, set_to_none=True):
-        for p in self.parameters():
-            if p.grad is None:
-                continue
-            if set_to_none:
-                p.grad = None
-            else:
-                g = p.grad
-                if g.grad_fn is not None:
-                    g = p._grad = g.detach()
-                else:
-                    g.requires_grad_(False)
-                g.zero_()
+        zero_grads(self.parameters(), set_to_none)
 
     def apply(self, fn):
         for m in self.children():

@@ -81,7 +81,7 @@ class RemoteBackend(Backend):
         w.post("empty", h.id, h.shape, dtype)
         return h
 
-    def from_host(self, array, device):
+    def from_host(self, array, device, copy=True):      # always a copy: another process
         w = self.worker(device)
         h = w.new_array(array.shape, array.dtype.name)
         w.send_now("put", h.id, np.asarray(array, order="C"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ._device import device as Device
 from ._dtype import BY_NAME
-from .dispatch.loader import get_backend
+from .dispatch.loader import get_backend, on_reset
 
 # one device each, shown without an index, as PyTorch shows `cpu` and `meta`
 INDEXLESS = frozenset({"cpu", "meta"})
@@ -62,6 +62,8 @@ def place_of(d) -> Place:
     return p
 
 
+@on_reset
 def reset():
+    """Forget every place: their backends were unloaded."""
     _places.clear()
     _lookup.clear()
