@@ -73,7 +73,7 @@ KNOWN_COMPLEX64 = {
         "linalg.tensorsolve", "logdet", "lu", "lu_solve", "matrix_exp", "norm", "pinverse",
         "qr", "svd", "triangular_solve"], "complex linear-algebra decompositions: not yet"),
     **dict.fromkeys(["ldexp", "linspace", "logaddexp", "logcumsumexp", "logsumexp",
-                     "linalg.vecdot", "nn.functional.l1_loss", "renorm"],
+                     "nn.functional.l1_loss", "renorm"],
                     "complex form not written yet"),
 }
 
