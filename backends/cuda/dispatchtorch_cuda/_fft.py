@@ -12,22 +12,32 @@ _INVERSE = {"none": "forward", "by_n": "backward", "by_root_n": "ortho"}
 
 
 def build_fft_kernels(am) -> dict:
-    if am.name == "cupy":
-        import cupyx.scipy.fft as sp
-    else:
-        import scipy.fft as sp
+    lib = []
+
+    def fft_module():
+        """Imported on first use (loading the backend stays cheap)."""
+        if not lib:
+            if am.name == "cupy":
+                import cupyx.scipy.fft as sp
+            else:
+                import scipy.fft as sp      # the numpy stand-in: CPU-only tests
+            lib.append(sp)
+        return lib[0]
 
     def fft_c2c(out, x, *, dims, forward, norm):
+        sp = fft_module()
         if forward:
             out[...] = sp.fftn(x, axes=dims, norm=_FORWARD[norm])
         else:
             out[...] = sp.ifftn(x, axes=dims, norm=_INVERSE[norm])
 
     def fft_r2c(out, x, *, dims, norm, onesided):
+        sp = fft_module()
         f = sp.rfftn if onesided else sp.fftn
         out[...] = f(x, axes=dims, norm=_FORWARD[norm])
 
     def fft_c2r(out, x, *, dims, norm):
+        sp = fft_module()
         out[...] = sp.irfftn(x, s=[out.shape[d] for d in dims], axes=dims,
                              norm=_INVERSE[norm])
 
