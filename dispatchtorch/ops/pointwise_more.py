@@ -107,7 +107,7 @@ LDEXP = composite("ldexp", _ldexp, kind="elementwise", args=("x", "other"),
 def ldexp(input, other, *, out=None):
     if not isinstance(input, Tensor):
         raise TypeError(f"ldexp(): argument 'input' must be Tensor, not {type(input).__name__}")
-    if not input.dtype.is_floating_point and not (isinstance(other, Tensor) and
+    if not input.dtype.is_grad and not (isinstance(other, Tensor) and
                                                   other.dtype.is_floating_point):
         input = input.to(D.get_default_dtype())
     return write_out(out, run(LDEXP, (input, other), {}))

@@ -182,10 +182,16 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
     check_keepdim(keepdim, "logsumexp")
     if dim is None:
         raise TypeError("logsumexp(): argument 'dim' must be tuple of ints, not NoneType")
-    if not input.dtype.is_floating_point:
+    if not input.dtype.is_grad:
         input = input.to(D.get_default_dtype())
     dims = norm_dims(dim, input.dim(), "logsumexp") or tuple(range(input.dim()))
-    r = _opmath(LOGSUMEXP, input, {"dims": dims, "keepdim": keepdim})
+    if input.dtype.is_complex:      # PyTorch: shifted by the maximum of the real parts
+        m = _api.amax(input.real, dims, keepdim=True).detach()     # a constant shift
+        m = _api.where(m.abs() == math.inf, 0.0, m)
+        r = _api.log(_api.exp(input - m).sum(dims, keepdim=True)) + m
+        r = r if keepdim or not input.dim() else r.squeeze(dims)
+    else:
+        r = _opmath(LOGSUMEXP, input, {"dims": dims, "keepdim": keepdim})
     if out is not None:
         from .pointwise import write_out
         return write_out(out, r)
