@@ -122,7 +122,7 @@ def _scaled(input, other, alpha, op):
     if isinstance(other, Tensor) and other._dtype is D.bool_ and isinstance(alpha, int):
         alpha = bool(alpha)            # bool tensors stay bool (alpha != 0 keeps them)
     if isinstance(alpha, float) and alpha != int(alpha) \
-            and not result_type(input, other).is_floating_point:
+            and not result_type(input, other).is_grad:
         raise RuntimeError(f"For integral input tensors, argument alpha must not be a floating point "
                            f"number. ({op})")
     if isinstance(other, Tensor) and (not isinstance(input, Tensor) or
