@@ -29,24 +29,25 @@ def _plain(*shapes, **kw):
     return gen
 
 
-def _c(x):
-    return torch.view_as_complex(x.contiguous())
-
-
 CASES = [
-    Case("view_as_complex", lambda x: torch.view_as_real(_c(x) * (2 - 1j)), _pairs((3, 2)),
-         dtypes=FL),
-    Case("view_as_real", lambda x: torch.view_as_real(_c(x)).sum(-1), _pairs((2, 3, 2)),
-         dtypes=FL),
+    Case("view_as_complex",
+         lambda x: torch.view_as_real(torch.view_as_complex(x.contiguous()) * (2 - 1j)),
+         _pairs((3, 2)), dtypes=FL),
+    Case("view_as_real", lambda x: torch.view_as_real(torch.view_as_complex(x.contiguous())).sum(-1),
+         _pairs((2, 3, 2)), dtypes=FL),
     Case("complex", lambda a, b: torch.view_as_real(torch.complex(a, b)), _plain((3, 4), (3, 4)),
          dtypes=FL),
-    Case("conj_physical", lambda x: torch.view_as_real(_c(x).conj_physical()), _pairs((4, 2)),
+    Case("conj_physical",
+         lambda x: torch.view_as_real(torch.view_as_complex(x.contiguous()).conj_physical()),
+         _pairs((4, 2)), dtypes=FL),
+    Case("complex_abs", lambda x: torch.view_as_complex(x.contiguous()).abs(), _pairs((5, 2)),
          dtypes=FL),
-    Case("complex_abs", lambda x: _c(x).abs(), _pairs((5, 2)), dtypes=FL),
-    Case("fft_c2c", lambda x: torch.view_as_real(torch.fft.fft(_c(x), norm="ortho")),
+    Case("fft_c2c",
+         lambda x: torch.view_as_real(torch.fft.fft(torch.view_as_complex(x.contiguous()),
+                                                    norm="ortho")),
          _pairs((3, 6, 2)), dtypes=FL, tol=FFT),
     Case("fft_r2c", lambda x: torch.view_as_real(torch.fft.rfft2(x)), _plain((4, 6)),
          dtypes=FL, tol=FFT),
-    Case("fft_c2r", lambda x: torch.fft.irfft(_c(x), n=7), _pairs((2, 4, 2)), dtypes=FL,
-         tol=FFT),
+    Case("fft_c2r", lambda x: torch.fft.irfft(torch.view_as_complex(x.contiguous()), n=7),
+         _pairs((2, 4, 2)), dtypes=FL, tol=FFT),
 ]
