@@ -459,7 +459,8 @@ PUBLIC = {"view_as_real": view_as_real, "view_as_complex": view_as_complex, "rea
           "resolve_neg": resolve_neg, "is_conj": is_conj, "complex": complex, "polar": polar,
           "sgn": sgn, "vdot": vdot, "isreal": isreal, "adjoint": _adjoint}
 METHODS = {"vdot": vdot, "isreal": isreal, "adjoint": _adjoint, "mH": property(_adjoint),
-           "H": property(_h), "view_as_real": view_as_real, "conj": conj, "conj_physical": conj_physical,
+           "H": property(_h), "view_as_real": view_as_real, "conj": conj,
+           "conj_physical": conj_physical,
            "resolve_conj": resolve_conj, "resolve_neg": resolve_neg, "is_conj": is_conj,
            "sgn": sgn, "real": property(real, _set_real, doc="the real parts (a view)"),
            "imag": property(imag, _set_imag, doc="the imaginary parts (a view)"),
