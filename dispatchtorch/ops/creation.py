@@ -345,9 +345,13 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False,
     steps = operator.index(steps)
     if steps < 0:
         raise RuntimeError("linspace: number of steps must be non-negative")
-    start, end = _number(start, "start"), _number(end, "end")
-    dt = _dtype_or(dtype, D.get_default_dtype())
-    values = np.empty(steps, dtype=np.float64)
+    start = start.item() if isinstance(start, Tensor) else start
+    end = end.item() if isinstance(end, Tensor) else end
+    cplx = isinstance(start, complex) or isinstance(end, complex)
+    if not cplx:
+        start, end = _number(start, "start"), _number(end, "end")
+    dt = _dtype_or(dtype, D.default_complex_dtype() if cplx else D.get_default_dtype())
+    values = np.empty(steps, dtype=np.complex128 if cplx or dt.is_complex else np.float64)
     if steps == 1:
         values[:] = start
     elif steps > 1:
@@ -357,7 +361,7 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False,
         # symmetric from both ends, as PyTorch computes it
         values[:half] = start + step * i[:half]
         values[half:] = end - step * (steps - 1 - i[half:])
-    if not dt.is_floating_point:
+    if not dt.is_grad:
         values = np.trunc(values) if dt is not D.bool_ else values
     return _from_host(_cast_host(values, dt), dt, device, requires_grad, "linspace")
 

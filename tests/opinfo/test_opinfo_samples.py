@@ -74,7 +74,7 @@ KNOWN_COMPLEX64 = {
         "linalg.tensorsolve", "logdet", "lu", "lu_solve", "matrix_exp", "norm", "pinverse",
         "qr", "svd", "triangular_solve"], "complex linear-algebra decompositions: not yet"),
     "logsumexp": "complex: gradients of some samples (0-d, keepdim) differ",
-    **dict.fromkeys(["linspace", "logaddexp", "logcumsumexp",
+    **dict.fromkeys(["logaddexp", "logcumsumexp",
                      "nn.functional.l1_loss", "renorm"],
                     "complex form not written yet"),
 }
