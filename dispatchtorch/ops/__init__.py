@@ -41,8 +41,10 @@ from . import decompositions, linalg_more  # noqa: E402,F401  (torch.linalg's de
 from . import special_functions  # noqa: E402  (lgamma, digamma, Bessel functions, ...)
 from . import complex_ops  # noqa: E402  (complex64/complex128: views, conj, polar, ...)
 from . import fft_ops  # noqa: E402,F401  (torch.fft, on the FFT prims)
+from . import stft as _stft  # noqa: E402  (torch.stft / istft on torch.fft)
 globals().update({**pointwise_more.PUBLIC, **products_more.PUBLIC, **shape_more.PUBLIC,
-                  **linalg_more.PUBLIC, **special_functions.PUBLIC, **complex_ops.PUBLIC})
+                  **linalg_more.PUBLIC, **special_functions.PUBLIC, **complex_ops.PUBLIC,
+                  **_stft.PUBLIC})
 from . import methods  # noqa: F401  (binds Tensor methods)
 
 globals().update(_F)

@@ -74,6 +74,7 @@ KNOWN_COMPLEX64 = {
         "linalg.tensorsolve", "logdet", "lu", "lu_solve", "matrix_exp", "norm", "pinverse",
         "qr", "svd", "triangular_solve"], "complex linear-algebra decompositions: not yet"),
     "logsumexp": "complex: gradients of some samples (0-d, keepdim) differ",
+    "istft": "PyTorch leaves the window without a gradient; dispatchtorch differentiates it",
     **dict.fromkeys(["logaddexp", "logcumsumexp",
                      "nn.functional.l1_loss", "renorm"],
                     "complex form not written yet"),
