@@ -33,6 +33,9 @@ What the Graph holds (graph.py, plain dataclasses):
   Each node has phase ("forward"/"backward") and source (the user's line).
 - outputs (value ids) and output_spec (capture.unflatten rebuilds the structure);
   grad_inputs [(placeholder name, gradient value id | None)] with backward=True.
+- checks: argument checks that read values on the host (embedding's index range)
+  recorded as Check(lo, hi, low, high, error, at_node) instead of breaks
+  (ops/_checks.range_check, recorded by checks.py): a replay checks again at the same point;
 - breaks: data-dependent calls (item(), tolist(), bool(t), nonzero, printing: any
   call that needs a tensor's values on the host), and random draws other than the
   in-place ones (torch.rand inside the function), as GraphBreak(op, reason, source,
@@ -45,11 +48,12 @@ Handles live in Tracer.handles only while tracing; a graph holds no handles exce
 constants' (Placeholder.handle).
 """
 from .capture import capture, flatten, module_tensors, trace, unflatten
-from .graph import (BUFFER, COMPOSITE, CONSTANT, GRAD_OUTPUT, INPUT, KERNEL, MEMORY, PARAMETER,
-                    RANDOM, Graph, GraphBreak, Node, Placeholder, Ref, Scalar, Value)
+from .graph import (BUFFER, CHECK, COMPOSITE, CONSTANT, GRAD_OUTPUT, INPUT, KERNEL, MEMORY,
+                    PARAMETER, RANDOM, Check, Graph, GraphBreak, Node, Placeholder, Ref, Scalar,
+                    Value)
 from .tracer import Tracer, current
 
 __all__ = ["capture", "trace", "flatten", "unflatten", "module_tensors", "Tracer", "current",
-           "Graph", "GraphBreak", "Node", "Placeholder", "Ref", "Scalar", "Value", "KERNEL",
+           "Graph", "GraphBreak", "Check", "CHECK", "Node", "Placeholder", "Ref", "Scalar", "Value", "KERNEL",
            "MEMORY", "COMPOSITE", "RANDOM", "INPUT", "PARAMETER", "BUFFER", "CONSTANT",
            "GRAD_OUTPUT"]

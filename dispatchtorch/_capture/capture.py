@@ -106,6 +106,11 @@ def _trace_backward(tr, leaves):
     wrt = [(name, t) for name, t in tr.tensors.items() if t._rg and not name.endswith(".storage")]
     if not targets or not wrt:
         return
+    if _history_reaches(wrt):
+        tr.graph_break("the history of an input that requires grad reaches another input or "
+                       "parameter of the graph (a tied weight used before the call): the "
+                       "recorded backward would count that path twice")
+        return
     tr.depth += 1
     try:
         gouts = [ones_like(t) for t in targets]
@@ -119,3 +124,33 @@ def _trace_backward(tr, leaves):
     tr.graph.grad_inputs = [(name, None if g is None else tr._arg(g, str(g._place.device)))
                             for (name, _), g in zip(wrt, grads)]
     tr.graph.grad_targets = [tr.ids[id(t._h)] for t in targets]
+
+
+def _history_reaches(wrt):
+    """Whether the autograd history of one of the non-leaf tensors in wrt reaches
+    another tensor of wrt (a leaf, or a non-leaf's node)."""
+    from ..autograd.graph import Node
+    leaves, nodes, starts = set(), set(), []
+    for _, t in wrt:
+        fn = t.grad_fn
+        if fn is None:
+            leaves.add(id(t))
+        else:
+            nodes.add(id(fn))
+            starts.append(fn)
+    seen, stack = set(), []
+    for fn in starts:
+        stack.extend(e[0] for e in getattr(fn, "next", ()) if e is not None)
+    while stack:
+        x = stack.pop()
+        if not isinstance(x, Node):
+            if id(x) in leaves:
+                return True
+            continue
+        if id(x) in seen:
+            continue
+        if id(x) in nodes:
+            return True
+        seen.add(id(x))
+        stack.extend(e[0] for e in x.next if e is not None)
+    return False

@@ -16,6 +16,7 @@ KERNEL = "kernel"          # a backend kernel: a prim or a composite the backend
 MEMORY = "memory"          # empty / as_strided / copy_ / fill_: the backend memory methods
 COMPOSITE = "composite"    # a composite that ran its decomposition: its children follow it
 RANDOM = "random"          # host-drawn random values written into a buffer (dropout masks)
+CHECK = "check"            # a replay's pseudo-node for a graph.checks entry (not in graph.nodes)
 
 # Placeholder kinds
 INPUT, PARAMETER, BUFFER, CONSTANT, GRAD_OUTPUT = (
@@ -100,6 +101,21 @@ class GraphBreak:
 
 
 @dataclass
+class Check:
+    """A validating host read recorded as what it checks: it passes when every
+    element of integer value `value` lies in [low, high), and raises error(bad index)
+    otherwise. It ran before node at_node of the graph, so a replay checks again at
+    the same point instead of breaking the graph there."""
+    value: int
+    low: int
+    high: int
+    error: Any = field(repr=False, compare=False)
+    at_node: int = 0
+    phase: str = "forward"
+    source: str = ""
+
+
+@dataclass
 class Graph:
     values: dict = field(default_factory=dict)          # id -> Value
     placeholders: list = field(default_factory=list)    # [Placeholder]
@@ -108,6 +124,11 @@ class Graph:
     output_spec: Any = None     # the outputs' structure (see capture.unflatten)
     grad_inputs: list = field(default_factory=list)     # [(placeholder name, value id | None)]
     breaks: list = field(default_factory=list)          # [GraphBreak]
+    # [Check]: argument checks kept (not compared or saved by export: plain code, not data)
+    checks: list = field(default_factory=list, compare=False)
+    # [GraphBreak]: numpy arrays shared into tensors inside the call (from_numpy): the
+    # graph holds this call's values; a compiled replay must not (export bakes them)
+    shared_arrays: list = field(default_factory=list, compare=False)
     grad_mode: bool = True
 
     # -- lookups ------------------------------------------------------------------------
@@ -162,6 +183,9 @@ class Graph:
             d = depth.get(n.parent, -1) + 1 if composites and n.parent is not None else 0
             depth[n.id] = d
             lines.append("  " * (d + 1) + self._node_line(n))
+        for c in self.checks:
+            lines.append(f"check before node {c.at_node}: {c.low} <= %{c.value} < {c.high} "
+                         f"({c.source})")
         for b in self.breaks:
             lines.append(f"graph break at node {b.at_node}: {b.op}: {b.reason} ({b.source})")
         lines.append("return " + ", ".join(f"%{o}" for o in self.outputs))

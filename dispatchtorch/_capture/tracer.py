@@ -89,8 +89,12 @@ class Tracer:
     # -- activation ---------------------------------------------------------------------
     def __enter__(self):
         from ..dispatch.loader import loaded_backends
+        from ..ops import _checks
+        from .checks import record_range_check
         self._prev = current()
         _TLS.tracer = self
+        self._prev_check = (_checks.STATE.recorder, _checks.STATE.rewrap)
+        _checks.STATE.recorder, _checks.STATE.rewrap = record_range_check, []
         with _lock:
             if _active[0] == 0:
                 install()
@@ -107,7 +111,9 @@ class Tracer:
             self.graph.breaks.append(GraphBreak(
                 "device", f"backend {', '.join(new)} was first used inside the traced call "
                 "(use a tensor on it once before)", "", len(self.graph.nodes)))
+        from ..ops import _checks
         _TLS.tracer = self._prev
+        _checks.STATE.recorder, _checks.STATE.rewrap = self._prev_check
         with _lock:
             _active[0] -= 1
             if _active[0] == 0:
@@ -187,10 +193,11 @@ class Tracer:
         self.graph.nodes.append(n)
         return n
 
-    def graph_break(self, reason, value=None):
+    def graph_break(self, reason, value=None, into="breaks"):
         op, source = user_frame()
-        self.graph.breaks.append(GraphBreak(op or "?", reason, source, len(self.graph.nodes),
-                                            value, _package_frames()))
+        getattr(self.graph, into).append(GraphBreak(op or "?", reason, source,
+                                                    len(self.graph.nodes), value,
+                                                    _package_frames()))
 
 
 # -- the wrappers -------------------------------------------------------------------------
@@ -264,6 +271,11 @@ def _memory_wrappers(rt):
                 tr.graph_break(f"random values drawn on the host ({tr.random_pending}) would be "
                                f"frozen into the graph")
                 tr.random_pending = None
+            elif k.get("copy", a[0] if a else True) is False:
+                # a replay would reuse this call's array (export bakes it, as torch.export)
+                tr.graph_break("a tensor shares a numpy array made inside the call "
+                               "(from_numpy): its values are the caller's, new at each call, "
+                               "and would be frozen into the graph", into="shared_arrays")
             tr._constant(h, dev(device), np.array(array, copy=True))
         return h
 

@@ -110,6 +110,8 @@ class CompiledFunction:
         need_grad = STATE.enabled and (
             any(t._rg for t in flatten((args, kwargs))[0]) or any(t._rg for t, _ in named.values()))
         graph, out = trace(self.fn, args, kwargs, named=named, backward=need_grad)
+        if graph.shared_arrays:         # breaks for a replay (export keeps them as constants)
+            graph.breaks = sorted(graph.breaks + graph.shared_arrays, key=lambda b: b.at_node)
         if graph.breaks:
             b = graph.breaks[0]
             if self.fullgraph:

@@ -9,10 +9,13 @@ value id, with literals in slots past the values.
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from .. import _dtype as D
-from .._capture.graph import CONSTANT, KERNEL, RANDOM, Ref, Scalar
+from .._capture.graph import (BUFFER, CHECK, COMPOSITE, CONSTANT, KERNEL, PARAMETER, RANDOM,
+                              Node, Ref, Scalar)
 from .._place import place_of
 from ..backend.fusion import CONST, IN, TMP, FusedOp, FusedRegion
 from ..dispatch import OPS
@@ -38,7 +41,7 @@ class Program:
         self.graph = graph
         values = graph.values
         root = passes.Roots(values)
-        nodes = graph.prim_nodes(phase)
+        nodes = _prim_nodes_and_checks(graph, phase)
         self.n_eager_kernels = sum(1 for n in nodes if n.kind == KERNEL or n.op in ("copy_", "fill_"))
         keep = list(keep)
         keep_roots = {root(v) for v in keep}
@@ -74,9 +77,13 @@ class Program:
         self.steps = steps
         self.keep = keep
         self.n_kernels = sum(1 for st in steps if st[3])
+        self.n_checks = sum(1 for it in items if not isinstance(it, passes.Region)
+                            and it.kind == CHECK)
         self.template = [None] * len(values) + self.literals
         self.provided = provided
-        self._run = None
+        self.written_roots = {root(v) for v in self.written}
+        self._run = self._run_fresh = None
+        self._busy = threading.Lock()
 
     # -- fusion ------------------------------------------------------------------------
     def _can_fuse(self, op, dtype, device):
@@ -129,8 +136,10 @@ class Program:
                               ("keepdim", bool(n.params["keepdim"])))
             index[o] = len(ops)
             ops.append(FusedOp(op, tuple(args), self.graph.values[o].dtype, in_dt, params))
+        # written to memory: what is kept or read outside, and every in-place write into
+        # an outside buffer or view (its storage is observable)
         outs = [o for o in index
-                if o in keep_set or o in r.reduced
+                if o in keep_set or o in r.reduced or o in r.external
                 or any(m not in members for _, m in users.get(o, ()))]
         region = FusedRegion(r.shape, tuple(self.graph.values[v].dtype for v in ins), tuple(ops),
                              tuple(index[o] for o in outs))
@@ -166,6 +175,9 @@ class Program:
     def _step(self, n):
         """(fn, argument slots, result slot, is a kernel launch)."""
         values = self.graph.values
+        if n.kind == CHECK:
+            return (_check_step(n.params["check"], place_of(values[n.inputs[0]].device).bk),
+                    n.inputs, -1, "")
         v0 = values[n.outputs[0]] if n.outputs else None
         place = place_of(v0.device if v0 is not None else "cpu")
         bk = place.bk
@@ -175,8 +187,8 @@ class Program:
             return (lambda: empty(shape, dt, idx), (), n.outputs[0], "")
         if n.op == "as_strided":
             st = _method(bk, "as_strided")
-            size, stride, off = n.params["size"], n.params["stride"], n.params["storage_offset"]
-            return (lambda s: st(s, size, stride, off), (n.inputs[0],), n.outputs[0], "")
+            return (_view_step(st, n.params["size"], n.params["stride"],
+                               n.params["storage_offset"]), (n.inputs[0],), n.outputs[0], "")
         if n.op == "copy_":
             return (_method(bk, "copy_"), (n.outputs[0], n.inputs[0]), -1, "copy_")
         if n.op == "fill_":
@@ -186,7 +198,8 @@ class Program:
             return (_random_step(bk, place, n.params["draw"], D.BY_NAME[n.params["dtype"]]),
                     (n.outputs[0],), -1, "random")
         k = _unwrap(kernel_for(OPS[n.op], place))
-        args = list(n.outputs)
+        # (a kernel updating its output, scatter_, has it among its recorded inputs)
+        args = [] if n.op.endswith("_") else list(n.outputs)
         for a in n.inputs:
             args.append(self._literal(a.value) if isinstance(a, Scalar) else a)
         refs = {k2: v.value for k2, v in n.params.items() if isinstance(v, Ref)}
@@ -234,14 +247,50 @@ class Program:
         return out
 
     # -- running -----------------------------------------------------------------------
-    def _generate(self):
-        """run(bindings) as straight-line Python: one line per step, no per-step loop."""
+    def _stable(self):
+        """(arena steps, memoised view steps): the intermediate allocations that can be
+        made once and kept between calls (nothing outside a run sees them: not kept, not
+        provided), and the views whose source is the same handle call after call (an
+        arena buffer, a parameter or buffer, an unwritten constant, a view of one)."""
+        values, keep = self.graph.values, set(self.keep)
+        root = passes.Roots(values)
+        fixed = {root(v) for v in keep} | {root(v) for v in self.provided}
+        stable = {p.value for p in self.graph.placeholders
+                  if p.kind in (PARAMETER, BUFFER) or (p.kind == CONSTANT and p.value not in
+                                                       self.written_roots)}
+        arena, memo = set(), set()
+        for i, (fn, args, res, _) in enumerate(self.steps):
+            if res < 0:
+                continue
+            if not args and values[res].base is None and res not in fixed:
+                arena.add(i)
+                stable.add(res)
+            elif fn is _same and args[0] in stable:
+                stable.add(res)
+            elif hasattr(fn, "memo") and args[0] in stable and res not in keep:
+                memo.add(i)
+                stable.add(res)
+        return arena, memo
+
+    def _generate(self, reuse):
+        """run(bindings) as straight-line Python: one line per step, no per-step loop.
+        reuse: intermediates live in buffers made once (the arena) and views of
+        unchanging handles are made once; without it (a second thread running the
+        same program) every call allocates its own."""
         env = {"template": self.template}
         lines = ["def run(bindings):", "    e = template.copy()",
                  "    for v, h in bindings:", "        e[v] = h"]
+        arena, memo = self._stable() if reuse else ((), ())
         self._first_line = len(lines) + 1
         for i, (fn, args, res, _) in enumerate(self.steps):
-            env[f"F{i}"] = fn
+            if i in arena:
+                env[f"A{i}"] = fn()
+                lines.append(f"    e[{res}] = A{i}")
+                continue
+            if fn is _same:
+                lines.append(f"    e[{res}] = e[{args[0]}]")
+                continue
+            env[f"F{i}"] = fn.memo if i in memo else fn
             call = f"F{i}({', '.join(f'e[{a}]' for a in args)})"
             lines.append(f"    e[{res}] = {call}" if res >= 0 else f"    {call}")
         lines.append("    return [" + ", ".join(f"e[{v}]" for v in self.keep) + "]")
@@ -249,11 +298,24 @@ class Program:
         return env["run"]
 
     def run(self, bindings):
-        run = self._run
+        if self._busy.acquire(False):       # the usual case: no other thread runs it now
+            try:
+                run = self._run
+                if run is None:
+                    run = self._run = self._generate(True)
+                return self._call(run, bindings)
+            finally:
+                self._busy.release()
+        run = self._run_fresh
         if run is None:
-            run = self._run = self._generate()
+            run = self._run_fresh = self._generate(False)
+        return self._call(run, bindings)
+
+    def _call(self, run, bindings):
         try:
             return run(bindings)
+        except _CheckFailed as exc:
+            raise exc.error from None         # the argument check's own error, as eager's
         except Exception as exc:
             # as the eager executor reports a failing kernel: op, backend, dtypes, cause
             tb, line = exc.__traceback__, None
@@ -281,13 +343,77 @@ class Program:
         where = vs[0].device.partition(":")[0] if vs else "?"
         return kernel_error(f"{name} (in a compiled graph)", where, dts, exc)
 
+    def allocations(self):
+        """(buffers made once and kept between calls, buffers allocated per call)."""
+        arena, _ = self._stable()
+        n = sum(1 for fn, args, res, _ in self.steps if res >= 0 and not args)
+        return len(arena), n - len(arena)
+
     def describe(self):
+        kept, fresh = self.allocations()
+        checks = f", {self.n_checks} index checks" if self.n_checks else ""
         return (f"{self.n_eager_kernels} kernel launches eager -> {self.n_kernels} compiled "
-                f"({self.n_regions} fused regions)")
+                f"({self.n_regions} fused regions{checks}); {fresh} buffers allocated per "
+                f"call, {kept} kept between calls")
 
 
 def _same(h):
     return h
+
+
+def _prim_nodes_and_checks(graph, phase):
+    """graph.prim_nodes(phase) with a CHECK pseudo-node for each of the phase's
+    graph.checks, at the point where it ran."""
+    checks = [c for c in graph.checks if c.phase == phase]
+    if not checks:
+        return graph.prim_nodes(phase)
+    at = {}
+    for k, c in enumerate(checks):
+        at.setdefault(c.at_node, []).append(
+            Node(-1 - k, "check", CHECK, (c.value,), (), {"check": c}, phase, None, c.source))
+    out = []
+    for i, n in enumerate(graph.nodes + [None]):
+        out.extend(at.get(i, ()))
+        if n is not None and n.kind != COMPOSITE and n.phase == phase:
+            out.append(n)
+    return out
+
+
+class _CheckFailed(Exception):
+    def __init__(self, error):
+        super().__init__(str(error))
+        self.error = error
+
+
+def _check_step(c, bk):
+    """step(index): read it back (one sync, as the eager check's) and raise its error."""
+    from ..ops._checks import host_bounds, verdict
+    to_host = _method(bk, "to_host")
+
+    def check(index):
+        try:
+            verdict(*host_bounds(to_host(index)), c.low, c.high, c.error)
+        except Exception as exc:
+            raise _CheckFailed(exc) from None
+    return check
+
+
+def _view_step(st, size, stride, off):
+    """view(storage) -> st(storage, size, stride, off); view.memo makes it once per
+    source handle (kept with the source: identity cannot be reused while held)."""
+    def view(s):
+        return st(s, size, stride, off)
+    cell = [(None, None)]
+
+    def memo(s):
+        m = cell[0]                       # one read, one write: safe under threads
+        if m[0] is s:
+            return m[1]
+        v = st(s, size, stride, off)
+        cell[0] = (s, v)
+        return v
+    view.memo = memo
+    return view
 
 
 def _drop_unused(steps, step_refs, keep):

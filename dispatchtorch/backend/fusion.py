@@ -31,8 +31,10 @@ class FusedOp:
 @dataclass(frozen=True)
 class FusedRegion:
     """Compute `ops` elementwise over `shape`; write ops[k] for k in `outputs` into
-    fresh C-contiguous output handles. Inputs are handles of `shape` (any strides,
-    0 for broadcast) of the dtypes `inputs`. The kernel is called as
+    the output handles (of `shape`: fresh C-contiguous buffers, or views written in
+    place, never self-overlapping; an output may be one of the inputs too, read and
+    written at the same element). Inputs are handles of `shape` (any strides, 0 for
+    broadcast) of the dtypes `inputs`. The kernel is called as
     kernel(*outs, *ins); results must equal running the prims one by one. A reduction
     op's result is always an output, of `shape` reduced over its dims (no other op
     reads it)."""

@@ -156,8 +156,11 @@ def bernoulli_tensor(eng, probs, double_p):
 
 
 def bernoulli_scalar(eng, n, p):
-    """bernoulli_(float p): a double uniform < p (ATen's non-MKL CPU path)."""
-    return _unit(eng, n, "float64") < p
+    """bernoulli_(float p): a double uniform < p (ATen's non-MKL CPU path). The uniform
+    is k * 2**-53 for the 53-bit integer k, so the test is k < p * 2**-53's ceiling in
+    integers: the same draws without the float64 conversion and product (dropout)."""
+    bound = math.ceil(p * 2.0 ** 53)          # exact: 0 <= p <= 1 (bernoulli_ checks)
+    return (eng.random64(n) & np.uint64((1 << 53) - 1)) < np.uint64(bound)
 
 
 def exponential(eng, n, lambd):

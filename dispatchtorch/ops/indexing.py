@@ -16,6 +16,7 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ..dispatch import OpDef, register_op
 from . import _api
+from ._checks import range_check
 from ._composite import OPMATH, run as run_composite
 from .views import SLICE, _sub_view, select
 
@@ -74,12 +75,17 @@ def check_index(index, size, op, dim=None, negative=False, error=RuntimeError, m
     n = numel(index._shape)
     if not n:
         return index
+    text = op + "(): " + (message or "index {i} is out of bounds for dimension {d} with size {n}")
+
+    def fail(bad):
+        return error(text.format(i=bad, d=dim if dim is not None else 0, n=size))
+    if not negative:              # a pure check: a compiled graph keeps it (ops/_checks.py)
+        range_check(index, 0, size, fail, lambda t: _bounds(t, n))
+        return index
     lo, hi = _bounds(index, n)
-    low = -size if negative else 0
-    bad = hi if hi >= size else lo if lo < low else None
+    bad = hi if hi >= size else lo if lo < -size else None
     if bad is not None:
-        text = op + "(): " + (message or "index {i} is out of bounds for dimension {d} with size {n}")
-        raise error(text.format(i=bad, d=dim if dim is not None else 0, n=size))
+        raise fail(bad)
     return _api.where(index < 0, index + size, index) if lo < 0 else index
 
 

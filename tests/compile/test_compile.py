@@ -8,34 +8,8 @@ import pytest
 
 import dispatchtorch as torch
 from dispatchtorch._compile.compiled import EagerEntry, Entry
-from dispatchtorch.dispatch import get_backend
 from benchmarks import models as M
-
-
-def _opencl_ready():
-    try:
-        return get_backend("opencl").status == "ready"
-    except RuntimeError:
-        return False
-
-
-DEVICES = ["cpu", pytest.param("opencl", marks=pytest.mark.skipif(
-    not _opencl_ready(), reason="no OpenCL device"))]
-# the CPU fused kernel runs the prims' own kernels tile by tile: bit-identical. OpenCL's
-# vector and scalar math builtins may differ in the last bit where chunking differs.
-TOL = {"cpu": 0.0, "opencl": 1e-5}
-
-
-def _np(t):
-    return t.detach().cpu().numpy()
-
-
-def _close(a, b, dev, scale=1.0):
-    np.testing.assert_allclose(_np(a), _np(b), rtol=TOL[dev] * scale, atol=TOL[dev] * scale)
-
-
-def _entries(cf):
-    return list(cf.cache.values())
+from tests.compile.compile_helpers import DEVICES, TOL, _close, _entries, _np
 
 
 def chain(x, y, z):
@@ -254,10 +228,10 @@ def test_digits_cnn_training_equals_eager(dev):
 def test_tiny_transformer_training_equals_eager(dev):
     build = lambda tl: M.tiny_transformer(tl, d_model=32, layers=1, block=16)   # noqa: E731
     c = _train(dev, build, _tokens, torch.optim.AdamW)
-    # the embeddings check their indices on the host (a break): the model runs eagerly
-    # around its compiled children (the encoder and the head)
-    names = {type(m).__name__ for m in c._compiled.patched_children}
-    assert {"TransformerEncoder", "Linear"} <= names
+    # the embeddings' index checks are kept in the graph (no break): one compiled entry
+    entry, = _entries(c._compiled)
+    assert isinstance(entry, Entry) and not entry.graph.breaks and not c._compiled.patched_children
+    assert entry.forward.n_checks == 2 and entry.launches()[1] < entry.launches()[0]
 
 
 def test_views_kwargs_nested_outputs_and_batchnorm_buffers():
@@ -373,3 +347,39 @@ def test_a_kernel_failing_in_a_replay_is_reported_as_eager_reports_it(monkeypatc
     with pytest.raises(RuntimeError, match=r"exp \(in a compiled graph\) failed on backend "
                                            r"'cpu' \(dtypes: float32\): ValueError: device lost"):
         cf(x)
+
+
+def test_a_tied_weight_used_before_a_compiled_child_gets_eagers_gradient():
+    # the child's input depends on the child's own weight (used eagerly first): its
+    # recorded backward would count that path twice, so the child runs eagerly
+    emb = torch.nn.Embedding(6, 4)
+    head = torch.nn.Linear(4, 6, bias=False)
+    head.weight = emb.weight
+    cf = torch.compile(head)
+    idx = torch.tensor([1, 2, 5])
+    grads = []
+    for fn in (head, cf, cf):
+        emb.weight.grad = None
+        fn(torch.tanh(emb(idx))).square().sum().backward()
+        grads.append(_np(emb.weight.grad))
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-6)
+    np.testing.assert_allclose(grads[2], grads[0], rtol=1e-6)
+    entry, = _entries(cf._compiled)
+    assert isinstance(entry, EagerEntry) and "tied weight" in entry.graph.breaks[0].reason
+
+
+def test_a_numpy_array_shared_inside_the_call_is_a_break_not_a_constant():
+    rng = np.random.default_rng(0)
+
+    def f(x):
+        noise = torch.from_numpy(rng.standard_normal(3).astype(np.float32))
+        return x * 2.0 + noise
+
+    cf = torch.compile(f)
+    x = torch.ones(3)
+    got = [_np(cf(x)) for _ in range(3)]
+    assert not np.array_equal(got[1], got[2])          # new noise at every call
+    entry, = _entries(cf)
+    assert isinstance(entry, EagerEntry) and "from_numpy" in entry.graph.breaks[0].reason
+    with pytest.raises(torch._dynamo.exc.Unsupported, match="from_numpy"):
+        torch.compile(f, fullgraph=True)(x)

@@ -144,3 +144,32 @@ def test_set_num_threads_sizes_the_pool():
         np.testing.assert_array_equal(dt.exp(x).numpy(), np.exp(x.numpy()))
     finally:
         dt.set_num_threads(old)
+
+
+@pytest.mark.parametrize("size", [P.THRESHOLD, P.THRESHOLD * 3 + 1023, P.THRESHOLD * 5 + 5])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_full_sum_of_large_arrays_matches_float64(size, dtype, threads):
+    """The blocked full float sum (by columns, then the partials pairwise) accumulates
+    in x's dtype and stays within a few ulp of the float64 sum, ragged tails included."""
+    x = rng.random(size).astype(dtype)
+    out = np.empty((), dtype)
+    KERNELS["sum"](out, x, dims=(0,), keepdim=False)
+    assert out.dtype == dtype
+    exact = x.astype(np.float64).sum()
+    rtol = 1e-6 if dtype == np.float32 else 1e-13
+    assert abs(float(out) - exact) <= rtol * exact
+    mixed = rng.standard_normal(size).astype(dtype)
+    KERNELS["sum"](out, mixed, dims=(0,), keepdim=False)
+    assert abs(float(out) - mixed.astype(np.float64).sum()) <= rtol * np.abs(mixed).sum()
+
+
+@pytest.mark.parametrize("special,want", [((np.inf,), np.inf), ((np.inf, -np.inf), np.nan),
+                                          ((np.nan,), np.nan), ((-np.inf,), -np.inf)])
+def test_full_sum_propagates_infinities_and_nan(special, want, threads):
+    x = np.ones(P.THRESHOLD * 2 + 3, np.float32)
+    for i, v in enumerate(special):
+        x[1000 + 700000 * i % x.size] = v
+    x[-1] = special[-1]                                   # in the ragged tail too
+    out = np.empty((), np.float32)
+    KERNELS["sum"](out, x, dims=(0,), keepdim=False)
+    np.testing.assert_array_equal(out, np.float32(want))

@@ -5,9 +5,12 @@ to compute the forward value, in the row's calling convention (see nn_ops.py).
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import parallel as P
+from .blas_sums import MIN as _BLAS_MIN, blas_sum as _blas_sum
 from .kernels import _F32, _LOWP
 
 
@@ -25,6 +28,16 @@ def linear(out, x, weight, bias):
     np.matmul(x, weight.T, out=out)
     if bias is not None:
         np.add(out, bias, out=out)
+
+
+def _sum_kept(x, dims):
+    """x.sum(axis=dims, keepdims=True), by one BLAS gemv where blas_sums.py applies
+    (short rows: softmax over attention scores, layer_norm's means)."""
+    if x.size >= _BLAS_MIN:
+        out = np.empty(tuple(1 if d in dims else n for d, n in enumerate(x.shape)), x.dtype)
+        if _blas_sum(out, x, dims):
+            return out
+    return x.sum(axis=dims, keepdims=True)
 
 
 def _by_rows(kernel, out, x, dims, *args, **kw):
@@ -52,7 +65,7 @@ def _softmax(out, x, dim):
         return
     np.subtract(xs, xs.max(axis=dim, keepdims=True), out=out)      # in out: no copy
     np.exp(out, out=out)
-    out /= out.sum(axis=dim, keepdims=True)
+    out /= _sum_kept(out, (dim % out.ndim,))
 
 
 def _log_softmax(out, x, dim):
@@ -83,7 +96,12 @@ def _layer_norm(out, x, weight, bias, dims, eps):
     xs = _up(x)
     wide = out.dtype in _LOWP
     y = np.empty(x.shape, _F32) if wide else out
-    np.subtract(xs, xs.mean(axis=dims, keepdims=True), out=y)
+    if xs.dtype == y.dtype:
+        mean = _sum_kept(xs, dims)
+        mean /= math.prod(xs.shape[d] for d in dims)
+    else:
+        mean = xs.mean(axis=dims, keepdims=True)
+    np.subtract(xs, mean, out=y)
     if y.flags.c_contiguous and len(dims) == 1 and y.shape[-1] <= 4096:
         # the variance without a squared copy (rows short enough for einsum's sums)
         rows = y.reshape(-1, y.shape[-1])

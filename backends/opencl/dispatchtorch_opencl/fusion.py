@@ -55,7 +55,8 @@ def _vector_width(region):
     dts = set(region.inputs) | {o.dtype for o in region.ops} | {o.in_dtype for o in region.ops}
     if len(dts) != 1 or not dts <= {"float32", "float64"}:
         return None
-    if not all(o.op in _VECTOR_SAFE for o in region.ops):
+    if not all(o.op in _VECTOR_SAFE or (o.op == "cast" and o.dtype == o.in_dtype)
+               for o in region.ops):      # (a same-type copy: a write through a view)
         return None
     return 4 if "float64" in dts else 8
 

@@ -5,6 +5,7 @@ from ... import _dtype as D
 from ... import ops as _ops
 from ..._tensor import Tensor
 from ...ops import nn_ops as N
+from ...ops._checks import range_check
 
 
 def linear(input, weight, bias=None):
@@ -77,11 +78,10 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
         if not -num <= padding_idx < num:
             raise AssertionError("Padding_idx must be within num_embeddings")
         padding_idx = padding_idx % num
-    if input.numel():
-        lo, hi = int(input.amin().item()), int(input.amax().item())
-        if lo < 0 or hi >= num:
-            raise IndexError(f"index out of range in self (embedding of {num} rows got index "
-                             f"{hi if hi >= num else lo})")
+    if input.numel():     # (a compiled graph keeps this check: ops/_checks.py)
+        range_check(input, 0, num, lambda bad: IndexError(
+            f"index out of range in self (embedding of {num} rows got index {bad})"),
+            lambda t: (int(t.amin().item()), int(t.amax().item())))
     if input.dtype is not D.int64:
         input = input.long()
     if max_norm is not None:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ... import ops as _ops
 from ...autograd.grad_mode import no_grad
+from ...ops._checks import reraise
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
@@ -42,11 +43,9 @@ class Embedding(Module):
         if input.dtype.is_floating_point or input.dtype.name == "bool":
             raise RuntimeError(f"{self!r}: expected integer indices (Long or Int), got a tensor of "
                                f"dtype {input.dtype}")
-        try:
+        with reraise(IndexError, lambda exc: IndexError(f"{self!r}: {exc}")):
             return F.embedding(input, self.weight, self.padding_idx, self.max_norm,
                                self.norm_type, self.scale_grad_by_freq, self.sparse)
-        except IndexError as exc:
-            raise IndexError(f"{self!r}: {exc}") from None
 
     @classmethod
     def from_pretrained(cls, embeddings, freeze=True, padding_idx=None, max_norm=None,
