@@ -464,4 +464,6 @@ METHODS = {"vdot": vdot, "isreal": isreal, "adjoint": _adjoint, "mH": property(_
            "resolve_conj": resolve_conj, "resolve_neg": resolve_neg, "is_conj": is_conj,
            "sgn": sgn, "real": property(real, _set_real, doc="the real parts (a view)"),
            "imag": property(imag, _set_imag, doc="the imaginary parts (a view)"),
-           "is_complex": _is_complex_tensor, "type_as": _type_as}
+           "is_complex": _is_complex_tensor, "type_as": _type_as,
+           "cfloat": lambda self: self.to(D.complex64),
+           "cdouble": lambda self: self.to(D.complex128)}

@@ -59,6 +59,7 @@ def test_creation_and_printing_match_pytorch():
              lambda m: m.tensor([[1e-5 + 1j, 100 + 2j]], dtype=m.cdouble),
              lambda m: m.zeros(2, 3, dtype=m.cfloat), lambda m: m.ones(2, dtype=m.complex128),
              lambda m: m.full((2,), 1 - 2j), lambda m: m.tensor([1, 2.5]).to(m.cfloat),
+             lambda m: m.tensor([1, 2.5]).cfloat(), lambda m: m.tensor([3j]).cdouble(),
              lambda m: m.tensor([[0.5j, -1], [float("inf"), 2]], dtype=m.cfloat),
              lambda m: m.linspace(1 + 2j, -3, 5), lambda m: m.linspace(0, 4, 3, dtype=m.cdouble)]
     for case in cases:
