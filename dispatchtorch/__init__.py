@@ -34,6 +34,7 @@ random = _importlib.import_module(".random", __name__)
 signal = _importlib.import_module(".signal", __name__)
 fft = _importlib.import_module(".fft", __name__)
 from . import nn, optim, utils  # noqa: F401,E402
+from . import masked  # noqa: F401,E402  (torch.masked: written in public ops)
 from .serialization import load, save  # noqa: F401,E402
 from . import distributed  # noqa: F401,E402  (torch.distributed; mpi4py loads on first use)
 

@@ -6,5 +6,6 @@ from .ops.products_more import LINALG as _P  # noqa: E402
 from .ops.shape_more import LINALG as _S  # noqa: E402
 
 from .ops.linalg_more import LINALG as _D  # noqa: E402
+from .ops.ldl import LINALG as _LDL  # noqa: E402  (ldl_factor, ldl_factor_ex, ldl_solve)
 
-globals().update({**_P, **_S, **_D})
+globals().update({**_P, **_S, **_D, **_LDL})

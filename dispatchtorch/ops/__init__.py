@@ -17,6 +17,7 @@ from .indexing import (argwhere, gather, index_add, index_fill, index_put, index
                        scatter_add, scatter_reduce, take, take_along_dim)
 from .linalg import (addmm, addmv, baddbmm, bmm, dot, ger, matmul, mm, mv, outer, vdot)
 from .memory import cat, clone, concat, concatenate, contiguous, stack
+from .memory import fill_, zero_  # noqa: F401  (torch.fill_(t, v) / torch.zero_(t))
 from .norms import norm
 from .pointwise import *  # noqa: F401,F403
 from .pointwise import FUNCTIONS as _F, INPLACE as _I
@@ -42,6 +43,14 @@ from . import special_functions  # noqa: E402  (lgamma, digamma, Bessel function
 from . import complex_ops  # noqa: E402  (complex64/complex128: views, conj, polar, ...)
 from . import fft_ops  # noqa: E402,F401  (torch.fft, on the FFT prims)
 from . import stft as _stft  # noqa: E402  (torch.stft / istft on torch.fft)
+from . import gradient_histogram  # noqa: E402  (torch.gradient, histogram, histogramdd)
+globals().update(gradient_histogram.PUBLIC)
+from . import nonzero_padded  # noqa: E402  (torch.nonzero_static)
+globals().update(nonzero_padded.PUBLIC)
+from . import householder  # noqa: E402  (torch.geqrf, torch.ormqr)
+globals().update(householder.PUBLIC)
+from . import native_norms  # noqa: E402  (torch.native_layer_norm / group_norm / batch_norm)
+globals().update(native_norms.PUBLIC)
 globals().update({**pointwise_more.PUBLIC, **products_more.PUBLIC, **shape_more.PUBLIC,
                   **linalg_more.PUBLIC, **special_functions.PUBLIC, **complex_ops.PUBLIC,
                   **_stft.PUBLIC})

@@ -264,7 +264,12 @@ def tensordot(a, b, dims=2, out=None):
     dims_a = [norm_dim(d, a.dim(), "tensordot") for d in dims_a]
     dims_b = [norm_dim(d, b.dim(), "tensordot") for d in dims_b]
     for da, db in zip(dims_a, dims_b):
-        if a.shape[da] != b.shape[db]:
+        # ATen: a size-1 dim contracts with any size (the other side is summed over it)
+        if a.shape[da] != b.shape[db] and b.shape[db] == 1:
+            a = a.sum(da, keepdim=True, dtype=a.dtype)
+        elif a.shape[da] != b.shape[db] and a.shape[da] == 1:
+            b = b.sum(db, keepdim=True, dtype=b.dtype)
+        elif a.shape[da] != b.shape[db]:
             raise RuntimeError(f"contracted dimensions need to match, but first has size "
                                f"{a.shape[da]} in dim {da} and second has size {b.shape[db]} in "
                                f"dim {db}")

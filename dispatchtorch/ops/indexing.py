@@ -442,8 +442,12 @@ def _fill_value(value, dtype, op):
 
 def _index_fill(x, index, value, dim):
     if x.dim() == 0:
-        return _api.full_like(x, value.item() if isinstance(value, Tensor) else value) \
-            if index.numel() else x.clone()
+        if not index.numel():
+            return x.clone()
+        return value.to(x.dtype).reshape(()).clone() if isinstance(value, Tensor) else \
+            _api.full_like(x, value)
+    if isinstance(value, Tensor):     # each slice once: value's gradient counts it once
+        index = _api.unique(index)
     shape = list(x._shape)
     shape[dim] = index._shape[0]
     src = value.to(x.dtype).expand(shape) if isinstance(value, Tensor) else value
@@ -927,13 +931,16 @@ def take(input, index):
 
 
 def _take_along_dim(x, indices, dim):
-    if dim is None:
-        return _take(x, indices)
+    if dim is None:                   # PyTorch: gather of both flattened (a 1-d result)
+        return gather(x.reshape(-1), 0, indices.reshape(-1))
     shape = list(broadcast_shapes(x._shape[:dim] + (1,) + x._shape[dim + 1:],
                                   indices._shape[:dim] + (1,) + indices._shape[dim + 1:]))
     ishape, xshape = shape.copy(), shape.copy()
     ishape[dim], xshape[dim] = indices._shape[dim], x._shape[dim]
-    return gather(x.expand(xshape), dim, indices.expand(ishape))
+    indices = indices.expand(ishape)
+    if x._shape[dim]:                 # PyTorch wraps the indices modulo the dim's size
+        indices = indices % x._shape[dim]
+    return gather(x.expand(xshape), dim, indices)
 
 
 TAKE_ALONG_DIM = register_op(OpDef(

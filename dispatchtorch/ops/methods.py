@@ -135,6 +135,7 @@ OPERATORS = {
     "__sub__": _operator(P.sub), "__rsub__": _operator(_reflected(P.sub)),
     "__mul__": _binary_operator(E.mul), "__rmul__": _binary_operator(E.mul, True),
     "__truediv__": _binary_operator(E.div), "__rtruediv__": _binary_operator(E.div, True),
+    "__rdiv__": _binary_operator(E.div, True),       # PyTorch keeps Python 2's name too
     "__floordiv__": _operator(P.floor_divide), "__rfloordiv__": _operator(_reflected(P.floor_divide)),
     "__mod__": _operator(P.remainder), "__rmod__": _operator(_reflected(P.remainder)),
     "__pow__": _operator(P.pow), "__rpow__": _operator(_reflected(P.pow)),

@@ -584,7 +584,7 @@ RMS_NORM = Composite("rms_norm", ("x", "weight"), _rms_norm, None, lambda x, *a,
 
 def _group_norm(x, weight, bias, num_groups, eps):
     n, c = x._shape[:2]
-    xg = x.reshape(n, num_groups, -1)
+    xg = x.reshape(n, num_groups, x.numel() // (n * num_groups) if n else 0)   # n = 0 too
     mu = xg.mean(2, keepdim=True)
     xc = xg - mu
     y = (xc * (xc * xc).mean(2, keepdim=True).add(eps).rsqrt()).reshape(x._shape)

@@ -176,7 +176,10 @@ def div(input, other, *, rounding_mode=None, out=None):
     if rounding_mode == "trunc":
         return write_out(out, _div_trunc(input, other))
     if rounding_mode == "floor":
-        return write_out(out, floor_divide(input, other))
+        _broadcasts(input, other, "div")
+        if result_type(input, other) is D.bool_:
+            raise NotImplementedError("div: \"div_floor_cpu\" not implemented for 'Bool'")
+        return write_out(out, _run_composite(DIV_FLOOR, (input, other), {}))
     raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
                      f"'{rounding_mode}'")
 
@@ -254,6 +257,16 @@ FLOOR_DIVIDE = _composite("floor_divide", _floor_divide, kind="elementwise", arg
                           signature="floor_divide(a, b)",
                           doc="floor(a / b); floats exact via fmod as PyTorch's div_floor, "
                               "integers raise on division by zero")
+
+
+# div(rounding_mode='floor'): floor_divide's values with PyTorch's zero derivative
+# (derivatives.yaml: div.Tensor_mode's grad is zero; floor_divide itself has none)
+DIV_FLOOR = _composite("div_floor", _floor_divide, kind="elementwise", args=("a", "b"),
+                       dtypes="numeric", grad=lambda g, a, b, needs: (
+                           _api.zeros_like(g) if needs[0] else None,
+                           _api.zeros_like(g) if needs[1] else None),
+                       signature="div(a, b, *, rounding_mode='floor')",
+                       doc="floor_divide's values; the gradient is zero, as PyTorch's")
 
 
 def floor_divide(input, other, *, out=None):
@@ -473,8 +486,9 @@ def _clamp_grad(g, x, min, max, needs):
     if max is not None:
         keep = (x <= max) if keep is None else keep & (x <= max)
     gx = g * keep if needs[0] else None
-    gmin = g * (x < min) if needs[1] else None
-    gmax = g * (x > max) if needs[2] else None
+    both = min is not None and max is not None     # min > max: the result is max
+    gmin = g * ((x < min) & (min < max) if both else x < min) if needs[1] else None
+    gmax = g * ((x > max) | (max < min) if both else x > max) if needs[2] else None
     return gx, gmin, gmax
 
 

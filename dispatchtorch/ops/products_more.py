@@ -158,9 +158,10 @@ def _cross_args(input, other, name):
 def linalg_cross(input, other, *, dim=-1, out=None):
     a, b, shape = _cross_args(input, other, "linalg.cross")
     d = norm_dim(dim, len(shape), "linalg.cross")
-    if shape[d] != 3:
+    sizes = [t.shape[norm_dim(dim, t.dim(), "linalg.cross")] for t in (input, other)]
+    if sizes != [3, 3]:               # each input's own dim, before broadcasting (PyTorch's)
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
-                           f"{input.shape[d]} and {other.shape[d]}")
+                           f"{sizes[0]} and {sizes[1]}")
     return _out(out, run(CROSS, (a, b), {"dim": d}))
 
 

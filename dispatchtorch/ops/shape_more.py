@@ -260,6 +260,9 @@ def put(input, index, source, accumulate=False):
 
 def renorm(input, p, dim, maxnorm):
     _tensor(input, "input", "renorm")
+    if input.dim() < 2:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.dim()} "
+                           f"dimensions")
     if p <= 0:
         raise RuntimeError("renorm: non-positive-norm not supported")
     if maxnorm < 0:

@@ -439,11 +439,13 @@ def tensor_split(input, indices_or_sections, dim=0):
 
 def _splitter(dim, name):
     def fn(input, indices_or_sections):
-        if input.dim() <= (dim if dim >= 0 else 0):
-            raise RuntimeError(f"torch.{name} requires a tensor with at least {dim + 1} dimension, "
+        need = {"hsplit": 1, "vsplit": 2, "dsplit": 3}[name]      # hsplit splits 1-d along 0
+        if input.dim() < need:
+            raise RuntimeError(f"torch.{name} requires a tensor with at least {need} dimension, "
                                f"but got a tensor with {input.dim()} dimensions!")
         d = 1 if dim == 1 and input.dim() > 1 else 0 if dim == 1 else dim
-        if isinstance(indices_or_sections, int) and input.shape[d] % indices_or_sections:
+        if isinstance(indices_or_sections, int) and (
+                not indices_or_sections or input.shape[d] % indices_or_sections):
             raise RuntimeError(f"torch.{name} attempted to split along dimension {d}, but the size "
                                f"of the dimension {input.shape[d]} is not divisible by the split_size "
                                f"{indices_or_sections}!")

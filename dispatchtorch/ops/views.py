@@ -155,10 +155,13 @@ def _as_strided_general(x, v, size, stride, offset):
     return x.reshape(-1)[flat_index].reshape(size)
 
 
-def view_scatter(base, src, size, stride, storage_offset):
+def view_scatter(base, src, size, stride, storage_offset=None):
     """as_strided_scatter: differentiable in base and src."""
     if not isinstance(src, Tensor):
         raise TypeError("as_strided_scatter: src must be a Tensor")
+    size, stride = tuple(size), tuple(stride)           # lists too, as PyTorch's
+    storage_offset = 0 if storage_offset is None else storage_offset
+    _check_in_storage(base, size, stride, storage_offset)
     out = _api.clone(base, memory_format="contiguous")
     if out._storage is not None or out._offset:
         out = _dense(out)
@@ -307,8 +310,12 @@ def movedim(input, source, destination):
     if len(src) != len(dst):
         raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) should "
                            f"contain the same number of dims as destination ({dst} dims)")
+    src_given, dst_given = src, dst
     src = [norm_dim(d, n, "movedim") for d in src]
     dst = [norm_dim(d, n, "movedim") for d in dst]
+    for what, given, dims in (("source", src_given, src), ("destination", dst_given, dst)):
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"movedim: repeated dim in `{what}` ({list(given)})")
     if n == 0:
         return permute(input, ())
     order = [None] * n
@@ -426,6 +433,9 @@ def narrow(input, dim, start, length):
         raise RuntimeError("narrow(): length must be non-negative.")
     d = norm_dim(dim, n, "narrow")
     size = input._shape[d]
+    if isinstance(start, Tensor) and (start.dim() or start.dtype.is_floating_point or
+                                      start.dtype is D.bool_):
+        raise RuntimeError("start must be an 0-dim integral Tensor.")
     start = operator.index(start)
     if not -size <= start <= size:
         raise IndexError(f"narrow(): start out of range (expected to be in range of [{-size}, "

@@ -92,6 +92,10 @@ def general_cosine(M, *, a, sym=True, dtype=None, layout=None, device=None, requ
     _check("general_cosine", M, dtype)
     if M <= 1:
         return _trivial(M, dtype, device, requires_grad)
+    if not isinstance(a, (list, tuple)) and not hasattr(a, "__iter__"):
+        raise TypeError("Coefficients must be a list/tuple")
+    if not len(a):
+        raise ValueError("Coefficients cannot be empty")
     c = 2 * math.pi / (M if not sym else M - 1)
     k = _k(0.0, c, M, dtype, device)
     w = None

@@ -31,10 +31,6 @@ ABSENT = {
         "quantized": "quantization: no quantized dtypes",
         "attention": "SDPA backend selection (sdpa_kernel) and flex_attention: one SDPA "
                      "implementation per backend, nothing to select",
-        "LinearCrossEntropyOptions": "the chunked, memory-saving path of linear_cross_entropy",
-    },
-    "nn.modules": {
-        "LinearCrossEntropyOptions": "the chunked, memory-saving path of linear_cross_entropy",
     },
     "nn.functional": {
         "scaled_mm": "float8 scaled matmul: no float8 dtypes",

@@ -216,8 +216,10 @@ def test_conv_argument_errors():
         F.conv2d(x, w)
     with pytest.raises(RuntimeError, match="Kernel size can't be greater"):
         F.conv2d(dt.randn(1, 2, 2, 2), dt.randn(1, 2, 3, 3))
-    with pytest.raises(ValueError, match="strided"):
+    with pytest.raises(RuntimeError, match="strided"):   # as F.conv2d (nn.Conv2d: ValueError)
         F.conv2d(x, w, stride=2, padding="same", groups=2)
+    with pytest.raises(RuntimeError, match="bias type"):
+        F.conv2d(x, w, dt.zeros(6, dtype=dt.float64), groups=2)
     with pytest.raises(RuntimeError, match="pad should be at most half"):
         F.max_pool2d(x, 2, padding=2)
 

@@ -10,6 +10,7 @@ floating outputs) are compared. Used by test_opinfo_samples.py and opinfo_counts
 """
 from __future__ import annotations
 
+import itertools
 import types
 import warnings
 from dataclasses import dataclass, field
@@ -41,6 +42,13 @@ SKIP = {
     # resize_ leaves new elements uninitialised
     "resize_": "uninitialised values", "resize_as_": "uninitialised values",
 }
+
+
+def random_sample(info, sample):
+    """A sample whose result is random although its op is not (dropout inside an op)."""
+    return info.name == "nn.functional.scaled_dot_product_attention" and \
+        sample.kwargs.get("dropout_p", 0.0) > 0
+
 
 # per dtype: (rtol, atol) of forward values, then of gradients
 TOLERANCE = {
@@ -99,6 +107,8 @@ def present(info):
 
 def to_dt(x, leaves):
     """A torch value as dispatchtorch's; tensors that require grad become leaves."""
+    if isinstance(x, torch.Tensor) and x._is_zerotensor():     # PyTorch's lazy zeros
+        x = torch.zeros(x.shape, dtype=x.dtype, requires_grad=x.requires_grad)
     if isinstance(x, torch.Tensor):
         if x.layout != torch.strided or x.is_complex() and dt_dtype("complex64") is None:
             raise Absent(f"{x.layout} / {x.dtype} input")
@@ -117,6 +127,10 @@ def to_dt(x, leaves):
         return tuple(x)
     if isinstance(x, torch.device):
         return x.type
+    if isinstance(x, torch.layout):   # dispatchtorch has only strided tensors: layout=None
+        if x != torch.strided:
+            raise Absent(f"layout {x}")
+        return getattr(dt, "strided", None)
     if isinstance(x, torch.memory_format):
         m = getattr(dt, str(x)[6:], None)
         if m is None:
@@ -124,12 +138,27 @@ def to_dt(x, leaves):
         return m
     if isinstance(x, torch.Generator):
         raise Absent("generator argument")
+    if isinstance(x, torch.nn.Module):
+        return _module_to_dt(x)
     if isinstance(x, (list, tuple)):
         return type(x)(to_dt(v, leaves) for v in x) if not hasattr(x, "_fields") else \
             type(x)(*(to_dt(v, leaves) for v in x))
     if isinstance(x, dict):
         return {k: to_dt(v, leaves) for k, v in x.items()}
     return x
+
+
+def _module_to_dt(m):
+    """A parameterless PyTorch layer passed as an argument (a distance function): ours of
+    the same class, with the same settings."""
+    cls = getattr(dt.nn, type(m).__name__, None)
+    if cls is None or any(True for _ in m.parameters()) or any(True for _ in m.buffers()):
+        raise Absent(f"layer argument {type(m).__name__}")
+    ours = cls()
+    for k, v in vars(m).items():
+        if not k.startswith("_") and isinstance(v, (bool, int, float, str)) and hasattr(ours, k):
+            setattr(ours, k, v)
+    return ours
 
 
 def flat(out):
@@ -141,7 +170,10 @@ def flat(out):
 
 def as_numpy(x):
     if isinstance(x, torch.Tensor):
-        return x.detach().resolve_conj().resolve_neg().numpy()
+        x = x.detach().resolve_conj().resolve_neg()
+        if x._is_zerotensor():        # PyTorch's lazy zeros (gradients that are zero)
+            x = torch.zeros(x.shape, dtype=x.dtype)
+        return (x.float() if x.dtype is torch.bfloat16 else x).numpy()   # numpy has no bf16
     if isinstance(x, dt.Tensor):
         return x.detach().numpy()
     return np.asarray(x)
@@ -216,6 +248,9 @@ def run_sample(info, fn, sample, dtype, grad):
     res = Outcome()
     args = (sample.input, *sample.args)
     leaves = []
+    if random_sample(info, sample):
+        res.reason = "random values"
+        return res
     try:                              # converted first: in-place ops overwrite their input
         dargs = to_dt(args, leaves)
         dkw = to_dt(sample.kwargs, leaves)
@@ -263,7 +298,7 @@ def run_sample(info, fn, sample, dtype, grad):
         return res
     try:                              # outputs that do not require grad: zero gradients
         live = [(g, w) for _, g, w in pairs if isinstance(g, dt.Tensor) and g.requires_grad]
-        dl = sum(_real_loss((g * dt.tensor(w.numpy())).sum()) for g, w in live)
+        dl = sum(_real_loss((g * dt.tensor(as_numpy(w)).to(g.dtype)).sum()) for g, w in live)
         gg = dt.autograd.grad(dl, [d for _, d in leaves], allow_unused=True) if live else \
             [None] * len(leaves)
     except Exception as exc:
@@ -313,4 +348,65 @@ def run_op(info, dtype, limit=None, grad=True):
                 r.failures.append(o.reason)
     except Exception as exc:          # PyTorch's sample generator itself failed
         r.failures.append(f"samples: {type(exc).__name__}: {exc}")
+    return r
+
+
+# -- error inputs ----------------------------------------------------------------------------
+
+@dataclass
+class ErrorResult:
+    name: str
+    compared: int = 0                 # error inputs PyTorch refuses as OpInfo says
+    type_match: int = 0               # ours raises the same exception class
+    message_match: int = 0            # ... with a message OpInfo's regex accepts
+    failures: list = field(default_factory=list)
+
+
+def run_errors(info, limit=None):
+    """OpInfo's error inputs: each must raise PyTorch's exception class on dispatchtorch
+    too (the message is counted apart: OpInfo's regex is PyTorch's wording)."""
+    import re
+    r = ErrorResult(info.name)
+    fn = resolve(info)
+    if fn is None or info.error_inputs_func is None:
+        return r
+    try:                              # made lazily: the first `limit` only
+        errors = list(itertools.islice(info.error_inputs("cpu"), limit))
+    except Exception as exc:          # PyTorch's own generator failed
+        r.failures.append(f"error inputs: {type(exc).__name__}: {exc}")
+        return r
+    for i, ei in enumerate(errors):
+        s = ei.sample_input
+        args = (s.input, *s.args)
+        if getattr(torch.Tensor, info.name, None) is info.op and \
+                not isinstance(s.input, torch.Tensor):
+            continue                  # a C descriptor refusing a non-Tensor self: no user form
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                info.op(*args, **s.kwargs)
+            continue                  # PyTorch's CPU build accepts it: nothing to compare
+        except ei.error_type:
+            pass
+        except Exception:
+            continue
+        try:
+            dargs, dkw = to_dt(args, []), to_dt(s.kwargs, [])
+        except Exception:             # not representable here (absent dtypes, > 64 dims)
+            continue
+        r.compared += 1
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                fn(*dargs, **dkw)
+        except ei.error_type as exc:
+            r.type_match += 1
+            r.message_match += bool(re.search(ei.error_regex, str(exc)))
+            continue
+        except Exception as exc:
+            r.failures.append(f"error input {i}: {ei.error_type.__name__} expected, got "
+                              f"{type(exc).__name__}: {str(exc)[:120]}")
+            continue
+        r.failures.append(f"error input {i}: {ei.error_type.__name__} expected, none raised "
+                          f"({ei.error_regex!r})")
     return r

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..._tensor import Tensor
 from ...ops import nn_ops as N
 from ...ops import nn_windows as W
-from .._tuples import pair, single
+from .._tuples import adaptive_size, check_nonnegative, pair, single
 
 
 def _batched(input, name, dims):
@@ -58,12 +58,15 @@ def _check_weight(name, x, weight, bias, groups, transposed=False):
     if x.dtype is not weight.dtype:
         raise RuntimeError(f"expected scalar type {x.dtype.pt_name} but found "
                            f"{weight.dtype.pt_name} (conv: input and weight dtypes differ)")
+    if bias is not None and bias.dtype is not x.dtype:
+        raise RuntimeError(f"Input type ({x.dtype.pt_name}) and bias type ({bias.dtype.pt_name}) "
+                           f"should be the same")
 
 
 def _same_padding(input, kernel, dilation, stride, name):
     """padding='same' as PyTorch: total d*(k-1) per dim, the odd unit on the far side."""
     if any(s != 1 for s in stride):
-        raise ValueError("padding='same' is not supported for strided convolutions")
+        raise RuntimeError("padding='same' is not supported for strided convolutions")
     sym, extra = [], []
     for k, d in zip(kernel, dilation):
         total = d * (k - 1)
@@ -212,6 +215,9 @@ def _max_indices(x, kernel, stride, padding, dilation, ceil_mode):
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     x, added = _batched(input, "max_pool1d", 1)
+    if 0 in x.shape[1:]:              # only the batch dim may be empty
+        raise RuntimeError(f"max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 "
+                           f"dim batch size for input, but got:{list(input.shape)}")
     stride = None if stride is None else (1,) + single(stride)
     r = max_pool2d(x.unsqueeze(2), (1,) + single(kernel_size), stride, (0,) + single(padding),
                    (1,) + single(dilation), ceil_mode, return_indices)
@@ -262,6 +268,7 @@ def _adaptive_matrix(n, o, x):
 
 def adaptive_avg_pool2d(input, output_size):
     """Adaptive average pooling is separable: rows then columns, two small matmuls."""
+    output_size = adaptive_size("adaptive_avg_pool2d", output_size, input, 2)
     x, added = _batched(input, "adaptive_avg_pool2d", 2)
     size = output_size if isinstance(output_size, (tuple, list)) else (output_size, output_size)
     h, w = x.shape[2:]
@@ -283,8 +290,10 @@ def adaptive_avg_pool2d(input, output_size):
 
 
 def adaptive_avg_pool1d(input, output_size):
+    output_size = adaptive_size("adaptive_avg_pool1d", output_size, input, 1)
     x, added = _batched(input, "adaptive_avg_pool1d", 1)
     o = output_size[0] if isinstance(output_size, (tuple, list)) else output_size
+    check_nonnegative("adaptive_avg_pool1d", (o,))
     return _unbatch(x @ _adaptive_matrix(x.shape[-1], o, x).mT, added)
 
 

@@ -10,7 +10,7 @@ from ._conv import _batched, _check_weight, _unbatch, conv1d, conv2d, conv_trans
 
 def _same_pad3d(x, kernel, dilation, stride):
     if any(s != 1 for s in stride):
-        raise ValueError("padding='same' is not supported for strided convolutions")
+        raise RuntimeError("padding='same' is not supported for strided convolutions")
     from ._vision import pad
     spec = []
     for k, d in zip(reversed(kernel), reversed(dilation)):

@@ -225,12 +225,8 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
 def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None,
                          reduction="mean", ignore_index=None, label_smoothing=0.0,
                          options=None):
-    """cross_entropy(linear(input, linear_weight, linear_bias), target): PyTorch's
-    reference path. `options` (its chunked, memory-saving path) is not provided."""
-    if options is not None:
-        raise NotImplementedError("linear_cross_entropy: options (the chunked "
-                                  "LinearCrossEntropyOptions path) is not supported; pass "
-                                  "options=None")
+    """cross_entropy(linear(input, linear_weight, linear_bias), target); with `options`
+    (LinearCrossEntropyOptions) the batch is processed in chunks, as PyTorch's."""
     if input.dim() not in (1, 2):
         raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.dim()}")
     if linear_weight.dim() < 2:
@@ -254,6 +250,17 @@ def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weig
     if tuple(target.shape) == logits_shape and ignore_index is not None:
         raise RuntimeError("ignore_index cannot be specified when target contains probabilities")
     ignore_index = -100 if ignore_index is None else ignore_index
+    if options is not None:
+        from . import _linear_cross_entropy_chunked as C
+        if not out_features and reduction in _REDUCTIONS and label_smoothing == 0.0 and \
+                target.dtype is D.int64:
+            return C.chunked(input, linear_weight, target, linear_bias, weight, reduction,
+                             ignore_index, options)
+        warnings.warn(f"linear_cross_entropy: ``options`` ignored; chunked path needs reduction "
+                      f"in {{'mean','sum','none'}}, label_smoothing == 0, target.dtype == int64, "
+                      f"out_features == (). Got reduction={reduction!r}, label_smoothing="
+                      f"{label_smoothing}, target.dtype={target.dtype}, out_features="
+                      f"{out_features}", stacklevel=2)
     from ._linear import linear
     rows = num_classes
     for f in out_features:

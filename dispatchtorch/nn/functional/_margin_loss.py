@@ -92,6 +92,10 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     _tensors("multi_margin_loss", input=input, target=target)
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.dim() != 1:
+        raise ValueError("weight must be one-dimensional")
+    if reduction not in ("none", "mean", "sum"):      # PyTorch checks it before the kernel
+        raise ValueError(f"{reduction} is not a valid value for reduction")
     x = _rows("multi_margin_loss", input, target)
     y = target.reshape(-1).long()
     n, c = x.shape
@@ -144,6 +148,10 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
                         size_average=None, reduce=None, reduction="mean"):
     reduction = legacy_reduction(size_average, reduce, reduction)
     _tensors("triplet_margin_loss", anchor=anchor, positive=positive, negative=negative)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
     if not anchor.dim() == positive.dim() == negative.dim():
         raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the "
                            f"same number of dimensions, but got: anchor {anchor.dim()}D, positive "

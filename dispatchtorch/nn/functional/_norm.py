@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ... import _dtype as D
+from ...ops.norms import vector_norm
 from ..._tensor import Tensor
 from ...ops import nn_ops as N
 
@@ -32,6 +33,9 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     shape = _shape_of(normalized_shape)
+    if not shape:
+        raise RuntimeError(f"Expected normalized_shape to be at least 1-dimensional, i.e., "
+                           f"containing at least one element, but got normalized_shape = []")
     _check_trailing("rms_norm", input, shape, weight, None)
     if eps is None:
         eps = D.finfo(input.dtype).eps
@@ -58,9 +62,9 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                momentum=0.1, eps=1e-5):
     if not isinstance(input, Tensor):
         raise TypeError(f"batch_norm(): argument 'input' must be Tensor, not {type(input).__name__}")
-    if input.dim() < 2:
-        raise ValueError(f"expected 2D or more input (got {input.dim()}D input)")
-    c = input.shape[1]
+    if input.dim() < 2 and input.numel() == 0:    # PyTorch: an empty input comes back cloned
+        return input.clone()
+    c = input.shape[1] if input.dim() > 1 else 0    # PyTorch counts no channels in 1-d input
     for what, t in (("running_mean", running_mean), ("running_var", running_var),
                     ("weight", weight), ("bias", bias)):
         if t is not None and not isinstance(t, Tensor):
@@ -68,6 +72,9 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                             f"{type(t).__name__}")
         if t is not None and t.numel() != c:
             raise RuntimeError(f"batch_norm: {what} should contain {c} elements not {t.numel()}")
+    if input.dim() < 2:
+        raise IndexError(f"batch_norm: Dimension out of range (expected to be in range of "
+                         f"[{-max(input.dim(), 1)}, {max(input.dim(), 1) - 1}], but got 1)")
     shape = (1, c) + (1,) * (input.dim() - 2)
     if training:
         if input.numel() // c <= 1:
@@ -101,7 +108,7 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     elif p == float("inf"):
         norm = input.abs().amax(dim, keepdim=True)
     else:
-        norm = (input.abs() ** p).sum(dim, keepdim=True) ** (1.0 / p)
+        norm = vector_norm(input, p, dim, keepdim=True)
     return input / norm.clamp_min(eps).expand_as(input)
 
 

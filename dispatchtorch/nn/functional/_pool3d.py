@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ... import ops as _ops
 from ..._tensor import Tensor
-from .._tuples import single, triple
+from .._tuples import adaptive_size, check_nonnegative, single, triple
 from ._conv import (_adaptive_matrix, _batched, _unbatch, avg_pool1d, avg_pool2d, max_pool2d)
 
 
@@ -20,9 +20,19 @@ def _pool3d_args(kernel_size, stride, padding, dilation=1):
     return kernel, stride, triple(padding), triple(dilation)
 
 
+def _nonempty_3d(input, x):
+    """PyTorch's max_pool3d: only the batch dim may be empty."""
+    for i, n in enumerate(x.shape[1:]):
+        if n == 0:
+            raise RuntimeError(f"max_pool3d: Expected input's non-batch dimensions to have "
+                               f"positive length, but input has a shape of {list(input.shape)} "
+                               f"and non-batch dimension {i + (input.dim() == 5)} has length zero!")
+
+
 def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
                             ceil_mode=False, return_indices=True):
     x, added = _batched(input, "max_pool3d", 3)
+    _nonempty_3d(input, x)
     k, s, p, d = _pool3d_args(kernel_size, stride, padding, dilation)
     n, c, depth, h, w = x.shape
     v1, i1 = max_pool2d(x.reshape(n, c * depth, h, w), k[1:], s[1:], p[1:], d[1:], ceil_mode,
@@ -43,6 +53,7 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     if return_indices:
         return max_pool3d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
     x, added = _batched(input, "max_pool3d", 3)
+    _nonempty_3d(input, x)
     k, s, p, d = _pool3d_args(kernel_size, stride, padding, dilation)
     n, c, depth, h, w = x.shape
     v1 = max_pool2d(x.reshape(n, c * depth, h, w), k[1:], s[1:], p[1:], d[1:], ceil_mode)
@@ -83,9 +94,12 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 
 
 def adaptive_avg_pool3d(input, output_size):
+    output_size = adaptive_size("adaptive_avg_pool3d", output_size, input, 3)
     x, added = _batched(input, "adaptive_avg_pool3d", 3)
     size = triple(output_size) if not isinstance(output_size, (tuple, list)) else \
         tuple(output_size)
+    check_nonnegative("adaptive_avg_pool3d", [n if o is None else o for n, o in
+                                              zip(x.shape[2:], size)])
     out = x
     for i, (n, o) in enumerate(zip(x.shape[2:], size)):
         o = n if o is None else o
@@ -131,6 +145,7 @@ def _separable_max(x, positions, return_indices):
 
 
 def _adaptive_max(name, input, output_size, dims, return_indices):
+    output_size = adaptive_size(name, output_size, input, dims)
     x, added = _batched(input, name, dims)
     if not isinstance(output_size, (tuple, list)):
         output_size = (output_size,) * dims
@@ -150,7 +165,7 @@ def _adaptive_max(name, input, output_size, dims, return_indices):
 
 
 def adaptive_max_pool1d(input, output_size, return_indices=False):
-    return _adaptive_max("adaptive_max_pool1d", input, single(output_size), 1, return_indices)
+    return _adaptive_max("adaptive_max_pool1d", input, output_size, 1, return_indices)
 
 
 def adaptive_max_pool2d(input, output_size, return_indices=False):

@@ -66,8 +66,9 @@ def _pad_positions(mode, n, left, right):
     pos = np.arange(-left, n + right)
     if mode == "replicate":
         return np.clip(pos, 0, n - 1)
-    if mode == "circular":
-        return pos % n
+    if mode == "circular":          # negative pads crop first; the wrap is over what is left
+        lo, hi = max(-left, 0), n - max(-right, 0)
+        return lo + np.arange(-max(left, 0), hi - lo + max(right, 0)) % max(hi - lo, 1)
     period = 2 * (n - 1) if n > 1 else 1                    # reflect (edge not repeated)
     pos = np.abs(pos) % period
     return np.where(pos >= n, period - pos, pos)

@@ -46,6 +46,7 @@ from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLay
                           TransformerEncoder, TransformerEncoderLayer,
                           generate_square_subsequent_mask)
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
+from .linear_cross_entropy_options import LinearCrossEntropyOptions  # noqa: F401
 
 __all__ = [name for name, value in dict(globals()).items()
            if isinstance(value, type) and not name.startswith("_") and name not in

@@ -125,3 +125,6 @@ for _dims, _shapes in ((2, ((2, 3, 4), (3, 4, 5))), (1, ((2, 3), (3, 4))), (0, (
              FLOATS + ("int64",), lambda a, b, d=_dims: np.tensordot(a, b, d), name=f"dims={_dims}"))
 add(Case("tensordot", lambda T, a, b: T.tensordot(a, b, ([0], [0])), (A((2, 3)), A((3, 2))),
          FLOATS, grad=False, raises=RuntimeError, name="size mismatch"))
+add(Case("tensordot", lambda T, a, b: T.tensordot(a, b, ([0, 1], [2, 0])), (A((1, 1, 1)), A((2, 1, 2))),
+         FLOATS + ("int32",), lambda a, b: np.tensordot(a, b.sum((0, 2), keepdims=True), ([0, 1], [2, 0])),
+         name="a size-1 dim contracts with any size (ATen's)"))

@@ -61,6 +61,8 @@ add(Case("addr", lambda T, x, a, b: T.addr(x, a, b, beta=0.5, alpha=2), (A((3, 4
          lambda a, b: np.cross(a, b)),
     Case("cross", lambda T, a, b: T.cross(a, b, dim=0), (A((3, 2)), A((3, 2))), F,
          lambda a, b: np.cross(a, b, axis=0), name="dim0"),
+    Case("cross", lambda T, a, b: T.linalg.cross(a, b), (A((4, 3)), A((4, 1))), F, grad=False,
+         raises=RuntimeError, name="a length-1 dim does not broadcast to 3"),
     Case("cdist", lambda T, a, b: T.cdist(a, b), (A((4, 3)), A((5, 3))), F,
          lambda a, b: np.sqrt(((a[:, None] - b[None]) ** 2).sum(-1))),
     Case("cdist", lambda T, a, b: T.cdist(a, b, p=1), (A((2, 4, 3)), A((2, 5, 3))), F,
