@@ -335,6 +335,9 @@ def complex(real, imag, *, out=None):  # noqa: A001  (torch.complex)
         parts.select(-1, 1).copy_(imag)
     if STATE.enabled and (real._rg or imag._rg):
         record(COMPLEX, (real, imag), {}, (r,))
+    if out is not None and out._dtype is not r._dtype:
+        raise RuntimeError(f"Expected object of scalar type {r._dtype.pt_name} but got scalar "
+                           f"type {out._dtype.pt_name} for argument 'out'")
     if out is not None:
         from .pointwise import write_out
         return write_out(out, r)
