@@ -12,6 +12,7 @@ from ._device import device
 from ._dtype import (bfloat16, dtype, finfo, float16, float32, float64, get_default_dtype, iinfo,
                      int8, int16, int32, int64, promote_types, set_default_dtype, uint8)
 from ._dtype import bool_ as bool  # noqa: A001  (torch.bool)
+from ._dtype import complex64, complex128  # noqa: F401
 from ._repr import set_printoptions
 from ._shape import Size, broadcast_shapes
 from ._tensor import Tensor
@@ -31,6 +32,7 @@ linalg = _importlib.import_module(".linalg", __name__)
 special = _importlib.import_module(".special", __name__)
 random = _importlib.import_module(".random", __name__)
 signal = _importlib.import_module(".signal", __name__)
+fft = _importlib.import_module(".fft", __name__)
 from . import nn, optim, utils  # noqa: F401,E402
 from . import masked  # noqa: F401,E402  (torch.masked: written in public ops)
 from .serialization import load, save  # noqa: F401,E402
@@ -39,6 +41,7 @@ from . import distributed  # noqa: F401,E402  (torch.distributed; mpi4py loads o
 globals().update({k: v for k, v in _ops._F.items()})
 globals().update({k: v for k, v in _ops._I.items()})
 abs = _ops.abs  # noqa: A001
+sgn = _ops.sgn
 
 from ._accelerator import DeviceModule as _DeviceModule  # noqa: E402
 from ._accelerator import get_num_threads, set_num_threads  # noqa: E402,F401
@@ -48,7 +51,7 @@ opencl = _DeviceModule("opencl")
 
 half, float, double = float16, float32, float64  # noqa: A001
 short, int, long = int16, int32, int64  # noqa: A001
-cfloat = None
+cfloat, cdouble = complex64, complex128
 
 
 def is_tensor(obj) -> bool:
@@ -57,6 +60,10 @@ def is_tensor(obj) -> bool:
 
 def is_floating_point(input) -> bool:
     return input.dtype.is_floating_point
+
+
+def is_complex(input) -> bool:
+    return input.dtype.is_complex
 
 
 def is_nonzero(input) -> bool:

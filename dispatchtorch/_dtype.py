@@ -6,33 +6,36 @@ import builtins
 import ml_dtypes
 import numpy as np
 
-from .backend.dtypes import DTYPE_NAMES, ITEMSIZE
+from .backend.dtypes import ALL_DTYPE_NAMES, DTYPE_NAMES, ITEMSIZE
 
-# category order used by promotion: bool < integer < floating
-BOOL, INT, FLOAT = 0, 1, 2
+# category order used by promotion: bool < integer < floating < complex
+BOOL, INT, FLOAT, COMPLEX = 0, 1, 2, 3
 
 _PT_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
              "int64": "Long", "float16": "Half", "bfloat16": "BFloat16", "float32": "Float",
-             "float64": "Double"}
+             "float64": "Double", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
 # the C++ type names some PyTorch messages use ("float != double")
 _CPP_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
               "int32": "int", "int64": "long int", "float16": "c10::Half",
-              "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double"}
+              "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double",
+              "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
 
 
 class dtype:
     """A tensor element type; compare with `is` or `==`."""
 
     __slots__ = ("name", "itemsize", "is_floating_point", "is_signed", "category", "np",
-                 "_promote", "_rank", "__weakref__")
-    is_complex = False
+                 "_promote", "_rank", "is_complex", "is_grad", "__weakref__")
 
     def __init__(self, name, rank):
         self.name = name
         self._rank = rank
         self.itemsize = ITEMSIZE[name]
         self.is_floating_point = name.startswith(("float", "bfloat"))
-        self.category = BOOL if name == "bool" else FLOAT if self.is_floating_point else INT
+        self.is_complex = name.startswith("complex")
+        self.category = (BOOL if name == "bool" else FLOAT if self.is_floating_point
+                         else COMPLEX if self.is_complex else INT)
+        self.is_grad = self.is_floating_point or self.is_complex    # may require grad
         self.is_signed = name not in ("bool", "uint8")
         self.np = np.dtype(ml_dtypes.bfloat16) if name == "bfloat16" else np.dtype(name)
         self._promote = {}
@@ -44,7 +47,17 @@ class dtype:
         return (_by_name, (self.name,))
 
     def to_real(self):
-        return self
+        """complex64 -> float32, complex128 -> float64; real dtypes are their own."""
+        return BY_NAME[_REAL_OF[self.name]] if self.is_complex else self
+
+    def to_complex(self):
+        """float32 -> complex64, float64 -> complex128 (PyTorch's toComplexType)."""
+        if self.is_complex:
+            return self
+        if self.name not in _COMPLEX_OF:
+            raise RuntimeError(f"Unknown Complex ScalarType for {self.pt_name}" if self.name !=
+                               "float16" else "complex32 (ComplexHalf) is not supported")
+        return BY_NAME[_COMPLEX_OF[self.name]]
 
     @property
     def pt_name(self):
@@ -57,9 +70,12 @@ class dtype:
         return _CPP_NAMES[self.name]
 
 
-DTYPES = tuple(dtype(n, i) for i, n in enumerate(DTYPE_NAMES))
+_REAL_OF = {"complex64": "float32", "complex128": "float64"}
+_COMPLEX_OF = {"float32": "complex64", "float64": "complex128"}
+DTYPES = tuple(dtype(n, i) for i, n in enumerate(ALL_DTYPE_NAMES))
 BY_NAME = {d.name: d for d in DTYPES}
-(bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64) = DTYPES
+(bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
+ complex64, complex128) = DTYPES
 
 
 def _by_name(name):
@@ -72,7 +88,11 @@ def _promote_pair(a: dtype, b: dtype) -> dtype:
         return a
     if a.category != b.category:
         hi, lo = (a, b) if a.category > b.category else (b, a)
+        if hi.category == COMPLEX and lo.category == FLOAT:     # complex64 + float64
+            return _promote_pair(hi.to_real(), lo).to_complex()
         return hi
+    if a.category == COMPLEX:
+        return a if a.itemsize > b.itemsize else b
     if a.category == FLOAT:
         if {a.name, b.name} == {"float16", "bfloat16"}:
             return float32
@@ -101,6 +121,11 @@ def get_default_dtype() -> dtype:
     return _default_float
 
 
+def default_complex_dtype() -> dtype:
+    """complex128 when the default dtype is float64, else complex64 (PyTorch's rule)."""
+    return complex128 if _default_float is float64 else complex64
+
+
 def set_default_dtype(d) -> None:
     global _default_float
     d = to_dtype(d)
@@ -115,7 +140,8 @@ def set_default_dtype(d) -> None:
 _NP_TO_DTYPE = {d.np: d for d in DTYPES}
 _PY_TYPES = {builtins.bool: bool_, builtins.int: int64}
 _ALIASES = {"float": "float32", "double": "float64", "half": "float16", "long": "int64",
-            "int": "int32", "short": "int16", "bool_": "bool"}
+            "int": "int32", "short": "int16", "bool_": "bool", "cfloat": "complex64",
+            "cdouble": "complex128"}
 
 
 def to_dtype(d) -> dtype:
@@ -124,6 +150,8 @@ def to_dtype(d) -> dtype:
         return d
     if d is builtins.float:
         return _default_float
+    if d is builtins.complex:
+        return default_complex_dtype()
     if d in _PY_TYPES:
         return _PY_TYPES[d]
     if isinstance(d, str):
@@ -154,6 +182,8 @@ def scalar_dtype(value) -> dtype:
         return int64
     if t is builtins.float:
         return _default_float
+    if t is builtins.complex:
+        return default_complex_dtype()
     if isinstance(value, np.generic):
         return from_numpy_dtype(value.dtype)
     raise TypeError(f"expected a Python number, got {t.__name__}")
@@ -170,6 +200,10 @@ def _combine(higher, lower):
         return lower
     if lower is None:
         return higher
+    if higher.category == COMPLEX:
+        return higher
+    if lower.category == COMPLEX:       # a weaker complex keeps a float's precision
+        return higher.to_complex() if higher.category == FLOAT else lower
     if higher.category == FLOAT:
         return higher
     if higher is bool_ or lower.category == FLOAT:
@@ -182,6 +216,7 @@ class finfo:
 
     def __init__(self, type=None):
         d = to_dtype(type) if type is not None else _default_float
+        d = d.to_real()         # finfo(complex64) describes its float32 parts
         if not d.is_floating_point:
             raise TypeError(f"finfo: {d} is not a floating point type")
         info = ml_dtypes.finfo(d.np) if d is bfloat16 else np.finfo(d.np)

@@ -11,7 +11,7 @@ ordinary backend: it imports the backend API only.
 """
 from __future__ import annotations
 
-from dispatchtorch.backend import DTYPE_NAMES, PRIMS, Backend, DeviceInfo, hookimpl
+from dispatchtorch.backend import ALL_DTYPE_NAMES, PRIMS, Backend, DeviceInfo, hookimpl
 
 
 class NoDataError(NotImplementedError):
@@ -49,7 +49,7 @@ class MetaBackend(Backend):
     kernels = {name: _noop for name in PRIMS}
 
     def devices(self):
-        return [DeviceInfo(0, "meta (shapes and dtypes only, no data)", frozenset(DTYPE_NAMES),
+        return [DeviceInfo(0, "meta (shapes and dtypes only, no data)", frozenset(ALL_DTYPE_NAMES),
                            {"data": False})]
 
     def empty(self, shape, dtype, device):

@@ -136,7 +136,7 @@ def scalar_handle(value, dt, place):
         if h is not None:
             return h
     import numpy as np
-    if type(value) is float and dt.category != 2 and value == value and abs(value) != float("inf"):
+    if type(value) is float and dt.category < 2 and value == value and abs(value) != float("inf"):
         value = int(value)       # C cast, as PyTorch casts a float scalar into an int op
     try:
         host = np.asarray(value).astype(dt.np)
@@ -179,7 +179,7 @@ def record(op, inputs, params, outs):
     if outsaved:
         node.outsaved = outsaved
     for i, o in enumerate(outs):
-        if o._dtype.is_floating_point:
+        if o._dtype.is_grad:
             o._grad_fn = node
             o._out_nr = i
             o._rg = True
@@ -256,7 +256,7 @@ def execute1(op, k, place, shape, dt, args, kdtypes, kparams=None, inputs=None, 
     except Exception as exc:
         raise kernel_error(op.name, place.type, kdtypes, exc) from exc
     r = wrap(out, shape, dt, place)
-    if inputs is not None and dt.is_floating_point:
+    if inputs is not None and dt.is_grad:
         record(op, inputs, params or _NOPARAMS, (r,))
     return r
 

@@ -153,8 +153,8 @@ class Tensor:
                                    "want to use a computed variable in a subgraph that doesn't require "
                                    "differentiation use var_no_grad = var.detach().")
             return self
-        if requires_grad and not self._dtype.is_floating_point:
-            raise RuntimeError(f"only Tensors of floating point dtype can require gradients, "
+        if requires_grad and not self._dtype.is_grad:
+            raise RuntimeError(f"only Tensors of floating point and complex dtype can require gradients, "
                                f"got {self._dtype}")
         self._rg = bool(requires_grad)
         return self
@@ -397,7 +397,7 @@ class Tensor:
         return self._dtype.is_floating_point
 
     def is_complex(self):
-        return False
+        return self._dtype.is_complex
 
     def get_device(self):
         return -1 if self._place.type == "cpu" else self._place.index

@@ -105,7 +105,8 @@ def ops_page():
 
 _ORDER = ("elementwise", "reduction", "scan", "linalg", "indexing", "sort")
 _PRIM_DTYPES = {"all": "all", "numeric": "all but bool", "float": "floating",
-           "integral": "bool, integers", "integer": "integers (no bool)"}
+           "integral": "bool, integers", "integer": "integers (no bool)",
+           "complex": "complex64, complex128"}
 
 
 def prim_table() -> str:

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 import numpy as np
 
 import dispatchtorch as torch
-from dispatchtorch.backend import DTYPE_NAMES, compatible
+from dispatchtorch.backend import ALL_DTYPE_NAMES, DTYPE_NAMES, compatible
 from dispatchtorch.dispatch import OPS
 
 from . import dtypes as DT
@@ -66,9 +66,9 @@ def devices(target):
             f"device indices are {[d.index for d in devs]}, expected 0..{len(devs) - 1}")
     for d in devs:
         _expect(isinstance(d.name, str) and d.name.strip(), f"device {d.index} has no name")
-        _expect(d.dtypes and set(d.dtypes) <= set(DTYPE_NAMES),
+        _expect(d.dtypes and set(d.dtypes) <= set(ALL_DTYPE_NAMES),
                 f"device {d.index} claims dtypes {sorted(d.dtypes)}; expected a non-empty "
-                f"subset of {list(DTYPE_NAMES)}")
+                f"subset of {list(ALL_DTYPE_NAMES)}")
         _expect(isinstance(d.properties, Mapping), f"device {d.index}: properties is not a mapping")
         dev = "cpu" if target.name == "cpu" else f"{target.name}:{d.index}"
         t = torch.empty(2, dtype=getattr(torch, sorted(d.dtypes)[0]), device=dev)

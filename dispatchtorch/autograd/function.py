@@ -145,7 +145,7 @@ class Function:
         node.ctx, node.fn_name = ctx, cls.__name__
         ref[0] = node
         for i, o in enumerate(tensor_outs):
-            if o._dtype.is_floating_point and id(o) not in ctx._non_diff:
+            if o._dtype.is_grad and id(o) not in ctx._non_diff:
                 o._grad_fn, o._out_nr, o._rg = node, i, True
         return outs[0] if single else outs
 

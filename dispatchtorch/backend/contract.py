@@ -142,6 +142,13 @@ class Backend:
         """What `set_num_threads` set (`torch.get_num_threads`). Default: 1."""
         return 1
 
+    # -- optional: complex views (view_as_real, view_as_complex, .real, .imag) ------
+    def reinterpret(self, storage, dtype: str):
+        """The memory of `storage` (a root handle, C-contiguous) as a flat storage of
+        `dtype` (itemsize ratio 2: complex64 <-> float32, complex128 <-> float64), aliasing
+        it; None (the default): this backend has no complex dtypes."""
+        return None
+
     # -- optional: collectives (dispatchtorch.distributed) ---------------------------
     # Process-group backend names this package brings its own engine for, preferred
     # first (the CUDA package: ("nccl",)); the first is the default for its tensors.

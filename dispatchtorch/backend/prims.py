@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .fft_prims import fft_prims
+
 
 @dataclass(frozen=True)
 class PrimSpec:
@@ -19,8 +21,9 @@ class PrimSpec:
     signature: str
     doc: str
     dtypes: str        # which input dtypes the frontend sends: float | numeric | integral |
-    #                    integer (no bool) | all. The one statement of the prim's dtype rule:
-    #                    its frontend row reads it from here (ops rows may not restate it).
+    #                    integer (no bool) | all (| complex: complex64 / complex128 only). The
+    #                    one statement of the prim's dtype rule: its frontend row reads it
+    #                    from here (ops rows may not restate it).
 
 
 MEMORY_METHODS = ("empty", "from_host", "to_host", "as_strided", "copy_", "fill_")
@@ -42,7 +45,7 @@ _ROUNDING = {"floor": "round down", "ceil": "round up", "round": "round half to 
              "trunc": "round toward zero"}
 _UNARY_OTHER = {
     "neg": ("numeric", "-x (integers wrap)"),
-    "abs": ("numeric", "|x| (integers wrap at the minimum)"),
+    "abs": ("numeric", "|x| (integers wrap at the minimum); complex x: out has the real dtype"),
     "bitwise_not": ("integral", "~x; for bool, logical not"),
 }
 _BINARY = {
@@ -123,6 +126,7 @@ def _catalogue():
         "sorted_seq (B, M), values (B, N) -> out (B, N): for each value the first index i with "
         "seq[i] >= v (right=False) or seq[i] > v (right=True)", "all")
     _linalg_prims(add)
+    fft_prims(add)
     for name, (_, doc) in SPECIAL_UNARY.items():
         add(name, "elementwise", f"{name}(out, x)", doc, "float")
     for name, (_, doc) in SPECIAL_BINARY.items():

@@ -41,6 +41,9 @@ from .views import view_scatter as as_strided_scatter
 from . import pointwise_more, products_more, shape_more  # noqa: E402  (PyTorch's wider op set)
 from . import decompositions, linalg_more  # noqa: E402,F401  (torch.linalg's decompositions)
 from . import special_functions  # noqa: E402  (lgamma, digamma, Bessel functions, ...)
+from . import complex_ops  # noqa: E402  (complex64/complex128: views, conj, polar, ...)
+from . import fft_ops  # noqa: E402,F401  (torch.fft, on the FFT prims)
+from . import stft as _stft  # noqa: E402  (torch.stft / istft on torch.fft)
 from . import gradient_histogram  # noqa: E402  (torch.gradient, histogram, histogramdd)
 globals().update(gradient_histogram.PUBLIC)
 from . import nonzero_padded  # noqa: E402  (torch.nonzero_static)
@@ -50,11 +53,13 @@ globals().update(householder.PUBLIC)
 from . import native_norms  # noqa: E402  (torch.native_layer_norm / group_norm / batch_norm)
 globals().update(native_norms.PUBLIC)
 globals().update({**pointwise_more.PUBLIC, **products_more.PUBLIC, **shape_more.PUBLIC,
-                  **linalg_more.PUBLIC, **special_functions.PUBLIC})
+                  **linalg_more.PUBLIC, **special_functions.PUBLIC, **complex_ops.PUBLIC,
+                  **_stft.PUBLIC})
 from . import methods  # noqa: F401  (binds Tensor methods)
 
 globals().update(_F)
 globals().update(_I)
+sgn = complex_ops.sgn       # torch.sgn takes complex inputs; torch.sign does not
 abs = _F["abs"]
 absolute = abs
 negative = _F["neg"]

@@ -29,6 +29,7 @@ _CATEGORIES = {"all": {D.BOOL, D.INT, D.FLOAT}, "numeric": {D.INT, D.FLOAT},
 _NOPARAMS = {}
 _LOWP = (D.float16, D.bfloat16)
 _SPECS: list["Elementwise"] = []
+COMPLEX_TO_REAL: dict = {}     # unary op name -> its complex-input form (complex_ops.py)
 
 
 class Elementwise:
@@ -106,15 +107,16 @@ def with_scalar(d, v):
     """Result dtype of a tensor of dtype d and a Python scalar (a weak type)."""
     t = type(v)
     if t is float:
-        return d if d.category == D.FLOAT else D.get_default_dtype()
+        return d if d.category >= D.FLOAT else D.get_default_dtype()
     if t is int:
         return D.int64 if d is D.bool_ else d
     if t is builtins.bool:
         return d
     if isinstance(v, (np.generic, np.ndarray)) and np.ndim(v) == 0:
         return with_scalar(d, v.item())
-    if isinstance(v, complex):
-        raise TypeError("complex numbers are not supported")
+    if t is complex:        # a weak complex keeps a float tensor's precision
+        return d if d.is_complex else d.to_complex() if d.category == D.FLOAT else \
+            D.default_complex_dtype()
     raise TypeError(f"expected a Tensor or a Python number, got {type(v).__name__}")
 
 
@@ -151,6 +153,8 @@ def unary(spec, x):
     dt = x._dtype
     ct = spec.table.get(dt)
     if ct is None:
+        if dt.is_complex and spec.name in COMPLEX_TO_REAL:      # abs, angle: complex -> real
+            return COMPLEX_TO_REAL[spec.name](x)
         raise spec.dtype_error(dt)
     place = x._place
     op = spec.op
@@ -174,7 +178,7 @@ def unary(spec, x):
     except Exception as exc:
         raise kernel_error(spec.name, place.type, (ct,), exc) from exc
     r = wrap(out, shape, od, place)
-    if track and od.is_floating_point:
+    if track and od.is_grad:
         record(op, (x,), _NOPARAMS, (r,))
     return r
 
@@ -234,7 +238,7 @@ def binary(spec, a, b):
     except Exception as exc:
         raise kernel_error(spec.name, place.type, (ct,), exc) from exc
     r = wrap(out, shape, od, place)
-    if track and od.is_floating_point:
+    if track and od.is_grad:
         record(op, (a, b), _NOPARAMS, (r,))
     return r
 
@@ -281,7 +285,7 @@ def nary(spec, operands, out_dtype=None, params=_NOPARAMS, compute=None):
 
 def can_cast(src, dst):
     """PyTorch's canCast: no float -> integer, no non-bool -> bool."""
-    if src.category == D.FLOAT and dst.category != D.FLOAT:
+    if src.category >= D.FLOAT and dst.category < src.category:     # also complex -> real
         return False
     if src is not D.bool_ and dst is D.bool_:
         return False

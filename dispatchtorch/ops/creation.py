@@ -62,6 +62,8 @@ def _infer(data):
         return np.asarray(data, dtype=np.int64), D.int64
     if isinstance(data, numbers.Real):
         return np.asarray(data, dtype=np.float64), D.get_default_dtype()
+    if isinstance(data, numbers.Complex):
+        return np.asarray(data, dtype=np.complex128), D.default_complex_dtype()
     if isinstance(data, Tensor):
         return np.asarray(data.detach()._host()), data.dtype
     if isinstance(data, (list, tuple)):
@@ -80,6 +82,9 @@ def _infer(data):
             return arr, D.bool_
         if kind in "iu":
             return arr, D.int64 if not _has_tensor_dtype(data) else _tensor_dtype(data)
+        if kind == "c":
+            return arr, (D.default_complex_dtype() if not _has_tensor_dtype(data) else
+                         _tensor_dtype(data).to_complex())
         raise TypeError(f"tensor(): could not infer dtype of elements of type {arr.dtype}")
     if hasattr(data, "__array__") or hasattr(data, "__dlpack__"):
         return _infer(np.asarray(data))
@@ -232,7 +237,9 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=
         fill_value = fill_value.item()
     if dtype is None:
         dtype = D.bool_ if isinstance(fill_value, bool) else \
-            D.int64 if isinstance(fill_value, numbers.Integral) else D.get_default_dtype()
+            D.int64 if isinstance(fill_value, numbers.Integral) else \
+            D.get_default_dtype() if isinstance(fill_value, numbers.Real) else \
+            D.default_complex_dtype()
     t = empty(as_shape((size,), "full"), dtype=dtype, device=device)
     t._place.bk.fill_(t._h, _fill(fill_value, t.dtype))
     return _finish(t, requires_grad)
@@ -241,6 +248,8 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=
 def _fill(value, dt):
     if dt is D.bool_:
         return bool(value)
+    if dt.is_complex:
+        return complex(value)
     return float(value) if dt.is_floating_point else int(value)
 
 
@@ -336,9 +345,13 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False,
     steps = operator.index(steps)
     if steps < 0:
         raise RuntimeError("linspace: number of steps must be non-negative")
-    start, end = _number(start, "start"), _number(end, "end")
-    dt = _dtype_or(dtype, D.get_default_dtype())
-    values = np.empty(steps, dtype=np.float64)
+    start = start.item() if isinstance(start, Tensor) else start
+    end = end.item() if isinstance(end, Tensor) else end
+    cplx = isinstance(start, complex) or isinstance(end, complex)
+    if not cplx:
+        start, end = _number(start, "start"), _number(end, "end")
+    dt = _dtype_or(dtype, D.default_complex_dtype() if cplx else D.get_default_dtype())
+    values = np.empty(steps, dtype=np.complex128 if cplx or dt.is_complex else np.float64)
     if steps == 1:
         values[:] = start
     elif steps > 1:
@@ -348,7 +361,7 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False,
         # symmetric from both ends, as PyTorch computes it
         values[:half] = start + step * i[:half]
         values[half:] = end - step * (steps - 1 - i[half:])
-    if not dt.is_floating_point:
+    if not dt.is_grad:
         values = np.trunc(values) if dt is not D.bool_ else values
     return _from_host(_cast_host(values, dt), dt, device, requires_grad, "linspace")
 
@@ -370,7 +383,7 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None, la
 
 def _float_dtype(dtype, op):
     dt = _dtype_or(dtype, D.get_default_dtype())
-    if not dt.is_floating_point:
+    if not dt.is_grad:
         raise RuntimeError(f"\"{op}\" not implemented for '{dt.pt_name}'")
     return dt
 
@@ -395,6 +408,10 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, ou
     dt = _float_dtype(dtype, "check_uniform_bounds")
     if _shape_only(device):
         return empty(shape, dtype=dt, device=device, requires_grad=requires_grad)
+    if dt.is_complex:      # ATen: uniform_ on view_as_real, real and imaginary parts
+        rt = dt.to_real()
+        values = R.draw(generator, S.uniform, 2 * _numel(shape), rt.name, 0.0, 1.0, rt.np)
+        return _drawn(values.view(dt.np), shape, dt, device, requires_grad, "rand")
     values = R.draw(generator, S.uniform, _numel(shape), dt.name, 0.0, 1.0, dt.np)
     return _drawn(values, shape, dt, device, requires_grad, "rand")
 
@@ -405,6 +422,11 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, o
     dt = _float_dtype(dtype, "normal_kernel_cpu")
     if _shape_only(device):
         return empty(shape, dtype=dt, device=device, requires_grad=requires_grad)
+    if dt.is_complex:      # ATen: normal_(view_as_real(self), 0, 1/sqrt(2))
+        rt = dt.to_real()
+        values = R.draw(generator, S.normal, 2 * _numel(shape), rt.name, 0.0, 0.5 ** 0.5)
+        values = np.asarray(values, rt.np)
+        return _drawn(values.view(dt.np), shape, dt, device, requires_grad, "randn")
     values = R.draw(generator, S.normal, _numel(shape), dt.name)
     return _drawn(values, shape, dt, device, requires_grad, "randn")
 

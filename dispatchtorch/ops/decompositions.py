@@ -26,6 +26,9 @@ def check_matrix(A, name, arg="A", square=False):
         raise TypeError(f"{name}(): argument '{arg}' must be Tensor, not {type(A).__name__}")
     if A.dim() < 2:
         raise RuntimeError(f"{name}: The input tensor {arg} must have at least 2 dimensions.")
+    if A.dtype.is_complex:          # the LAPACK prims and their rules are real (so far)
+        raise NotImplementedError(f"{name}: complex inputs ({A.dtype.pt_name}) are not "
+                                  f"supported yet (docs/complex-and-fft.md)")
     if not A.dtype.is_floating_point or A.dtype in (D.float16, D.bfloat16):
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
                            f"{A.dtype.pt_name}")

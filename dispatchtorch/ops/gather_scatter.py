@@ -426,7 +426,7 @@ def index_add_(self, dim, index, source, *, alpha=1):
 
 def _fill_value(value, dtype, op):
     """A scalar fill value as PyTorch accepts it: integer tensors refuse what overflows."""
-    if isinstance(value, Tensor) or dtype.is_floating_point or dtype is D.bool_:
+    if isinstance(value, Tensor) or dtype.is_grad or dtype is D.bool_:
         return value
     v = int(value)
     info = D.iinfo(dtype)

@@ -230,7 +230,7 @@ def _add_product(op, name, ndims):
         if ndims[1] == 1 and mat1._shape[1] != mat2._shape[0]:
             raise RuntimeError(f"size mismatch, got input ({input._shape}), mat "
                                f"({mat1._shape[0]}x{mat1._shape[1]}), vec ({mat2._shape[0]})")
-        if not mat1.dtype.is_floating_point:      # integer ops take integer scale factors
+        if not mat1.dtype.is_grad:      # integer ops take integer scale factors
             beta, alpha = int(beta), int(alpha)
         _check_expands(name, input._shape, _product_shape(mat1._shape, mat2._shape, ndims))
         return _out(out, run(op, (input, mat1, mat2), {"beta": beta, "alpha": alpha}))

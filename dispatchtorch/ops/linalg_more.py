@@ -132,6 +132,9 @@ def matrix_exp(A):
         raise TypeError(f"matrix_exp(): argument 'input' must be Tensor, not {type(A).__name__}")
     if A.dim() < 2 or A.shape[-1] != A.shape[-2]:
         raise RuntimeError("linalg.matrix_exp: A must be batches of square matrices")
+    if A.dtype.is_complex:
+        raise NotImplementedError(f"linalg.matrix_exp: complex inputs ({A.dtype.pt_name}) are "
+                                  f"not supported yet (docs/complex-and-fft.md)")
     if not A.dtype.is_floating_point:
         raise RuntimeError(f"linalg.matrix_exp: Expected a floating point or complex tensor as "
                            f"input. Got {A.dtype.pt_name}")

@@ -61,7 +61,7 @@ def _cast(input, dt):
     out = place.empty(input._shape, dt.name, place.index)
     place.bk.copy_(out, input._h)
     r = wrap(out, input._shape, dt, place)
-    if STATE.enabled and input._rg and dt.is_floating_point:
+    if STATE.enabled and input._rg and dt.is_grad:
         record(CAST, (input,), {}, (r,))
     return r
 
@@ -176,6 +176,8 @@ def fill_(self, value):
 def _fill_value(value, dt):
     if isinstance(value, (bool, np.bool_)) or dt is D.bool_:
         return bool(value)
+    if dt.is_complex:
+        return complex(value)
     if dt.is_floating_point:
         return float(value)
     info = D.iinfo(dt)

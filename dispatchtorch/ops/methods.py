@@ -97,7 +97,7 @@ def _operator(fn):
     """An operator returns NotImplemented for operands it does not understand, so Python
     can try the other side (and `t == None` is False, as in PyTorch)."""
     def op(self, other):
-        if not isinstance(other, (Tensor, int, float, bool)) and not hasattr(other, "__index__") \
+        if not isinstance(other, (Tensor, int, float, bool, complex)) and not hasattr(other, "__index__") \
                 and not hasattr(other, "__float__"):
             return NotImplemented
         return fn(self, other)
@@ -110,7 +110,7 @@ def _binary_operator(spec, reflected=False):
     argument handling that an operator never needs)."""
     def op(self, other):
         t = type(other)
-        if not (t is Tensor or t is float or t is int or t is bool or isinstance(other, Tensor)
+        if not (t is Tensor or t is float or t is int or t is bool or t is complex or isinstance(other, Tensor)
                 or hasattr(other, "__index__") or hasattr(other, "__float__")):
             return NotImplemented
         return binary(spec, other, self) if reflected else binary(spec, self, other)

@@ -64,6 +64,8 @@ def _float_input(x, dtype, name):
         if not x.dtype.is_floating_point or not dt.is_floating_point:
             raise RuntimeError(f"{name}: dtype should be floating point, but got {dt.pt_name}")
         x = x.to(dt)
+    if x.dtype.is_complex:          # norms of complex numbers are norms of their moduli
+        return x.abs()
     if not x.dtype.is_floating_point:
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
                            f"{x.dtype.pt_name}")
@@ -203,8 +205,8 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
 
 
 def vecdot(x, y, *, dim=-1):
-    """linalg.vecdot: sum(x * y, dim) for real tensors."""
-    return (x * y).sum(dim)
+    """linalg.vecdot: sum(conj(x) * y, dim) (conj is the identity on real tensors)."""
+    return (_api.conj(x) * y).sum(dim)
 
 
 METHODS = {"norm": norm}

@@ -119,7 +119,7 @@ def _scaled(input, other, alpha, op):
     if isinstance(other, Tensor) and other._dtype is D.bool_ and isinstance(alpha, int):
         alpha = bool(alpha)            # bool tensors stay bool (alpha != 0 keeps them)
     if isinstance(alpha, float) and alpha != int(alpha) \
-            and not result_type(input, other).is_floating_point:
+            and not result_type(input, other).is_grad:
         raise RuntimeError(f"For integral input tensors, argument alpha must not be a floating point "
                            f"number. ({op})")
     if isinstance(other, Tensor) and (not isinstance(input, Tensor) or
@@ -339,6 +339,8 @@ def _rounding(spec, name):
         if input._dtype is D.bool_:
             raise NotImplementedError(f"\"{name}\" not implemented for 'Bool'")
         if not input._dtype.is_floating_point:
+            if input._dtype.is_complex:
+                raise NotImplementedError(f"{name} is not supported for complex inputs")
             return write_out(out, input.clone())
         return write_out(out, unary(spec, input))
     fn.__name__ = fn.__qualname__ = name
@@ -373,7 +375,7 @@ def pow(input, exponent, *, out=None):
         dt = result_type(input, exponent)
         if dt is D.bool_:
             raise NotImplementedError("\"pow\" not implemented for 'Bool'")
-        return write_out(out, _int_pow(input, exponent, dt) if dt.category != D.FLOAT
+        return write_out(out, _int_pow(input, exponent, dt) if dt.category < D.FLOAT
                          else binary(E.pow_, input, exponent))
     _tensor_arg("pow", "input", input, 1)
     dt = result_type(input, exponent)
@@ -381,7 +383,7 @@ def pow(input, exponent, *, out=None):
         if isinstance(exponent, Tensor):
             raise NotImplementedError("\"pow\" not implemented for 'Bool'")
         return write_out(out, input.clone() if exponent else creation.ones_like(input))
-    if dt.category != D.FLOAT:
+    if dt.category < D.FLOAT:
         if isinstance(exponent, Tensor):
             return write_out(out, _int_pow(input, exponent, dt))
         if exponent < 0:
@@ -403,6 +405,10 @@ def _int_pow(a, b, dt):
 
 
 def float_power(input, exponent, *, out=None):
+    if any(isinstance(x, complex) or isinstance(x, Tensor) and x.dtype.is_complex
+           for x in (input, exponent)):        # complex128, as PyTorch
+        from .complex_ops import complex_float_power
+        return complex_float_power(input, exponent, out=out)
     a = input.double() if isinstance(input, Tensor) else float(input)
     b = exponent.double() if isinstance(exponent, Tensor) else float(exponent)
     return write_out(out, binary(E.pow_, a, b))
@@ -587,7 +593,7 @@ def logit(input, eps=None, *, out=None):
 def lerp(input, end, weight, *, out=None):
     _tensor_arg("lerp", "input", input, 1)
     _tensor_arg("lerp", "end", end, 2)
-    if not input._dtype.is_floating_point:
+    if not input._dtype.is_grad:
         raise NotImplementedError(f"\"lerp\" not implemented for '{input.dtype.pt_name}'")
     if end._dtype is not input._dtype:
         raise RuntimeError(f"lerp: expected dtype {input.dtype.name.replace('float32', 'float')} for `end` "

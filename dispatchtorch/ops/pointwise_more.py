@@ -106,7 +106,7 @@ LDEXP = composite("ldexp", _ldexp, kind="elementwise", args=("x", "other"),
 def ldexp(input, other, *, out=None):
     if not isinstance(input, Tensor):
         raise TypeError(f"ldexp(): argument 'input' must be Tensor, not {type(input).__name__}")
-    if not input.dtype.is_floating_point and not (isinstance(other, Tensor) and
+    if not input.dtype.is_grad and not (isinstance(other, Tensor) and
                                                   other.dtype.is_floating_point):
         input = input.to(D.get_default_dtype())
     return write_out(out, run(LDEXP, (input, other), {}))
@@ -126,13 +126,13 @@ def addcmul(input, tensor1, tensor2, *, value=1, out=None):
     dt = result_type(input, tensor1, tensor2)
     if dt is D.bool_:
         value = bool(value)
-    elif not dt.is_floating_point:    # PyTorch truncates a float value for integers
+    elif not dt.is_grad:    # PyTorch truncates a float value for integers
         value = int(value)
     return write_out(out, run(ADDCMUL, (input, tensor1, tensor2), {"value": value}))
 
 
 def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
-    if not result_type(tensor1, tensor2).is_floating_point:
+    if not result_type(tensor1, tensor2).is_grad:
         raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future "
                            "release addcdiv will perform a true division of tensor1 and tensor2. "
                            "The historic addcdiv behavior can be implemented as (input + value * "

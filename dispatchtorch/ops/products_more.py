@@ -76,7 +76,7 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     if broadcast_shapes(input.shape, shape) != shape:
         raise RuntimeError(f"The expanded size of the tensor must match the existing size of "
                            f"input {tuple(input.shape)}")
-    if not batch1.dtype.is_floating_point:
+    if not batch1.dtype.is_grad:
         beta, alpha = int(beta), int(alpha)
     r = run(ADDBMM, (input, batch1, batch2), {"beta": beta, "alpha": alpha})
     return _out(out, r.expand(shape).clone() if r.shape != shape else r)
@@ -321,7 +321,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
                       "the number of observations.", UserWarning, stacklevel=2)
         norm = norm * 0 if isinstance(norm, Tensor) else 0.0
     xm = x - avg.unsqueeze(1)
-    c = matmul(xm, (xm * w if w is not None else xm).t())
+    c = matmul(xm, _api.conj(xm * w if w is not None else xm).t())
     return (c / norm).squeeze()
 
 
@@ -333,6 +333,8 @@ def corrcoef(input):
     std = d.sqrt()
     c = c / std.unsqueeze(1)
     c = c / std.unsqueeze(0)
+    if c.dtype.is_complex:          # each part clamped, as PyTorch
+        return _api.complex(c.real.clamp(-1, 1), c.imag.clamp(-1, 1))
     return c.clamp(-1, 1) if c.dtype.is_floating_point else c
 
 

@@ -133,7 +133,7 @@ def _reduce(op, input, dims, keepdim, out_dtype):
     except Exception as exc:
         raise kernel_error(op.name, place.type, (input._dtype,), exc) from exc
     r = wrap(out, out_shape, out_dtype, place)
-    if track and out_dtype.is_floating_point:
+    if track and out_dtype.is_grad:
         record(op, (input,), params, (r,))
     return r
 
@@ -153,14 +153,14 @@ LOWP = (D.float16, D.bfloat16)
 def _sum_dtype(x, dtype):
     if dtype is not None:
         return D.to_dtype(dtype)
-    return x._dtype if x._dtype.is_floating_point else D.int64
+    return x._dtype if x._dtype.is_grad else D.int64
 
 
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     if type(input) is not Tensor:
         check_tensor(input, "sum")
     if dtype is None:
-        dt = input._dtype if input._dtype.is_floating_point else D.int64
+        dt = input._dtype if input._dtype.is_grad else D.int64
     else:
         dt = D.to_dtype(dtype)
         if input._dtype is not dt:
@@ -208,7 +208,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     check_dim_arg(dim, "mean")
     check_keepdim(keepdim, "mean")
     dt = D.to_dtype(dtype) if dtype is not None else input._dtype
-    if not dt.is_floating_point:
+    if not dt.is_grad:
         raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a "
                            f"floating point or complex dtype. Got: {dt.pt_name}")
     if input._dtype is not dt:
@@ -263,6 +263,8 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
 def _check_nonempty(input, dims, name):
     """Extremes have no identity: an empty reduction raises (dims: the dims the caller
     named; () when it named none)."""
+    if input._dtype.is_complex:        # complex numbers are not ordered
+        raise NotImplementedError(f"\"{name}\" not implemented for '{input._dtype.pt_name}'")
     if input.numel() == 0:
         if not dims:
             raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() "

@@ -91,7 +91,7 @@ def _scan(op, name):
         if dtype is not None:
             dt = D.to_dtype(dtype)
         else:
-            dt = input._dtype if input._dtype.is_floating_point else D.int64
+            dt = input._dtype if input._dtype.is_grad else D.int64
         if dtype is not None and input._dtype is not dt:
             input = input.to(dt)
             x = input if input.dim() else input.reshape(1)

@@ -27,6 +27,8 @@ SEARCHSORTED = register_op(OpDef("searchsorted", kind="sort", args=("sorted_seq"
 
 def _sort(input, d, descending):
     """The sort prim along normalised dim d (0-d and empty inputs handled here)."""
+    if input._dtype.is_complex:
+        raise RuntimeError("Sort does not support complex dtypes on CPU")
     if input.numel() == 0 or input.dim() == 0:
         return input.clone(), creation.zeros(input.shape, dtype=D.int64, device=input.device)
     return apply(SORT, input._place, (input,), (input._h,),

@@ -107,7 +107,7 @@ def _var_args(name, input, dim, unbiased, keepdim, correction):
         raise TypeError(f"{name}(): pass either unbiased or correction, not both")
     if correction is None:
         correction = 1 if unbiased is None or unbiased else 0
-    if not input.dtype.is_floating_point:
+    if not input.dtype.is_grad:
         raise RuntimeError("std and var only support floating point and complex dtypes")
     dims = norm_dims(dim, input.dim(), name) or tuple(range(input.dim()))
     if _count(input.shape, dims) - correction <= 0:
@@ -125,9 +125,20 @@ def _opmath(op, input, params):
     return tuple(x.to(input.dtype) for x in r) if isinstance(r, tuple) else r.to(input.dtype)
 
 
+def _complex_var(name, input, params):
+    """var(z) = var(z.real) + var(z.imag) (real); std its root; the mean stays complex."""
+    v = run(VAR, (input.real,), params) + run(VAR, (input.imag,), params)
+    r = v.sqrt() if name.startswith("std") else v
+    if name.endswith("_mean"):
+        return r, input.mean(params["dims"], params["keepdim"])
+    return r
+
+
 def _reducer(op, name):
     def fn(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
-        r = _opmath(op, input, _var_args(name, input, dim, unbiased, keepdim, correction))
+        params = _var_args(name, input, dim, unbiased, keepdim, correction)
+        r = _complex_var(name, input, params) if input.dtype.is_complex else \
+            _opmath(op, input, params)
         if out is not None:
             from .pointwise import write_out
             return write_out(out, r)
@@ -170,10 +181,16 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
     check_keepdim(keepdim, "logsumexp")
     if dim is None:
         raise TypeError("logsumexp(): argument 'dim' must be tuple of ints, not NoneType")
-    if not input.dtype.is_floating_point:
+    if not input.dtype.is_grad:
         input = input.to(D.get_default_dtype())
     dims = norm_dims(dim, input.dim(), "logsumexp") or tuple(range(input.dim()))
-    r = _opmath(LOGSUMEXP, input, {"dims": dims, "keepdim": keepdim})
+    if input.dtype.is_complex:      # PyTorch: shifted by the maximum of the real parts
+        m = _api.amax(input.real, dims, keepdim=True).detach()     # a constant shift
+        m = _api.where(m.abs() == math.inf, 0.0, m)
+        r = _api.log(_api.exp(input - m).sum(dims, keepdim=True)) + m
+        r = r if keepdim or not input.dim() else r.squeeze(dims)
+    else:
+        r = _opmath(LOGSUMEXP, input, {"dims": dims, "keepdim": keepdim})
     if out is not None:
         from .pointwise import write_out
         return write_out(out, r)

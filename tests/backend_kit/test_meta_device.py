@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import dispatchtorch as torch
-from dispatchtorch.backend import DTYPE_NAMES
+from dispatchtorch.backend import ALL_DTYPE_NAMES
 from backend_dists import core_entry_points, ensure_core_backends
 
 
@@ -33,7 +33,7 @@ def test_backend_is_listed_ready_with_every_dtype():
     from dispatchtorch.backends import report
     entry = next(b for b in report() if b["name"] == "meta")
     assert entry["status"] == "ready" and entry["missing_prims"] == []
-    assert set(entry["devices"][0]["dtypes"]) == set(DTYPE_NAMES)
+    assert set(entry["devices"][0]["dtypes"]) == set(ALL_DTYPE_NAMES)     # complex too
 
 
 def test_factories_ops_and_views_give_shapes_and_dtypes():

@@ -230,6 +230,12 @@ def _weights(outs, seed):
             isinstance(o, torch.Tensor) and o.is_complex() else None for o in outs]
 
 
+def _real_loss(x):
+    """A complex output enters the loss by its real part (a real loss, as backward needs:
+    the gradients follow PyTorch's conjugate Wirtinger convention)."""
+    return x.real if x.is_complex() else x
+
+
 def _processes(post):
     """Whether output_process_fn_grad is more than OpInfo's identity default."""
     code = getattr(post, "__code__", None)
@@ -284,7 +290,7 @@ def run_sample(info, fn, sample, dtype, grad):
     pairs = [(e, g, w) for e, g, w in zip(eo, go, ws) if w is not None and e.requires_grad]
     if not pairs:
         return res
-    tl = sum((e * w).sum() for e, _, w in pairs)
+    tl = sum(_real_loss((e * w).sum()) for e, _, w in pairs)
     tin = [t for t, _ in leaves]
     try:
         eg = torch.autograd.grad(tl, tin, allow_unused=True)
@@ -292,7 +298,7 @@ def run_sample(info, fn, sample, dtype, grad):
         return res
     try:                              # outputs that do not require grad: zero gradients
         live = [(g, w) for _, g, w in pairs if isinstance(g, dt.Tensor) and g.requires_grad]
-        dl = sum((g * dt.tensor(as_numpy(w)).to(g.dtype)).sum() for g, w in live)
+        dl = sum(_real_loss((g * dt.tensor(as_numpy(w)).to(g.dtype)).sum()) for g, w in live)
         gg = dt.autograd.grad(dl, [d for _, d in leaves], allow_unused=True) if live else \
             [None] * len(leaves)
     except Exception as exc:

@@ -7,16 +7,17 @@ import warnings
 import ml_dtypes
 import numpy as np
 
-from dispatchtorch.backend import DTYPE_NAMES, Backend, DeviceInfo
+from dispatchtorch.backend import ALL_DTYPE_NAMES, Backend, DeviceInfo
 
 from . import fusion
+from .complex_kernels import KERNELS as COMPLEX_KERNELS
 from .composites import KERNELS as COMPOSITE_KERNELS
 from . import parallel
 from .kernels import KERNELS
 from .optim_kernels import KERNELS as OPTIM_KERNELS
 from .threaded import threaded_kernels
 
-NP_DTYPES = {n: np.dtype(ml_dtypes.bfloat16) if n == "bfloat16" else np.dtype(n) for n in DTYPE_NAMES}
+NP_DTYPES = {n: np.dtype(ml_dtypes.bfloat16) if n == "bfloat16" else np.dtype(n) for n in ALL_DTYPE_NAMES}
 
 # IEEE results such as 1/0 = inf are the semantics, not accidents: keep numpy's
 # floating-point warnings from our kernels out of the user's console (only ours).
@@ -29,7 +30,8 @@ warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"dispatchtorc
 class CPUBackend(Backend):
     name = "cpu"
     api_version = (1, 0)
-    kernels = threaded_kernels({**KERNELS, **COMPOSITE_KERNELS, **OPTIM_KERNELS})
+    kernels = threaded_kernels({**KERNELS, **COMPOSITE_KERNELS, **OPTIM_KERNELS,
+                                **COMPLEX_KERNELS})
 
     def __init__(self):
         super().__init__()
@@ -37,7 +39,7 @@ class CPUBackend(Backend):
         self._blas_limit = parallel.blas_single_threaded()
 
     def devices(self):
-        return [DeviceInfo(0, f"host CPU (numpy {np.__version__})", frozenset(DTYPE_NAMES),
+        return [DeviceInfo(0, f"host CPU (numpy {np.__version__})", frozenset(ALL_DTYPE_NAMES),
                            {"threads": os.cpu_count(), "fp64": True, "fp16": True})]
 
     def empty(self, shape, dtype, device):
@@ -68,6 +70,10 @@ class CPUBackend(Backend):
 
     def fill_(self, dst, value):
         dst.fill(value)
+
+    def reinterpret(self, storage, dtype):
+        """view_as_real / view_as_complex: the same bytes as a flat array of `dtype`."""
+        return storage.reshape(-1).view(NP_DTYPES[dtype])
 
     def set_num_threads(self, n):
         """Threads the large-array kernels share their chunks among (parallel.py), and the

@@ -96,7 +96,7 @@ def _compare(f):
 
 
 def _is_float(dt):
-    return dt.kind == "f" or dt in _LOWP      # ml_dtypes' bfloat16 has kind 'V'
+    return dt.kind in "fc" or dt in _LOWP      # ml_dtypes' bfloat16 has kind 'V'
 
 
 def _div(out, a, b):
@@ -395,3 +395,7 @@ from dispatchtorch.backend.prims import SPECIAL_BINARY, SPECIAL_UNARY  # noqa: E
 KERNELS.update({name: _unary(_lazy(f)) for name, (f, _) in SPECIAL_UNARY.items()})
 KERNELS.update({name: _binary(np.nextafter if f == "nextafter" else _lazy(f))
                 for name, (f, _) in SPECIAL_BINARY.items()})
+
+from .fft_kernels import KERNELS as _FFT_KERNELS  # noqa: E402  (the FFT prims, scipy.fft)
+
+KERNELS.update(_FFT_KERNELS)

@@ -307,6 +307,8 @@ def build_kernels(am) -> dict:
     })
     from ._linalg import build_linalg_kernels      # decompositions and solvers
     table.update(build_linalg_kernels(am))
+    from ._fft import build_fft_kernels             # torch.fft's prims
+    table.update(build_fft_kernels(am))
     # special functions: cupyx.scipy.special (scipy.special under numpy)
     from dispatchtorch.backend.prims import SPECIAL_BINARY, SPECIAL_UNARY
     table.update({name: unary(am.special(f)) for name, (f, _) in SPECIAL_UNARY.items()})

@@ -23,7 +23,8 @@ FLOATS = ("float16", "bfloat16", "float32", "float64")
 INTS = ("uint8", "int8", "int16", "int32", "int64")
 KIND_DTYPES = {"float": FLOATS, "numeric": INTS + FLOATS, "integral": ("bool",) + INTS,
                "integer": INTS, "all": ALL}
-NP = {n: np.dtype(ml_dtypes.bfloat16) if n == "bfloat16" else np.dtype(n) for n in ALL}
+COMPLEX = ("complex64", "complex128")          # the FFT prims' complex operands
+NP = {n: np.dtype(ml_dtypes.bfloat16) if n == "bfloat16" else np.dtype(n) for n in ALL + COMPLEX}
 
 
 def dtypes_of(prim):
@@ -33,6 +34,8 @@ def dtypes_of(prim):
         return INTS + FLOATS
     if prim.startswith("linalg_"):      # the frontend sends float32 and float64 only
         return ("float32", "float64")
+    if PRIMS[prim].kind == "fft":       # r2c reads floats; c2c and c2r complex values
+        return ("float32", "float64") if prim == "fft_r2c" else COMPLEX
     return KIND_DTYPES[PRIMS[prim].dtypes]
 
 
@@ -92,7 +95,7 @@ def broadcast(small, shape):
 def poison(dtype):
     if dtype == "bool":
         return True
-    return np.nan if dtype in FLOATS else 77
+    return np.nan if dtype in FLOATS + COMPLEX else 77
 
 
 def fresh(shape, dtype):
@@ -351,8 +354,10 @@ def searchsorted_cases(rng, dtype):
 
 
 def cases(prim, dtype, seed=0):
-    rng = np.random.default_rng([seed, sum(map(ord, prim)), ALL.index(dtype)])
+    rng = np.random.default_rng([seed, sum(map(ord, prim)), (ALL + COMPLEX).index(dtype)])
     kind = PRIMS[prim].kind
+    if kind == "fft":
+        return list(fft_cases(rng, prim, dtype))
     if kind == "elementwise":
         return list(elementwise_cases(rng, prim, dtype))
     if kind == "reduction":
@@ -364,6 +369,38 @@ def cases(prim, dtype, seed=0):
     return list({"matmul": matmul_cases, "gather": gather_cases, "scatter_": scatter_cases,
                  "nonzero": nonzero_cases, "sort": sort_cases,
                  "searchsorted": searchsorted_cases}[prim](rng, dtype))
+
+
+def fft_cases(rng, prim, dtype):
+    """Each norm mode and direction, one and two dims, dense and transposed inputs."""
+    real = "float32" if dtype in ("float32", "complex64") else "float64"
+    cplx = "complex64" if real == "float32" else "complex128"
+
+    def values(shape, dt):
+        v = rng.standard_normal(shape)
+        return cast(v + 1j * rng.standard_normal(shape) if dt in COMPLEX else v, dt)
+
+    for norm in ("none", "by_n", "by_root_n"):
+        for dims in ((1,), (0, 1)):
+            if prim == "fft_c2c":
+                x = values((3, 8), cplx)
+                for forward in (True, False):
+                    for label, op in (("dense", dense(x)), ("transposed", transposed(x))):
+                        yield Case(prim, f"{norm} dims={dims} forward={forward} {label}",
+                                   [fresh(x.shape, cplx)], [op],
+                                   {"dims": dims, "forward": forward, "norm": norm})
+            elif prim == "fft_r2c":
+                x = values((3, 8), real)
+                for onesided in (True, False):
+                    out = (3, 5) if onesided else (3, 8)
+                    yield Case(prim, f"{norm} dims={dims} onesided={onesided}",
+                               [fresh(out, cplx)], [transposed(x)],
+                               {"dims": dims, "norm": norm, "onesided": onesided})
+            else:
+                x = values((3, 5), cplx)
+                for n in (8, 9):
+                    yield Case(prim, f"{norm} dims={dims} n={n}", [fresh((3, n), real)],
+                               [dense(x)], {"dims": dims, "norm": norm})
 
 
 def linalg_cases(rng, prim, dtype):

@@ -13,4 +13,9 @@ SPECIAL = ("digamma", "i0", "igamma", "igammac", "lgamma", "nextafter", "special
            "special_modified_bessel_k0", "special_modified_bessel_k1", "special_ndtri",
            "special_scaled_modified_bessel_k0", "special_scaled_modified_bessel_k1",
            "special_zeta")
-HOST_FALLBACK_PRIMS = frozenset(LINALG + SPECIAL)
+# The FFT prims take or give complex tensors, and this backend has no complex dtypes
+# (its devices do not list complex64 / complex128): a complex tensor, so any FFT of an
+# opencl tensor, is refused with a TypeError naming the dtype and the device before a
+# kernel or a fallback could run. Move the data to the cpu for torch.fft.
+NO_COMPLEX_DTYPES = ("fft_c2c", "fft_c2r", "fft_r2c")
+HOST_FALLBACK_PRIMS = frozenset(LINALG + SPECIAL + NO_COMPLEX_DTYPES)

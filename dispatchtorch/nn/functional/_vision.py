@@ -8,9 +8,13 @@ import numpy as np
 
 from ... import ops as _ops
 from ..._tensor import Tensor
+from ...dispatch.loader import on_reset
 
+# index and weight tensors of the resampling/padding geometry, per device; they live on a
+# loaded backend, so they are forgotten when the backends are reset
 _CACHE: dict = {}
 _CACHE_LIMIT = 512
+on_reset(_CACHE.clear)
 
 
 def _cached(key, make):

@@ -230,6 +230,29 @@ def _solve_triangular(X, A, B, *, upper, left, unitriangular):
                                                      np.swapaxes(B, -1, -2)), -1, -2)
 
 
+# torch.fft's prims on numpy.fft (it computes in double precision; out has the dtype
+# asked for). Reached only for complex dtypes your device declares, or real inputs of rfft.
+_FFT_FORWARD = {"none": "backward", "by_n": "forward", "by_root_n": "ortho"}
+_FFT_INVERSE = {"none": "forward", "by_n": "backward", "by_root_n": "ortho"}
+
+
+def _fft_c2c(out, x, *, dims, forward, norm):
+    if forward:
+        out[...] = np.fft.fftn(x, axes=dims, norm=_FFT_FORWARD[norm])
+    else:
+        out[...] = np.fft.ifftn(x, axes=dims, norm=_FFT_INVERSE[norm])
+
+
+def _fft_r2c(out, x, *, dims, norm, onesided):
+    f = np.fft.rfftn if onesided else np.fft.fftn
+    out[...] = f(x, axes=dims, norm=_FFT_FORWARD[norm])
+
+
+def _fft_c2r(out, x, *, dims, norm):
+    out[...] = np.fft.irfftn(x, s=[out.shape[d] for d in dims], axes=dims,
+                             norm=_FFT_INVERSE[norm])
+
+
 KERNELS = {
     **{name: _ufunc(f) for name, f in {**_UNARY, **_BINARY}.items()},
     "div": _no_int_zero("division", _div),
@@ -245,4 +268,5 @@ KERNELS = {
     "sort": _sort, "searchsorted": _searchsorted,
     "linalg_cholesky": _cholesky, "linalg_eigh": _eigh, "linalg_svd": _svd, "linalg_qr": _qr,
     "linalg_lu_factor": _lu_factor, "linalg_solve_triangular": _solve_triangular,
+    "fft_c2c": _fft_c2c, "fft_r2c": _fft_r2c, "fft_c2r": _fft_c2r,
 }
