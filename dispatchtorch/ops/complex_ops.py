@@ -23,7 +23,6 @@ from .._run import apply, kernel_for, launch, record, storage_of, strides_of, wr
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ..dispatch import OPS, OpDef, register_op
-from . import _api
 from . import _elementwise as E
 from ._composite import composite
 
@@ -89,15 +88,15 @@ def _pow_grad_complex(g, a, b, result, needs):
     ga = gb = None
     if needs[0]:
         if isinstance(b, Tensor):
-            ga = _api.where(b == 0, 0.0, g * conj_physical(b * _api.pow(a, b - 1)))
+            ga = pointwise.where(b == 0, 0.0, g * conj_physical(b * pointwise.pow(a, b - 1)))
         else:
-            ga = _api.zeros_like(g) if b == 0 else g * _conj_grad(b * _api.pow(a, b - 1))
+            ga = creation.zeros_like(g) if b == 0 else g * _conj_grad(b * pointwise.pow(a, b - 1))
     if needs[1]:
         if isinstance(a, Tensor):
             zero = (a == 0) & ((real(b) if isinstance(b, Tensor) else b.real) >= 0)
-            gb = _api.where(zero, 0.0, g * _conj_grad(result * _api.log(a)))
+            gb = pointwise.where(zero, 0.0, g * _conj_grad(result * pointwise.log(a)))
         else:
-            gb = g * _conj_grad(result * cmath.log(a)) if a != 0 else _api.zeros_like(g)
+            gb = g * _conj_grad(result * cmath.log(a)) if a != 0 else creation.zeros_like(g)
     return ga, gb
 
 
@@ -217,7 +216,7 @@ def real(input):
     _tensor(input, "real")
     if not input._dtype.is_complex:
         return input
-    return _api.select(view_as_real(resolve_conj(input)), -1, 0)
+    return views.select(view_as_real(resolve_conj(input)), -1, 0)
 
 
 def imag(input):
@@ -225,8 +224,8 @@ def imag(input):
     if not input._dtype.is_complex:
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
     if is_conj(input):       # PyTorch: a view of -imag; here a fresh tensor of those values
-        return _api.select(view_as_real(resolve_conj(input)), -1, 1)
-    return _api.select(view_as_real(input), -1, 1)
+        return views.select(view_as_real(resolve_conj(input)), -1, 1)
+    return views.select(view_as_real(input), -1, 1)
 
 
 def _set_real(self, value):
@@ -292,7 +291,7 @@ def resolve_conj(input):
     _tensor(input, "resolve_conj")
     if not is_conj(input):
         return input
-    r = input.detach().clone() if not input._rg else _api.clone(input)
+    r = input.detach().clone() if not input._rg else memory.clone(input)
     return r
 
 
@@ -328,7 +327,7 @@ def complex(real, imag, *, out=None):  # noqa: A001  (torch.complex)
     from .._shape import broadcast_shapes2
     same_place("complex", (real, imag))
     shape = broadcast_shapes2(real._shape, imag._shape, "complex")
-    r = _api.empty(shape, dtype=real._dtype.to_complex(), device=real.device)
+    r = creation.empty(shape, dtype=real._dtype.to_complex(), device=real.device)
     parts = view_as_real(r)
     with _no_grad():
         parts.select(-1, 0).copy_(real)
@@ -356,7 +355,7 @@ class _no_grad:
 def polar(abs, angle, *, out=None):  # noqa: A002  (PyTorch's argument names)
     """abs * (cos(angle) + i sin(angle)), differentiable in both."""
     _tensor(abs, "polar", "abs")
-    r = complex(abs * _api.cos(angle), abs * _api.sin(angle))
+    r = complex(abs * pointwise.cos(angle), abs * pointwise.sin(angle))
     if out is not None:
         from .pointwise import write_out
         return write_out(out, r)
@@ -388,17 +387,17 @@ def complex_abs(x):
 
 def complex_angle(x):
     """atan2(imag, real); its gradient (through the views) is g * i z / |z|^2."""
-    return _api.atan2(imag(x), real(x))
+    return pointwise.atan2(imag(x), real(x))
 
 
 def sgn(input, *, out=None):
     """z / |z| (0 at 0) for complex inputs; sign(x) for real ones."""
     _tensor(input, "sgn")
     if not input._dtype.is_complex:
-        r = _api.sign(input)
+        r = pointwise.sign(input)
     else:
         a = complex_abs(input)
-        r = _api.where(a == 0, 0.0, input / _api.where(a == 0, 1.0, a))
+        r = pointwise.where(a == 0, 0.0, input / pointwise.where(a == 0, 1.0, a))
     if out is not None:
         from .pointwise import write_out
         return write_out(out, r)
@@ -410,7 +409,7 @@ E.COMPLEX_TO_REAL.update({"abs": complex_abs, "angle": complex_angle})
 
 def vdot(input, other, *, out=None):
     """conj(input) . other (the conjugate of the first argument, as PyTorch)."""
-    r = _api.dot(conj_physical(input) if input._dtype.is_complex else input, other)
+    r = linalg.dot(conj_physical(input) if input._dtype.is_complex else input, other)
     if out is not None:
         from .pointwise import write_out
         return write_out(out, r)
@@ -421,7 +420,7 @@ def complex_float_power(input, exponent, *, out=None):
     """float_power with a complex operand: both in complex128."""
     a = input.to(D.complex128) if isinstance(input, Tensor) else builtins.complex(input)
     b = exponent.to(D.complex128) if isinstance(exponent, Tensor) else builtins.complex(exponent)
-    r = _api.pow(a, b)
+    r = pointwise.pow(a, b)
     if out is not None:
         from .pointwise import write_out
         return write_out(out, r)
@@ -432,7 +431,7 @@ def isreal(input):
     """True where the imaginary part is 0 (everywhere for real dtypes)."""
     _tensor(input, "isreal")
     if not input._dtype.is_complex:
-        return _api.ones_like(input, dtype=D.bool_)
+        return creation.ones_like(input, dtype=D.bool_)
     return imag(input) == 0
 
 
@@ -470,3 +469,8 @@ METHODS = {"vdot": vdot, "isreal": isreal, "adjoint": _adjoint, "mH": property(_
            "is_complex": _is_complex_tensor, "type_as": _type_as,
            "cfloat": lambda self: self.to(D.complex64),
            "cdouble": lambda self: self.to(D.complex128)}
+
+
+# The op modules this one's derivative rules and decompositions call (at run time
+# only). Imported last: they import this module in turn (see docs/architecture.md).
+from . import creation, linalg, memory, pointwise, views  # noqa: E402

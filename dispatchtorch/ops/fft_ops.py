@@ -12,7 +12,7 @@ from .._run import apply
 from .._shape import norm_dim
 from .._tensor import Tensor
 from ..dispatch import OpDef, register_op
-from . import _api
+from . import creation, memory, shape_ops
 from .complex_ops import conj, conj_physical, real
 
 # -- the prims' rows ----------------------------------------------------------------------
@@ -31,7 +31,7 @@ def _r2c_grad(g, dims, norm, onesided, last_dim_size):
         if missing > 0:
             shape = list(g.shape)
             shape[d] = missing
-            g = _api.cat([g, _api.zeros(shape, dtype=g.dtype, device=g.device)], d)
+            g = memory.cat([g, creation.zeros(shape, dtype=g.dtype, device=g.device)], d)
     return real(_c2c(g, dims, norm, False))
 
 
@@ -45,7 +45,7 @@ def _c2r_grad(g, dims, norm):
         w = [1.0] + [2.0] * double + [1.0] * (gi.shape[d] - 1 - double)
         shape = [1] * gi.dim()
         shape[d] = gi.shape[d]
-        gi = gi * _api.tensor(w, dtype=g.dtype, device=g.device).reshape(shape)
+        gi = gi * creation.tensor(w, dtype=g.dtype, device=g.device).reshape(shape)
     return gi
 
 
@@ -119,7 +119,7 @@ def _resize(x, dims, sizes):
         elif have < n:
             shape = list(x.shape)
             shape[d] = n - have
-            x = _api.cat([x, _api.zeros(shape, dtype=x.dtype, device=x.device)], d)
+            x = memory.cat([x, creation.zeros(shape, dtype=x.dtype, device=x.device)], d)
     return x
 
 
@@ -327,17 +327,17 @@ def hfftn(input, s=None, dim=None, norm=None, *, out=None):
 
 def fftfreq(n, d=1.0, *, dtype=None, layout=None, device=None, requires_grad=False, out=None):
     """[0, 1, ..., (n - 1) // 2, -(n // 2), ..., -1] / (d * n), as ATen computes it."""
-    r = _api.arange(n, dtype=dtype, device=device) if dtype is not None else \
-        _api.arange(n, dtype=D.get_default_dtype(), device=device)
+    r = creation.arange(n, dtype=dtype, device=device) if dtype is not None else \
+        creation.arange(n, dtype=D.get_default_dtype(), device=device)
     right = (n + 1) // 2
     if right < n:
-        r[right:] = _api.arange(-(n // 2), 0, dtype=r.dtype, device=r.device)
+        r[right:] = creation.arange(-(n // 2), 0, dtype=r.dtype, device=r.device)
     r = r * (1.0 / (n * d))
     return _write(out, r.requires_grad_(requires_grad) if requires_grad else r)
 
 
 def rfftfreq(n, d=1.0, *, dtype=None, layout=None, device=None, requires_grad=False, out=None):
-    r = _api.arange(n // 2 + 1, dtype=dtype or D.get_default_dtype(), device=device)
+    r = creation.arange(n // 2 + 1, dtype=dtype or D.get_default_dtype(), device=device)
     r = r * (1.0 / (n * d))
     return _write(out, r.requires_grad_(requires_grad) if requires_grad else r)
 
@@ -346,7 +346,7 @@ def _shift(x, dim, inverse):
     dims = list(range(x.dim())) if dim is None else [norm_dim(d, x.dim(), "fftshift")
                                                      for d in _dims_list(dim)]
     shifts = [(x.shape[d] + 1) // 2 if inverse else x.shape[d] // 2 for d in dims]
-    return _api.roll(x, shifts, dims) if dims else x.clone()
+    return shape_ops.roll(x, shifts, dims) if dims else x.clone()
 
 
 def fftshift(input, dim=None):

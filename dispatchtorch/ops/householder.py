@@ -6,7 +6,7 @@ from __future__ import annotations
 from .. import _dtype as D
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
-from . import _api
+from . import creation, memory, pointwise, pointwise_more
 from .linalg_more import householder_product
 from .norms import vector_norm
 
@@ -36,24 +36,24 @@ def geqrf(input, *, out=None):
         for j in range(k):
             alpha = a[..., j, j]
             x = a[..., j + 1:, j]
-            xnorm = vector_norm(x, dim=-1) if m - j > 1 else _api.zeros_like(alpha)
+            xnorm = vector_norm(x, dim=-1) if m - j > 1 else creation.zeros_like(alpha)
             trivial = xnorm == 0
-            beta = -_api.copysign(_api.hypot(alpha, xnorm), alpha)
-            safe = _api.where(trivial, 1.0, beta)
-            tau = _api.where(trivial, 0.0, (beta - alpha) / safe)
-            scale = _api.where(trivial, 0.0, 1.0 / _api.where(trivial, 1.0, alpha - beta))
+            beta = -pointwise_more.PUBLIC["copysign"](pointwise.hypot(alpha, xnorm), alpha)
+            safe = pointwise.where(trivial, 1.0, beta)
+            tau = pointwise.where(trivial, 0.0, (beta - alpha) / safe)
+            scale = pointwise.where(trivial, 0.0, 1.0 / pointwise.where(trivial, 1.0, alpha - beta))
             v_tail = x * scale.unsqueeze(-1)
             a[..., j + 1:, j] = v_tail
-            a[..., j, j] = _api.where(trivial, alpha, beta)
+            a[..., j, j] = pointwise.where(trivial, alpha, beta)
             taus.append(tau)
             if j + 1 < n:             # apply H_j to the trailing columns
-                v = _api.cat([_api.ones_like(alpha).unsqueeze(-1), v_tail], -1)
+                v = memory.cat([creation.ones_like(alpha).unsqueeze(-1), v_tail], -1)
                 block = a[..., j:, j + 1:]
                 w = (v.unsqueeze(-1) * block).sum(-2)
                 a[..., j:, j + 1:] = block - tau[..., None, None] * v.unsqueeze(-1) * \
                     w.unsqueeze(-2)
-        tau = _api.stack(taus, -1) if taus else \
-            _api.zeros(tuple(input.shape[:-2]) + (0,), dtype=input.dtype, device=input.device)
+        tau = memory.stack(taus, -1) if taus else \
+            creation.zeros(tuple(input.shape[:-2]) + (0,), dtype=input.dtype, device=input.device)
     from ..return_types import geqrf as _result
     return _result(a, tau)
 
@@ -82,12 +82,12 @@ def ormqr(input, tau, other, left=True, transpose=False, *, out=None):
     batch = tuple(input.shape[:-2])
     v = input[..., :, :k]
     if k < mn:
-        v = _api.cat([v, _api.zeros(batch + (mn, mn - k), dtype=input.dtype,
+        v = memory.cat([v, creation.zeros(batch + (mn, mn - k), dtype=input.dtype,
                                     device=input.device)], -1)
-        tau = _api.cat([tau, _api.zeros(batch + (mn - k,), dtype=tau.dtype,
+        tau = memory.cat([tau, creation.zeros(batch + (mn - k,), dtype=tau.dtype,
                                         device=tau.device)], -1)
     q = householder_product(v, tau) if mn else \
-        _api.zeros(batch + (0, 0), dtype=input.dtype, device=input.device)
+        creation.zeros(batch + (0, 0), dtype=input.dtype, device=input.device)
     if transpose:
         q = q.mH
     return q @ other if left else other @ q

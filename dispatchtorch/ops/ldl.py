@@ -10,7 +10,7 @@ import math
 from .. import _dtype as D
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
-from . import _api
+from . import creation
 
 _ALPHA = (1 + math.sqrt(17)) / 8
 
@@ -129,8 +129,8 @@ def ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None):
             pivs.append(p)
             infos.append(i)
         LD = flat.tril().reshape(batch + (n, n))
-        pivots = _api.tensor(pivs, dtype=D.int32, device=A.device).reshape(batch + (n,))
-        info = _api.tensor(infos, dtype=D.int32, device=A.device).reshape(batch)
+        pivots = creation.tensor(pivs, dtype=D.int32, device=A.device).reshape(batch + (n,))
+        info = creation.tensor(infos, dtype=D.int32, device=A.device).reshape(batch)
     if check_errors and any(infos):
         raise RuntimeError(f"torch.linalg.ldl_factor_ex: The factorization could not be "
                            f"completed because the input is not invertible (info = "

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
-from . import _api
+from . import creation
 
 
 def _affine(y, weight, bias, shape):
@@ -80,7 +80,7 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     scale = (running_var + eps).rsqrt()
     out = _affine((input - running_mean.reshape(shape)) * scale.reshape(shape), weight, bias,
                   shape)
-    empty = _api.zeros(0, dtype=input.dtype, device=input.device)
+    empty = creation.zeros(0, dtype=input.dtype, device=input.device)
     return out, empty, empty.clone()
 
 

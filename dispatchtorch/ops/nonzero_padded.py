@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .. import _dtype as D
 from .._tensor import Tensor
-from . import _api
+from . import creation, gather_scatter, memory
 
 
 def nonzero_static(input, *, size, fill_value=-1):
@@ -13,11 +13,11 @@ def nonzero_static(input, *, size, fill_value=-1):
                         f"{type(input).__name__}")
     if not isinstance(size, int) or isinstance(size, bool) or size < 0:
         raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
-    coords = _api.nonzero(input)[:size]
+    coords = gather_scatter.nonzero(input)[:size]
     missing = size - coords.shape[0]
     if missing:
-        pad = _api.full((missing, input.dim()), fill_value, dtype=D.int64, device=input.device)
-        coords = _api.cat([coords, pad], 0)
+        pad = creation.full((missing, input.dim()), fill_value, dtype=D.int64, device=input.device)
+        coords = memory.cat([coords, pad], 0)
     return coords
 
 

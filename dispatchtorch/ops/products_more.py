@@ -321,7 +321,8 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
                       "the number of observations.", UserWarning, stacklevel=2)
         norm = norm * 0 if isinstance(norm, Tensor) else 0.0
     xm = x - avg.unsqueeze(1)
-    c = matmul(xm, _api.conj(xm * w if w is not None else xm).t())
+    from .complex_ops import conj   # late: complex_ops binds after pointwise_more
+    c = matmul(xm, conj(xm * w if w is not None else xm).t())
     return (c / norm).squeeze()
 
 
@@ -334,7 +335,8 @@ def corrcoef(input):
     c = c / std.unsqueeze(1)
     c = c / std.unsqueeze(0)
     if c.dtype.is_complex:          # each part clamped, as PyTorch
-        return _api.complex(c.real.clamp(-1, 1), c.imag.clamp(-1, 1))
+        from .complex_ops import complex
+        return complex(c.real.clamp(-1, 1), c.imag.clamp(-1, 1))
     return c.clamp(-1, 1) if c.dtype.is_floating_point else c
 
 

@@ -185,9 +185,9 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
         input = input.to(D.get_default_dtype())
     dims = norm_dims(dim, input.dim(), "logsumexp") or tuple(range(input.dim()))
     if input.dtype.is_complex:      # PyTorch: shifted by the maximum of the real parts
-        m = _api.amax(input.real, dims, keepdim=True).detach()     # a constant shift
-        m = _api.where(m.abs() == math.inf, 0.0, m)
-        r = _api.log(_api.exp(input - m).sum(dims, keepdim=True)) + m
+        m = reductions.amax(input.real, dims, keepdim=True).detach()     # a constant shift
+        m = pointwise.where(m.abs() == math.inf, 0.0, m)
+        r = pointwise.log(pointwise.exp(input - m).sum(dims, keepdim=True)) + m
         r = r if keepdim or not input.dim() else r.squeeze(dims)
     else:
         r = _opmath(LOGSUMEXP, input, {"dims": dims, "keepdim": keepdim})

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor
-from . import _api
+from . import creation, gather_scatter, memory
 from .complex_ops import view_as_real
 from .fft_ops import fft as _fft, ifft as _ifft, irfft as _irfft, rfft as _rfft
 
@@ -18,8 +18,8 @@ def _pad(x, p, mode):
     if p == 0:
         return x
     if mode == "constant":
-        z = _api.zeros(x.shape[:-1] + (p,), dtype=x.dtype, device=x.device)
-        return _api.cat([z, x, z], -1)
+        z = creation.zeros(x.shape[:-1] + (p,), dtype=x.dtype, device=x.device)
+        return memory.cat([z, x, z], -1)
     if mode not in _NP_PAD:
         raise RuntimeError(f"stft: unsupported pad_mode {mode!r}; expected 'constant', "
                            f"'reflect', 'replicate' or 'circular'")
@@ -29,7 +29,7 @@ def _pad(x, p, mode):
                            f"input dimension, but got: padding ({p}, {p}) at dimension "
                            f"{x.dim() - 1} of input {list(x.shape)}")
     idx = np.pad(np.arange(n), p, mode=_NP_PAD[mode])
-    return _api.index_select(x, -1, _api.tensor(idx, device=x.device))
+    return gather_scatter.index_select(x, -1, creation.tensor(idx, device=x.device))
 
 
 def _window(window, win_length, n_fft, like, name):
@@ -37,7 +37,7 @@ def _window(window, win_length, n_fft, like, name):
         raise RuntimeError(f"{name}: expected 0 < win_length <= n_fft, but got win_length="
                            f"{win_length}")
     if window is None:
-        w = _api.ones(win_length, dtype=like.dtype.to_real(), device=like.device)
+        w = creation.ones(win_length, dtype=like.dtype.to_real(), device=like.device)
     else:
         if window.dim() != 1 or window.shape[0] != win_length:
             raise RuntimeError(f"{name}: expected a 1D window tensor of size equal to "
@@ -46,8 +46,8 @@ def _window(window, win_length, n_fft, like, name):
         w = window
     if win_length < n_fft:                      # centred in n_fft, zeros around it
         left = (n_fft - win_length) // 2
-        w = _api.cat([_api.zeros(left, dtype=w.dtype, device=w.device), w,
-                      _api.zeros(n_fft - win_length - left, dtype=w.dtype, device=w.device)])
+        w = memory.cat([creation.zeros(left, dtype=w.dtype, device=w.device), w,
+                      creation.zeros(n_fft - win_length - left, dtype=w.dtype, device=w.device)])
     return w
 
 
@@ -124,12 +124,12 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
         frames = _irfft(half, n=n_fft, dim=-1, norm=norm)
     frames = frames * w
     total = n_fft + hop * (n_frames - 1)
-    idx = _api.tensor((np.arange(n_frames)[:, None] * hop + np.arange(n_fft)).reshape(-1),
+    idx = creation.tensor((np.arange(n_frames)[:, None] * hop + np.arange(n_fft)).reshape(-1),
                       device=spec.device)
     b = frames.shape[0]
-    y = _api.zeros((b, total), dtype=frames.dtype, device=spec.device).index_add(
+    y = creation.zeros((b, total), dtype=frames.dtype, device=spec.device).index_add(
         1, idx, frames.reshape(b, -1))
-    env = _api.zeros(total, dtype=w.dtype, device=spec.device).index_add(
+    env = creation.zeros(total, dtype=w.dtype, device=spec.device).index_add(
         0, idx, (w * w).repeat(n_frames))          # ATen: window.pow(2), complex too
     start = n_fft // 2 if center else 0
     end = start + length if length is not None else (total - n_fft // 2 if center else total)
@@ -139,7 +139,7 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
         raise RuntimeError("istft(...): window overlap add min: 0")
     y = y / env
     if end > total:
-        y = _api.cat([y, _api.zeros((b, end - total), dtype=y.dtype, device=y.device)], 1)
+        y = memory.cat([y, creation.zeros((b, end - total), dtype=y.dtype, device=y.device)], 1)
     return y.squeeze(0) if input.dim() == 2 else y
 
 
