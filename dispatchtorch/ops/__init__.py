@@ -16,7 +16,7 @@ from .gather_scatter import (argwhere, gather, index_add, index_fill, index_sele
                              masked_scatter, masked_select, nonzero, scatter, scatter_add,
                              scatter_reduce)
 from .subscript import index_put, index_put_, take, take_along_dim
-from .linalg import (addmm, addmv, baddbmm, bmm, dot, ger, matmul, mm, mv, outer, vdot)
+from .linalg import (addmm, addmv, baddbmm, bmm, dot, ger, matmul, mm, mv, outer)
 from .memory import cat, clone, concat, concatenate, contiguous, stack
 from .memory import fill_, zero_  # noqa: F401  (torch.fill_(t, v) / torch.zero_(t))
 from .norms import norm

@@ -24,6 +24,7 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ..dispatch import OPS, OpDef, register_op
 from . import _elementwise as E
+from ._composite import inplace_variant
 from ._composite import composite
 
 _new = object.__new__
@@ -464,7 +465,8 @@ METHODS = {"vdot": vdot, "isreal": isreal, "adjoint": _adjoint, "mH": property(_
            "H": property(_h), "view_as_real": view_as_real, "conj": conj,
            "conj_physical": conj_physical,
            "resolve_conj": resolve_conj, "resolve_neg": resolve_neg, "is_conj": is_conj,
-           "sgn": sgn, "real": property(real, _set_real, doc="the real parts (a view)"),
+           "sgn": sgn, "sgn_": inplace_variant(sgn, "sgn_"),
+           "real": property(real, _set_real, doc="the real parts (a view)"),
            "imag": property(imag, _set_imag, doc="the imaginary parts (a view)"),
            "is_complex": _is_complex_tensor, "type_as": _type_as,
            "cfloat": lambda self: self.to(D.complex64),

@@ -155,10 +155,9 @@ rsqrt = _c("rsqrt", FN, lambda x: 1 / pointwise.sqrt(x),
 reciprocal = _c("reciprocal", FN, lambda x: 1 / x, domain=(0.1, 10), grad=lambda g,
                 result: -g * result * result, **F)
 square = _c("square", NO_FORMS, lambda x: x * x, grad=lambda g, x: 2 * g * x, dtypes="numeric")
-sign = _c("sign", Forms(aliases=("sgn",)),
+sign = _c("sign", FN,
           lambda x: (x > 0).to(x.dtype) - (x < 0).to(x.dtype) if x.dtype is not D.bool_
           else x.clone(), grad=lambda g: _zeros(g))
-sgn = sign
 
 
 # -- composites of the full op set -----------------------------------------------------------------

@@ -128,7 +128,6 @@ def dot(input, other, *, out=None):
     return _out(out, run(DOT, (input, other), {}))
 
 
-vdot = dot          # real tensors only: conj is the identity
 
 
 MV = composite("mv", lambda a, v: _batched(a, v.unsqueeze(1)).squeeze(-1), kind="linalg",
@@ -257,6 +256,6 @@ def multi_dot(tensors, *, out=None):
     return _out(out, r)
 
 
-METHODS = {"matmul": matmul, "mm": mm, "bmm": bmm, "dot": dot, "vdot": vdot, "mv": mv,
+METHODS = {"matmul": matmul, "mm": mm, "bmm": bmm, "dot": dot, "mv": mv,
            "outer": outer, "ger": ger, "addmm": addmm, "addmm_": addmm_, "baddbmm": baddbmm,
            "baddbmm_": baddbmm_, "addmv": addmv, "addmv_": addmv_}

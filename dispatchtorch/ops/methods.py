@@ -34,7 +34,7 @@ METHODS = {
     "logical_xor": P.logical_xor, "isnan": P.isnan, "isinf": P.isinf, "isfinite": P.isfinite,
     "isposinf": P.isposinf, "isneginf": P.isneginf, "where": lambda self, cond, other: P.where(cond, self, other),
     "greater": P.gt, "greater_equal": P.ge, "less": P.lt, "less_equal": P.le, "not_equal": P.ne,
-    "arctan2": P.atan2, "positive": P.positive, "sgn": P.FUNCTIONS["sign"],
+    "arctan2": P.atan2, "positive": P.positive,
     # reductions
     "sum": R.sum, "prod": R.prod, "nansum": R.nansum, "mean": R.mean, "nanmean": R.nanmean, "amax": R.amax,
     "amin": R.amin, "max": R.max, "min": R.min, "argmax": R.argmax, "argmin": R.argmin,
@@ -169,12 +169,17 @@ def bind():
     """Bind this table, then every op module's own `METHODS` dict (a module that adds
     ops declares its methods next to them and needs no edit here)."""
     import sys
-    extra = {}
+    table = {**METHODS, **OPERATORS}
+    owner = dict.fromkeys(table, __name__)
     for mod in list(sys.modules.values()):
-        name = getattr(mod, "__name__", "") or ""
-        if name.startswith(("dispatchtorch.ops.", "dispatchtorch.nn.")) and mod is not sys.modules[__name__]:
-            extra.update(getattr(mod, "METHODS", {}) or {})
-    for name, fn in {**METHODS, **OPERATORS, **extra}.items():
+        mod_name = getattr(mod, "__name__", "") or ""
+        if mod_name.startswith(("dispatchtorch.ops.", "dispatchtorch.nn.")) and mod is not sys.modules[__name__]:
+            for name, fn in (getattr(mod, "METHODS", {}) or {}).items():
+                if name in table and table[name] is not fn:   # which wins would be import order
+                    raise ImportError(f"Tensor.{name} is defined by both {owner[name]} and "
+                                      f"{mod_name}; keep one")
+                table[name], owner[name] = fn, mod_name
+    for name, fn in table.items():
         setattr(Tensor, name, fn)
     Tensor.__hash__ = object.__hash__       # __eq__ above would otherwise unset it
     Tensor.abs_ = P.INPLACE["abs_"]

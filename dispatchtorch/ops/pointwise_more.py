@@ -1,7 +1,7 @@
 """More elementwise ops of PyTorch's set, each a composite row over existing prims:
 addcmul, addcdiv, copysign, heaviside, signbit, sinc, ldexp, deg2rad, rad2deg,
-logaddexp2, angle, isclose / allclose / equal, and the identities that real dtypes make
-of real / conj / resolve_conj / resolve_neg."""
+logaddexp2, angle, isclose / allclose / equal (real / imag / conj and the conjugate bit
+live in complex_ops.py)."""
 from __future__ import annotations
 
 import math
@@ -226,28 +226,6 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=None,
 
 # -- what complex-free dtypes make of the complex ops -------------------------------------------
 
-def _real_only(name):
-    def fn(input):
-        if not isinstance(input, Tensor):
-            raise TypeError(f"{name}(): argument 'input' must be Tensor, not "
-                            f"{type(input).__name__}")
-        return input
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"{name}: the tensor itself (dispatchtorch has no complex dtypes)."
-    return fn
-
-
-real = _real_only("real")
-conj = _real_only("conj")
-conj_physical = _real_only("conj_physical")
-resolve_conj = _real_only("resolve_conj")
-resolve_neg = _real_only("resolve_neg")
-
-
-def imag(input):
-    raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
-
-
 FUNCTIONS = {"signbit": _unary_fn(SIGNBIT), "sinc": _unary_fn(SINC),
              "deg2rad": _unary_fn(DEG2RAD), "rad2deg": _unary_fn(RAD2DEG),
              "angle": _unary_fn(ANGLE),
@@ -271,16 +249,12 @@ def _heaviside_checked(fn):
 FUNCTIONS["heaviside"] = _heaviside_checked(FUNCTIONS["heaviside"])
 
 PUBLIC = {**FUNCTIONS, **INPLACE, "ldexp": ldexp, "addcmul": addcmul, "addcdiv": addcdiv,
-          "isclose": isclose, "allclose": allclose, "equal": equal, "real": real, "conj": conj,
-          "conj_physical": conj_physical, "resolve_conj": resolve_conj,
-          "resolve_neg": resolve_neg, "imag": imag, "frexp": frexp,
+          "isclose": isclose, "allclose": allclose, "equal": equal, "frexp": frexp,
           "scalar_tensor": scalar_tensor}
 METHODS = {**PUBLIC, "addcmul_": addcmul_, "addcdiv_": addcdiv_,
            "ldexp_": inplace_variant(ldexp, "ldexp_"),
-           "is_conj": lambda self: False, "is_neg": lambda self: False}
-METHODS.pop("real"), METHODS.pop("imag"), METHODS.pop("scalar_tensor")
-METHODS["real"] = property(real, doc="the tensor itself (real dtypes)")
-METHODS["imag"] = property(imag)
+           "is_neg": lambda self: False}
+METHODS.pop("scalar_tensor")
 
 
 # The op modules this one's derivative rules and decompositions call (at run time

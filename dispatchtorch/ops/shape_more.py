@@ -540,17 +540,6 @@ def linalg_diagonal(A, *, offset=0, dim1=-2, dim2=-1):
     return A.diagonal(offset, dim1, dim2)
 
 
-def _adjoint(self):
-    return self.mT
-
-
-def _h(self):
-    if self.dim() > 2:
-        raise RuntimeError("tensor.H is only supported on matrices (2-D tensors). Got "
-                           f"{self.dim()}-D tensor.")
-    return self.t() if self.dim() == 2 else self
-
-
 PUBLIC = {"rot90": rot90, "diff": diff, "diagflat": diagflat, "ravel": ravel,
           "diagonal_scatter": diagonal_scatter, "select_scatter": select_scatter,
           "slice_scatter": slice_scatter, "index_copy": index_copy, "index_reduce": index_reduce,
@@ -561,16 +550,15 @@ PUBLIC = {"rot90": rot90, "diff": diff, "diagflat": diagflat, "ravel": ravel,
           "split_with_sizes": split_with_sizes, "split_with_sizes_copy": split_with_sizes_copy,
           "unsafe_split": lambda input, split_size, dim=0: input.split(split_size, dim),
           "unsafe_chunk": lambda input, chunks, dim=0: input.chunk(chunks, dim),
-          "adjoint": _adjoint, **COPIES}
+          **COPIES}
 METHODS = {n: PUBLIC[n] for n in (
     "rot90", "diff", "diagflat", "ravel", "diagonal_scatter", "select_scatter", "slice_scatter",
     "index_copy", "index_reduce", "put", "renorm", "histc", "quantile", "nanquantile",
-    "split_with_sizes", "unsafe_split", "unsafe_chunk", "adjoint", "mode")}
+    "split_with_sizes", "unsafe_split", "unsafe_chunk", "mode")}
 METHODS.update({
     "index_copy_": inplace_variant(index_copy, "index_copy_"),
     "index_reduce_": inplace_variant(index_reduce, "index_reduce_"),
     "put_": inplace_variant(put, "put_"), "renorm_": inplace_variant(renorm, "renorm_"),
-    "mH": property(_adjoint), "H": property(_h),
 })
 LINALG = {"diagonal": linalg_diagonal}
 
