@@ -28,14 +28,20 @@ def _scalar_params(dt, names):
     return [(c, name, np_type) for name in names]
 
 
+def _load_grad_and_param(dt, c, ix, maximize):
+    """The statements every update body starts with: g (negated to maximize) and p."""
+    s = [f"{c} g = {T.load(dt, 'p_g', ix['g'])};"]
+    if maximize:
+        s.append("g = -g;")
+    s.append(f"{c} p = {T.load(dt, 'p_p', ix['p'])};")
+    return s
+
+
 def _adam_body(dt, maximize, decay, amsgrad):
     c = T.COMPUTE[dt]
 
     def body(ix):
-        s = [f"{c} g = {T.load(dt, 'p_g', ix['g'])};"]
-        if maximize:
-            s.append("g = -g;")
-        s.append(f"{c} p = {T.load(dt, 'p_p', ix['p'])};")
+        s = _load_grad_and_param(dt, c, ix, maximize)
         if decay == "decoupled":
             s.append("p = p * decay;")
         elif decay == "l2":
@@ -101,10 +107,7 @@ def _sgd_body(dt, maximize, l2, momentum, dampened, nesterov):
     c = T.COMPUTE[dt]
 
     def body(ix):
-        s = [f"{c} g = {T.load(dt, 'p_g', ix['g'])};"]
-        if maximize:
-            s.append("g = -g;")
-        s.append(f"{c} p = {T.load(dt, 'p_p', ix['p'])};")
+        s = _load_grad_and_param(dt, c, ix, maximize)
         if l2:
             s.append("g = g + p * wd;")
         if momentum:
