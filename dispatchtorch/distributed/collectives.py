@@ -248,11 +248,7 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
         if gather_list is None:
             raise ValueError("gather: Argument ``gather_list`` must be specified on "
                              "destination rank.")
-        _tensors(gather_list, "gather", "gather_list")
-        _check_len(gather_list, pg, "gather", "gather_list")
-        for i, t in enumerate(gather_list):
-            _same(t, tensor, "gather", f"gather_list[{i}]")
-            _shape(t, tensor, "gather", f"gather_list[{i}]")
+        _per_rank_list(gather_list, tensor, pg, "gather", "gather_list")
     elif gather_list:
         raise ValueError("gather: Argument ``gather_list`` must NOT be specified on "
                          "non-destination ranks.")
@@ -280,11 +276,7 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
     if me:
         if scatter_list is None:
             raise ValueError("scatter: Argument ``scatter_list`` must be specified on source rank.")
-        _tensors(scatter_list, "scatter", "scatter_list")
-        _check_len(scatter_list, pg, "scatter", "scatter_list")
-        for i, t in enumerate(scatter_list):
-            _same(t, tensor, "scatter", f"scatter_list[{i}]")
-            _shape(t, tensor, "scatter", f"scatter_list[{i}]")
+        _per_rank_list(scatter_list, tensor, pg, "scatter", "scatter_list")
         with no_grad():
             flat = _ops.stack([t.detach() for t in scatter_list])
         ibuf, _ = _stage(eng, flat)
