@@ -26,6 +26,7 @@ from ..dispatch import OPS, OpDef, register_op
 from . import _elementwise as E
 from ._composite import inplace_variant
 from ._composite import composite
+from ._args import write_out
 
 _new = object.__new__
 
@@ -270,7 +271,6 @@ def conj_physical(input, *, out=None):
     else:
         r = apply(CONJ, input._place, (input,), (input._h,), ((input._shape, input._dtype),))
     if out is not None:
-        from .pointwise import write_out
         return write_out(out, r)
     return r
 
@@ -339,7 +339,6 @@ def complex(real, imag, *, out=None):  # noqa: A001  (torch.complex)
         raise RuntimeError(f"Expected object of scalar type {r._dtype.pt_name} but got scalar "
                            f"type {out._dtype.pt_name} for argument 'out'")
     if out is not None:
-        from .pointwise import write_out
         return write_out(out, r)
     return r
 
@@ -358,7 +357,6 @@ def polar(abs, angle, *, out=None):  # noqa: A002  (PyTorch's argument names)
     _tensor(abs, "polar", "abs")
     r = complex(abs * pointwise.cos(angle), abs * pointwise.sin(angle))
     if out is not None:
-        from .pointwise import write_out
         return write_out(out, r)
     return r
 
@@ -400,7 +398,6 @@ def sgn(input, *, out=None):
         a = complex_abs(input)
         r = pointwise.where(a == 0, 0.0, input / pointwise.where(a == 0, 1.0, a))
     if out is not None:
-        from .pointwise import write_out
         return write_out(out, r)
     return r
 
@@ -412,7 +409,6 @@ def vdot(input, other, *, out=None):
     """conj(input) . other (the conjugate of the first argument, as PyTorch)."""
     r = linalg.dot(conj_physical(input) if input._dtype.is_complex else input, other)
     if out is not None:
-        from .pointwise import write_out
         return write_out(out, r)
     return r
 
@@ -423,7 +419,6 @@ def complex_float_power(input, exponent, *, out=None):
     b = exponent.to(D.complex128) if isinstance(exponent, Tensor) else builtins.complex(exponent)
     r = pointwise.pow(a, b)
     if out is not None:
-        from .pointwise import write_out
         return write_out(out, r)
     return r
 

@@ -9,6 +9,7 @@ from .. import _dtype as D
 from .._shape import check_dim_arg, check_keepdim, norm_dims, numel
 from ._composite import composite, run
 from .reductions import LOWP, SUM, _reduce, check_tensor, expand_back
+from ._args import write_out
 
 
 def _count(shape, dims):
@@ -140,7 +141,6 @@ def _reducer(op, name):
         r = _complex_var(name, input, params) if input.dtype.is_complex else \
             _opmath(op, input, params)
         if out is not None:
-            from .pointwise import write_out
             return write_out(out, r)
         return r
     fn.__name__ = fn.__qualname__ = name
@@ -192,7 +192,6 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
     else:
         r = _opmath(LOGSUMEXP, input, {"dims": dims, "keepdim": keepdim})
     if out is not None:
-        from .pointwise import write_out
         return write_out(out, r)
     return r
 
