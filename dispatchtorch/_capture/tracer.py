@@ -322,7 +322,7 @@ def _decomp_wrapper(op, fn):
 
 
 def _fill_random_wrapper(fn):
-    from ..ops import creation
+    from ..ops import random_sampling
 
     def traced(self, draw, *args, generator=None):
         tr = _active_tracer()
@@ -334,8 +334,8 @@ def _fill_random_wrapper(fn):
             r = fn(self, draw, *args, generator=generator)
         finally:
             tr.depth -= 1
-        redraw = functools.partial(creation.random_values, self._shape,
-                                   creation._memory_order(self), draw, args, generator)
+        redraw = functools.partial(random_sampling.random_values, self._shape,
+                                   random_sampling._memory_order(self), draw, args, generator)
         tr.node("random", RANDOM, (), (out,), {"draw": redraw, "dtype": self._dtype.name})
         return r
     traced._dt_traced = fn
@@ -358,7 +358,7 @@ def install():
     """Swap in the wrappers (called with _lock held by the first tracer)."""
     from .. import _place, _run
     from ..dispatch.loader import loaded_backends
-    from ..ops import creation, random as R
+    from ..ops import random as R, random_sampling
 
     from ..dispatch import resolve
     runtimes = [rt for rt in loaded_backends() if rt.backend is not None]
@@ -391,13 +391,13 @@ def install():
         p.empty = p.rt.backend.empty
     scalar, expanded = _run._scalar_cache, _run._expanded_cache
     _run._scalar_cache, _run._expanded_cache = {}, {}     # constants get recorded, not reused
-    fill_random, draw = creation._fill_random, R.draw
-    creation._fill_random = _fill_random_wrapper(fill_random)
+    fill_random, draw = random_sampling._fill_random, R.draw
+    random_sampling._fill_random = _fill_random_wrapper(fill_random)
     R.draw = _draw_wrapper(draw)
 
     def undo():
         _run._scalar_cache, _run._expanded_cache = scalar, expanded
-        creation._fill_random, R.draw = fill_random, draw
+        random_sampling._fill_random, R.draw = fill_random, draw
     _restore.append(undo)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 from .. import _dtype as D
 from .._tensor import Tensor
 from . import creation as C
+from . import random_sampling as RS
 from . import gather_scatter as IX
 from . import subscript as SUB
 from . import linalg as L
@@ -61,10 +62,10 @@ METHODS = {
     "take_along_dim": SUB.take_along_dim,
     "__getitem__": SUB.getitem, "__setitem__": SUB.setitem,
     # random, in place
-    "uniform_": C.uniform_, "normal_": C.normal_, "bernoulli_": C.bernoulli_,
-    "random_": C.random_, "exponential_": C.exponential_, "geometric_": C.geometric_,
-    "log_normal_": C.log_normal_, "cauchy_": C.cauchy_,
-    "bernoulli": C.bernoulli,
+    "uniform_": RS.uniform_, "normal_": RS.normal_, "bernoulli_": RS.bernoulli_,
+    "random_": RS.random_, "exponential_": RS.exponential_, "geometric_": RS.geometric_,
+    "log_normal_": RS.log_normal_, "cauchy_": RS.cauchy_,
+    "bernoulli": RS.bernoulli,
     # new_* factories
     "new_zeros": lambda self, *size, dtype=None, device=None, requires_grad=False: C.zeros(
         *size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad),
