@@ -14,6 +14,7 @@ from ..autograd.grad_mode import STATE
 from ..dispatch import OpDef, register_op
 from ._checks import range_check
 from ._composite import OPMATH, run as run_composite
+from .reduction_prims import AMAX, AMIN, _ALL_DIMS, _reduce
 
 # -- gather / scatter ------------------------------------------------------------------------------
 
@@ -103,7 +104,6 @@ def _bounds(index, n):
             values = host.ravel().tolist()
             return min(values), max(values)
         return int(host.min()), int(host.max())
-    from .reductions import AMAX, AMIN, _ALL_DIMS, _reduce
     dims = _ALL_DIMS[len(index._shape)]
     lo = _reduce(AMIN, index, dims, False, index._dtype)
     hi = _reduce(AMAX, index, dims, False, index._dtype)

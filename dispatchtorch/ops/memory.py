@@ -11,6 +11,7 @@ from .._shape import broadcast_shapes2, norm_dim
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ..dispatch import OpDef, register_op
+from . import creation, views
 from .casts import (CAST, CLONE, TRANSFER, _cast, _parse_to, _to_dtype,  # noqa: F401
                     clone, contiguous, cpu, cuda, to, type_)
 
@@ -204,8 +205,3 @@ def stack(tensors, dim=0, *, out=None):
 
 
 concat = concatenate = cat
-
-
-# The op modules this one's derivative rules and decompositions call (at run time
-# only). Imported last: they import this module in turn (see docs/architecture.md).
-from . import creation, views  # noqa: E402

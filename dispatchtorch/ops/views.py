@@ -14,6 +14,7 @@ from .._shape import as_shape, contiguous_strides, expand_strides, norm_dim, num
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ..dispatch import OpDef, register_op
+from . import casts, creation, reduction_prims
 
 # -- geometry helpers ----------------------------------------------------------------------
 
@@ -82,7 +83,7 @@ def _dense(g):
     """g as a fresh contiguous storage (so geometry relative to it is meaningful)."""
     if g._storage is None and g._stride is None:
         return g
-    return memory.clone(g)
+    return casts.clone(g)
 
 
 # -- the two ops everything else reduces to in backward ---------------------------------------
@@ -161,7 +162,7 @@ def view_scatter(base, src, size, stride, storage_offset=None):
     size, stride = tuple(size), tuple(stride)           # lists too, as PyTorch's
     storage_offset = 0 if storage_offset is None else storage_offset
     _check_in_storage(base, size, stride, storage_offset)
-    out = memory.clone(base, memory_format="contiguous")
+    out = casts.clone(base, memory_format="contiguous")
     if out._storage is not None or out._offset:
         out = _dense(out)
     with_grad = STATE.enabled
@@ -197,7 +198,7 @@ def _permute_grad(g, dims):
 
 
 def _expand_grad(g, input_shape):
-    return reductions.sum_to(g, input_shape)
+    return reduction_prims.sum_to(g, input_shape)
 
 
 VIEW = register_op(OpDef("view", kind="view", grad=_reshape_grad,
@@ -248,7 +249,7 @@ def reshape(input, *shape):
     shape = infer_shape(_sizes(shape, "reshape"), numel(input._shape), "reshape")
     st = view_strides(input._shape, strides_of(input), shape)
     if st is None:
-        return view(memory.clone(input, memory_format="contiguous"), shape)
+        return view(casts.clone(input, memory_format="contiguous"), shape)
     return _view_with(VIEW, input, shape, st, input._offset, {"input_shape": input._shape})
 
 
@@ -606,8 +607,3 @@ unsqueeze_ = _restride_("unsqueeze_", unsqueeze)
 
 METHODS = {"t_": t_, "transpose_": transpose_, "swapaxes_": swapaxes_, "swapdims_": swapdims_,
            "squeeze_": squeeze_, "unsqueeze_": unsqueeze_}
-
-
-# The op modules this one's derivative rules and decompositions call (at run time
-# only). Imported last: they import this module in turn (see docs/architecture.md).
-from . import creation, memory, reductions  # noqa: E402
