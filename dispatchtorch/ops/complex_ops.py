@@ -413,16 +413,6 @@ def vdot(input, other, *, out=None):
     return r
 
 
-def complex_float_power(input, exponent, *, out=None):
-    """float_power with a complex operand: both in complex128."""
-    a = input.to(D.complex128) if isinstance(input, Tensor) else builtins.complex(input)
-    b = exponent.to(D.complex128) if isinstance(exponent, Tensor) else builtins.complex(exponent)
-    r = pointwise.pow(a, b)
-    if out is not None:
-        return write_out(out, r)
-    return r
-
-
 def isreal(input):
     """True where the imaginary part is 0 (everywhere for real dtypes)."""
     _tensor(input, "isreal")

@@ -14,6 +14,7 @@ from ..autograd.grad_mode import STATE
 from ..dispatch import OpDef, register_op
 from ._checks import range_check
 from ._composite import OPMATH, run as run_composite
+from .nonzero_coords import ARGWHERE, NONZERO, argwhere, nonzero  # noqa: F401
 from .reduction_prims import AMAX, AMIN, _ALL_DIMS, _reduce
 
 # -- gather / scatter ------------------------------------------------------------------------------
@@ -53,7 +54,6 @@ SCATTER = register_op(OpDef("scatter", kind="indexing", args=("x", "index", "src
 SCATTER_ADD = register_op(OpDef("scatter_add", kind="indexing", args=("x", "index", "src"),
                                 decomp=lambda x, index, src, dim, reduce: _scatter(x, dim, index, src, reduce),
                                 grad=_scatter_add_grad))
-NONZERO = register_op(OpDef("nonzero", kind="indexing", data_dependent=True))
 
 
 def check_index(index, size, op, dim=None, negative=False, error=RuntimeError, message=None):
@@ -463,28 +463,6 @@ def index_fill(input, dim, index, value):
     index = check_index(_vector_index(index, "index_fill"), input._shape[d] if input.dim() else 1,
                         "index_fill", d, negative=True, error=IndexError)
     return decompose(INDEX_FILL, (input, index, value), {"dim": d})
-
-
-def nonzero(input, *, out=None, as_tuple=False):
-    count = int((input != 0).sum().item())
-    place = input._place
-    from .._run import apply
-    coords = apply(NONZERO, place, (input,), (input._h,), (((count, input.dim()), D.int64),))
-    if as_tuple:
-        if input.dim() == 0:
-            return (coords.reshape(-1) if count == 0 else creation.zeros(count, dtype=D.int64,
-                                                                     device=input.device),)
-        return tuple(coords[:, i] for i in range(input.dim()))
-    return coords
-
-
-ARGWHERE = register_op(OpDef("argwhere", kind="indexing", decomp=lambda x: nonzero(x),
-                             differentiable=False, signature="argwhere(x)",
-                             doc="the coordinates of the non-zero elements, one row each"))
-
-
-def argwhere(input):
-    return decompose(ARGWHERE, (input,), {})
 
 
 def _mask_value(input, mask, value, op):

@@ -18,6 +18,7 @@ from ..dispatch import OpDef, register_op
 from ..dispatch.registry import grad_not_implemented
 from ._composite import composite as _composite, run as _run_composite
 from ._args import write_out
+from . import creation, nonzero_coords
 
 
 def _unary_fn(spec):
@@ -395,10 +396,19 @@ def _int_pow(a, b, dt):
     return where(negative, special, r)
 
 
+def complex_float_power(input, exponent, *, out=None):
+    """float_power with a complex operand: both in complex128."""
+    a = input.to(D.complex128) if isinstance(input, Tensor) else complex(input)
+    b = exponent.to(D.complex128) if isinstance(exponent, Tensor) else complex(exponent)
+    r = pow(a, b)
+    if out is not None:
+        return write_out(out, r)
+    return r
+
+
 def float_power(input, exponent, *, out=None):
     if any(isinstance(x, complex) or isinstance(x, Tensor) and x.dtype.is_complex
            for x in (input, exponent)):        # complex128, as PyTorch
-        from .complex_ops import complex_float_power
         return complex_float_power(input, exponent, out=out)
     a = input.double() if isinstance(input, Tensor) else float(input)
     b = exponent.double() if isinstance(exponent, Tensor) else float(exponent)
@@ -445,7 +455,7 @@ bitwise_right_shift = _shift(E.bitwise_right_shift, False)
 
 def where(condition, input=None, other=None, *, out=None):
     if input is None and other is None:
-        return gather_scatter.nonzero(condition, as_tuple=True)
+        return nonzero_coords.nonzero(condition, as_tuple=True)
     if not isinstance(condition, Tensor) or condition.dtype is not D.bool_:
         if isinstance(condition, Tensor) and condition.dtype is D.uint8:
             condition = condition.bool()
@@ -660,8 +670,3 @@ __all__ = sorted(set(FUNCTIONS) | set(INPLACE) | {
     "logical_or_", "logical_xor", "logical_xor_", "isnan", "isinf", "isfinite", "isposinf",
     "isneginf", "isreal", "positive", "logit", "logit_", "lerp", "lerp_", "nan_to_num",
     "nan_to_num_", "greater", "greater_equal", "less", "less_equal", "not_equal", "arctan2"})
-
-
-# The op modules this one's derivative rules and decompositions call (at run time
-# only). Imported last: they import this module in turn (see docs/architecture.md).
-from . import creation, gather_scatter  # noqa: E402
