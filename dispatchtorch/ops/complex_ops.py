@@ -14,7 +14,6 @@ every real rule written in public ops (mul, div, exp, matmul, ...) unchanged.
 """
 from __future__ import annotations
 
-import builtins
 import cmath
 import weakref
 
@@ -27,6 +26,7 @@ from . import _elementwise as E
 from ._composite import inplace_variant
 from ._composite import composite
 from ._args import write_out
+from . import creation, linalg, memory, pointwise, views
 
 _new = object.__new__
 
@@ -456,8 +456,3 @@ METHODS = {"vdot": vdot, "isreal": isreal, "adjoint": _adjoint, "mH": property(_
            "is_complex": _is_complex_tensor, "type_as": _type_as,
            "cfloat": lambda self: self.to(D.complex64),
            "cdouble": lambda self: self.to(D.complex128)}
-
-
-# The op modules this one's derivative rules and decompositions call (at run time
-# only). Imported last: they import this module in turn (see docs/architecture.md).
-from . import creation, linalg, memory, pointwise, views  # noqa: E402

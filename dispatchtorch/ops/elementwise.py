@@ -13,6 +13,7 @@ from .._tensor import Tensor
 from ._elementwise import binary, define
 from ..dispatch import OpDef, register_op
 from ..dispatch.registry import NO_FORMS, Forms
+from . import creation
 
 SQRT_PI = math.sqrt(math.pi)
 LN2, LN10 = math.log(2.0), math.log(10.0)
@@ -299,6 +300,7 @@ NAN_TO_NUM = register_op(OpDef(
     doc="NaN, +inf and -inf replaced by numbers (the dtype's largest and smallest by default)"))
 
 
-# The op modules this one's derivative rules and decompositions call (at run time
-# only). Imported last: they import this module in turn (see docs/architecture.md).
-from . import creation, pointwise  # noqa: E402
+# pointwise: the public forms this module's derivative rules and decompositions call (at
+# run time only). Imported last, as pointwise builds those forms from the rows above: the
+# one import cycle left in ops/ (see the ops/ layers contract in pyproject.toml).
+from . import pointwise  # noqa: E402

@@ -16,6 +16,8 @@ from ._checks import range_check
 from ._composite import OPMATH, run as run_composite
 from .nonzero_coords import ARGWHERE, NONZERO, argwhere, nonzero  # noqa: F401
 from .reduction_prims import AMAX, AMIN, _ALL_DIMS, _reduce
+from . import counting, creation, memory, pointwise, scans
+from .memory import write_into
 
 # -- gather / scatter ------------------------------------------------------------------------------
 
@@ -496,7 +498,6 @@ def masked_fill_(self, mask, value):
     if r._shape != self._shape:
         raise RuntimeError(f"masked_fill_: the mask of shape {list(mask._shape)} can't be broadcast "
                            f"to self's shape {list(self._shape)}")
-    from .memory import write_into
     return write_into(self, r)
 
 
@@ -561,8 +562,3 @@ index_fill_ = _inplace_of(index_fill, "index_fill_", overlap_ok=True)
 METHODS = {"scatter_": scatter_, "scatter_add_": scatter_add_, "scatter_reduce_": scatter_reduce_,
            "masked_scatter": masked_scatter, "masked_scatter_": masked_scatter_,
            "index_fill": index_fill, "index_fill_": index_fill_}
-
-
-# The op modules this one's derivative rules and decompositions call (at run time
-# only). Imported last: they import this module in turn (see docs/architecture.md).
-from . import counting, creation, memory, pointwise, scans  # noqa: E402

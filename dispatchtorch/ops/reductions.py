@@ -16,6 +16,7 @@ from .reduction_prims import (AMAX, AMIN, ARGMAX, ARGMIN, LOWP, SUM, _ALL_DIMS, 
                               _dims, _geometry, _reduce, _sum_dtype, _write, expand_back,
                               reduction_input, reduction_meta, reduction_row, sum, sum_to,
                               sum_to_size)
+from . import creation, gather_scatter, memory, pointwise, scans, shape_ops
 
 
 def _prod_grad(g, x, result, dims, keepdim):
@@ -314,8 +315,3 @@ def count_nonzero(input, dim=None):
 
 
 METHODS = {"prod": prod, "aminmax": aminmax}
-
-
-# The op modules this one's derivative rules and decompositions call (at run time
-# only). Imported last: they import this module in turn (see docs/architecture.md).
-from . import creation, gather_scatter, memory, pointwise, scans, shape_ops  # noqa: E402

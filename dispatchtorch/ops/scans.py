@@ -11,8 +11,9 @@ from .._shape import norm_dim
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ..dispatch import OpDef, register_op
-from ._composite import composite, run
+from ._composite import composite, inplace_variant, run
 from ._args import check_tensor, write_out
+from . import creation, memory, pointwise
 
 
 def _reverse_cumsum(g, dim):
@@ -140,7 +141,6 @@ cummin = _cumext(CUMMIN, "cummin")
 
 def _inplace_scan(fn, name):
     def method(self, dim, *, dtype=None):
-        from ._composite import inplace_variant
         return inplace_variant(lambda x: fn(x, dim, dtype=dtype), name)(self)
     method.__name__ = name
     return method
@@ -183,8 +183,3 @@ def logcumsumexp(input, dim, *, out=None):
 
 METHODS = {"cumsum": cumsum, "cumprod": cumprod, "cummax": cummax, "cummin": cummin,
            "cumsum_": cumsum_, "cumprod_": cumprod_, "logcumsumexp": logcumsumexp}
-
-
-# The op modules this one's derivative rules and decompositions call (at run time
-# only). Imported last: they import this module in turn (see docs/architecture.md).
-from . import creation, memory, pointwise  # noqa: E402

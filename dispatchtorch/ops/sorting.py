@@ -13,6 +13,7 @@ from .._tensor import Tensor
 from ..dispatch import OpDef, register_op
 from ._composite import composite, run
 from ._args import check_tensor
+from . import creation, pointwise
 
 
 def _sort_grad(g, shape, result1, dim):
@@ -236,8 +237,3 @@ def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
 
 METHODS = {"sort": sort, "argsort": argsort, "msort": msort, "topk": topk, "kthvalue": kthvalue,
            "median": median, "nanmedian": nanmedian}
-
-
-# The op modules this one's derivative rules and decompositions call (at run time
-# only). Imported last: they import this module in turn (see docs/architecture.md).
-from . import creation, pointwise  # noqa: E402
