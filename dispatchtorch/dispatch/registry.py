@@ -35,15 +35,21 @@ DECOMPOSE = _Decompose()
 
 @dataclass(frozen=True)
 class Forms:
-    """The public forms made from an elementwise row (PyTorch's names): the function
+    """The public forms made from a row (PyTorch's names): the function
     `torch.<name>(..., out=None)` and the method `Tensor.<name>` always; inplace: the
     `_` form too (function and method); aliases: other names of every form (arctan2 for
     atan2); scalars: which operands of a binary function form may be Python numbers
-    ('both', 'other', 'none'). (`torch.special.*` names are bound in special.py.)
+    ('both', 'other', 'none'); special: the function's names in `torch.special` (a row
+    named `special_<x>` is torch.special's only, as in native_functions.yaml: it is
+    `torch.special.<x>`, with no `torch.*` function and no method); written: the module
+    writes the function form by hand (it takes arguments of its own) and attaches it to
+    the row with `form_of`, the aliases naming that function.
     """
     inplace: bool = True
     aliases: tuple = ()
     scalars: str = "both"
+    special: tuple = ()
+    written: bool = False
 
 
 NO_FORMS = None      # a row whose public forms are written by hand in its module
@@ -62,6 +68,8 @@ class OpDef:
     domain: the sample domain (low, high) of the random values where the op and its
     gradient are finite; tests/ops and the conformance suite both read it.
     forms: the public forms made from the row (None: written by hand).
+    function: the row's public function form, set when its forms are made (or by
+    `form_of` for a written one); torch.special reads it.
     `kernels` caches, per backend name, what a call runs there: the backend's
     kernel, a CPU fallback wrapper, or DECOMPOSE. It is filled on first use, so
     the per-call cost is one dict lookup.
@@ -87,6 +95,7 @@ class OpDef:
     getters: tuple = field(init=False, default=())
     save_masks: tuple = field(init=False, default=())
     kernels: dict = field(init=False, default=None)
+    function: Callable | None = field(init=False, default=None)
 
     def __post_init__(self):
         name = self.name
@@ -175,6 +184,30 @@ def sample_domains(kind=None) -> dict:
     draw for an op."""
     return {n: op.domain for n, op in OPS.items()
             if op.domain is not None and (kind is None or op.kind == kind)}
+
+
+def form_of(row):
+    """Decorator: `fn` is the hand-written function form of `row` (an OpDef, or a family
+    object holding one as `.op`); torch.special and the aliases read it from the row."""
+    op = getattr(row, "op", row)
+
+    def attach(fn):
+        op.function = fn
+        return fn
+    return attach
+
+
+def special_functions() -> dict:
+    """{torch.special name: function}: every row's torch.special names (Forms.special, and
+    `special_<x>` rows as `<x>`), bound to the row's function form."""
+    names = {}
+    for op in OPS.values():
+        if op.forms is None or op.function is None:
+            continue
+        own = (op.name[len("special_"):],) if op.name.startswith("special_") else ()
+        for n in own + op.forms.special:
+            names[n] = op.function
+    return names
 
 
 def register_op(op: OpDef) -> OpDef:
