@@ -8,11 +8,13 @@ coverage maps) is derived from the rows. A prim's kernel facts (dtypes the kerne
 receives, kernel signature, semantics) are declared once, in backend/prims.py (a
 backend imports it without numpy); a prim row reads them from there.
 
-The family helpers that make rows: `ops._elementwise.define` (unary / binary /
-n-ary elementwise), `ops._composite.composite` (any composite), `ops.reductions`'s
-`reduction_row`, `ops.nn_ops`'s `Composite` (nn rows with a fused-kernel
-convention); a raw `register_op(OpDef(...))` is for the one-off rows (views,
-memory, factories, indexing).
+The family helpers that make rows (the only callers of `register_op`):
+`ops._elementwise.define` (unary / binary / n-ary elementwise), `ops._composite.composite`
+(any composite: a decomposition into public ops), `ops.reductions.reduction_row`,
+`ops.scans.scan_row`, `ops.nn_ops`'s `Composite` (nn rows with a fused-kernel
+convention), and here `prim_row` (the prims whose executor is written per op: gather /
+scatter, sort, FFT, linalg) and `frontend_row` (views, memory ops and factories, which
+the frontend carries out with the backend's memory methods alone).
 """
 from __future__ import annotations
 
@@ -208,6 +210,29 @@ def special_functions() -> dict:
         for n in own + op.forms.special:
             names[n] = op.function
     return names
+
+
+def prim_row(name, *, kind, **fields) -> OpDef:
+    """The row of a prim whose frontend function is written beside it (gather / scatter,
+    sort, FFT, linalg: each has arguments and output geometry of its own, so its function
+    runs the kernel through the executor and records this row itself). The kernel facts
+    (dtypes, signature, doc) come from the prim catalogue; fields: the other row fields
+    (args, n_out, grad, save_for, data_dependent, differentiable)."""
+    if name not in PRIMS:
+        raise ValueError(f"prim_row({name!r}): not in the prim catalogue (backend/prims.py)")
+    return register_op(OpDef(name, kind=kind, **fields))
+
+
+def frontend_row(name, *, kind, **fields) -> OpDef:
+    """The row of a view, memory op or factory (FRONTEND_KINDS): carried out by the
+    frontend with the backend's memory methods alone, so it has no kernel and no
+    decomposition, and its function (written beside it) makes the output itself: a view
+    aliases its input's storage, which no executor may do. The row gives that function
+    its derivative rule (recorded by the function) and docs/ops.md its line."""
+    if kind not in FRONTEND_KINDS:
+        raise ValueError(f"frontend_row({name!r}): kind {kind!r} is not one of "
+                         f"{sorted(FRONTEND_KINDS)}")
+    return register_op(OpDef(name, kind=kind, **fields))
 
 
 def register_op(op: OpDef) -> OpDef:

@@ -11,7 +11,7 @@ import math
 from .. import _dtype as D
 from .._tensor import Tensor
 from ._elementwise import binary, define
-from ..dispatch import OpDef, register_op
+from ._composite import composite
 from ..dispatch.registry import NO_FORMS, Forms
 
 SQRT_PI = math.sqrt(math.pi)
@@ -296,11 +296,11 @@ lcm = define("lcm", args=B, decomp=_lcm, dtypes="integer", domain=(-60, 60), dif
              doc="least common multiple of |a| and |b| (non-negative); 0 if either is 0")
 
 
-NAN_TO_NUM = register_op(OpDef(
+NAN_TO_NUM = composite(
     "nan_to_num", kind="elementwise", decomp=_nan_to_num,
     grad=lambda g, x: g * pointwise.isfinite(x),
     signature="nan_to_num(x, nan=0.0, posinf=None, neginf=None)",
-    doc="NaN, +inf and -inf replaced by numbers (the dtype's largest and smallest by default)"))
+    doc="NaN, +inf and -inf replaced by numbers (the dtype's largest and smallest by default)")
 
 
 # The op modules this one's derivative rules and decompositions call (at run time

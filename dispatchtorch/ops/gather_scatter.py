@@ -11,9 +11,9 @@ from .._run import apply, decompose, kernel_for, launch, record, same_place, to_
 from .._shape import broadcast_shapes, broadcast_shapes2, norm_dim, numel
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
-from ..dispatch import OpDef, register_op
+from ..dispatch.registry import prim_row
 from ._checks import range_check
-from ._composite import OPMATH, run as run_composite
+from ._composite import OPMATH, composite, run as run_composite
 
 # -- gather / scatter ------------------------------------------------------------------------------
 
@@ -22,8 +22,8 @@ def _gather_grad(g, shape, dim, index):
     return creation.zeros(shape, dtype=g.dtype, device=g.device).scatter_add(dim, index, g), None
 
 
-GATHER = register_op(OpDef("gather", kind="indexing", args=("x", "index"), grad=_gather_grad))
-SCATTER_PRIM = register_op(OpDef("scatter_", kind="indexing"))
+GATHER = prim_row("gather", kind="indexing", args=("x", "index"), grad=_gather_grad)
+SCATTER_PRIM = prim_row("scatter_", kind="indexing")
 
 
 def _scatter_grad(g, dim, index, src_shape, needs):
@@ -46,13 +46,13 @@ def pad_to(g, shape):
     return z
 
 
-SCATTER = register_op(OpDef("scatter", kind="indexing", args=("x", "index", "src"),
-                            decomp=lambda x, index, src, dim, reduce: _scatter(x, dim, index, src, reduce),
-                            grad=_scatter_grad))
-SCATTER_ADD = register_op(OpDef("scatter_add", kind="indexing", args=("x", "index", "src"),
-                                decomp=lambda x, index, src, dim, reduce: _scatter(x, dim, index, src, reduce),
-                                grad=_scatter_add_grad))
-NONZERO = register_op(OpDef("nonzero", kind="indexing", data_dependent=True))
+SCATTER = composite("scatter", kind="indexing", args=("x", "index", "src"),
+                    decomp=lambda x, index, src, dim, reduce: _scatter(x, dim, index, src, reduce),
+                    grad=_scatter_grad)
+SCATTER_ADD = composite("scatter_add", kind="indexing", args=("x", "index", "src"),
+                        decomp=lambda x, index, src, dim, reduce: _scatter(x, dim, index, src, reduce),
+                        grad=_scatter_add_grad)
+NONZERO = prim_row("nonzero", kind="indexing", data_dependent=True)
 
 
 def check_index(index, size, op, dim=None, negative=False, error=RuntimeError, message=None):
@@ -267,11 +267,11 @@ def _scatter_reduce_grad(g, x, index, src, result, dim, reduce, include_self, ne
     return (gx if needs[0] else None), None, (gs if needs[2] else None)
 
 
-SCATTER_REDUCE = register_op(OpDef(
+SCATTER_REDUCE = composite(
     "scatter_reduce", kind="indexing", args=("x", "index", "src"), decomp=_scatter_reduce,
     grad=_scatter_reduce_grad, signature="scatter_reduce(x, dim, index, src, reduce, *, "
                                          "include_self=True)",
-    doc="reduce src into x at index along dim: sum, prod, mean (floor for integers), amax, amin"))
+    doc="reduce src into x at index along dim: sum, prod, mean (floor for integers), amax, amin")
 
 
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
@@ -300,9 +300,9 @@ def _index_select(x, index, dim):
     return _gather(x, dim, _along(x, index, dim, shape))
 
 
-INDEX_SELECT = register_op(OpDef(
+INDEX_SELECT = composite(
     "index_select", kind="indexing", args=("x", "index"), decomp=_index_select,
-    signature="index_select(x, dim, index)", doc="the slices of x at index along dim (a gather)"))
+    signature="index_select(x, dim, index)", doc="the slices of x at index along dim (a gather)")
 
 
 def _vector_index(index, op):
@@ -353,10 +353,10 @@ def _index_add(x, index, source, dim, alpha):
                     SCATTER_ADD, checked=True)
 
 
-INDEX_ADD = register_op(OpDef(
+INDEX_ADD = composite(
     "index_add", kind="indexing", args=("x", "index", "source"), decomp=_index_add,
     signature="index_add(x, dim, index, source, *, alpha=1)",
-    doc="x with alpha * source's slices added at index along dim (a scatter_add)"))
+    doc="x with alpha * source's slices added at index along dim (a scatter_add)")
 OPMATH.add("index_add")
 
 
@@ -449,9 +449,9 @@ def _index_fill(x, index, value, dim):
     return _scatter(x, dim, _along(x, index, dim, shape), src, "none", SCATTER, checked=True)
 
 
-INDEX_FILL = register_op(OpDef(
+INDEX_FILL = composite(
     "index_fill", kind="indexing", args=("x", "index", "value"), decomp=_index_fill,
-    signature="index_fill(x, dim, index, value)", doc="x with the slices at index set to value"))
+    signature="index_fill(x, dim, index, value)", doc="x with the slices at index set to value")
 
 
 def index_fill(input, dim, index, value):
@@ -478,9 +478,9 @@ def nonzero(input, *, out=None, as_tuple=False):
     return coords
 
 
-ARGWHERE = register_op(OpDef("argwhere", kind="indexing", decomp=lambda x: nonzero(x),
-                             differentiable=False, signature="argwhere(x)",
-                             doc="the coordinates of the non-zero elements, one row each"))
+ARGWHERE = composite("argwhere", kind="indexing", decomp=lambda x: nonzero(x),
+                     differentiable=False, signature="argwhere(x)",
+                     doc="the coordinates of the non-zero elements, one row each")
 
 
 def argwhere(input):
@@ -499,10 +499,10 @@ def _mask_value(input, mask, value, op):
     return creation.tensor(value, dtype=input.dtype, device=input.device)
 
 
-MASKED_FILL = register_op(OpDef(
+MASKED_FILL = composite(
     "masked_fill", kind="indexing", args=("x", "mask", "value"),
     decomp=lambda x, mask, value: pointwise.where(mask, value, x),
-    signature="masked_fill(x, mask, value)", doc="value where mask (broadcast to x) is True"))
+    signature="masked_fill(x, mask, value)", doc="value where mask (broadcast to x) is True")
 
 
 def masked_fill(input, mask, value):
@@ -527,10 +527,10 @@ def _masked_select(x, mask):
     return x.expand(shape)[mask.expand(shape)]
 
 
-MASKED_SELECT = register_op(OpDef(
+MASKED_SELECT = composite(
     "masked_select", kind="indexing", args=("x", "mask"), decomp=_masked_select,
     data_dependent=True, signature="masked_select(x, mask)",
-    doc="the elements where mask (broadcast with x) is True, as a 1-d tensor"))
+    doc="the elements where mask (broadcast with x) is True, as a 1-d tensor")
 
 
 def masked_select(input, mask, *, out=None):
@@ -553,10 +553,10 @@ def _masked_scatter(x, mask, source):
     return pointwise.where(m, picked.to(x.dtype), x.reshape(-1)).reshape(shape)
 
 
-MASKED_SCATTER = register_op(OpDef(
+MASKED_SCATTER = composite(
     "masked_scatter", kind="indexing", args=("x", "mask", "source"), decomp=_masked_scatter,
     signature="masked_scatter(x, mask, source)",
-    doc="x with the True positions of mask filled from source in order"))
+    doc="x with the True positions of mask filled from source in order")
 
 
 def masked_scatter(input, mask, source):

@@ -12,16 +12,17 @@ from .._run import operand_handle, record, same_place, to_device, to_place, wrap
 from .._shape import broadcast_shapes2, norm_dim
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
-from ..dispatch import OpDef, register_op
+from ..dispatch import OpDef
+from ..dispatch.registry import frontend_row
 
-CLONE = register_op(OpDef("clone", kind="memory", grad=lambda g: g,
-                          signature="clone(x)", doc="a copy in fresh contiguous memory"))
-CAST = register_op(OpDef("to_dtype", kind="memory", grad=lambda g, x: g.to(x.dtype),
-                         signature="to(x, dtype)", doc="convert elements (C casts)"))
-TRANSFER = register_op(OpDef("to_device", kind="memory", grad=lambda g, x: g.to(x.device),
-                             signature="to(x, device)", doc="copy to another device (via the host)"))
-FILL = register_op(OpDef("fill", kind="memory", grad=lambda g: creation.zeros_like(g),
-                         signature="fill_(x, value)", doc="set every element to one value"))
+CLONE = frontend_row("clone", kind="memory", grad=lambda g: g,
+                     signature="clone(x)", doc="a copy in fresh contiguous memory")
+CAST = frontend_row("to_dtype", kind="memory", grad=lambda g, x: g.to(x.dtype),
+                    signature="to(x, dtype)", doc="convert elements (C casts)")
+TRANSFER = frontend_row("to_device", kind="memory", grad=lambda g, x: g.to(x.device),
+                        signature="to(x, device)", doc="copy to another device (via the host)")
+FILL = frontend_row("fill", kind="memory", grad=lambda g: creation.zeros_like(g),
+                    signature="fill_(x, value)", doc="set every element to one value")
 
 
 def _cat_grad(g, dim, sizes):
@@ -35,10 +36,10 @@ def _offsets(sizes):
         start += n
 
 
-CAT = register_op(OpDef("cat", kind="memory", args=("tensors",), differentiable=True,
-                        grad=_cat_grad, signature="cat(tensors, dim=0)",
-                        doc="concatenate along a dim (promoting dtypes); stack is cat of "
-                            "unsqueezed tensors"))
+CAT = frontend_row("cat", kind="memory", args=("tensors",), differentiable=True,
+                   grad=_cat_grad, signature="cat(tensors, dim=0)",
+                   doc="concatenate along a dim (promoting dtypes); stack is cat of "
+                       "unsqueezed tensors")
 
 
 def clone(input, *, memory_format=None):

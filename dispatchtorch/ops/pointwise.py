@@ -14,7 +14,6 @@ from . import elementwise as E
 from ._elementwise import _SPECS as _ROWS, binary, inplace, nary, result_type, unary
 from .._run import decompose, scalar_handle, wrap
 from ..autograd.grad_mode import no_grad
-from ..dispatch import OpDef, register_op
 from ..dispatch.registry import form_of, grad_not_implemented
 from ._composite import composite as _composite, run as _run_composite
 
@@ -500,11 +499,11 @@ def _clamp_grad(g, x, min, max, needs):
     return gx, gmin, gmax
 
 
-CLAMP = register_op(OpDef("clamp", kind="elementwise", args=("x", "min", "max"), dtypes="numeric",
-                          decomp=_clamp_decomp, grad=_clamp_grad,
-                          signature="clamp(x, min=None, max=None)",
-                          doc="min/max may be numbers or tensors; the gradient passes where "
-                              "min <= x <= max"))
+CLAMP = _composite("clamp", kind="elementwise", args=("x", "min", "max"), dtypes="numeric",
+                  decomp=_clamp_decomp, grad=_clamp_grad,
+                  signature="clamp(x, min=None, max=None)",
+                  doc="min/max may be numbers or tensors; the gradient passes where "
+                      "min <= x <= max")
 
 
 def clamp(input, min=None, max=None, *, out=None, _op="clamp"):

@@ -14,7 +14,7 @@ from .._run import decompose, kernel_for, launch, make_view, record, to_place
 from .._shape import broadcast_shapes, broadcast_shapes2, contiguous_strides, norm_dim, numel
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
-from ..dispatch import OpDef, register_op
+from ._composite import composite
 from .views import SLICE, _sub_view, select
 from .gather_scatter import (INDEX_SELECT, SCATTER_PRIM, _INDEX_DTYPES, _gather, check_index, gather,
                              nonzero)
@@ -213,13 +213,13 @@ def _positive_checked(t, n, d):
 
 # -- __setitem__ --------------------------------------------------------------------------------------
 
-INDEX_PUT = register_op(OpDef(
+INDEX_PUT = composite(
     "index_put", kind="indexing", args=("x", "values"),
     decomp=lambda x, values, positions, accumulate: _index_put(x, values, positions, accumulate),
     grad=lambda g, positions, accumulate, needs: (
         (g if accumulate else g.reshape(-1).scatter(0, positions, 0.0).reshape(g.shape))
         if needs[0] else None,
-        g.reshape(-1).gather(0, positions) if needs[1] else None)))
+        g.reshape(-1).gather(0, positions) if needs[1] else None))
 
 
 def _index_put(x, values, positions, accumulate):
@@ -361,9 +361,9 @@ def _take(x, index):
     return decompose(INDEX_SELECT, (flat, checked), {"dim": 0}).reshape(index.shape)
 
 
-TAKE = register_op(OpDef("take", kind="indexing", args=("x", "index"), decomp=_take,
-                         signature="take(x, index)",
-                         doc="x flattened, at index (the result has index's shape)"))
+TAKE = composite("take", kind="indexing", args=("x", "index"), decomp=_take,
+                 signature="take(x, index)",
+                 doc="x flattened, at index (the result has index's shape)")
 
 
 def take(input, index):
@@ -385,10 +385,10 @@ def _take_along_dim(x, indices, dim):
     return gather(x.expand(xshape), dim, indices)
 
 
-TAKE_ALONG_DIM = register_op(OpDef(
+TAKE_ALONG_DIM = composite(
     "take_along_dim", kind="indexing", args=("x", "indices"), decomp=_take_along_dim,
     signature="take_along_dim(x, indices, dim=None)",
-    doc="gather with broadcasting of the other dims (flattened when dim is None)"))
+    doc="gather with broadcasting of the other dims (flattened when dim is None)")
 
 
 def take_along_dim(input, indices, dim=None):
