@@ -70,8 +70,9 @@ class OpDef:
     domain: the sample domain (low, high) of the random values where the op and its
     gradient are finite; tests/ops and the conformance suite both read it.
     forms: the public forms made from the row (None: written by hand).
-    function: the row's public function form, set when its forms are made (or by
-    `form_of` for a written one); torch.special reads it.
+    function, inplace_function: the row's public function form and its `_` form, set
+    when its forms are made (or by `form_of` for written ones); torch.special and the
+    Tensor methods read them.
     `kernels` caches, per backend name, what a call runs there: the backend's
     kernel, a CPU fallback wrapper, or DECOMPOSE. It is filled on first use, so
     the per-call cost is one dict lookup.
@@ -98,6 +99,7 @@ class OpDef:
     save_masks: tuple = field(init=False, default=())
     kernels: dict = field(init=False, default=None)
     function: Callable | None = field(init=False, default=None)
+    inplace_function: Callable | None = field(init=False, default=None)
 
     def __post_init__(self):
         name = self.name
@@ -188,13 +190,17 @@ def sample_domains(kind=None) -> dict:
             if op.domain is not None and (kind is None or op.kind == kind)}
 
 
-def form_of(row):
+def form_of(row, inplace=False):
     """Decorator: `fn` is the hand-written function form of `row` (an OpDef, or a family
-    object holding one as `.op`); torch.special and the aliases read it from the row."""
+    object holding one as `.op`), or with inplace its `_` form; the public names
+    (`written_forms`, torch.special) are read from the row."""
     op = getattr(row, "op", row)
 
     def attach(fn):
-        op.function = fn
+        if inplace:
+            op.inplace_function = fn
+        else:
+            op.function = fn
         return fn
     return attach
 

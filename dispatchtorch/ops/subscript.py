@@ -14,7 +14,8 @@ from .._run import decompose, kernel_for, launch, make_view, record, to_place
 from .._shape import broadcast_shapes, broadcast_shapes2, contiguous_strides, norm_dim, numel
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
-from ._composite import composite
+from ..dispatch.registry import Forms, form_of
+from ._composite import composite, written_forms
 from .views import SLICE, _sub_view, select
 from .gather_scatter import (INDEX_SELECT, SCATTER_PRIM, _INDEX_DTYPES, _gather, check_index, gather,
                              nonzero)
@@ -213,8 +214,9 @@ def _positive_checked(t, n, d):
 
 # -- __setitem__ --------------------------------------------------------------------------------------
 
+ONLY = Forms(written=True, inplace=False)   # the functions written below, no `_` form
 INDEX_PUT = composite(
-    "index_put", kind="indexing", args=("x", "values"),
+    "index_put", kind="indexing", args=("x", "values"), forms=Forms(written=True),
     decomp=lambda x, values, positions, accumulate: _index_put(x, values, positions, accumulate),
     grad=lambda g, positions, accumulate, needs: (
         (g if accumulate else g.reshape(-1).scatter(0, positions, 0.0).reshape(g.shape))
@@ -296,6 +298,7 @@ def _storage_positions(t, logical):
     return pos
 
 
+@form_of(INDEX_PUT, inplace=True)
 def index_put_(self, indices, values, accumulate=False):
     """self[indices] = values (+= with accumulate), checked as PyTorch's index_put_."""
     if not isinstance(indices, (tuple, list)):
@@ -347,6 +350,7 @@ def index_put_(self, indices, values, accumulate=False):
     return self
 
 
+@form_of(INDEX_PUT)
 def index_put(self, indices, values, accumulate=False):
     r = self.clone()
     return index_put_(r, indices, values, accumulate)
@@ -361,11 +365,12 @@ def _take(x, index):
     return decompose(INDEX_SELECT, (flat, checked), {"dim": 0}).reshape(index.shape)
 
 
-TAKE = composite("take", kind="indexing", args=("x", "index"), decomp=_take,
+TAKE = composite("take", kind="indexing", args=("x", "index"), decomp=_take, forms=ONLY,
                  signature="take(x, index)",
                  doc="x flattened, at index (the result has index's shape)")
 
 
+@form_of(TAKE)
 def take(input, index):
     if not isinstance(index, Tensor) or index.dtype.is_floating_point:
         raise RuntimeError("take(): Expected a long tensor for index")
@@ -386,11 +391,12 @@ def _take_along_dim(x, indices, dim):
 
 
 TAKE_ALONG_DIM = composite(
-    "take_along_dim", kind="indexing", args=("x", "indices"), decomp=_take_along_dim,
+    "take_along_dim", kind="indexing", args=("x", "indices"), decomp=_take_along_dim, forms=ONLY,
     signature="take_along_dim(x, indices, dim=None)",
     doc="gather with broadcasting of the other dims (flattened when dim is None)")
 
 
+@form_of(TAKE_ALONG_DIM)
 def take_along_dim(input, indices, dim=None):
     if dim is not None:
         dim = norm_dim(dim, input.dim(), "take_along_dim")
@@ -399,6 +405,12 @@ def take_along_dim(input, indices, dim=None):
                                f"number of dimensions, but got {input.dim()} dimensions for input, "
                                f"and {indices.dim()} dimensions for indices")
     return decompose(TAKE_ALONG_DIM, (input, indices), {"dim": dim})
+
+
+# the function forms (torch.*) and the Tensor methods, from the rows above
+FUNCTIONS, INPLACE = written_forms(vars())
+PUBLIC = {**FUNCTIONS, **INPLACE}          # torch.index_put_ too, as PyTorch
+METHODS = {**FUNCTIONS, **INPLACE}
 
 
 # The op modules this one's derivative rules and decompositions call (at run time
