@@ -68,7 +68,9 @@ class OpDef:
     meta: the shape rule, `meta(*inputs, **params) -> ((shape, dtype), ...)`, for the
     families whose output geometry is not simply the broadcast of the inputs.
     domain: the sample domain (low, high) of the random values where the op and its
-    gradient are finite; tests/ops and the conformance suite both read it.
+    gradient are finite, for every operand, or one (low, high) per operand where they
+    differ (pow's base and exponent); tests/ops and the conformance suite both read it
+    (`operand_domains`).
     forms: the public forms made from the row (None: written by hand).
     function, inplace_function: the row's public function form and its `_` form, set
     when its forms are made (or by `form_of` for written ones); torch.special and the
@@ -121,6 +123,10 @@ class OpDef:
         elif self.dtypes is None:
             self.dtypes = "all"
         self.args = tuple(self.args)
+        if self.domain is not None and isinstance(self.domain[0], tuple) \
+                and len(self.domain) != len(self.args):
+            raise ValueError(f"op {name!r}: {len(self.domain)} sample domains for "
+                             f"{len(self.args)} operands")
         grad = self.grad
         # A derivative rule names what it needs (inputs, `result`, params) by its
         # argument names; read once here so a call saves only those.
@@ -239,6 +245,14 @@ def frontend_row(name, *, kind, **fields) -> OpDef:
         raise ValueError(f"frontend_row({name!r}): kind {kind!r} is not one of "
                          f"{sorted(FRONTEND_KINDS)}")
     return register_op(OpDef(name, kind=kind, **fields))
+
+
+def operand_domains(op) -> tuple | None:
+    """One (low, high) per operand of a row's sample domain (None: it has none)."""
+    d = op.domain
+    if d is None:
+        return None
+    return tuple(d) if isinstance(d[0], tuple) else (tuple(d),) * len(op.args)
 
 
 def register_op(op: OpDef) -> OpDef:

@@ -108,7 +108,8 @@ def _pow_grad(g, a, b, result, needs):
     return ga, gb
 
 
-pow_ = define("pow", args=B, dtypes="numeric", grad=_pow_grad)
+# sample domain: a positive base (the gradient takes log(a)), the exponent either sign
+pow_ = define("pow", args=B, dtypes="numeric", grad=_pow_grad, domain=((0.5, 2), (-2, 2)))
 fmod = define("fmod", args=B, dtypes="numeric",
               grad=lambda g, a, b: (g, -g * pointwise.div(a, b, rounding_mode="trunc")))
 
@@ -267,7 +268,8 @@ def _xlogy_grad(g, a, b, needs):
     return ga, gb
 
 
-xlogy = _c("xlogy", Forms(special=("xlogy",)), _xlogy, args=B, grad=_xlogy_grad, **F)
+xlogy = _c("xlogy", Forms(special=("xlogy",)), _xlogy, args=B, grad=_xlogy_grad, **F,
+           domain=((-4, 4), (0.5, 2.5)))     # y > 0: log(y) and x / y are finite
 
 
 def _nan_to_num(x, nan, posinf, neginf):

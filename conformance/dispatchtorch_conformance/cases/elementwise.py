@@ -3,7 +3,7 @@ where and clamp. Ranges keep random values inside each op's smooth domain (so
 gradients are finite); the "extremes" sample covers the rest (NaN, inf, -0.0...)."""
 import dispatchtorch as torch
 from dispatchtorch.dispatch import OPS
-from dispatchtorch.dispatch.registry import sample_domains
+from dispatchtorch.dispatch.registry import operand_domains, sample_domains
 
 from .. import samples as S
 from ..case import Case
@@ -51,8 +51,14 @@ def _int_zero_divisor(g):
         yield g.sample("int-div-zero", g.arr((3,)), g.host([1, 0, 2])).raises(RuntimeError)
 
 
+def _binary_domain(name, **kw):
+    """S.binary over a binary row's sample domains (one range per operand)."""
+    (low, high), (rlow, rhigh) = operand_domains(OPS[name])
+    return S.binary(low, high, rlow=rlow, rhigh=rhigh, **kw)
+
+
 _pow_samples = S.by_dtype(
-    S.binary(0.5, 2, rlow=-2, rhigh=2, scalars=(2, 0.5, -1), rscalar=True),
+    _binary_domain("pow", scalars=(2, 0.5, -1), rscalar=True),
     S.plus(S.binary(-3, 3, rlow=0, rhigh=4, scalars=(2, 0), rscalar=True, extremes=False),
            S.when(lambda g: not g.is_bool,
                   lambda g: [g.sample("neg-int-exponent", g.arr((3,)), -1)
@@ -75,6 +81,7 @@ CASES += [
     Case("fmod", torch.remainder, S.plus(S.binary(nonzero_rhs=True), _int_zero_divisor),
          name="remainder"),
     Case("pow", torch.pow, _pow_samples),
+    Case("xlogy", torch.xlogy, _binary_domain("xlogy"), inplace="xlogy_"),
     Case("maximum", torch.maximum, S.binary(), inplace="maximum_"),
     Case("minimum", torch.minimum, S.binary(), inplace="minimum_"),
     Case("atan2", torch.atan2, S.binary(), inplace="atan2_"),
@@ -143,7 +150,7 @@ _COVERED = {c.op for c in CASES}
 CASES += [
     Case(name, getattr(torch, name),
          S.unary(*op.domain, extremes=op.prim) if len(op.args) == 1
-         else S.binary(*op.domain, scalars=(), extremes=op.prim),
+         else _binary_domain(name, scalars=(), extremes=op.prim),
          inplace=name + "_" if op.forms.inplace else None)
     for name, op in sorted(OPS.items())
     if op.forms is not None and op.kind == "elementwise" and op.domain is not None
