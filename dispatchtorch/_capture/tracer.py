@@ -21,41 +21,15 @@ import numpy as np
 from .._shape import contiguous_strides
 from .._tensor import Tensor
 from ..dispatch import DECOMPOSE, OPS
+from .checks import record_range_check
+from .frames import _PKG, _TLS, current, user_frame  # noqa: F401  (current: _capture's API)
 from .graph import (COMPOSITE, CONSTANT, KERNEL, MEMORY, RANDOM, Graph, GraphBreak, Node,
                     Placeholder, Ref, Scalar, Value)
 
-_TLS = threading.local()
 _lock = threading.Lock()
 _active = [0]              # threads tracing now; wrappers are installed while > 0
 _restore: list = []        # undo actions of install()
-_PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _SCALARS = (type(None), bool, int, float, str, complex, np.generic)
-_ENGINE = os.path.join("autograd", "engine.py")
-
-
-def current():
-    """The calling thread's tracer, or None."""
-    return getattr(_TLS, "tracer", None)
-
-
-def user_frame():
-    """(the public dispatchtorch function the user called, 'file:line in fn' of the
-    user's line) for the innermost call from outside the package. Inside a backward
-    pass: (the derivative rule's function, 'backward: file:line in rule')."""
-    f = sys._getframe(1)
-    op = ""
-    prev = None
-    while f is not None:
-        fn = f.f_code.co_filename
-        if not fn.startswith(_PKG):
-            return op, f"{fn}:{f.f_lineno} in {f.f_code.co_name}"
-        if fn.endswith(_ENGINE) and prev is not None:
-            return op, f"backward: {prev.f_code.co_filename}:{prev.f_lineno} in {op}"
-        if "_capture" not in fn:
-            op = f.f_code.co_name
-            prev = f
-        f = f.f_back
-    return op, ""
 
 
 def _package_frames():
@@ -90,7 +64,6 @@ class Tracer:
     def __enter__(self):
         from ..dispatch.loader import loaded_backends
         from ..ops import _checks
-        from .checks import record_range_check
         self._prev = current()
         _TLS.tracer = self
         self._prev_check = (_checks.STATE.recorder, _checks.STATE.rewrap)

@@ -11,6 +11,7 @@ from .._inplace import check_no_internal_overlap, commit_inplace, inplace_needs_
 from .._run import decompose
 from .._tensor import Tensor
 from ..dispatch import OpDef, register_op
+from ._elementwise import check_inplace_target
 
 
 # rows whose decomposition computes float16 / bfloat16 inputs in float32 and rounds the
@@ -76,8 +77,6 @@ def inplace_variant(fn, name, overlap_ok=False):
     shape; a leaf that requires grad refuses; an expanded self refuses unless
     overlap_ok, as PyTorch's index_fill_). Under autograd the op reads a copy of
     self, so a rule that saved self is not tripped by the write."""
-    from ._elementwise import check_inplace_target
-
     def method(self, *args, **kwargs):
         if not isinstance(self, Tensor):
             raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(self).__name__}")

@@ -27,6 +27,7 @@ from ..dispatch.registry import frontend_row
 from . import _elementwise as E
 from ._composite import inplace_variant
 from ._composite import composite
+from ._args import write_out
 
 _new = object.__new__
 
@@ -271,7 +272,6 @@ def conj_physical(input, *, out=None):
     else:
         r = apply(CONJ, input._place, (input,), (input._h,), ((input._shape, input._dtype),))
     if out is not None:
-        from .pointwise import write_out
         return write_out(out, r)
     return r
 
@@ -340,7 +340,6 @@ def complex(real, imag, *, out=None):  # noqa: A001  (torch.complex)
         raise RuntimeError(f"Expected object of scalar type {r._dtype.pt_name} but got scalar "
                            f"type {out._dtype.pt_name} for argument 'out'")
     if out is not None:
-        from .pointwise import write_out
         return write_out(out, r)
     return r
 
@@ -359,7 +358,6 @@ def polar(abs, angle, *, out=None):  # noqa: A002  (PyTorch's argument names)
     _tensor(abs, "polar", "abs")
     r = complex(abs * pointwise.cos(angle), abs * pointwise.sin(angle))
     if out is not None:
-        from .pointwise import write_out
         return write_out(out, r)
     return r
 
@@ -401,7 +399,6 @@ def sgn(input, *, out=None):
         a = complex_abs(input)
         r = pointwise.where(a == 0, 0.0, input / pointwise.where(a == 0, 1.0, a))
     if out is not None:
-        from .pointwise import write_out
         return write_out(out, r)
     return r
 
@@ -413,7 +410,6 @@ def vdot(input, other, *, out=None):
     """conj(input) . other (the conjugate of the first argument, as PyTorch)."""
     r = linalg.dot(conj_physical(input) if input._dtype.is_complex else input, other)
     if out is not None:
-        from .pointwise import write_out
         return write_out(out, r)
     return r
 
@@ -424,7 +420,6 @@ def complex_float_power(input, exponent, *, out=None):
     b = exponent.to(D.complex128) if isinstance(exponent, Tensor) else builtins.complex(exponent)
     r = pointwise.pow(a, b)
     if out is not None:
-        from .pointwise import write_out
         return write_out(out, r)
     return r
 

@@ -7,7 +7,7 @@ import math
 from .. import _dtype as D
 from .._shape import norm_dim
 from ._composite import composite, run
-from .reductions import check_tensor
+from ._args import check_tensor
 from .sorting import _sort
 
 

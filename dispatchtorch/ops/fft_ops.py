@@ -14,6 +14,7 @@ from .._tensor import Tensor
 from ..dispatch.registry import prim_row
 from . import creation, memory, shape_ops
 from .complex_ops import conj, conj_physical, real
+from ._args import write_out
 
 # -- the prims' rows ----------------------------------------------------------------------
 
@@ -172,7 +173,6 @@ def _c2r_shape_and_dims(x, s, dim, name):
 def _write(out, r):
     if out is None:
         return r
-    from .pointwise import write_out
     return write_out(out, r)
 
 

@@ -65,6 +65,7 @@ def matmul(input, other, *, out=None):
 
 from .. import _dtype as D  # noqa: E402
 from ._composite import composite, inplace_variant, run  # noqa: E402
+from ._args import write_out  # noqa: E402
 
 
 def _need(x, name, op):
@@ -100,7 +101,6 @@ def bmm(input, mat2, *, out=None):
 def _out(out, r):
     if out is None:
         return r
-    from .pointwise import write_out
     return write_out(out, r)
 
 

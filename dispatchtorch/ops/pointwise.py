@@ -16,16 +16,7 @@ from .._run import decompose, scalar_handle, wrap
 from ..autograd.grad_mode import no_grad
 from ..dispatch.registry import form_of, grad_not_implemented
 from ._composite import composite as _composite, run as _run_composite
-
-
-def write_out(out, r):
-    """Honour an `out=` argument: copy into it (resizing it if its shape differs)."""
-    if out is None:
-        return r
-    if out._shape == r._shape and out._dtype is r._dtype:
-        return out.copy_(r)
-    out.data = r.to(out.dtype) if out._dtype is not r._dtype else r
-    return out
+from ._args import write_out
 
 
 def _unary_fn(spec):

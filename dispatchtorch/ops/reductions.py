@@ -14,6 +14,7 @@ from .._shape import check_dim_arg, check_keepdim, norm_dim, norm_dims, numel, r
 from .._tensor import Tensor
 from ..dispatch import OpDef, register_op
 from ._composite import composite, run
+from ._args import check_tensor, write_out  # noqa: F401  (reductions.check_tensor)
 
 
 def expand_back(g, shape, dims, keepdim):
@@ -86,12 +87,6 @@ def reduction_input(x, dims):
     if x._shape:
         return x, dims
     return x.reshape(1), (0,)
-
-
-def check_tensor(x, name, arg="input"):
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{name}(): argument '{arg}' (position 1) must be Tensor, not "
-                        f"{type(x).__name__}")
 
 
 _GEOMETRY: dict = {}          # (shape, dims, keepdim) -> (out shape, kernel dims, kernel keepdim)
@@ -174,7 +169,6 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
 def _write(out, r):
     if out is None:
         return r
-    from .pointwise import write_out
     return write_out(out, r)
 
 

@@ -13,7 +13,7 @@ from ..autograd.grad_mode import STATE
 from ..dispatch import OpDef, register_op
 from ..dispatch.registry import Forms, form_of
 from ._composite import composite, run
-from .reductions import check_tensor
+from ._args import check_tensor, write_out
 
 
 def _reverse_cumsum(g, dim):
@@ -100,7 +100,6 @@ def _scan(op, name):
         if not input.dim():
             r = r.reshape(())
         if out is not None:
-            from .pointwise import write_out
             return write_out(out, r)
         return r
     fn.__name__ = fn.__qualname__ = name

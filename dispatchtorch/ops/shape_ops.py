@@ -10,7 +10,7 @@ from .. import _dtype as D
 from .._shape import broadcast_shapes, norm_dim, numel
 from .._tensor import Tensor
 from ._composite import composite, inplace_variant, run
-from .reductions import check_tensor
+from ._args import check_tensor
 
 
 def _int_list(x, name, op):

@@ -12,7 +12,7 @@ from .._shape import check_keepdim, norm_dim
 from .._tensor import Tensor
 from ..dispatch.registry import prim_row
 from ._composite import composite, run
-from .reductions import check_tensor
+from ._args import check_tensor
 
 
 def _sort_grad(g, shape, result1, dim):

@@ -10,6 +10,7 @@ from .._shape import check_dim_arg, check_keepdim, norm_dims, numel
 from ..dispatch.registry import Forms, form_of
 from ._composite import composite, run
 from .reductions import LOWP, SUM, _reduce, check_tensor, expand_back
+from ._args import write_out
 
 
 def _count(shape, dims):
@@ -141,7 +142,6 @@ def _reducer(op, name):
         r = _complex_var(name, input, params) if input.dtype.is_complex else \
             _opmath(op, input, params)
         if out is not None:
-            from .pointwise import write_out
             return write_out(out, r)
         return r
     fn.__name__ = fn.__qualname__ = name
@@ -195,7 +195,6 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
     else:
         r = _opmath(LOGSUMEXP, input, {"dims": dims, "keepdim": keepdim})
     if out is not None:
-        from .pointwise import write_out
         return write_out(out, r)
     return r
 
