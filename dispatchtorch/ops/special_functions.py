@@ -15,6 +15,8 @@ from ._elementwise import _SPECS as _ROWS, define
 from .pointwise import forms_of, write_out
 
 F = dict(dtypes="float", promote="int_to_float")
+# domain: where each function and its derivative are finite and smooth (the unit tests and
+# the conformance suite draw their values there)
 SQRT_2PI = math.sqrt(2 * math.pi)
 NO_GRAD = dict(differentiable=False)
 # forms of the special_* rows (torch.special.<x> only, see Forms)
@@ -32,30 +34,32 @@ def _i1e_grad(g, x, result):
     return g * pointwise.where(x == 0, 0.5, special_i0e(x) - result * (x.sign() + 1 / safe))
 
 
-LGAMMA = define("lgamma", forms=Forms(special=("gammaln",)),
+LGAMMA = define("lgamma", domain=(0.1, 6), forms=Forms(special=("gammaln",)),
                 grad=lambda g, x: g * digamma(x), **F)
-DIGAMMA = define("digamma", forms=Forms(special=("digamma", "psi")),
+DIGAMMA = define("digamma", domain=(0.1, 6), forms=Forms(special=("digamma", "psi")),
                  grad=lambda g, x: g * polygamma(1, x), **F)
-I0 = define("i0", forms=Forms(special=("i0", "modified_bessel_i0")),
+I0 = define("i0", domain=(-4, 4), forms=Forms(special=("i0", "modified_bessel_i0")),
             grad=lambda g, x: g * special_i1(x), **F)
-I0E = define("special_i0e", forms=SP,
+I0E = define("special_i0e", domain=(-4, 4), forms=SP,
              grad=lambda g, x, result: g * (special_i1e(x) - x.sign() * result), **F)
-I1 = define("special_i1", forms=Forms(inplace=False, special=("modified_bessel_i1",)),
-            grad=_i1_grad, **F)
-I1E = define("special_i1e", forms=SP, grad=_i1e_grad, **F)
-ERFCX = define("special_erfcx", forms=SP,
+I1 = define("special_i1", domain=(-4, 4),
+            forms=Forms(inplace=False, special=("modified_bessel_i1",)), grad=_i1_grad, **F)
+I1E = define("special_i1e", domain=(-4, 4), forms=SP, grad=_i1e_grad, **F)
+ERFCX = define("special_erfcx", domain=(-2, 4), forms=SP,
                grad=lambda g, x, result: g * (2 * x * result - 2 / math.sqrt(math.pi)), **F)
-NDTRI = define("special_ndtri", forms=SP,
+NDTRI = define("special_ndtri", domain=(0.05, 0.95), forms=SP,
                grad=lambda g, result: g * SQRT_2PI * pointwise.exp(result * result / 2), **F)
-LOG_NDTR = define("special_log_ndtr", forms=SP,
+LOG_NDTR = define("special_log_ndtr", domain=(-6, 4), forms=SP,
                   grad=lambda g, x, result: g * pointwise.exp(-(x * x) / 2 - result) / SQRT_2PI, **F)
-_BESSEL = {n: define(n, forms=SP, **F, **NO_GRAD) for n in (
-    "special_bessel_j0", "special_bessel_j1", "special_bessel_y0", "special_bessel_y1",
-    "special_modified_bessel_k0", "special_modified_bessel_k1",
-    "special_scaled_modified_bessel_k0", "special_scaled_modified_bessel_k1")}
+_BESSEL = {n: define(n, domain=d, forms=SP, **F, **NO_GRAD) for n, d in (
+    ("special_bessel_j0", (-8, 8)), ("special_bessel_j1", (-8, 8)),
+    ("special_bessel_y0", (0.2, 8)), ("special_bessel_y1", (0.2, 8)),      # y, k: x > 0
+    ("special_modified_bessel_k0", (0.2, 5)), ("special_modified_bessel_k1", (0.2, 5)),
+    ("special_scaled_modified_bessel_k0", (0.2, 5)),
+    ("special_scaled_modified_bessel_k1", (0.2, 5)))}
 
 B = ("a", "b")
-ZETA = define("special_zeta", args=B, forms=SP, **F,
+ZETA = define("special_zeta", args=B, forms=SP, **F, domain=((1.5, 4), (0.5, 3)),
               grad=lambda g, a, b, needs: (None, g * -a * special_zeta(a + 1.0, b)
                                            if needs[1] else None))
 
@@ -69,10 +73,10 @@ def _igamma_grad(sign):
     return grad
 
 
-IGAMMA = define("igamma", args=B, forms=Forms(scalars="none", special=("gammainc",)),
-                grad=_igamma_grad(1), **F)
-IGAMMAC = define("igammac", args=B, forms=Forms(scalars="none", special=("gammaincc",)),
-                 grad=_igamma_grad(-1), **F)
+IGAMMA = define("igamma", args=B, domain=(0.5, 3),
+                forms=Forms(scalars="none", special=("gammainc",)), grad=_igamma_grad(1), **F)
+IGAMMAC = define("igammac", args=B, domain=(0.5, 3),
+                 forms=Forms(scalars="none", special=("gammaincc",)), grad=_igamma_grad(-1), **F)
 # PyTorch passes the gradient through to a (the result moves by one ulp at most)
 NEXTAFTER = define("nextafter", args=B, forms=Forms(scalars="none"), grad=lambda g: (g, None))
 
@@ -91,7 +95,7 @@ def _polygamma(x, n):
 
 POLYGAMMA = composite("polygamma", _polygamma, kind="elementwise", args=("x",),
                       grad=lambda g, x, n: g * polygamma(n + 1, x), dtypes="float", promote="int_to_float",
-                      forms=Forms(written=True, special=("polygamma",)),
+                      forms=Forms(written=True, special=("polygamma",)), domain=(0.5, 4),
                       signature="polygamma(n, x)",
                       doc="n-th derivative of digamma: (-1)^(n+1) n! zeta(n + 1, x) (n >= 1)")
 
@@ -125,6 +129,7 @@ def _entr(x):
 
 ENTR = composite("special_entr", _entr, kind="elementwise", dtypes="float", promote="int_to_float",
                  grad=lambda g, x: g * -(pointwise.log(x) + 1), forms=Forms(written=True),
+                 domain=(0.05, 3),
                  signature="special_entr(x)", doc="-x log x for x > 0, 0 at 0, -inf below")
 
 

@@ -1,6 +1,7 @@
 """The cases, one module per op family. Every module of this package that defines a
 `CASES` list is collected: adding a family is adding a file, adding an op is adding
-an entry to its family's list."""
+an entry to its family's list. A module may also define `derived_cases(covered)`: cases
+made from the op rows for the ops no family's CASES cover (elementwise's rows with forms)."""
 from __future__ import annotations
 
 import importlib
@@ -14,7 +15,7 @@ def all_cases():
     """Every Case of every family module, in module then declaration order."""
     global _cache
     if _cache is None:
-        cases = []
+        cases, derived = [], []
         for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
             if info.name.startswith("_"):
                 continue
@@ -22,6 +23,13 @@ def all_cases():
             cases.extend(getattr(mod, "CASES", []))
             for c in getattr(mod, "CASES", []):
                 _families[c.name] = info.name
+            if hasattr(mod, "derived_cases"):
+                derived.append((info.name, mod.derived_cases))
+        covered = {c.op for c in cases}
+        for family, make in derived:
+            for c in make(covered):
+                cases.append(c)
+                _families[c.name] = family
         names = [c.name for c in cases]
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:

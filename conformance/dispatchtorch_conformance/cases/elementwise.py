@@ -11,13 +11,7 @@ from ..case import Case
 # op: (low, high) of the random values, inside the domain where the op and its
 # gradient are finite: the op rows' sample domains (the unit tests read the same)
 _DOMAINS = sample_domains("elementwise")
-UNARY_FLOAT = {name: d for name, d in _DOMAINS.items()
-               if OPS[name].promote == "int_to_float" and len(OPS[name].args) == 1}
-
-CASES = [
-    Case(name, getattr(torch, name), S.unary(low, high), inplace=name + "_")
-    for name, (low, high) in UNARY_FLOAT.items()
-]
+CASES = []
 
 
 def _halves(g):
@@ -143,15 +137,24 @@ CASES += [
 
 
 # -- rows that declare their public forms: cases made from the row alone (its sample
-# domain; the unit tests make theirs from the same rows). Rows the cases above cover
+# domain; the unit tests make theirs from the same rows). Rows any family's cases cover
 # are left to them. The extreme values are the prims' samples only: a composite meets them
 # through its prims, and PyTorch's own composites can trap there (lcm: INT_MIN / -1).
-_COVERED = {c.op for c in CASES}
-CASES += [
-    Case(name, getattr(torch, name),
-         S.unary(*op.domain, extremes=op.prim) if len(op.args) == 1
-         else _binary_domain(name, scalars=(), extremes=op.prim),
-         inplace=name + "_" if op.forms.inplace else None)
-    for name, op in sorted(OPS.items())
-    if op.forms is not None and op.kind == "elementwise" and op.domain is not None
-    and name not in _COVERED]
+def derived_cases(covered):
+    """The cases of the rows with forms and a sample domain that no case covers
+    (covered: the op names of every family's CASES; all_cases calls this)."""
+    # the float unary rows (int_to_float): function and in-place forms over the domain
+    unary_float = [
+        Case(name, getattr(torch, name), S.unary(low, high), inplace=name + "_")
+        for name, (low, high) in _DOMAINS.items()
+        if OPS[name].promote == "int_to_float" and len(OPS[name].args) == 1
+        and name not in covered]
+    covered = covered | {c.op for c in unary_float}
+    return unary_float + [
+        Case(name, getattr(torch, name),
+             S.unary(*op.domain, extremes=op.prim) if len(op.args) == 1
+             else _binary_domain(name, scalars=(), extremes=op.prim),
+             inplace=name + "_" if op.forms.inplace else None)
+        for name, op in sorted(OPS.items())
+        if op.forms is not None and op.kind == "elementwise" and op.domain is not None
+        and name not in covered]
