@@ -141,8 +141,9 @@ CASES += [
 # are left to them. The extreme values are the prims' samples only: a composite meets them
 # through its prims, and PyTorch's own composites can trap there (lcm: INT_MIN / -1).
 def derived_cases(covered):
-    """The cases of the rows with forms and a sample domain that no case covers
-    (covered: the op names of every family's CASES; all_cases calls this)."""
+    """The cases of the rows with a sample domain that no case covers (covered: the op
+    names of every family's CASES; all_cases calls this): the float unary rows' (before
+    this module's CASES), and those of the other rows with forms (after them)."""
     # the float unary rows (int_to_float): function and in-place forms over the domain
     unary_float = [
         Case(name, getattr(torch, name), S.unary(low, high), inplace=name + "_")
@@ -150,7 +151,7 @@ def derived_cases(covered):
         if OPS[name].promote == "int_to_float" and len(OPS[name].args) == 1
         and name not in covered]
     covered = covered | {c.op for c in unary_float}
-    return unary_float + [
+    return unary_float, [
         Case(name, getattr(torch, name),
              S.unary(*op.domain, extremes=op.prim) if len(op.args) == 1
              else _binary_domain(name, scalars=(), extremes=op.prim),
