@@ -11,14 +11,14 @@ from .._place import place_of
 from .._run import record, to_device, wrap
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
-from ..dispatch import OpDef, register_op
+from ..dispatch.registry import frontend_row
 
-CLONE = register_op(OpDef("clone", kind="memory", grad=lambda g: g,
-                          signature="clone(x)", doc="a copy in fresh contiguous memory"))
-CAST = register_op(OpDef("to_dtype", kind="memory", grad=lambda g, x: g.to(x.dtype),
-                         signature="to(x, dtype)", doc="convert elements (C casts)"))
-TRANSFER = register_op(OpDef("to_device", kind="memory", grad=lambda g, x: g.to(x.device),
-                             signature="to(x, device)", doc="copy to another device (via the host)"))
+CLONE = frontend_row("clone", kind="memory", grad=lambda g: g,
+                     signature="clone(x)", doc="a copy in fresh contiguous memory")
+CAST = frontend_row("to_dtype", kind="memory", grad=lambda g, x: g.to(x.dtype),
+                    signature="to(x, dtype)", doc="convert elements (C casts)")
+TRANSFER = frontend_row("to_device", kind="memory", grad=lambda g, x: g.to(x.device),
+                        signature="to(x, device)", doc="copy to another device (via the host)")
 
 def clone(input, *, memory_format=None):
     place = input._place

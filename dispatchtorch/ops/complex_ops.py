@@ -21,7 +21,8 @@ from .. import _dtype as D
 from .._run import apply, kernel_for, launch, record, storage_of, strides_of, wrap
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
-from ..dispatch import OPS, OpDef, register_op
+from ..dispatch import OPS
+from ..dispatch.registry import frontend_row
 from . import _elementwise as E
 from ._composite import inplace_variant
 from ._composite import composite
@@ -161,14 +162,14 @@ def _view_as_complex_grad(g):
     return view_as_real(g)
 
 
-VIEW_AS_REAL = register_op(OpDef(
+VIEW_AS_REAL = frontend_row(
     "view_as_real", kind="view", grad=_view_as_real_grad,
     signature="view_as_real(x)",
-    doc="a complex tensor's memory as real (..., 2): [real, imag] pairs (a view)"))
-VIEW_AS_COMPLEX = register_op(OpDef(
+    doc="a complex tensor's memory as real (..., 2): [real, imag] pairs (a view)")
+VIEW_AS_COMPLEX = frontend_row(
     "view_as_complex", kind="view", grad=_view_as_complex_grad,
     signature="view_as_complex(x)",
-    doc="a float tensor (..., 2) with last stride 1 as complex (a view)"))
+    doc="a float tensor (..., 2) with last stride 1 as complex (a view)")
 
 
 def view_as_real(input):
@@ -307,9 +308,9 @@ def _complex_grad(g):
     return real(g), imag(g)
 
 
-COMPLEX = register_op(OpDef("complex", kind="memory", args=("real", "imag"), grad=_complex_grad,
-                            signature="complex(real, imag)",
-                            doc="real + i imag, from two float tensors of one dtype"))
+COMPLEX = frontend_row("complex", kind="memory", args=("real", "imag"), grad=_complex_grad,
+                       signature="complex(real, imag)",
+                       doc="real + i imag, from two float tensors of one dtype")
 
 
 def complex(real, imag, *, out=None):  # noqa: A001  (torch.complex)
@@ -368,9 +369,9 @@ def _abs_grad(g, x, result):
 
 
 # the abs prim writes |z| into an output of the real dtype; this row carries its rule
-COMPLEX_ABS = register_op(OpDef("complex_abs", kind="memory", grad=_abs_grad,
-                                signature="abs(z) for complex z",
-                                doc="|z| in the real dtype, by the abs prim"))
+COMPLEX_ABS = frontend_row("complex_abs", kind="memory", grad=_abs_grad,
+                           signature="abs(z) for complex z",
+                           doc="|z| in the real dtype, by the abs prim")
 
 
 def complex_abs(x):

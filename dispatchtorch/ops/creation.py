@@ -443,7 +443,7 @@ def meshgrid(*tensors, indexing=None):
 # reach the device through from_host / fill_, so they need no kernel) ---------------------------
 
 def _factory_rows():
-    from ..dispatch import OpDef, register_op
+    from ..dispatch.registry import frontend_row
     rows = {
         "empty": "empty(*size, dtype=None, device=None): uninitialised memory",
         "full": "full(size, fill_value, dtype=None, device=None): the dtype follows fill_value",
@@ -464,8 +464,8 @@ def _factory_rows():
                                                                          "std=1): fill in place",
     }
     for name, sig in rows.items():
-        register_op(OpDef(name, kind="factory", differentiable=False, signature=sig.split(":")[0],
-                          doc=sig.split(":", 1)[1].strip() if ":" in sig else ""))
+        frontend_row(name, kind="factory", differentiable=False, signature=sig.split(":")[0],
+                     doc=sig.split(":", 1)[1].strip() if ":" in sig else "")
 
 
 _factory_rows()

@@ -10,13 +10,14 @@ from .._run import operand_handle, record, same_place, to_device, to_place, wrap
 from .._shape import broadcast_shapes2, norm_dim
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
-from ..dispatch import OpDef, register_op
+from ..dispatch import OpDef
+from ..dispatch.registry import frontend_row
 from . import creation, views
 from .casts import (CAST, CLONE, TRANSFER, _cast, _parse_to, _to_dtype,  # noqa: F401
                     clone, contiguous, cpu, cuda, to, type_)
 
-FILL = register_op(OpDef("fill", kind="memory", grad=lambda g: creation.zeros_like(g),
-                         signature="fill_(x, value)", doc="set every element to one value"))
+FILL = frontend_row("fill", kind="memory", grad=lambda g: creation.zeros_like(g),
+                    signature="fill_(x, value)", doc="set every element to one value")
 
 
 def _cat_grad(g, dim, sizes):
@@ -30,10 +31,10 @@ def _offsets(sizes):
         start += n
 
 
-CAT = register_op(OpDef("cat", kind="memory", args=("tensors",), differentiable=True,
-                        grad=_cat_grad, signature="cat(tensors, dim=0)",
-                        doc="concatenate along a dim (promoting dtypes); stack is cat of "
-                            "unsqueezed tensors"))
+CAT = frontend_row("cat", kind="memory", args=("tensors",), differentiable=True,
+                   grad=_cat_grad, signature="cat(tensors, dim=0)",
+                   doc="concatenate along a dim (promoting dtypes); stack is cat of "
+                       "unsqueezed tensors")
 
 
 def copy_(self, src, non_blocking=False):

@@ -5,7 +5,6 @@ from .. import _dtype as D
 from .._tensor import Tensor
 from . import creation as C
 from . import random_sampling as RS
-from . import gather_scatter as IX
 from . import subscript as SUB
 from . import linalg as L
 from . import memory as M
@@ -53,13 +52,7 @@ METHODS = {
     # memory
     "clone": M.clone, "contiguous": M.contiguous, "to": M.to, "cpu": M.cpu, "cuda": M.cuda,
     "type": M.type_, "copy_": M.copy_, "fill_": M.fill_, "zero_": M.zero_,
-    # indexing
-    "gather": IX.gather, "scatter": IX.scatter, "scatter_add": IX.scatter_add,
-    "scatter_reduce": IX.scatter_reduce, "index_select": IX.index_select, "index_add": IX.index_add,
-    "index_add_": IX.index_add_, "nonzero": IX.nonzero, "argwhere": IX.argwhere,
-    "masked_fill": IX.masked_fill, "masked_fill_": IX.masked_fill_, "masked_select": IX.masked_select,
-    "index_put_": SUB.index_put_, "index_put": SUB.index_put, "take": SUB.take,
-    "take_along_dim": SUB.take_along_dim,
+    # indexing (gather_scatter.py's and subscript.py's rows bind their own methods)
     "__getitem__": SUB.getitem, "__setitem__": SUB.setitem,
     # random, in place
     "uniform_": RS.uniform_, "normal_": RS.normal_, "bernoulli_": RS.bernoulli_,

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 from .. import _dtype as D
 from .._run import apply, decompose
-from ..dispatch import OpDef, register_op
+from ..dispatch.registry import Forms, form_of, prim_row
+from ._composite import composite, written_forms
 from . import creation
 
-NONZERO = register_op(OpDef("nonzero", kind="indexing", data_dependent=True))
+ONLY = Forms(written=True, inplace=False)
+NONZERO = prim_row("nonzero", kind="indexing", data_dependent=True, forms=ONLY)
 
 
+@form_of(NONZERO)
 def nonzero(input, *, out=None, as_tuple=False):
     count = int((input != 0).sum().item())
     place = input._place
@@ -25,10 +28,16 @@ def nonzero(input, *, out=None, as_tuple=False):
     return coords
 
 
-ARGWHERE = register_op(OpDef("argwhere", kind="indexing", decomp=lambda x: nonzero(x),
-                             differentiable=False, signature="argwhere(x)",
-                             doc="the coordinates of the non-zero elements, one row each"))
+ARGWHERE = composite("argwhere", kind="indexing", decomp=lambda x: nonzero(x), forms=ONLY,
+                     differentiable=False, signature="argwhere(x)",
+                     doc="the coordinates of the non-zero elements, one row each")
 
 
+@form_of(ARGWHERE)
 def argwhere(input):
     return decompose(ARGWHERE, (input,), {})
+
+
+# the function forms (torch.nonzero, torch.argwhere) and the Tensor methods, from the rows
+FUNCTIONS, _ = written_forms(vars())
+PUBLIC = METHODS = FUNCTIONS

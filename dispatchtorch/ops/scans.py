@@ -11,6 +11,7 @@ from .._shape import norm_dim
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ..dispatch import OpDef, register_op
+from ..dispatch.registry import Forms, form_of
 from ._composite import composite, inplace_variant, run
 from ._args import check_tensor, write_out
 from . import creation, memory, pointwise
@@ -168,12 +169,14 @@ def _logcumsumexp(x, dim):
 
 
 LOGCUMSUMEXP = composite("logcumsumexp", _logcumsumexp, kind="scan", dtypes="floating",
+                         forms=Forms(written=True, special=("logcumsumexp",)),
                          signature="logcumsumexp(x, dim)",
                          doc="log(cumsum(exp(x))) as a log-add-exp scan (log2(n) doubling "
                              "steps)",
                          opmath=True)
 
 
+@form_of(LOGCUMSUMEXP)
 def logcumsumexp(input, dim, *, out=None):
     d, _ = _scan_input(input, dim, "logcumsumexp")
     if not input.dtype.is_floating_point:
