@@ -14,7 +14,7 @@ from dispatchtorch.dispatch.registry import (OpDef, frontend_row, operand_domain
 PACKAGE = pathlib.Path(dt.__file__).parent
 # the helpers themselves: define, composite, reduction_row, scan_row, nn_ops' Composite,
 # prim_row / frontend_row (and register_op's own definition)
-HELPERS = {"dispatch/registry.py", "ops/_elementwise.py", "ops/_composite.py", "ops/reductions.py",
+HELPERS = {"dispatch/registry.py", "ops/_elementwise.py", "ops/_composite.py", "ops/reduction_prims.py",
            "ops/scans.py", "ops/nn_ops/_row.py"}
 
 
