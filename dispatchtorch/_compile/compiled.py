@@ -38,8 +38,14 @@ def _key_of(x):
 class CompiledFunction:
     """What dispatchtorch.compile returns for a function (OptimizedModule wraps one)."""
 
-    def __init__(self, fn, *, module=None, fullgraph=False, backend="inductor", options=None):
+    def __init__(self, fn, *, module=None, fullgraph=False, backend="inductor", options=None,
+                 dynamic=None):
         self.fn = fn
+        self.dynamic = dynamic
+        self.dynamic_entries = []      # [DynamicEntry]: symbolic captures (dynamic.py)
+        self.auto_dims = {}            # dynamic=None: {input name: dims seen changing}
+        self.first_shapes = None       # dynamic=None: the first capture's input shapes
+        self.n_captures = 0
         self.module = module
         self.fullgraph = fullgraph
         self.fuse = backend not in ("eager", "aot_eager")
@@ -84,17 +90,26 @@ class CompiledFunction:
                 key.append((a._shape, a._dtype, a._place, a._rg, a._stride, a._offset)
                            if type(a) is Tensor else _key_of(a))
             return tuple(key)
+        return (_key_of(args), _key_of(kwargs)) + self._rest(named)
+
+    def _rest(self, named):
+        """The signature's part that is not the arguments: grad mode, training flags,
+        the parameters and buffers."""
         train = tuple(m.training for m in self._modules) if self.module is not None else ()
         params = tuple((n, id(t), t._shape, t._dtype, t._place, t._rg) for n, (t, _) in named.items())
-        return (_key_of(args), _key_of(kwargs), STATE.enabled, train, params)
+        return (STATE.enabled, train, params)
 
     def __call__(self, *args, **kwargs):
         named = self._named()
         key = self._signature(args, kwargs, named)
         entry = self.cache.get(key)
+        if entry is None and self.dynamic_entries:
+            entry = self._dynamic_hit(args, kwargs, named)
+            if entry is not None:
+                self.cache[key] = entry
         if entry is None:
             from .._dynamo import config
-            if len(self.cache) >= config.cache_size_limit:
+            if self.n_captures >= config.cache_size_limit:
                 warnings.warn(f"compile: {getattr(self.fn, '__qualname__', self.fn)} was captured "
                               f"for {config.cache_size_limit} signatures (cache_size_limit); running new "
                               f"ones eagerly", RuntimeWarning, stacklevel=2)
@@ -106,10 +121,58 @@ class CompiledFunction:
             return self.fn(*args, **kwargs)
         return entry.run(args, kwargs, named)
 
+    def _dynamic_hit(self, args, kwargs, named):
+        """The Entry of a dynamic capture matching this call at its sizes, or None."""
+        from .dynamic import input_leaves, masked_key, sizes_of
+        leaves = input_leaves(args, kwargs)
+        rest = self._rest(named)
+        for de in self.dynamic_entries:
+            if masked_key(args, kwargs, leaves, de.dims, rest) == de.key:
+                e = de.entry_for(sizes_of(leaves, de.env.sources))
+                if e is not None:
+                    return e
+        return None
+
+    def _dynamic_dims(self, args, kwargs):
+        """{input name: dims} this capture makes symbolic (dynamic.dims_for)."""
+        if self.dynamic is False:
+            return None, {}
+        from .dynamic import dims_for, input_leaves
+        leaves = input_leaves(args, kwargs)
+        if self.dynamic is None:           # automatic dynamic: the dims that changed
+            shapes = {n: t._shape for n, t in leaves}
+            if self.first_shapes is None:
+                self.first_shapes = shapes
+            for n, shape in shapes.items():
+                old = self.first_shapes.get(n)
+                if old is not None and len(old) == len(shape) and old != shape:
+                    ch = {d for d, (a, b) in enumerate(zip(old, shape)) if a != b}
+                    self.auto_dims[n] = tuple(sorted(set(self.auto_dims.get(n, ())) | ch))
+        return leaves, dims_for(self.dynamic, leaves, self.auto_dims)
+
     def _capture(self, args, kwargs, named):
         need_grad = STATE.enabled and (
             any(t._rg for t in flatten((args, kwargs))[0]) or any(t._rg for t, _ in named.values()))
-        graph, out = trace(self.fn, args, kwargs, named=named, backward=need_grad)
+        self.n_captures += 1
+        leaves, dims = self._dynamic_dims(args, kwargs)
+        if dims:
+            from .dynamic import (DynamicEntry, ShapeEnv, concretize, masked_key,
+                                  symbolic_inputs)
+            key = masked_key(args, kwargs, leaves, dims, self._rest(named))
+            env = ShapeEnv()
+            with symbolic_inputs(env, leaves, dims):
+                graph, out = trace(self.fn, args, kwargs, named=named, backward=need_grad)
+            concretize(out)
+            if not graph.breaks and not graph.shared_arrays:
+                de = DynamicEntry(graph, env, dims, key,
+                                  lambda g: Entry(g, self.options, need_grad))
+                entry = de.entry_for(env.values)
+                self.dynamic_entries.append(de)
+                if os.environ.get("DISPATCHTORCH_COMPILE_DEBUG"):
+                    print(de.describe() + "\n" + entry.explain())
+                return entry, out
+        else:
+            graph, out = trace(self.fn, args, kwargs, named=named, backward=need_grad)
         if graph.shared_arrays:         # breaks for a replay (export keeps them as constants)
             graph.breaks = sorted(graph.breaks + graph.shared_arrays, key=lambda b: b.at_node)
         if graph.breaks:
@@ -134,12 +197,14 @@ class CompiledFunction:
             if "forward" in vars(child) or not list(child.parameters()) and not list(child.children()):
                 continue
             cf = CompiledFunction(child.forward, module=child, backend="eager" if not self.fuse
-                                  else "inductor", options=self.options)
+                                  else "inductor", options=self.options, dynamic=self.dynamic)
             child.forward = cf
             self.patched_children.append(child)
 
     def reset(self):
         self.cache.clear()
+        self.dynamic_entries = []
+        self.auto_dims, self.first_shapes, self.n_captures = {}, None, 0
         self._accessors = None
         for child in self.patched_children:
             vars(child).pop("forward", None)
@@ -147,7 +212,9 @@ class CompiledFunction:
 
     def explain(self):
         """The captured graphs, passes and generated kernels of every signature."""
-        parts = []
+        parts = [f"{self.n_captures} captures"]
+        for de in self.dynamic_entries:
+            parts.append(de.describe())
         for i, e in enumerate(self.cache.values()):
             parts.append(f"=== signature {i}")
             parts.append(e.explain())

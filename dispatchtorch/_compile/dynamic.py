@@ -1,0 +1,308 @@
+"""compile(dynamic=...): one capture whose sizes are symbols, replayed at new sizes.
+
+A dynamic capture runs the program once, for real, with SymInt sizes on the
+inputs' dynamic dims (symbolic.py): the graph it records says how every shape,
+stride, offset and size-valued parameter follows from those dims, and its ShapeEnv
+holds the guards (the comparisons the program made on them). A later call whose
+inputs differ only in those dims (same rank, dtype, device, requires_grad,
+contiguity, everything else of the signature) and satisfies the guards gets the
+graph instantiated at its sizes (`instantiate`: every expression evaluated; the
+prims' shapes follow) and lowered as any captured graph: no second capture.
+
+Which dims: dynamic=True, every dim of a contiguous tensor argument whose size is
+not 0 or 1 (those are specialised, as PyTorch's); dynamic=None, the dims that
+changed between two captures (automatic dynamic); parameters and buffers never.
+
+Correct first: a size that escaped the int world without being pinned (a numpy or
+float computation the SymInt could not see) would leave a plain number where an
+expression belongs. `lost_symbols` looks for those (a plain int, a float, a constant's
+shape equal to a symbol's value or a product of symbols' values) and pins those
+symbols, so such a graph is only replayed at the sizes it was captured at.
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+from contextlib import contextmanager
+from itertools import combinations
+
+import numpy as np
+
+from .._capture.capture import _input_name, flatten
+from .._capture.graph import BUFFER, CONSTANT, PARAMETER, Graph, Ref, Scalar
+from .._tensor import Tensor
+from .symbolic import ShapeEnv, SymInt, plain  # noqa: F401 (ShapeEnv: for compiled.py)
+
+
+def _contiguous(t):
+    return t._storage is None and t._stride is None and not t._offset
+
+
+def input_leaves(args, kwargs):
+    """[(placeholder name, tensor)] of the tensor arguments, named as the capture names them."""
+    leaves, _, names = flatten((tuple(args), kwargs), "in")
+    return [(_input_name(n), t) for t, n in zip(leaves, names)]
+
+
+def dims_for(mode, leaves, auto):
+    """{input name: dims made symbolic}: every dim of size >= 2 of a contiguous argument
+    (mode True), or the dims automatic dynamic saw change (`auto`, mode None)."""
+    out = {}
+    for name, t in leaves:
+        if not _contiguous(t):
+            continue
+        want = range(len(t._shape)) if mode is True else auto.get(name, ())
+        ds = tuple(d for d in want if d < len(t._shape) and t._shape[d] >= 2)
+        if ds:
+            out[name] = ds
+    return out
+
+
+def masked_key(args, kwargs, leaves, dims, rest):
+    """The signature with the dynamic dims' sizes left out (what a dynamic entry matches)."""
+    key = [_struct(args), _struct(kwargs), rest]
+    for name, t in leaves:
+        ds = dims.get(name)
+        shape = t._shape if not ds else tuple("*" if d in ds else n for d, n in enumerate(t._shape))
+        key.append((shape, t._dtype, t._place, t._rg, t._stride, t._offset, t._storage is None))
+    return tuple(key)
+
+
+def _struct(x):
+    if isinstance(x, Tensor):
+        return "T"
+    if isinstance(x, (int, float, bool, str, type(None))):
+        return (type(x), x)
+    if isinstance(x, (tuple, list)):
+        return (type(x), tuple(_struct(v) for v in x))
+    if isinstance(x, dict):
+        return (dict, tuple((k, _struct(v)) for k, v in x.items()))
+    return ("id", id(x))
+
+
+def sizes_of(leaves, sources):
+    by_name = dict(leaves)
+    return [by_name[name]._shape[d] for name, d in sources]
+
+
+@contextmanager
+def symbolic_inputs(env, leaves, dims):
+    """The arguments' dynamic dims as env's symbols while the capture runs (the same
+    tensor objects, so autograd and in-place writes are the caller's), restored after."""
+    saved = []
+    for name, t in leaves:
+        ds = dims.get(name)
+        if not ds or any(t is s for s, _ in saved):
+            continue
+        saved.append((t, t._shape))
+        t._shape = tuple(env.symbol(n, (name, d)) if d in ds else n for d, n in enumerate(t._shape))
+    from .. import _run
+    from ..ops import pointwise
+    orig = _run.scalar_handle
+
+    def scalar_handle(value, dt, place):      # a size made a tensor scalar (x / n): keep its code
+        if type(value) is not SymInt or value.env is not env:
+            return orig(value, dt, place)
+        # its own handle (not the cache's, which a plain number equal to it may share)
+        h = place.bk.from_host(np.asarray(int.__int__(value)).astype(dt.np).reshape(()),
+                               place.index)
+        from .._capture.tracer import current
+        tr = current()
+        if tr is not None and id(h) in tr.ids:
+            env.const_codes[tr.ids[id(h)]] = value.code
+        return h
+    _run.scalar_handle = pointwise.scalar_handle = scalar_handle
+    try:
+        with env:
+            yield
+    finally:
+        _run.scalar_handle = pointwise.scalar_handle = orig
+        for t, shape in saved:
+            t._shape = shape
+
+
+def concretize(out):
+    """The capture's results with plain-int shapes (the caller's tensors stay as eager's)."""
+    for t in flatten(out)[0]:
+        t._shape = plain(t._shape)
+        if t._stride is not None:
+            t._stride = plain(t._stride)
+        t._offset = plain(t._offset)
+
+
+# -- the graph at new sizes ---------------------------------------------------------------
+
+def _subst(x, ev):
+    t = type(x)
+    if t is SymInt:
+        return ev(x.code)
+    if t is tuple:
+        return tuple(_subst(v, ev) for v in x)
+    if t is list:
+        return [_subst(v, ev) for v in x]
+    if t is dict:
+        return {k: _subst(v, ev) for k, v in x.items()}
+    if t is Scalar:
+        return Scalar(_subst(x.value, ev))
+    if t is functools.partial:
+        return functools.partial(x.func, *_subst(x.args, ev), **_subst(x.keywords, ev))
+    return x
+
+
+def _has_sym(x):
+    t = type(x)
+    if t is SymInt:
+        return True
+    if t in (tuple, list):
+        return any(_has_sym(v) for v in x)
+    if t is dict:
+        return any(_has_sym(v) for v in x.values())
+    if t is Scalar:
+        return _has_sym(x.value)
+    if t is functools.partial:
+        return _has_sym(x.args) or _has_sym(x.keywords)
+    return False
+
+
+def instantiate(g, env, s):
+    """A copy of symbolic graph g with every expression evaluated at sizes s."""
+    memo = {}
+
+    def ev(code):
+        v = memo.get(code)
+        if v is None:
+            v = memo[code] = int(eval(code, {}, {"s": s}))     # noqa: S307 - our own code
+        return v
+    out = Graph()
+    out.values = {k: dataclasses.replace(v, shape=_subst(v.shape, ev), strides=_subst(v.strides, ev),
+                                         offset=_subst(v.offset, ev))
+                  for k, v in g.values.items()}
+    out.placeholders = []
+    for p in g.placeholders:
+        code = env.const_codes.get(p.value) if p.kind == CONSTANT else None
+        if code is not None:
+            data = np.asarray(ev(code)).astype(p.data.dtype).reshape(p.data.shape)
+            p = dataclasses.replace(p, data=data, handle=None)
+        out.placeholders.append(p)
+    out.nodes = [dataclasses.replace(n, inputs=_subst(n.inputs, ev), params=_subst(n.params, ev))
+                 if _has_sym(n.inputs) or _has_sym(n.params) else n for n in g.nodes]
+    out.outputs = list(g.outputs)
+    out.output_spec = _subst(g.output_spec, ev)
+    out.grad_inputs = list(g.grad_inputs)
+    out.breaks, out.shared_arrays, out.grad_mode = g.breaks, g.shared_arrays, g.grad_mode
+    out.checks = [dataclasses.replace(c, low=_subst(c.low, ev), high=_subst(c.high, ev))
+                  for c in g.checks]
+    if hasattr(g, "grad_targets"):
+        out.grad_targets = g.grad_targets
+    return out
+
+
+def fresh_constants(graph):
+    """Handles for the constants instantiate() gave new values (a size as a scalar)."""
+    from .._place import place_of
+    for p in graph.placeholders:
+        if p.kind == CONSTANT and p.handle is None:
+            place = place_of(graph.values[p.value].device)
+            p.handle = place.bk.from_host(np.array(p.data, order="C"), place.index)
+
+
+# -- sizes that escaped ---------------------------------------------------------------------
+
+def lost_symbols(g, env):
+    """Indices of the symbols some plain number of g may have been computed from."""
+    vals = env.values
+    cands = {}                 # value -> symbols it could come from
+    idx = range(len(vals))
+    for k in (1, 2, 3):
+        for combo in combinations(idx, k):
+            p = math.prod(vals[i] for i in combo)
+            cands.setdefault(p, set()).update(combo)
+    if not cands:
+        return set()
+    floats = {}
+    for c, syms in cands.items():
+        for f in (c, 1.0 / c, math.sqrt(c), 1.0 / math.sqrt(c), float(c - 1),
+                  1.0 / (c - 1) if c > 1 else 0.0):
+            floats.setdefault(f, set()).update(syms)
+    lost = set()
+
+    def look(x):
+        t = type(x)
+        if t is SymInt or t is bool:
+            return
+        if t is int:
+            lost.update(cands.get(x, ()))
+        elif t is float:
+            for f, syms in floats.items():
+                if f and abs(x - f) <= 1e-6 * abs(f):
+                    lost.update(syms)
+        elif t in (tuple, list):
+            for v in x:
+                look(v)
+        elif t is dict:
+            for v in x.values():
+                look(v)
+        elif t is Scalar:
+            look(x.value)
+        elif t is functools.partial:
+            look(x.args)
+        elif t is Ref:
+            return
+
+    static = {p.value for p in g.placeholders if p.kind in (PARAMETER, BUFFER)}
+    for v in g.values.values():
+        if v.id in static or v.base in static:
+            continue
+        look(v.shape)
+        look(v.strides)
+        look(v.offset)
+    for n in g.nodes:
+        look([a for a in n.inputs if type(a) is Scalar])     # (the others are value ids)
+        look(n.params)
+    for p in g.placeholders:
+        if p.kind == CONSTANT and p.value not in env.const_codes and p.data is not None:
+            look(tuple(int(n) for n in p.data.shape))
+            if p.data.size and (p.splat or p.data.size == 1) and p.data.dtype.kind in "iuf":
+                x = p.data.flat[0].item()
+                look(x)
+    look(g.output_spec)
+    for c in g.checks:
+        look((c.low, c.high))
+    return lost
+
+
+class DynamicEntry:
+    """One dynamic capture: its symbolic graph, guards, and an Entry per size met."""
+
+    def __init__(self, graph, env, dims, key, make_entry, limit=64):
+        self.graph, self.env, self.dims, self.key = graph, env, dims, key
+        for i in sorted(lost_symbols(graph, env)):
+            env.guard(f"s[{i}] == {env.values[i]}", True)
+        for i in range(len(env.values)):          # PyTorch's 0/1 specialisation
+            env.guard(f"s[{i}] >= 2", True)
+        self.check = env.checker()
+        self.make_entry = make_entry
+        self.entries = {}
+        self.limit = limit
+
+    def entry_for(self, s):
+        """The Entry for sizes s, or None when a guard fails (a new capture is needed)."""
+        t = tuple(s)
+        e = self.entries.get(t)
+        if e is not None:
+            return e
+        if not self.check(s):
+            return None
+        g = instantiate(self.graph, self.env, t)
+        fresh_constants(g)
+        e = self.make_entry(g)
+        if len(self.entries) >= self.limit:
+            self.entries.pop(next(iter(self.entries)))
+        self.entries[t] = e
+        return e
+
+    def describe(self):
+        syms = ", ".join(f"s[{i}]={name}.size({d})" for i, (name, d) in enumerate(self.env.sources))
+        return (f"dynamic: {syms}\nguards: " + "; ".join(self.env.guards)
+                + f"\ninstantiated at sizes: {sorted(self.entries)}")
