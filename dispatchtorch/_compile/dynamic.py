@@ -112,11 +112,14 @@ def symbolic_inputs(env, leaves, dims):
         if tr is not None and id(h) in tr.ids:
             env.const_codes[tr.ids[id(h)]] = value.code
         return h
+    from .._capture import tracer
     _run.scalar_handle = pointwise.scalar_handle = scalar_handle
+    tracer.LOWER[0] = plain
     try:
         with env:
             yield
     finally:
+        tracer.LOWER[0] = None
         _run.scalar_handle = pointwise.scalar_handle = orig
         for t, shape in saved:
             t._shape = shape
@@ -209,6 +212,9 @@ def fresh_constants(graph):
 
 # -- sizes that escaped ---------------------------------------------------------------------
 
+_NOT_SIZES = frozenset({"dims", "dim", "keepdim", "dtype", "axis", "dim0", "dim1"})
+
+
 def lost_symbols(g, env):
     """Indices of the symbols some plain number of g may have been computed from."""
     vals = env.values
@@ -220,11 +226,11 @@ def lost_symbols(g, env):
             cands.setdefault(p, set()).update(combo)
     if not cands:
         return set()
-    floats = {}
-    for c, syms in cands.items():
-        for f in (c, 1.0 / c, math.sqrt(c), 1.0 / math.sqrt(c), float(c - 1),
-                  1.0 / (c - 1) if c > 1 else 0.0):
-            floats.setdefault(f, set()).update(syms)
+    floats = {}        # the floats a size becomes (a mean's 1/n, a variance's n/(n-1) ...);
+    for c, syms in cands.items():   # not from 2..4: 0.5, 2.0, 1/sqrt(2) are everyone's constants
+        if c >= 5:
+            for f in (float(c), 1.0 / c, 1.0 / math.sqrt(c), 1.0 / (c - 1), c / (c - 1)):
+                floats.setdefault(f, set()).update(syms)
     lost = set()
 
     def look(x):
@@ -241,8 +247,9 @@ def lost_symbols(g, env):
             for v in x:
                 look(v)
         elif t is dict:
-            for v in x.values():
-                look(v)
+            for k, v in x.items():
+                if k not in _NOT_SIZES:
+                    look(v)
         elif t is Scalar:
             look(x.value)
         elif t is functools.partial:
@@ -285,6 +292,11 @@ class DynamicEntry:
         self.make_entry = make_entry
         self.entries = {}
         self.limit = limit
+        self.failed = []          # [(sizes, guards they failed)]: why a capture came again
+
+    def failing(self, s):
+        """The guards sizes s fail (what a recompile reports)."""
+        return [g for g in self.env.guards if not eval(g, {}, {"s": s})]   # noqa: S307
 
     def entry_for(self, s):
         """The Entry for sizes s, or None when a guard fails (a new capture is needed)."""
@@ -293,6 +305,7 @@ class DynamicEntry:
         if e is not None:
             return e
         if not self.check(s):
+            self.failed.append((t, self.failing(s)))
             return None
         g = instantiate(self.graph, self.env, t)
         fresh_constants(g)

@@ -198,4 +198,6 @@ def plain(x):
         return tuple(plain(v) for v in x)
     if type(x) is list:
         return [plain(v) for v in x]
+    if type(x) is dict:
+        return {k: plain(v) for k, v in x.items()}
     return x

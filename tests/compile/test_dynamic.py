@@ -1,0 +1,141 @@
+"""compile(dynamic=...): one capture serves every size its guards accept (True), the
+dims that changed become dynamic on the second capture (None), every shape is its own
+capture (False); guards on rank, dtype, size-1 broadcasting and the relations the
+graph relied on re-capture; values and gradients equal eager's at every size."""
+import numpy as np
+import pytest
+
+import dispatchtorch as torch
+import dispatchtorch.nn.functional as F
+from tests.compile.compile_helpers import DEVICES, _close, _np
+
+
+def chain(x, y):
+    return (torch.exp(x * y + 1.0) * x).sum(1) / x.shape[1] + x.mean()
+
+
+@pytest.mark.parametrize("dynamic, captures", [(True, 1), (None, 2), (False, 3)])
+def test_three_batch_sizes_capture_as_often_as_pytorch(dynamic, captures):
+    cf = torch.compile(chain, dynamic=dynamic)
+    for b, n in [(3, 5), (4, 7), (6, 5), (4, 7), (3, 5)]:
+        x, y = torch.randn(b, n), torch.randn(b, n)
+        got = cf(x, y)
+        assert got.shape == (b,)
+        _close(got, chain(x, y), "cpu")
+    assert cf.n_captures == captures
+
+
+@pytest.mark.parametrize("dev", DEVICES)
+def test_mlp_training_gradients_equal_eagers_at_every_batch_size(dev):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(6, 9), torch.nn.ReLU(),
+                                torch.nn.Linear(9, 4)).to(dev)
+    cm = torch.compile(model, dynamic=True)
+    for b in (3, 5, 7, 5):
+        x = torch.randn(b, 6, device=dev)
+        y = torch.randint(0, 4, (b,), device=dev)
+        model.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        want = [p.grad.clone() for p in model.parameters()]
+        model.zero_grad()
+        loss = F.cross_entropy(cm(x), y)
+        loss.backward()
+        _close(loss, F.cross_entropy(model(x), y), dev, 10)
+        for p, g in zip(model.parameters(), want):
+            _close(p.grad, g, dev, 10)
+    assert cm._compiled.n_captures == 1
+
+
+def test_a_tiny_causal_transformer_over_sequence_lengths_captures_once():
+    torch.manual_seed(0)
+
+    class Attn(torch.nn.Module):
+        def __init__(self, d=8, block=16):
+            super().__init__()
+            self.tok = torch.nn.Embedding(13, d)
+            self.pos = torch.nn.Embedding(block, d)
+            self.qkv = torch.nn.Linear(d, 3 * d)
+            self.ln = torch.nn.LayerNorm(d)
+            self.head = torch.nn.Linear(d, 13)
+            self.register_buffer("mask", torch.tril(torch.ones(block, block)).bool())
+
+        def forward(self, idx, targets):
+            B, T = idx.shape
+            h = self.tok(idx) + self.pos(torch.arange(T))
+            q, k, v = self.qkv(self.ln(h)).split(8, dim=2)
+            att = (q @ k.transpose(1, 2)) * (1.0 / 8 ** 0.5)
+            att = att.masked_fill(~self.mask[:T, :T], float("-inf")).softmax(-1)
+            logits = self.head(h + att @ v)
+            return F.cross_entropy(logits.view(B * T, -1), targets.view(-1))
+
+    model = Attn()
+    cm = torch.compile(model, dynamic=True)
+    for T in (5, 7, 11):
+        idx = torch.randint(0, 13, (3, T))
+        tgt = torch.randint(0, 13, (3, T))
+        model.zero_grad()
+        want = model(idx, tgt)
+        want.backward()
+        wg = [p.grad.clone() for p in model.parameters()]
+        model.zero_grad()
+        got = cm(idx, tgt)
+        got.backward()
+        np.testing.assert_allclose(_np(got), _np(want), rtol=1e-6, atol=1e-6)
+        for p, g in zip(model.parameters(), wg):
+            np.testing.assert_allclose(_np(p.grad), _np(g), rtol=1e-5, atol=1e-6)
+    assert cm._compiled.n_captures == 1
+
+
+def test_rank_and_dtype_changes_capture_again():
+    cf = torch.compile(lambda x: (x * 2.0).sum(-1), dynamic=True)
+    for x in (torch.randn(3, 4), torch.randn(5, 6), torch.randn(2, 3, 4),
+              torch.randn(3, 4, dtype=torch.float64)):
+        _close(cf(x), (x * 2.0).sum(-1), "cpu")
+    assert cf.n_captures == 3
+
+
+def test_size_one_broadcasting_is_specialised_not_generalised():
+    cf = torch.compile(lambda x, y: x + y, dynamic=True)
+    for a, b in [((4, 3), (4, 3)), ((4, 3), (1, 3)), ((5, 3), (5, 3)), ((5, 6), (1, 6)),
+                 ((5, 6), (5, 1))]:
+        x, y = torch.randn(*a), torch.randn(*b)
+        got = cf(x, y)
+        assert got.shape == a
+        _close(got, x + y, "cpu")
+    assert cf.n_captures == 3          # equal shapes; y broadcast on dim 0; on dim 1
+
+
+def test_a_relation_the_graph_relied_on_is_guarded():
+    def f(x, y):                           # a size compared with another: Python control flow
+        if x.shape[0] > y.shape[0]:
+            return x[: y.shape[0]] * y
+        return x * y[: x.shape[0]]
+    cf = torch.compile(f, dynamic=True)
+    for a, b in [(5, 3), (7, 4), (3, 6), (4, 8)]:
+        x, y = torch.randn(a, 2), torch.randn(b, 2)
+        got = cf(x, y)
+        assert got.shape == (min(a, b), 2)
+        _close(got, f(x, y), "cpu")
+    assert cf.n_captures == 2              # one per branch
+
+
+def test_a_size_used_as_a_float_is_pinned_to_its_value():
+    def f(x):
+        return x * float(x.shape[0])       # float(): leaves the int world
+    cf = torch.compile(f, dynamic=True)
+    for b in (3, 4, 3):
+        x = torch.randn(b, 2)
+        _close(cf(x), f(x), "cpu")
+    assert cf.n_captures == 2
+    assert "s[0] == 3" in cf.dynamic_entries[0].describe()
+
+
+def test_a_size_lost_into_a_host_constant_is_pinned():
+    import numpy
+    def f(x):                              # numpy computes from the size: the SymInt is lost
+        return x + torch.tensor(numpy.arange(x.shape[0] * 1.0).reshape(-1, 1).astype("float32"))
+    cf = torch.compile(f, dynamic=True)
+    for b in (3, 4, 4, 3):
+        x = torch.randn(b, 2)
+        _close(cf(x), f(x), "cpu")
+    assert cf.n_captures == 2
