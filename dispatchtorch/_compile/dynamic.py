@@ -32,7 +32,7 @@ import numpy as np
 from .._capture.capture import _input_name, flatten
 from .._capture.graph import BUFFER, CONSTANT, PARAMETER, Graph, Ref, Scalar
 from .._tensor import Tensor
-from .symbolic import ShapeEnv, SymInt, plain  # noqa: F401 (ShapeEnv: for compiled.py)
+from .symbolic import ShapeEnv, SymInt, code_of, plain  # noqa: F401 (ShapeEnv: for compiled.py)
 
 
 def _contiguous(t):
@@ -113,7 +113,13 @@ def symbolic_inputs(env, leaves, dims):
             env.const_codes[tr.ids[id(h)]] = value.code
         return h
     from .._capture import tracer
+    import dispatchtorch
+    from .. import ops
+    from ..ops import creation
+    orig_arange = creation.arange
+    arange = functools.wraps(orig_arange)(functools.partial(_arange, orig_arange, env))
     _run.scalar_handle = pointwise.scalar_handle = scalar_handle
+    dispatchtorch.arange = ops.arange = creation.arange = arange
     tracer.LOWER[0] = plain
     try:
         with env:
@@ -121,8 +127,40 @@ def symbolic_inputs(env, leaves, dims):
     finally:
         tracer.LOWER[0] = None
         _run.scalar_handle = pointwise.scalar_handle = orig
+        dispatchtorch.arange = ops.arange = creation.arange = orig_arange
         for t, shape in saved:
             t._shape = shape
+
+
+def _arange(orig, env, start=0, end=None, step=1, **kw):
+    """torch.arange over symbolic integer bounds (pos = arange(T)): its values are host
+    data, so the constant it makes is remade at each size (env.const_codes) and its
+    length is symbolic."""
+    if end is None:
+        start, end = 0, start
+    bounds = (start, end, step)
+    mine = [type(v) is SymInt and v.env is env for v in bounds]
+    if not any(mine) or not all(isinstance(v, int) for v in bounds):
+        return orig(start, end, step, **kw)
+    t = orig(*plain(bounds), **kw)
+    from .._capture.tracer import current
+    tr = current()
+    vid = tr.ids.get(id(t._h)) if tr is not None else None
+    if vid is None or int.__int__(step) <= 0:
+        for v, m in zip(bounds, mine):
+            if m:
+                env.specialise(v)
+        return t
+    sc, ec, stc = (code_of(v, env) for v in bounds)
+    size = SymInt(t._shape[0], f"(-((({sc})-({ec}))//({stc})))", env)
+    dt = t._dtype
+
+    def remake(ev):
+        return orig(ev(sc), ev(ec), ev(stc), dtype=dt).numpy()
+    env.const_codes[vid] = remake
+    t._shape = (size,)
+    tr.graph.values[vid].shape = (size,)
+    return t
 
 
 def concretize(out):
@@ -184,7 +222,9 @@ def instantiate(g, env, s):
     out.placeholders = []
     for p in g.placeholders:
         code = env.const_codes.get(p.value) if p.kind == CONSTANT else None
-        if code is not None:
+        if callable(code):                    # an arange over symbolic bounds
+            p = dataclasses.replace(p, data=np.asarray(code(ev)), handle=None)
+        elif code is not None:
             data = np.asarray(ev(code)).astype(p.data.dtype).reshape(p.data.shape)
             p = dataclasses.replace(p, data=data, handle=None)
         out.placeholders.append(p)

@@ -75,6 +75,10 @@ def _mine(x):
     return env if env is not None and x.env is env else None
 
 
+_IDENTITY = {"__mul__": "1", "__rmul__": "1", "__add__": "0", "__radd__": "0", "__sub__": "0",
+             "__floordiv__": "1"}
+
+
 def _arith(name, sym, reflected=False):
     base = getattr(int, name)
 
@@ -93,6 +97,8 @@ def _arith(name, sym, reflected=False):
                 if type(other) is SymInt and other.env is env:
                     env.specialise(other)
             return r
+        if oc == _IDENTITY.get(name):         # x*1, x+0, x//1: x (shorter guards)
+            return self
         left, right = (oc, self.code) if reflected else (self.code, oc)
         return SymInt(r, f"({left}{sym}{right})", env)
     op.__name__ = name
