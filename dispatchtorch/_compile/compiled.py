@@ -46,6 +46,8 @@ class CompiledFunction:
         self.auto_dims = {}            # dynamic=None: {input name: dims seen changing}
         self.first_shapes = None       # dynamic=None: the first capture's input shapes
         self.n_captures = 0
+        self.first_inputs = None       # {input name: (shape, dtype, place, requires_grad)}
+        self.recompiles = []           # why each capture after the first came
         self.module = module
         self.fullgraph = fullgraph
         self.fuse = backend not in ("eager", "aot_eager")
@@ -150,9 +152,38 @@ class CompiledFunction:
                     self.auto_dims[n] = tuple(sorted(set(self.auto_dims.get(n, ())) | ch))
         return leaves, dims_for(self.dynamic, leaves, self.auto_dims)
 
+    def _why(self, args, kwargs):
+        """Why this call captures again (the first one: None): the guards a dynamic
+        capture failed, or the inputs whose rank, dtype, device, requires_grad or
+        (specialised) sizes changed."""
+        if not self.n_captures:
+            return None
+        from .dynamic import input_leaves
+        for de in self.dynamic_entries:
+            if de.failed and de.failed[-1][0] is not None:
+                sizes, failed = de.failed[-1]
+                de.failed[-1] = (None, failed)
+                return f"sizes {list(sizes)} failed guard(s) {'; '.join(failed)}"
+        now = {n: (t._shape, t._dtype, t._place, t._rg) for n, t in input_leaves(args, kwargs)}
+        first = self.first_inputs or {}
+        diffs = [f"{n}: {_describe(first[n])} -> {_describe(v)}" for n, v in now.items()
+                 if n in first and first[n] != v]
+        return "; ".join(diffs) or "the signature changed (a non-tensor argument, grad mode, " \
+            "a training flag or a parameter)"
+
     def _capture(self, args, kwargs, named):
         need_grad = STATE.enabled and (
             any(t._rg for t in flatten((args, kwargs))[0]) or any(t._rg for t, _ in named.values()))
+        why = self._why(args, kwargs)
+        if why is not None:
+            self.recompiles.append(why)
+            if os.environ.get("DISPATCHTORCH_COMPILE_DEBUG") or \
+                    "recompiles" in os.environ.get("TORCH_LOGS", ""):
+                print(f"compile: {getattr(self.fn, '__qualname__', self.fn)} captures again: {why}")
+        else:
+            from .dynamic import input_leaves
+            self.first_inputs = {n: (t._shape, t._dtype, t._place, t._rg)
+                                 for n, t in input_leaves(args, kwargs)}
         self.n_captures += 1
         leaves, dims = self._dynamic_dims(args, kwargs)
         if dims:
@@ -205,6 +236,7 @@ class CompiledFunction:
         self.cache.clear()
         self.dynamic_entries = []
         self.auto_dims, self.first_shapes, self.n_captures = {}, None, 0
+        self.first_inputs, self.recompiles = None, []
         self._accessors = None
         for child in self.patched_children:
             vars(child).pop("forward", None)
@@ -212,13 +244,18 @@ class CompiledFunction:
 
     def explain(self):
         """The captured graphs, passes and generated kernels of every signature."""
-        parts = [f"{self.n_captures} captures"]
+        parts = [f"{self.n_captures} captures"] + [f"captured again: {r}" for r in self.recompiles]
         for de in self.dynamic_entries:
             parts.append(de.describe())
         for i, e in enumerate(self.cache.values()):
             parts.append(f"=== signature {i}")
             parts.append(e.explain())
         return "\n".join(parts)
+
+
+def _describe(sig):
+    shape, dt, place, rg = sig
+    return f"{dt.name}{list(shape)} {place.device}" + (" requires_grad" if rg else "")
 
 
 class EagerEntry:
