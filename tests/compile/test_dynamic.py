@@ -139,3 +139,59 @@ def test_a_size_lost_into_a_host_constant_is_pinned():
         x = torch.randn(b, 2)
         _close(cf(x), f(x), "cpu")
     assert cf.n_captures == 2
+
+
+def test_an_input_that_requires_grad_gets_eagers_gradient_at_every_size():
+    def f(x, w):
+        return (torch.tanh(x @ w) * x.shape[0]).sum()
+    cf = torch.compile(f, dynamic=True)
+    w = torch.randn(4, 3, requires_grad=True)
+    for b in (2, 5, 6):
+        x = torch.randn(b, 4, requires_grad=True)
+        xe, we = x.detach().clone().requires_grad_(), w.detach().clone().requires_grad_()
+        f(xe, we).backward()
+        w.grad = None
+        cf(x, w).backward()
+        _close(x.grad, xe.grad, "cpu", 1e5)
+        _close(w.grad, we.grad, "cpu", 1e5)
+    assert cf.n_captures == 1
+
+
+def test_arange_over_a_symbolic_length_is_remade_at_each_size():
+    def f(x):
+        return x[::2] * torch.arange(0, x.shape[0], 2) + torch.arange(1, x.shape[0] + 1, 2)
+    cf = torch.compile(f, dynamic=True)
+    for n in (5, 6, 9, 12):
+        x = torch.randn(n)
+        got = cf(x)
+        assert got.shape == ((n + 1) // 2,)
+        _close(got, f(x), "cpu")
+    assert cf.n_captures == 1
+
+
+def test_automatic_dynamic_reports_why_it_captured_again():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(5, 3), torch.nn.Tanh())
+    cm = torch.compile(model)                       # dynamic=None
+    for b in (2, 7, 4, 6):
+        x = torch.randn(b, 5)
+        _close(cm(x), model(x), "cpu")
+    cf = cm._compiled
+    assert cf.n_captures == 2 and cf.auto_dims == {"args[0]": (0,)}
+    assert cf.recompiles == ["args[0]: float32[2, 5] cpu -> float32[7, 5] cpu"]
+    for b in (3, 8):                  # 3: the Linear's width too; the graph made at 7 knows
+        x = torch.randn(b, 5)         # which sizes are the batch's
+        _close(cm(x), model(x), "cpu")
+    assert cf.n_captures == 2
+
+
+def test_a_size_captured_equal_to_a_static_width_is_pinned_then_generalised_at_the_next():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(5, 3), torch.nn.Tanh())
+    cm = torch.compile(model, dynamic=True)
+    for b in (3, 4, 6, 3):            # captured at 3 = the width: the scan pins it
+        x = torch.randn(b, 5)
+        _close(cm(x), model(x), "cpu")
+    cf = cm._compiled
+    assert cf.n_captures == 2 and "failed guard(s) s[0] == 3" in cf.recompiles[0]
+    assert "s[0]=args[0].size(0)" in cf.explain()
