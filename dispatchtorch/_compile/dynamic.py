@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import re
 from contextlib import contextmanager
 from itertools import combinations
 
@@ -297,6 +298,7 @@ def lost_symbols(g, env):
         elif t is Ref:
             return
 
+    lost.update(_tight_bounds(env))
     static = {p.value for p in g.placeholders if p.kind in (PARAMETER, BUFFER)}
     for v in g.values.values():
         if v.id in static or v.base in static:
@@ -316,6 +318,25 @@ def lost_symbols(g, env):
     look(g.output_spec)
     for c in g.checks:
         look((c.low, c.high))
+    return lost
+
+
+def _tight_bounds(env):
+    """The symbols a bound the program tested holds for at the captured value but not one
+    off it (`t < n` for t = n - 1): what indexing the last element with a plain index
+    leaves, as `for t in range(n): x[t]` does (Python's range reads a SymInt as a plain
+    int, so the loop is unrolled at the captured n without a guard of its own)."""
+    lost = set()
+    vals = env.values
+    for cond in env.bounds:
+        check = eval(f"lambda s: {cond}")           # noqa: S307 - our own expression
+        now = check(vals)
+        for i in {int(k) for k in re.findall(r"s\[(\d+)\]", cond)}:
+            for d in (-1, 1):
+                s = list(vals)
+                s[i] += d
+                if check(s) != now:
+                    lost.add(i)
     return lost
 
 

@@ -33,6 +33,7 @@ class ShapeEnv:
         self.values = []
         self.guards = {}
         self.const_codes = {}          # constant value id -> code (a size made a scalar)
+        self.bounds = []               # the guards comparing a size with a number
 
     def symbol(self, value, source):
         i = len(self.values)
@@ -120,6 +121,8 @@ def _compare(name, sym):
             env.specialise(self)
         elif oc != self.code:
             env.guard(f"{self.code} {sym} {oc}", r)
+            if sym in ("<", "<=", ">", ">=") and oc.lstrip("-").isdigit():
+                env.bounds.append(f"{self.code} {sym} {oc}")
         return r
     op.__name__ = name
     return op

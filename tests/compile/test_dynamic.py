@@ -195,3 +195,16 @@ def test_a_size_captured_equal_to_a_static_width_is_pinned_then_generalised_at_t
     cf = cm._compiled
     assert cf.n_captures == 2 and "failed guard(s) s[0] == 3" in cf.recompiles[0]
     assert "s[0]=args[0].size(0)" in cf.explain()
+
+
+def test_a_python_loop_over_a_size_is_pinned_not_replayed_short():
+    def f(x):                              # range() reads the size without asking it
+        acc = x[0] * 0.0
+        for t in range(x.shape[0]):
+            acc = acc + x[t] * (t + 1.0)
+        return acc
+    cf = torch.compile(f, dynamic=True)
+    for n in (3, 5, 3):
+        x = torch.randn(n, 4)
+        _close(cf(x), f(x), "cpu")
+    assert cf.n_captures == 2
