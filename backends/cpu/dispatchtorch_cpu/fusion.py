@@ -107,7 +107,6 @@ def fuse_elementwise(region, dtypes):
     whole_only = any(o.op in _REDUCTIONS and min(dict(o.params)["dims"]) <= k for o in ops)
     kw = [dict(o.params) for o in ops]
     tile_kw = [dict(p, dims=tuple(d - k for d in p["dims"])) if "dims" in p else p for p in kw]
-    plan = tuple((kernels[j], j, tuple(o.args), tile_kw[j]) for j, o in enumerate(ops))
     probe = np.empty(shape, np.bool_)
     tiles = [(t, probe[t].shape) for t in _tiles(shape)] if not whole_only else \
         [((), shape)]
@@ -115,31 +114,8 @@ def fuse_elementwise(region, dtypes):
     tiles = [(t, () if ts == full else tuple(slice(0, n) for n in ts)) for t, ts in tiles]
     del probe
 
-    def run(outs, ins, tiles):
-        bufs = [np.empty(full, dtypes[d]) for d in slot_dtype]
-        res = [None] * len(plan)
-        for t, part in tiles:
-            for fn, j, args, kwj in plan:
-                vals = []
-                for kind, v in args:
-                    if kind == "in":
-                        vals.append(ins[v][t])
-                    elif kind == "tmp":
-                        vals.append(res[v])
-                    else:
-                        vals.append(consts[(j, v)])
-                o = out_of.get(j)
-                if o is not None:
-                    dst = outs[o][t]
-                else:
-                    dst = bufs[slot_of[j]]
-                    if part:
-                        dst = dst[part]
-                if kwj:
-                    fn(dst, *vals, **kwj)
-                else:
-                    fn(dst, *vals)
-                res[j] = dst
+    run = _tile_loop(ops, kernels, consts, out_of, slot_of, slot_dtype, dtypes, full,
+                     len(region.inputs), tile_kw)
 
     whole = len(tiles) == 1
 
@@ -174,6 +150,60 @@ def describe(region):
         extra = "".join(f", {k}={v!r}" for k, v in o.params)
         lines.append(f"t{j}: {o.dtype} = {o.op}({args}{extra}){mark}")
     return "\n".join(lines)
+
+
+# ops whose kernel is the ufunc itself outside float16/bfloat16 (kernels.py's _unary /
+# _binary): a tile calls the ufunc directly, without the kernel's size and dtype tests
+_UFUNCS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "exp": np.exp,
+           "log": np.log, "sqrt": np.sqrt, "sin": np.sin, "cos": np.cos, "tanh": np.tanh,
+           "neg": np.negative, "abs": np.abs}
+_HALF = frozenset({"float16", "bfloat16"})
+
+
+def _tile_loop(ops, kernels, consts, out_of, slot_of, slot_dtype, dtypes, full, n_in, kw):
+    """run(outs, ins, tiles): the region over a list of tiles as generated Python, one
+    line per op and tile (no per-op interpretation: the GIL is held for less of each
+    tile, which the worker threads share)."""
+    env = {"empty": np.empty, "full": full}
+    lines = ["def run(outs, ins, tiles):"]
+    for k, d in enumerate(slot_dtype):
+        env[f"D{k}"] = dtypes[d]
+        lines.append(f"    B{k} = empty(full, D{k})")
+    if out_of:
+        lines.append("    " + "".join(f"o{k}, " for k in range(len(out_of))) + "= outs")
+    if n_in:
+        lines.append("    " + "".join(f"i{k}, " for k in range(n_in)) + "= ins")
+    lines.append("    for t, part in tiles:")
+    for k in range(len(slot_dtype)):
+        lines.append(f"        S{k} = B{k}[part] if part else B{k}")
+    used = sorted({v for o in ops for kind, v in o.args if kind == "in"})
+    for v in used:
+        lines.append(f"        x{v} = i{v}[t]")
+    for j, o in enumerate(ops):
+        args = []
+        for kind, v in o.args:
+            if kind == "in":
+                args.append(f"x{v}")
+            elif kind == "tmp":
+                args.append(f"t{v}")
+            else:
+                name = f"c{j}_{len(args)}"
+                env[name] = consts[(j, v)]
+                args.append(name)
+        dst = f"o{out_of[j]}[t]" if j in out_of else f"S{slot_of[j]}"
+        lines.append(f"        t{j} = {dst}")
+        uf = _UFUNCS.get(o.op)
+        if uf is not None and not kw[j] and o.dtype not in _HALF and o.in_dtype not in _HALF:
+            env[f"U{j}"] = uf
+            lines.append(f"        U{j}({', '.join(args)}, out=t{j})")
+            continue
+        env[f"K{j}"] = kernels[j]
+        if kw[j]:
+            env[f"P{j}"] = kw[j]
+            args.append(f"**P{j}")
+        lines.append(f"        K{j}(t{j}, {', '.join(args)})")
+    exec("\n".join(lines), env)     # noqa: S102  (source built from op indices only)
+    return env["run"]
 
 
 def _straight_line(ops, kernels, consts, out_of, dtypes, shape, n_in, kw):
