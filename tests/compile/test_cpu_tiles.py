@@ -11,7 +11,7 @@ from tests.compile.compile_helpers import _entries, _np
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("shape", [(3, 70001), (7, 5, 30011)])
 def test_a_region_of_many_tiles_equals_eager(shape, threads, monkeypatch):
-    monkeypatch.setitem(fusion.THREADS, 0, threads)
+    monkeypatch.setattr(fusion, "THREADS", [threads])
 
     def f(x, y, z):
         return (torch.exp(x * y + z) * x - y).relu().sum(-1) + torch.tanh(z).amax(-1)
