@@ -31,7 +31,7 @@ from itertools import combinations
 import numpy as np
 
 from .._capture.capture import _input_name, flatten
-from .._capture.graph import BUFFER, CONSTANT, PARAMETER, Graph, Ref, Scalar
+from .._capture.graph import BUFFER, CONSTANT, PARAMETER, Graph, Scalar
 from .._tensor import Tensor
 from .symbolic import ShapeEnv, SymInt, code_of, plain  # noqa: F401 (ShapeEnv: for compiled.py)
 
@@ -257,7 +257,8 @@ _NOT_SIZES = frozenset({"dims", "dim", "keepdim", "dtype", "axis", "dim0", "dim1
 
 
 def lost_symbols(g, env):
-    """Indices of the symbols some plain number of g may have been computed from."""
+    """{symbol index: why}: the symbols some plain number of g may have been computed
+    from (the first such number found, and where)."""
     vals = env.values
     cands = {}                 # value -> symbols it could come from
     idx = range(len(vals))
@@ -265,59 +266,59 @@ def lost_symbols(g, env):
         for combo in combinations(idx, k):
             p = math.prod(vals[i] for i in combo)
             cands.setdefault(p, set()).update(combo)
-    if not cands:
-        return set()
-    floats = {}        # the floats a size becomes (a mean's 1/n, a variance's n/(n-1) ...);
+    floats = {}        # the floats a size becomes (a mean's 1/n, an attention's 1/sqrt(d));
     for c, syms in cands.items():   # not from 2..4: 0.5, 2.0, 1/sqrt(2) are everyone's constants
         if c >= 5:
-            for f in (float(c), 1.0 / c, 1.0 / math.sqrt(c), 1.0 / (c - 1), c / (c - 1)):
+            for f in (float(c), 1.0 / c, 1.0 / math.sqrt(c)):
                 floats.setdefault(f, set()).update(syms)
-    lost = set()
+    lost = {i: f"a bound tested at the captured size only: {b}" for i, b in _tight_bounds(env)}
 
-    def look(x):
+    def found(x, syms, where):
+        for i in syms:
+            lost.setdefault(i, f"a plain {x!r} in {where}")
+
+    def look(x, where):
         t = type(x)
         if t is SymInt or t is bool:
             return
         if t is int:
-            lost.update(cands.get(x, ()))
+            found(x, cands.get(x, ()), where)
         elif t is float:
             for f, syms in floats.items():
-                if f and abs(x - f) <= 1e-6 * abs(f):
-                    lost.update(syms)
+                if abs(x - f) <= 1e-6 * abs(f):
+                    found(x, syms, where)
         elif t in (tuple, list):
             for v in x:
-                look(v)
+                look(v, where)
         elif t is dict:
             for k, v in x.items():
                 if k not in _NOT_SIZES:
-                    look(v)
+                    look(v, f"{where} {k}")
         elif t is Scalar:
-            look(x.value)
+            look(x.value, where)
         elif t is functools.partial:
-            look(x.args)
-        elif t is Ref:
-            return
+            look(x.args, where)
 
-    lost.update(_tight_bounds(env))
+    if not cands:
+        return lost
     static = {p.value for p in g.placeholders if p.kind in (PARAMETER, BUFFER)}
     for v in g.values.values():
         if v.id in static or v.base in static:
             continue
-        look(v.shape)
-        look(v.strides)
-        look(v.offset)
+        look((v.shape, v.strides, v.offset), f"%{v.id}'s geometry")
     for n in g.nodes:
-        look([a for a in n.inputs if type(a) is Scalar])     # (the others are value ids)
-        look(n.params)
+        where = f"{n.op} (node {n.id}, {n.source})"
+        look([a for a in n.inputs if type(a) is Scalar], where)   # (the others are value ids)
+        look(n.params, where)
     for p in g.placeholders:
         if p.kind == CONSTANT and p.value not in env.const_codes and p.data is not None:
-            look(tuple(int(n) for n in p.data.shape))
+            where = f"constant {p.name} ({p.source})"
+            look(tuple(int(n) for n in p.data.shape), where + "'s shape")
             if p.data.size and (p.splat or p.data.size == 1) and p.data.dtype.kind in "iuf":
-                x = p.data.flat[0].item()
-                look(x)
-    look(g.output_spec)
+                look(p.data.flat[0].item(), where)
+    look(g.output_spec, "the outputs")
     for c in g.checks:
-        look((c.low, c.high))
+        look((c.low, c.high), f"a check ({c.source})")
     return lost
 
 
@@ -326,7 +327,7 @@ def _tight_bounds(env):
     off it (`t < n` for t = n - 1): what indexing the last element with a plain index
     leaves, as `for t in range(n): x[t]` does (Python's range reads a SymInt as a plain
     int, so the loop is unrolled at the captured n without a guard of its own)."""
-    lost = set()
+    lost = []
     vals = env.values
     for cond in env.bounds:
         check = eval(f"lambda s: {cond}")           # noqa: S307 - our own expression
@@ -336,7 +337,7 @@ def _tight_bounds(env):
                 s = list(vals)
                 s[i] += d
                 if check(s) != now:
-                    lost.add(i)
+                    lost.append((i, cond))
     return lost
 
 
@@ -345,7 +346,8 @@ class DynamicEntry:
 
     def __init__(self, graph, env, dims, key, make_entry, limit=64):
         self.graph, self.env, self.dims, self.key = graph, env, dims, key
-        for i in sorted(lost_symbols(graph, env)):
+        self.pinned = lost_symbols(graph, env)     # {symbol: why it is pinned}
+        for i in sorted(self.pinned):
             env.guard(f"s[{i}] == {env.values[i]}", True)
         for i in range(len(env.values)):          # PyTorch's 0/1 specialisation
             env.guard(f"s[{i}] >= 2", True)
@@ -378,5 +380,7 @@ class DynamicEntry:
 
     def describe(self):
         syms = ", ".join(f"s[{i}]={name}.size({d})" for i, (name, d) in enumerate(self.env.sources))
-        return (f"dynamic: {syms}\nguards: " + "; ".join(self.env.guards)
+        pins = "".join(f"\npinned s[{i}] = {self.env.values[i]}: {why}"
+                       for i, why in sorted(self.pinned.items()))
+        return (f"dynamic: {syms}{pins}\nguards: " + "; ".join(self.env.guards)
                 + f"\ninstantiated at sizes: {sorted(self.entries)}")
