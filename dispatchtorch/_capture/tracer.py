@@ -385,7 +385,7 @@ def _draw_wrapper(fn):
         tr = _active_tracer()
         if tr is not None:
             tr.random_pending = user_frame()[0] or "a random op"
-        return fn(generator, draw, *args)
+        return fn(generator, draw, *_low(args))
     traced._dt_traced = fn
     return traced
 

@@ -296,8 +296,8 @@ def lost_symbols(g, env):
                     look(v, f"{where} {k}")
         elif t is Scalar:
             look(x.value, where)
-        elif t is functools.partial:
-            look(x.args, where)
+        elif t is functools.partial:       # random_values(shape, memory order, ...)
+            look(x.args[:1] if x.func.__name__ == "random_values" else x.args, where)
 
     if not cands:
         return lost
@@ -334,6 +334,8 @@ def _tight_bounds(env):
         now = check(vals)
         for i in {int(k) for k in re.findall(r"s\[(\d+)\]", cond)}:
             for d in (-1, 1):
+                if vals[i] + d < 2:            # a size the `s >= 2` guard turns away anyway
+                    continue
                 s = list(vals)
                 s[i] += d
                 if check(s) != now:

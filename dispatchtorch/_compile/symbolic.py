@@ -76,6 +76,18 @@ def _mine(x):
     return env if env is not None and x.env is env else None
 
 
+def _asking(x):
+    """x's env when a comparison or a pin on x is the program's: not inside a call the
+    tracer runs nested (a random fill's host draw and copy, a check's host read: what
+    they decide is not replayed, the graph redraws or re-reads)."""
+    env = _mine(x)
+    if env is None:
+        return None
+    from .._capture.tracer import current
+    tr = current()
+    return None if tr is not None and tr.depth else env
+
+
 _IDENTITY = {"__mul__": "1", "__rmul__": "1", "__add__": "0", "__radd__": "0", "__sub__": "0",
              "__floordiv__": "1"}
 
@@ -111,7 +123,7 @@ def _compare(name, sym):
 
     def op(self, other):
         r = base(self, other)
-        env = _mine(self)
+        env = _asking(self)
         if env is None or r is NotImplemented:
             if r is NotImplemented and env is not None and isinstance(other, float):
                 env.specialise(self)
@@ -161,7 +173,7 @@ class SymInt(int):
         base = getattr(int, name)
 
         def op(self, *a):
-            env = _mine(self)
+            env = _asking(self)
             if env is not None:
                 env.specialise(self)
                 for x in a:
