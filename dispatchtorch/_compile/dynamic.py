@@ -121,12 +121,12 @@ def symbolic_inputs(env, leaves, dims):
     arange = functools.wraps(orig_arange)(functools.partial(_arange, orig_arange, env))
     _run.scalar_handle = pointwise.scalar_handle = scalar_handle
     dispatchtorch.arange = ops.arange = creation.arange = arange
-    tracer.LOWER[0] = plain
+    lower, tracer.LOWER[0] = tracer.LOWER[0], plain
     try:
         with env:
             yield
     finally:
-        tracer.LOWER[0] = None
+        tracer.LOWER[0] = lower
         _run.scalar_handle = pointwise.scalar_handle = orig
         dispatchtorch.arange = ops.arange = creation.arange = orig_arange
         for t, shape in saved:
