@@ -156,6 +156,9 @@ def slice_indices(sl, n):
     int subclass (compile(dynamic=True)'s symbolic sizes keep their expressions
     through it; the C method makes them plain ints)."""
     start, stop = sl.start, sl.stop
+    if type(n) is int and (start is None or type(start) is int) and \
+            (stop is None or type(stop) is int):
+        return sl.indices(n)                  # the usual case: plain ints
     if not (_sub(n) or _sub(start) or _sub(stop)):
         return sl.indices(n)
     step = 1 if sl.step is None else sl.step
