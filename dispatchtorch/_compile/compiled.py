@@ -187,7 +187,7 @@ class CompiledFunction:
         self.n_captures += 1
         leaves, dims = self._dynamic_dims(args, kwargs)
         if dims:
-            from .dynamic import (DynamicEntry, ShapeEnv, concretize, masked_key,
+            from .dynamic import (DynamicEntry, ShapeEnv, check_marks, concretize, masked_key,
                                   symbolic_inputs)
             key = masked_key(args, kwargs, leaves, dims, self._rest(named))
             env = ShapeEnv()
@@ -197,6 +197,7 @@ class CompiledFunction:
             if not graph.breaks and not graph.shared_arrays:
                 de = DynamicEntry(graph, env, dims, key,
                                   lambda g: Entry(g, self.options, need_grad))
+                check_marks(de, leaves)
                 entry = de.entry_for(env.values)
                 self.dynamic_entries.append(de)
                 if os.environ.get("DISPATCHTORCH_COMPILE_DEBUG"):

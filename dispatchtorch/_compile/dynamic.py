@@ -48,16 +48,39 @@ def input_leaves(args, kwargs):
 
 def dims_for(mode, leaves, auto):
     """{input name: dims made symbolic}: every dim of size >= 2 of a contiguous argument
-    (mode True), or the dims automatic dynamic saw change (`auto`, mode None)."""
+    (mode True), or the dims automatic dynamic saw change (`auto`, mode None), and the
+    dims torch._dynamo.mark_dynamic / maybe_mark_dynamic marked; never those
+    mark_static marked."""
+    from .._dynamo.marks import marks_of
     out = {}
     for name, t in leaves:
         if not _contiguous(t):
             continue
-        want = range(len(t._shape)) if mode is True else auto.get(name, ())
-        ds = tuple(d for d in want if d < len(t._shape) and t._shape[d] >= 2)
+        strong, weak, static = marks_of(t)
+        want = set(range(len(t._shape)) if mode is True else auto.get(name, ()))
+        want = (want | set(strong) | set(weak)) - set(static)
+        ds = tuple(sorted(d for d in want if d < len(t._shape) and t._shape[d] >= 2))
         if ds:
             out[name] = ds
     return out
+
+
+def check_marks(de, leaves):
+    """ConstraintViolationError when a dim mark_dynamic marked was pinned by the program."""
+    from .._dynamo.marks import marks_of
+    from .errors import ConstraintViolationError
+    by_name = dict(leaves)
+    bad = []
+    for i, (name, d) in enumerate(de.env.sources):
+        pinned = de.pinned.get(i) or (f"s[{i}] == {de.env.values[i]}"
+                                      if f"s[{i}] == {de.env.values[i]}" in de.env.guards else None)
+        if pinned and d in marks_of(by_name[name])[0]:
+            bad.append(f"{name}.size()[{d}] ({pinned})")
+    if bad:
+        raise ConstraintViolationError(
+            "Constraints violated (" + ", ".join(bad) + ")! The dims marked dynamic with "
+            "torch._dynamo.mark_dynamic were specialised by the program; use "
+            "maybe_mark_dynamic to allow it")
 
 
 def masked_key(args, kwargs, leaves, dims, rest):

@@ -229,3 +229,33 @@ def test_the_tiny_transformer_training_with_dropout_over_lengths_equals_eager():
         for a, b in zip(g2, g1):
             np.testing.assert_allclose(_np(a), _np(b), rtol=1e-4, atol=1e-6)
     assert cm._compiled.n_captures == 1
+
+
+def test_mark_dynamic_mark_static_and_a_violated_mark():
+    def f(x):
+        return torch.tanh(x) * 2.0
+    cf = torch.compile(f)                          # dynamic=None: the mark counts at once
+    for b in (3, 5, 6):
+        x = torch.randn(b, 4)
+        torch._dynamo.mark_dynamic(x, 0)
+        _close(cf(x), f(x), "cpu")
+    assert cf.n_captures == 1 and cf.dynamic_entries[0].dims == {"args[0]": (0,)}
+
+    cf = torch.compile(f, dynamic=True)
+    for b in (3, 5):
+        x = torch.randn(4, b)
+        torch._dynamo.mark_static(x, 1)            # dim 1 stays specialised
+        _close(cf(x), f(x), "cpu")
+    assert cf.n_captures == 2
+
+    def g(x):
+        return x * float(x.shape[0])               # pins dim 0
+    x = torch.randn(3, 2)
+    torch._dynamo.maybe_mark_dynamic(x, 0)
+    _close(torch.compile(g)(x), g(x), "cpu")       # maybe: no error
+    x = torch.randn(3, 2)
+    torch._dynamo.mark_dynamic(x, 0)
+    with pytest.raises(torch._dynamo.exc.ConstraintViolationError, match=r"args\[0\].size\(\)\[0\]"):
+        torch.compile(g)(x)
+    with pytest.raises(IndexError, match="mark_dynamic"):
+        torch._dynamo.mark_dynamic(x, 2)
