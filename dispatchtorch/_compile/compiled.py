@@ -21,6 +21,9 @@ _REGISTRY = weakref.WeakSet()  # every live CompiledFunction, for reset()
 
 
 _ARG_NAMES = [f"args[{i}]" for i in range(32)]
+# the sizes a dynamic capture keeps lowered programs for (each holds its intermediates'
+# buffers between calls); an older size is instantiated again when it comes back
+_SIZES_KEPT = 16
 
 
 def _key_of(x):
@@ -48,6 +51,7 @@ class CompiledFunction:
         self.n_captures = 0
         self.first_inputs = None       # {input name: (shape, dtype, place, requires_grad)}
         self.recompiles = []           # why each capture after the first came
+        self.sized = []                # cache keys a dynamic capture was instantiated for
         self.module = module
         self.fullgraph = fullgraph
         self.fuse = backend not in ("eager", "aot_eager")
@@ -109,6 +113,9 @@ class CompiledFunction:
             entry = self._dynamic_hit(args, kwargs, named)
             if entry is not None:
                 self.cache[key] = entry
+                self.sized.append(key)          # sizes met: the oldest are let go
+                if len(self.sized) > _SIZES_KEPT:
+                    self.cache.pop(self.sized.pop(0), None)
         if entry is None:
             from .._dynamo import config
             if self.n_captures >= config.cache_size_limit:
@@ -237,7 +244,7 @@ class CompiledFunction:
         self.cache.clear()
         self.dynamic_entries = []
         self.auto_dims, self.first_shapes, self.n_captures = {}, None, 0
-        self.first_inputs, self.recompiles = None, []
+        self.first_inputs, self.recompiles, self.sized = None, [], []
         self._accessors = None
         for child in self.patched_children:
             vars(child).pop("forward", None)

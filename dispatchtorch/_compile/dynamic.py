@@ -369,7 +369,7 @@ def _tight_bounds(env):
 class DynamicEntry:
     """One dynamic capture: its symbolic graph, guards, and an Entry per size met."""
 
-    def __init__(self, graph, env, dims, key, make_entry, limit=64):
+    def __init__(self, graph, env, dims, key, make_entry, limit=16):
         self.graph, self.env, self.dims, self.key = graph, env, dims, key
         self.pinned = lost_symbols(graph, env)     # {symbol: why it is pinned}
         for i in sorted(self.pinned):

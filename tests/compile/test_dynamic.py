@@ -259,3 +259,14 @@ def test_mark_dynamic_mark_static_and_a_violated_mark():
         torch.compile(g)(x)
     with pytest.raises(IndexError, match="mark_dynamic"):
         torch._dynamo.mark_dynamic(x, 2)
+
+
+def test_only_the_last_sizes_keep_their_programs_and_an_old_one_comes_back_uncaptured():
+    from dispatchtorch._compile import compiled
+    cf = torch.compile(lambda x: torch.exp(x) + 1.0, dynamic=True)
+    for n in list(range(2, 2 + compiled._SIZES_KEPT + 4)) + [2]:
+        x = torch.randn(n)
+        _close(cf(x), torch.exp(x) + 1.0, "cpu")
+    assert cf.n_captures == 1
+    assert len(cf.cache) <= compiled._SIZES_KEPT + 1
+    assert len(cf.dynamic_entries[0].entries) <= cf.dynamic_entries[0].limit
