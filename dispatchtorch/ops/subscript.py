@@ -11,7 +11,8 @@ import numpy as np
 
 from .. import _dtype as D
 from .._run import decompose, kernel_for, launch, make_view, record, to_place
-from .._shape import broadcast_shapes, broadcast_shapes2, contiguous_strides, norm_dim, numel, slice_indices
+from .._shape import broadcast_shapes, broadcast_shapes2, contiguous_strides, norm_dim, numel
+from .._shape import slice_indices
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ..dispatch import OpDef, register_op
