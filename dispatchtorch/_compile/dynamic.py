@@ -33,7 +33,7 @@ import numpy as np
 from .._capture.capture import _input_name, flatten
 from .._capture.graph import BUFFER, CONSTANT, PARAMETER, Graph, Scalar
 from .._tensor import Tensor
-from .symbolic import ShapeEnv, SymInt, code_of, plain  # noqa: F401 (ShapeEnv: for compiled.py)
+from .symbolic import GuardedRange, ShapeEnv, SymInt, code_of, plain  # noqa: F401 (ShapeEnv: for compiled.py)
 
 
 def _contiguous(t):
@@ -145,10 +145,13 @@ def symbolic_inputs(env, leaves, dims):
     _run.scalar_handle = pointwise.scalar_handle = scalar_handle
     dispatchtorch.arange = ops.arange = creation.arange = arange
     lower, tracer.LOWER[0] = tracer.LOWER[0], plain
+    import builtins
+    real_range, builtins.range = builtins.range, GuardedRange
     try:
         with env:
             yield
     finally:
+        builtins.range = real_range
         tracer.LOWER[0] = lower
         _run.scalar_handle = pointwise.scalar_handle = orig
         dispatchtorch.arange = ops.arange = creation.arange = orig_arange

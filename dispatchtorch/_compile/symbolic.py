@@ -222,3 +222,29 @@ def plain(x):
     if type(x) is dict:
         return {k: plain(v) for k, v in x.items()}
     return x
+
+
+_RANGE = range
+
+
+class _RangeType(type):
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, _RANGE)
+
+    def __subclasscheck__(cls, sub):
+        return issubclass(sub, _RANGE)
+
+
+class GuardedRange(metaclass=_RangeType):
+    """builtins.range while a dynamic capture runs: a loop over a symbolic size
+    (`for t in range(n)`) pins n (Python's range reads an int subclass as a plain int,
+    so the loop would be unrolled at the captured n without a guard); the range made
+    is the real one (isinstance(r, range) still holds)."""
+
+    def __new__(cls, *args):
+        for a in args:
+            if type(a) is SymInt:
+                env = _asking(a)
+                if env is not None:
+                    env.specialise(a)
+        return _RANGE(*args)

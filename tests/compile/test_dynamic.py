@@ -270,3 +270,19 @@ def test_only_the_last_sizes_keep_their_programs_and_an_old_one_comes_back_uncap
     assert cf.n_captures == 1
     assert len(cf.cache) <= compiled._SIZES_KEPT + 1
     assert len(cf.dynamic_entries[0].entries) <= cf.dynamic_entries[0].limit
+
+
+
+def test_a_python_loop_over_a_size_that_never_indexes_is_pinned_too():
+    def f(x, w):                           # range() of a size: the loop is unrolled
+        h = x
+        for _ in range(x.shape[0]):
+            h = torch.tanh(h @ w)
+        return h
+    cf = torch.compile(f, dynamic=True)
+    w = torch.randn(3, 3)
+    for n in (3, 4, 3):
+        x = torch.randn(n, 3)
+        _close(cf(x, w), f(x, w), "cpu")
+    assert cf.n_captures == 2
+    assert isinstance(range(2), range)     # (the capture's range is the builtin again)
