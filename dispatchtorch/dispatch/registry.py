@@ -10,7 +10,7 @@ backend imports it without numpy); a prim row reads them from there.
 
 The family helpers that make rows (the only callers of `register_op`):
 `ops._elementwise.define` (unary / binary / n-ary elementwise), `ops._composite.composite`
-(any composite: a decomposition into public ops), `ops.reductions.reduction_row`,
+(any composite: a decomposition into public ops), `ops.reduction_prims.reduction_row`,
 `ops.scans.scan_row`, `ops.nn_ops`'s `Composite` (nn rows with a fused-kernel
 convention), and here `prim_row` (the prims whose executor is written per op: gather /
 scatter, sort, FFT, linalg) and `frontend_row` (views, memory ops and factories, which
