@@ -238,11 +238,12 @@ def svdvals(A, *, driver=None, out=None):
 # -- QR ----------------------------------------------------------------------------------------
 
 def _qr_grad_tall(gQ, gR, Q, R):
-    """m >= n: gA = Q (gR + tril(Q^T gQ - (.)^T + R gR^T - (.)^T) R^-T)
-    + (gQ - Q Q^T gQ) R^-T."""
+    """m >= n: gA = Q (gR + T R^-H) + (gQ - Q Q^H gQ) R^-H, T the strict lower triangle of
+    S = Q^H gQ - (.)^H + R gR^H - (.)^H plus half its (imaginary) diagonal."""
     qdq = matmul(Q.mH, gQ)
     rdr = matmul(R, gR.mH)
-    low = (qdq - qdq.mH + rdr - rdr.mH).tril()
+    skew = qdq - qdq.mH + rdr - rdr.mH     # its diagonal is 2i Im(.): zero when real
+    low = skew.tril(-1) + 0.5 * shape_ops.diag_embed(skew.diagonal(0, -2, -1))
     first = matmul(Q, gR + _right_inv_t(low, R))
     return first + _right_inv_t(gQ - matmul(Q, qdq), R)
 
