@@ -211,6 +211,14 @@ def test_eig_refuses_a_loss_that_depends_on_the_eigenvector_phases():
         V.sum().real.backward()
 
 
+def test_eigh_refuses_a_loss_that_depends_on_the_eigenvector_phases():
+    h = hpd(3)
+    x = dt.tensor(h, requires_grad=True)
+    V = dt.linalg.eigh(x).eigenvectors
+    with pytest.raises(RuntimeError, match="linalg_eigh_backward: The eigenvectors"):
+        (V * dt.tensor(cmat(3, 3))).sum().real.backward()
+
+
 def test_complex_gradients_match_pytorch():
     torch = pytest.importorskip("torch")
     a = cmat(3, 3)
