@@ -109,7 +109,9 @@ def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     L, info = _prim(CHOLESKY, A, ((tuple(A.shape), A.dtype), (tuple(A.shape[:-2]), D.int32)))
     if check_errors:
         _raise_info(info, "linalg.cholesky", _NOT_PD)
-    return RT.cholesky_ex(L.mH if upper else L, info)
+    if upper:       # U = L^H, a plain tensor (PyTorch's has no conjugate bit)
+        L = L.mT.conj_physical() if L.dtype.is_complex else L.mT
+    return RT.cholesky_ex(L, info)
 
 
 _NOT_PD = "The factorization could not be completed because the input is not " \
