@@ -41,11 +41,16 @@ def eig(A, *, out=None):
     batch = tuple(A.shape[:-2])
     n = A.shape[-1]
     L, V = DC._prim(EIG, A, ((batch + (n,), c), (batch + (n, n), c)))
+    if out is not None:
+        out[0].copy_(L)
+        out[1].copy_(V)
+        return RT.eig(*out)
     return RT.eig(L, V)
 
 
 def eigvals(A, *, out=None):
-    return eig(A).eigenvalues
+    L = eig(A).eigenvalues
+    return L if out is None else out.copy_(L)
 
 
 LINALG = {"eig": eig, "eigvals": eigvals}

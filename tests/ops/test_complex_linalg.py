@@ -104,6 +104,19 @@ def test_eig_of_real_and_complex_matrices_matches_numpy():
     np.testing.assert_allclose(np.sort_complex(np_of(L)), [-1j, 1j], atol=1e-6)
 
 
+def test_eig_writes_out_and_refuses_integer_input():
+    a = RNG.standard_normal((3, 3))
+    L, V = dt.empty(3, dtype=dt.complex128), dt.empty(3, 3, dtype=dt.complex128)
+    r = dt.linalg.eig(dt.tensor(a), out=(L, V))
+    assert r.eigenvalues is L and r.eigenvectors is V
+    np.testing.assert_allclose(L.numpy(), np.linalg.eigvals(a), atol=1e-12)
+    with pytest.raises(RuntimeError, match="linalg.eig: Expected a floating point or complex "
+                                           "tensor as input. Got Long"):
+        dt.linalg.eig(dt.ones(2, 2, dtype=dt.int64))
+    with pytest.raises(RuntimeError, match="linalg.eig: A must be batches of square matrices"):
+        dt.linalg.eigvals(dt.ones(2, 3))
+
+
 def test_ldl_of_complex_symmetric_and_hermitian_matrices_solves():
     n = 5
     a = cmat(n, n)
