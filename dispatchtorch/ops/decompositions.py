@@ -135,7 +135,6 @@ def check_phase_invariant(VhgV, op):
                            f"on this quantity, so it is ill-defined.")
 
 
-
 def _eigh_grad(g, result, result1):
     gL, gV = g
     L, V = result, result1
@@ -191,6 +190,8 @@ def _svd_grad(g, result, result1, result2, full_matrices):
     VhgV = matmul(Vh, gVh.mH) if gVh is not None else None
     UhgU = UhgU - UhgU.mH if UhgU is not None else None
     VhgV = VhgV - VhgV.mH if VhgV is not None else None
+    if U.dtype.is_complex:
+        _check_svd_phases(UhgU, VhgV)
     S2 = S * S
     eye = creation.eye(k, dtype=D.bool_, device=S.device)
     E = pointwise.where(eye, 1.0, S2.unsqueeze(-2) - S2.unsqueeze(-1))
@@ -216,6 +217,19 @@ def _svd_grad(g, result, result1, result2, full_matrices):
         gA = gA + SinvgVh - matmul(matmul(SinvgVh, Vh.mH), Vh)
         return matmul(U, gA)
     return matmul(U, matmul(gA, Vh)) if m >= n else matmul(matmul(U, gA), Vh)
+
+
+def _check_svd_phases(UhgU, VhgV):
+    """PyTorch's svd_backward check: the loss must not depend on the phase e^{i phi} that
+    (U, V) -> (U e^{i phi}, V e^{i phi}) leaves free: Im diag(U^H gU) = -Im diag(V^H gV)."""
+    iu = UhgU.diagonal(0, -2, -1).imag if UhgU is not None else None
+    iv = VhgV.diagonal(0, -2, -1).imag if VhgV is not None else None
+    a = iu if iu is not None else creation.zeros_like(iv)
+    b = -iv if iv is not None else creation.zeros_like(iu)
+    if not bool(((a - b).abs() <= 1e-2 + 1e-2 * b.abs()).all()):
+        raise RuntimeError("svd_backward: The singular vectors in the complex case are "
+                           "specified up to multiplication by e^{i phi}. The specified loss "
+                           "function depends on this phase term, making it ill-defined.")
 
 
 SVD = register_op(OpDef("linalg_svd", kind="linalg", args=("A",), n_out=3, dtypes="float",

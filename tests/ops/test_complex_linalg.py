@@ -232,6 +232,13 @@ def test_eigh_refuses_a_loss_that_depends_on_the_eigenvector_phases():
         (V * dt.tensor(cmat(3, 3))).sum().real.backward()
 
 
+def test_svd_refuses_a_loss_that_depends_on_the_singular_vector_phases():
+    x = dt.tensor(cmat(3, 3), requires_grad=True)
+    U = dt.linalg.svd(x).U
+    with pytest.raises(RuntimeError, match="svd_backward: The singular vectors in the complex"):
+        (U * dt.tensor(cmat(3, 3))).sum().real.backward()
+
+
 def test_complex_gradients_match_pytorch():
     torch = pytest.importorskip("torch")
     a = cmat(3, 3)
