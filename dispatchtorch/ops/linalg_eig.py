@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .. import _dtype as D
 from .. import return_types as RT
-from ..dispatch import OpDef, register_op
+from ..dispatch.registry import prim_row
 from . import decompositions as DC
 from .linalg import matmul
 
@@ -32,7 +32,7 @@ def _eig_grad(g, result, result1):
     return DC.solve(Vh, matmul(inner, Vh))
 
 
-EIG = register_op(OpDef("linalg_eig", kind="linalg", args=("A",), n_out=2, grad=_eig_grad))
+EIG = prim_row("linalg_eig", kind="linalg", args=("A",), n_out=2, grad=_eig_grad)
 
 
 def eig(A, *, out=None):
