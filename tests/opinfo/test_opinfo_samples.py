@@ -42,21 +42,6 @@ KNOWN = {
 
 # complex64 only (docs/complex-and-fft.md): what does not match on complex inputs yet
 KNOWN_COMPLEX64 = {
-    # the LAPACK prims and their derivative rules are real: complex inputs raise
-    # NotImplementedError naming the op
-    **dict.fromkeys([
-        "cholesky", "cholesky_inverse", "cholesky_solve", "linalg.cholesky",
-        "linalg.cholesky_ex", "linalg.cond", "linalg.det", "linalg.eigh", "linalg.eigvalsh",
-        "linalg.householder_product", "linalg.inv", "linalg.inv_ex", "linalg.lstsq",
-        "linalg.lu", "linalg.lu_factor", "linalg.lu_factor_ex", "linalg.lu_solve",
-        "linalg.matrix_norm", "linalg.matrix_power", "linalg.matrix_rank", "linalg.norm",
-        "linalg.pinv",
-        "linalg.qr", "linalg.slogdet", "linalg.solve", "linalg.solve_ex",
-        "linalg.solve_triangular", "linalg.svd", "linalg.svdvals", "linalg.tensorinv",
-        "linalg.tensorsolve", "logdet", "lu", "lu_solve", "matrix_exp", "norm", "pinverse",
-        "qr", "svd", "triangular_solve", "geqrf", "ormqr", "linalg.ldl_factor",
-        "linalg.ldl_factor_ex", "linalg.ldl_solve"],
-        "complex linear-algebra decompositions: not yet"),
     **dict.fromkeys(["masked.var", "masked.std", "masked.normalize", "masked.logsumexp",
                      "nn.functional.normalize"], "complex form not written yet"),
     "logsumexp": "complex: gradients of some samples (0-d, keepdim) differ",
