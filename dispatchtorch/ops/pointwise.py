@@ -14,7 +14,7 @@ from . import elementwise as E
 from ._elementwise import _SPECS as _ROWS, binary, inplace, nary, result_type, unary
 from .._run import decompose, scalar_handle, wrap
 from ..autograd.grad_mode import no_grad
-from ..dispatch.registry import form_of, grad_not_implemented
+from ..dispatch.registry import OPS, form_of, grad_not_implemented
 from ._composite import composite as _composite, run as _run_composite
 from ._args import write_out
 from . import creation, nonzero_coords
@@ -668,6 +668,10 @@ fmax, fmin, hypot = FUNCTIONS["fmax"], FUNCTIONS["fmin"], FUNCTIONS["hypot"]
 xlogy, logaddexp = FUNCTIONS["xlogy"], FUNCTIONS["logaddexp"]
 arctan2 = atan2
 
+
+# hand-written forms the rows' derivative rules call by name (registry.FORMS)
+for _name in ("div", "pow", "where", "trunc", "isfinite"):
+    form_of(OPS[_name])(globals()[_name])
 
 # what `from .pointwise import *` exports: the op functions, not this module's helpers
 __all__ = sorted(set(FUNCTIONS) | set(INPLACE) | {
