@@ -19,6 +19,7 @@ from .._shape import as_shape
 from .._tensor import Tensor
 from . import _random_streams as S
 from . import random as R
+from ._out import takes_out
 
 _default_device = [None]
 
@@ -214,6 +215,7 @@ def _dtype_or(dtype, default):
     return D.to_dtype(dtype) if dtype is not None else default
 
 
+@takes_out("empty", "cast", factory=True)
 def empty(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None,
           pin_memory=False, memory_format=None):
     shape = as_shape(size, "empty")
@@ -231,6 +233,7 @@ def _check_sizes(shape, op):
                                f"{list(shape)}")
 
 
+@takes_out("full", "cast", factory=True)
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None,
          layout=None, pin_memory=False):
     if isinstance(fill_value, Tensor):
@@ -253,12 +256,14 @@ def _fill(value, dt):
     return float(value) if dt.is_floating_point else int(value)
 
 
+@takes_out("zeros", "cast", factory=True)
 def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None,
           pin_memory=False):
     return full(as_shape(size, "zeros"), 0, dtype=_dtype_or(dtype, D.get_default_dtype()),
                 device=device, requires_grad=requires_grad)
 
 
+@takes_out("ones", "cast", factory=True)
 def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None,
          pin_memory=False):
     return full(as_shape(size, "ones"), 1, dtype=_dtype_or(dtype, D.get_default_dtype()),
@@ -301,6 +306,7 @@ def _number(x, name):
     return x
 
 
+@takes_out("arange", "cast", factory=True)
 def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False, out=None,
            layout=None, pin_memory=False):
     if end is None:
@@ -340,6 +346,7 @@ def range_(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=
     return _from_host((start + np.arange(n) * step).astype(dt.np), dt, device, requires_grad)
 
 
+@takes_out("linspace", "cast", factory=True)
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, out=None,
              layout=None):
     steps = operator.index(steps)
@@ -372,6 +379,7 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
     return _from_host(_cast_host(np.power(base, exps), dt), dt, device, requires_grad, "logspace")
 
 
+@takes_out("eye", "cast", factory=True)
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None, layout=None):
     if n < 0 or (m is not None and m < 0):
         raise RuntimeError(f"eye: n and m must be non-negative, got {n}, {m}")
@@ -402,6 +410,7 @@ def _drawn(values, shape, dt, device, requires_grad, op):
                       requires_grad, op)
 
 
+@takes_out("rand", "cast", factory=True)
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None,
          layout=None, pin_memory=False):
     shape = as_shape(size, "rand")
@@ -416,6 +425,7 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, ou
     return _drawn(values, shape, dt, device, requires_grad, "rand")
 
 
+@takes_out("randn", "cast", factory=True)
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None,
           layout=None, pin_memory=False):
     shape = as_shape(size, "randn")
@@ -435,6 +445,7 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, o
 _WIDE_DRAWS = ("int64", "float64", "float32", "bfloat16")
 
 
+@takes_out("randint", "cast", factory=True)
 def randint(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False,
             low=None, high=None, out=None, layout=None, pin_memory=False):
     args = list(args)
@@ -461,6 +472,7 @@ def randint(*args, size=None, generator=None, dtype=None, device=None, requires_
     return _drawn(values, shape, dt, device, requires_grad, "randint")
 
 
+@takes_out("randperm", "cast", factory=True)
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False, out=None,
              layout=None, pin_memory=False):
     try:
@@ -495,6 +507,7 @@ def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_g
     return randint(low, high, input._shape, dtype=dt, device=dev, requires_grad=requires_grad)
 
 
+@takes_out("normal", "cast", factory=True)
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None,
            requires_grad=False, out=None):
     """As ATen: a standard normal of the result's shape, then `* std + mean` in its dtype."""
@@ -525,6 +538,7 @@ def _check_probs(probs, op):
         raise RuntimeError(f"{op}: all elements of input should be between 0 and 1")
 
 
+@takes_out("bernoulli", "cast", factory=True)
 def bernoulli(input, p=None, *, generator=None, out=None):
     if p is not None:
         return empty(input._shape, dtype=input.dtype, device=input.device).bernoulli_(

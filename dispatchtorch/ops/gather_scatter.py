@@ -14,6 +14,7 @@ from ..autograd.grad_mode import STATE
 from ..dispatch import OpDef, register_op
 from ._checks import range_check
 from ._composite import OPMATH, run as run_composite
+from ._out import takes_out
 
 # -- gather / scatter ------------------------------------------------------------------------------
 
@@ -123,6 +124,7 @@ def _check_gather_shapes(x, d, index, op):
                                f"{list(x._shape)} apart from dimension {d}")
 
 
+@takes_out("gather", "exact", "any")
 def gather(input, dim, index, *, sparse_grad=False, out=None):
     d = norm_dim(dim, input.dim(), "gather")
     if not isinstance(index, Tensor) or index.numel():   # PyTorch checks no shape for an empty index
@@ -313,6 +315,7 @@ def _vector_index(index, op):
     return index.reshape(-1)
 
 
+@takes_out("index_select", "exact", "any")
 def index_select(input, dim, index, *, out=None):
     d = norm_dim(dim, input.dim(), "index_select")
     index = _vector_index(index, "index_select")
@@ -465,6 +468,7 @@ def index_fill(input, dim, index, value):
     return decompose(INDEX_FILL, (input, index, value), {"dim": d})
 
 
+@takes_out("nonzero", "exact", "any")
 def nonzero(input, *, out=None, as_tuple=False):
     count = int((input != 0).sum().item())
     place = input._place
@@ -533,6 +537,7 @@ MASKED_SELECT = register_op(OpDef(
     doc="the elements where mask (broadcast with x) is True, as a 1-d tensor"))
 
 
+@takes_out("masked_select", "exact", "any")
 def masked_select(input, mask, *, out=None):
     if not isinstance(mask, Tensor) or mask.dtype is not D.bool_:
         raise RuntimeError(f"masked_select: expected BoolTensor for mask")

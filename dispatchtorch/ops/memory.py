@@ -13,6 +13,7 @@ from .._shape import broadcast_shapes2, norm_dim
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ..dispatch import OpDef, register_op
+from ._out import takes_out
 
 CLONE = register_op(OpDef("clone", kind="memory", grad=lambda g: g,
                           signature="clone(x)", doc="a copy in fresh contiguous memory"))
@@ -216,9 +217,8 @@ def tensor_list(tensors, op):
     return list(tensors)
 
 
+@takes_out("cat", "safe", "any")
 def cat(tensors, dim=0, *, out=None):
-    if out is not None:
-        raise NotImplementedError("cat(out=...) is not supported")
     tensors = tensor_list(tensors, "cat")
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
@@ -279,6 +279,7 @@ def _cat_op(n):
     return op
 
 
+@takes_out("stack", "safe", "any")
 def stack(tensors, dim=0, *, out=None):
     tensors = tensor_list(tensors, "stack")
     if not tensors:

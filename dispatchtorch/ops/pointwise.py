@@ -19,19 +19,12 @@ from ..dispatch.registry import grad_not_implemented
 from ._composite import composite as _composite, run as _run_composite
 
 
-def write_out(out, r):
-    """Honour an `out=` argument: copy into it (resizing it if its shape differs)."""
-    if out is None:
-        return r
-    if out._shape == r._shape and out._dtype is r._dtype:
-        return out.copy_(r)
-    out.data = r.to(out.dtype) if out._dtype is not r._dtype else r
-    return out
+from ._out import write_out  # noqa: E402,F401  (the one out= check; its old home)
 
 
 def _unary_fn(spec):
     def fn(input, *, out=None):
-        return write_out(out, unary(spec, input))
+        return write_out(out, unary(spec, input), spec.name, (input,))
     fn.__name__ = fn.__qualname__ = spec.name
     fn.__doc__ = f"Elementwise {spec.name} (see docs/ops.md)."
     return fn
@@ -56,16 +49,16 @@ def _binary_fn(spec, scalars="both"):
     name = spec.name
     if scalars == "both":
         def fn(input, other, *, out=None):
-            return write_out(out, binary(spec, input, other))
+            return write_out(out, binary(spec, input, other), name, (input, other))
     elif scalars == "other":
         def fn(input, other, *, out=None):
             _tensor_arg(name, "input", input, 1)
-            return write_out(out, binary(spec, input, other))
+            return write_out(out, binary(spec, input, other), name, (input, other))
     else:
         def fn(input, other, *, out=None):
             _tensor_arg(name, "input", input, 1)
             _tensor_arg(name, "other", other, 2)
-            return write_out(out, binary(spec, input, other))
+            return write_out(out, binary(spec, input, other), name, (input, other))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise {name} with broadcasting and type promotion."
     return fn
@@ -434,7 +427,7 @@ def _shift(spec, left):
         bits = dt.itemsize * 8
         if not isinstance(other, Tensor):
             if 0 <= other < bits:
-                return write_out(out, binary(spec, input, other))
+                return write_out(out, binary(spec, input, other), name, (input, other))
             if left:
                 return write_out(out, creation.zeros_like(_promoted(input, other)[0]))
             a, _, _ = _promoted(input, other)

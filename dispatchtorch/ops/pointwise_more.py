@@ -11,6 +11,7 @@ from .._tensor import Tensor
 from . import elementwise as E
 from ._composite import composite, inplace_variant, run
 from ._elementwise import binary, define, result_type
+from ._out import takes_out
 from .pointwise import _binary_fn, _binary_inplace, _unary_fn, _unary_inplace, write_out
 
 F = dict(dtypes="float", promote="int_to_float")
@@ -195,6 +196,7 @@ def equal(input, other):
 
 # -- frexp, scalar_tensor ----------------------------------------------------------------------
 
+@takes_out("frexp", "exact")
 def frexp(input, *, out=None):
     """(mantissa, exponent) with x = mantissa * 2**exponent, 0.5 <= |mantissa| < 1; 0, inf
     and NaN give (x, 0). The exponent from log2, corrected by one where rounding missed."""

@@ -13,6 +13,7 @@ from ..autograd.grad_mode import STATE
 from ..dispatch import OpDef, register_op
 from ._composite import composite, run
 from .reductions import check_tensor
+from ._out import takes_out
 
 
 def _reverse_cumsum(g, dim):
@@ -135,8 +136,8 @@ def _cumext(op, name):
     return fn
 
 
-cummax = _cumext(CUMMAX, "cummax")
-cummin = _cumext(CUMMIN, "cummin")
+cummax = takes_out("cummax", "exact")(_cumext(CUMMAX, "cummax"))
+cummin = takes_out("cummin", "exact")(_cumext(CUMMIN, "cummin"))
 
 
 def _inplace_scan(fn, name):
@@ -182,6 +183,7 @@ LOGCUMSUMEXP = composite("logcumsumexp", _logcumsumexp, kind="scan", dtypes="flo
                          opmath=True)
 
 
+@takes_out("logcumsumexp")
 def logcumsumexp(input, dim, *, out=None):
     d, _ = _scan_input(input, dim, "logcumsumexp")
     if not (input.dtype.is_floating_point or input.dtype.is_complex):

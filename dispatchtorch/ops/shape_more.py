@@ -12,6 +12,7 @@ from .._shape import norm_dim
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ._composite import composite, inplace_variant, run
+from ._out import takes_out
 
 
 def _tensor(x, name, op):
@@ -470,10 +471,12 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name):
     return r.squeeze(0) if scalar_q else r
 
 
+@takes_out("quantile", "exact")
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     return _quantile(input, q, dim, keepdim, interpolation, False, "quantile")
 
 
+@takes_out("nanquantile", "exact")
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     return _quantile(input, q, dim, keepdim, interpolation, True, "nanquantile")
 

@@ -10,6 +10,7 @@ from .. import _dtype as D
 from .._shape import broadcast_shapes, norm_dim, numel
 from .._tensor import Tensor
 from ._composite import composite, inplace_variant, run
+from ._out import takes_out
 from .reductions import check_tensor
 
 
@@ -241,8 +242,8 @@ def _triangle_fn(op, name):
     return fn
 
 
-tril = _triangle_fn(TRIL, "tril")
-triu = _triangle_fn(TRIU, "triu")
+tril = takes_out("tril")(_triangle_fn(TRIL, "tril"))
+triu = takes_out("triu")(_triangle_fn(TRIU, "triu"))
 tril_ = inplace_variant(tril, "tril_", overlap_ok=True)
 triu_ = inplace_variant(triu, "triu_", overlap_ok=True)
 
@@ -272,6 +273,7 @@ DIAG = composite("diag", _diag, kind="indexing", grad=_diag_grad, signature="dia
                  doc="1-d: a square matrix with x on a diagonal; 2-d: a copy of a diagonal")
 
 
+@takes_out("diag")
 def diag(input, diagonal=0, *, out=None):
     check_tensor(input, "diag")
     if input.dim() not in (1, 2):
@@ -374,10 +376,10 @@ def _stacker(op, name):
     return fn
 
 
-hstack = _stacker(HSTACK, "hstack")
-vstack = row_stack = _stacker(VSTACK, "vstack")
-dstack = _stacker(DSTACK, "dstack")
-column_stack = _stacker(COLUMN_STACK, "column_stack")
+hstack = takes_out("hstack", "safe", "any")(_stacker(HSTACK, "hstack"))
+vstack = row_stack = takes_out("vstack", "safe", "any")(_stacker(VSTACK, "vstack"))
+dstack = takes_out("dstack", "safe", "any")(_stacker(DSTACK, "dstack"))
+column_stack = takes_out("column_stack", "safe", "any")(_stacker(COLUMN_STACK, "column_stack"))
 
 
 def _broadcast_tensors(*tensors):

@@ -16,6 +16,7 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ..dispatch import OpDef, register_op
 from .views import SLICE, _sub_view, select
+from ._out import takes_out
 from .gather_scatter import (INDEX_SELECT, SCATTER_PRIM, _INDEX_DTYPES, _gather, check_index, gather,
                              nonzero)
 
@@ -366,7 +367,8 @@ TAKE = register_op(OpDef("take", kind="indexing", args=("x", "index"), decomp=_t
                          doc="x flattened, at index (the result has index's shape)"))
 
 
-def take(input, index):
+@takes_out("take", "exact", "any")
+def take(input, index, *, out=None):
     if not isinstance(index, Tensor) or index.dtype.is_floating_point:
         raise RuntimeError("take(): Expected a long tensor for index")
     return decompose(TAKE, (input, index), {})
