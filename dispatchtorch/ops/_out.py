@@ -8,9 +8,10 @@ live here once and each op says only which dtype rule and which aliasing rule it
   result's device (RuntimeError "Expected out tensor to have device ...");
 - dtype: "exact" (gather, take, index_select, masked_select, sort, kthvalue, amax, ...:
   "Expected out tensor to have dtype float, but got double instead"), "safe" (the
-  elementwise ops, cat, stack: PyTorch's canCast, "result type Float can't be cast to
-  the desired output type Long"), or "cast" (reductions whose out dtype is the compute
-  dtype: the result is converted);
+  elementwise ops: PyTorch's canCast, "result type Float can't be cast to the desired
+  output type Long"), "inputs" (cat, stack: canCast again, but a TypeError as PyTorch's
+  cat raises), or "cast" (reductions whose out dtype is the compute dtype: the result
+  is converted);
 - memory: an expanded `out` (elements sharing memory) raises; so does an `out` that
   shares memory with an input: partly ("partial", TensorIterator's rule: the very same
   tensor is allowed) or at all ("any", the indexing ops, cat, kthvalue).
@@ -33,21 +34,33 @@ _ALIAS_MSG = ("unsupported operation: some elements of the input tensor and the 
               "performing the operation.")
 
 
+def _dense(shape, stride):
+    """Whether the elements fill a block of memory exactly once, in some dim order."""
+    expected = 1
+    for st, n in sorted((st, n) for n, st in zip(shape, stride) if n != 1):
+        if st != expected:
+            return False
+        expected *= n
+    return True
+
+
 def overlap(a, b):
-    """None, "full" (the same elements, same geometry) or "partial": how a and b share memory."""
+    """How a and b share memory, as PyTorch's get_overlap_status decides it: None, "full"
+    (the same elements in the same geometry) or "partial". Where either is not dense
+    (PyTorch's "too hard" case) it is not decided, so not refused: None."""
     if not (isinstance(a, Tensor) and isinstance(b, Tensor)) or storage_of(a) is not storage_of(b):
         return None
     if 0 in a._shape or 0 in b._shape:
         return None
     sa, sb = strides_of(a), strides_of(b)
-    lo_a, lo_b = a._offset, b._offset
-    hi_a = lo_a + sum((n - 1) * abs(s) for n, s in zip(a._shape, sa))
-    hi_b = lo_b + sum((n - 1) * abs(s) for n, s in zip(b._shape, sb))
-    if hi_a < lo_b or hi_b < lo_a:
+    if not (_dense(a._shape, sa) and _dense(b._shape, sb)):
         return None
-    if lo_a == lo_b and a._shape == b._shape and sa == sb:
-        return "full"
-    return "partial"
+    lo_a, lo_b = a._offset, b._offset
+    hi_a = lo_a + sum((n - 1) * s for n, s in zip(a._shape, sa))
+    hi_b = lo_b + sum((n - 1) * s for n, s in zip(b._shape, sb))
+    if lo_a == lo_b and hi_a == hi_b:
+        return "full" if sa == sb else "partial"
+    return "partial" if lo_a <= hi_b and lo_b <= hi_a else None
 
 
 def _can_cast(src, dst):
@@ -90,6 +103,9 @@ def _check(op, out, result, inputs, dtype, alias):
         if dtype == "safe" and not _can_cast(rd, od):
             raise RuntimeError(f"{op}: result type {rd.pt_name} can't be cast to the desired "
                                f"output type {od.pt_name}")
+        if dtype == "inputs" and not _can_cast(rd, od):
+            raise TypeError(f"{op}(): input types can't be cast to the desired output type "
+                            f"{od.pt_name}")
     check_no_internal_overlap(out, op)
     for x in inputs:
         for t in (x if isinstance(x, (list, tuple)) else (x,)):

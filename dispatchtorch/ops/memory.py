@@ -217,7 +217,7 @@ def tensor_list(tensors, op):
     return list(tensors)
 
 
-@takes_out("cat", "safe", "any")
+@takes_out("cat", "inputs", "any")
 def cat(tensors, dim=0, *, out=None):
     tensors = tensor_list(tensors, "cat")
     if not tensors:
@@ -279,7 +279,7 @@ def _cat_op(n):
     return op
 
 
-@takes_out("stack", "safe", "any")
+@takes_out("stack", "inputs", "any")
 def stack(tensors, dim=0, *, out=None):
     tensors = tensor_list(tensors, "stack")
     if not tensors:

@@ -124,7 +124,8 @@ def _scaled(input, other, alpha, op):
 
 
 def add(input, other, *, alpha=1, out=None):
-    return write_out(out, binary(E.add, input, _scaled(input, other, alpha, "add")))
+    return write_out(out, binary(E.add, input, _scaled(input, other, alpha, "add")), "add",
+                     (input, other))
 
 
 def add_(input, other, *, alpha=1):
@@ -142,7 +143,8 @@ def _no_bool_sub(a, b, op):
 
 def sub(input, other, *, alpha=1, out=None):
     _no_bool_sub(input, other, "sub")
-    return write_out(out, binary(E.sub, input, _scaled(input, other, alpha, "sub")))
+    return write_out(out, binary(E.sub, input, _scaled(input, other, alpha, "sub")), "sub",
+                     (input, other))
 
 
 def sub_(input, other, *, alpha=1):

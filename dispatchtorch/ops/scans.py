@@ -183,7 +183,7 @@ LOGCUMSUMEXP = composite("logcumsumexp", _logcumsumexp, kind="scan", dtypes="flo
                          opmath=True)
 
 
-@takes_out("logcumsumexp")
+@takes_out("logcumsumexp", "exact")
 def logcumsumexp(input, dim, *, out=None):
     d, _ = _scan_input(input, dim, "logcumsumexp")
     if not (input.dtype.is_floating_point or input.dtype.is_complex):

@@ -242,8 +242,8 @@ def _triangle_fn(op, name):
     return fn
 
 
-tril = takes_out("tril")(_triangle_fn(TRIL, "tril"))
-triu = takes_out("triu")(_triangle_fn(TRIU, "triu"))
+tril = takes_out("tril", "exact")(_triangle_fn(TRIL, "tril"))
+triu = takes_out("triu", "exact")(_triangle_fn(TRIU, "triu"))
 tril_ = inplace_variant(tril, "tril_", overlap_ok=True)
 triu_ = inplace_variant(triu, "triu_", overlap_ok=True)
 
@@ -273,7 +273,7 @@ DIAG = composite("diag", _diag, kind="indexing", grad=_diag_grad, signature="dia
                  doc="1-d: a square matrix with x on a diagonal; 2-d: a copy of a diagonal")
 
 
-@takes_out("diag")
+@takes_out("diag", "exact")
 def diag(input, diagonal=0, *, out=None):
     check_tensor(input, "diag")
     if input.dim() not in (1, 2):
@@ -376,10 +376,10 @@ def _stacker(op, name):
     return fn
 
 
-hstack = takes_out("hstack", "safe", "any")(_stacker(HSTACK, "hstack"))
-vstack = row_stack = takes_out("vstack", "safe", "any")(_stacker(VSTACK, "vstack"))
-dstack = takes_out("dstack", "safe", "any")(_stacker(DSTACK, "dstack"))
-column_stack = takes_out("column_stack", "safe", "any")(_stacker(COLUMN_STACK, "column_stack"))
+hstack = takes_out("hstack", "inputs", "any")(_stacker(HSTACK, "hstack"))
+vstack = row_stack = takes_out("vstack", "inputs", "any")(_stacker(VSTACK, "vstack"))
+dstack = takes_out("dstack", "inputs", "any")(_stacker(DSTACK, "dstack"))
+column_stack = takes_out("column_stack", "inputs", "any")(_stacker(COLUMN_STACK, "column_stack"))
 
 
 def _broadcast_tensors(*tensors):
