@@ -428,7 +428,14 @@ def index_add_(self, dim, index, source, *, alpha=1):
 
 
 def _fill_value(value, dtype, op):
-    """A scalar fill value as PyTorch accepts it: integer tensors refuse what overflows."""
+    """A scalar fill value as PyTorch accepts it: integer tensors refuse what overflows,
+    real tensors a complex value with an imaginary part."""
+    if not dtype.is_complex:
+        c = value.item() if isinstance(value, Tensor) and value._dtype.is_complex and \
+            value.numel() == 1 else value
+        if isinstance(c, complex) and c.imag != 0:
+            raise RuntimeError(f"{op}: value cannot be converted to type {dtype.name} without "
+                               f"overflow")
     if isinstance(value, Tensor) or dtype.is_grad or dtype is D.bool_:
         return value
     v = int(value)

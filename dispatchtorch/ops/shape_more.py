@@ -531,6 +531,18 @@ COPIES = {n + "_copy": _copy_of(n) for n in (
 COPIES["alias_copy"] = lambda input: input.clone()
 
 
+def _narrow_copy(input, dim, start, length):
+    """PyTorch's narrow_copy checks dim < ndim before it wraps dim (a RuntimeError there;
+    a negative dim out of range is narrow's IndexError)."""
+    if isinstance(input, Tensor) and input.dim() and isinstance(dim, int) and dim >= input.dim():
+        raise RuntimeError(f"narrow_copy(): Expected dim < {input.dim()} (the number of "
+                           f"dimensions of self), but got {dim}")
+    return input.narrow(dim, start, length).clone()
+
+
+COPIES["narrow_copy"] = _narrow_copy
+
+
 def split_with_sizes(input, split_sizes, dim=0):
     return input.split(list(split_sizes), dim)
 
