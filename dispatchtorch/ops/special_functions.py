@@ -44,7 +44,8 @@ LOG_NDTR = define("special_log_ndtr",
 _BESSEL = {n: define(n, **F, **NO_GRAD) for n in (
     "special_bessel_j0", "special_bessel_j1", "special_bessel_y0", "special_bessel_y1",
     "special_modified_bessel_k0", "special_modified_bessel_k1",
-    "special_scaled_modified_bessel_k0", "special_scaled_modified_bessel_k1")}
+    "special_scaled_modified_bessel_k0", "special_scaled_modified_bessel_k1",
+    "special_airy_ai")}
 
 B = ("a", "b")
 ZETA = define("special_zeta", args=B, **F,

@@ -130,7 +130,7 @@ _SPECIAL_DOMAINS = {   # case: (torch.special's name, low, high)
     "special_modified_bessel_k1": ("modified_bessel_k1", 0.2, 5),
     "special_scaled_modified_bessel_k0": ("scaled_modified_bessel_k0", 0.2, 5),
     "special_scaled_modified_bessel_k1": ("scaled_modified_bessel_k1", 0.2, 5),
-    "special_entr": ("entr", 0.05, 3),
+    "special_entr": ("entr", 0.05, 3), "special_airy_ai": ("airy_ai", -6, 4),
 }
 CASES += [Case(op, lambda x, n=name: getattr(torch.special, n)(x),
                _one((3, 4), low=lo, high=hi), dtypes=FL, tol=SPECIAL)
