@@ -24,7 +24,8 @@ from ._out import write_out  # noqa: E402,F401  (the one out= check; its old hom
 
 def _unary_fn(spec):
     def fn(input, *, out=None):
-        return write_out(out, unary(spec, input), spec.name, (input,))
+        r = unary(spec, input)
+        return r if out is None else write_out(out, r, spec.name, (input,))
     fn.__name__ = fn.__qualname__ = spec.name
     fn.__doc__ = f"Elementwise {spec.name} (see docs/ops.md)."
     return fn
@@ -49,16 +50,19 @@ def _binary_fn(spec, scalars="both"):
     name = spec.name
     if scalars == "both":
         def fn(input, other, *, out=None):
-            return write_out(out, binary(spec, input, other), name, (input, other))
+            r = binary(spec, input, other)
+            return r if out is None else write_out(out, r, name, (input, other))
     elif scalars == "other":
         def fn(input, other, *, out=None):
             _tensor_arg(name, "input", input, 1)
-            return write_out(out, binary(spec, input, other), name, (input, other))
+            r = binary(spec, input, other)
+            return r if out is None else write_out(out, r, name, (input, other))
     else:
         def fn(input, other, *, out=None):
             _tensor_arg(name, "input", input, 1)
             _tensor_arg(name, "other", other, 2)
-            return write_out(out, binary(spec, input, other), name, (input, other))
+            r = binary(spec, input, other)
+            return r if out is None else write_out(out, r, name, (input, other))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise {name} with broadcasting and type promotion."
     return fn
@@ -124,8 +128,8 @@ def _scaled(input, other, alpha, op):
 
 
 def add(input, other, *, alpha=1, out=None):
-    return write_out(out, binary(E.add, input, _scaled(input, other, alpha, "add")), "add",
-                     (input, other))
+    r = binary(E.add, input, _scaled(input, other, alpha, "add"))
+    return r if out is None else write_out(out, r, "add", (input, other))
 
 
 def add_(input, other, *, alpha=1):
@@ -143,8 +147,8 @@ def _no_bool_sub(a, b, op):
 
 def sub(input, other, *, alpha=1, out=None):
     _no_bool_sub(input, other, "sub")
-    return write_out(out, binary(E.sub, input, _scaled(input, other, alpha, "sub")), "sub",
-                     (input, other))
+    r = binary(E.sub, input, _scaled(input, other, alpha, "sub"))
+    return r if out is None else write_out(out, r, "sub", (input, other))
 
 
 def sub_(input, other, *, alpha=1):
@@ -429,7 +433,8 @@ def _shift(spec, left):
         bits = dt.itemsize * 8
         if not isinstance(other, Tensor):
             if 0 <= other < bits:
-                return write_out(out, binary(spec, input, other), name, (input, other))
+                r = binary(spec, input, other)
+                return r if out is None else write_out(out, r, name, (input, other))
             if left:
                 return write_out(out, creation.zeros_like(_promoted(input, other)[0]))
             a, _, _ = _promoted(input, other)
