@@ -202,6 +202,17 @@ class Tracer:
 
 # -- the wrappers -------------------------------------------------------------------------
 
+# fn(sizes) -> what a backend receives: compile(dynamic=True) sets it to make its symbolic
+# sizes plain ints (the graph records the symbolic ones; a backend's own arithmetic on
+# sizes is no relation of the program's)
+LOWER = [None]
+
+
+def _low(x):
+    f = LOWER[0]
+    return x if f is None else f(x)
+
+
 def _active_tracer():
     tr = getattr(_TLS, "tracer", None)
     if tr is None or tr.depth:
@@ -217,7 +228,7 @@ def _kernel_wrapper(name, fn, device_type):
     def traced(*handles, **params):
         tr = _active_tracer()
         if tr is None:
-            return fn(*handles, **params)
+            return fn(*handles, **_low(params)) if LOWER[0] else fn(*handles, **params)
         dev = _device_of(handles, device_type)
         outs = [tr.value_of(h, dev) for h in handles[:n_out]]
         ins = [tr._arg(h, dev) for h in (handles if reads_out else handles[n_out:])]
@@ -225,7 +236,7 @@ def _kernel_wrapper(name, fn, device_type):
               for k, v in params.items()}
         tr.depth += 1
         try:
-            r = fn(*handles, **params)
+            r = fn(*handles, **_low(params))
         finally:
             tr.depth -= 1
         tr.node(name, KERNEL, ins, outs, kp)
@@ -255,7 +266,7 @@ def _memory_wrappers(rt):
         return name if name in ("cpu", "meta") else f"{name}:{index}"
 
     def empty(shape, dtype, device):
-        h = orig["empty"](shape, dtype, device)
+        h = orig["empty"](_low(shape), dtype, device)
         tr = _active_tracer()
         if tr is not None:
             vid = tr._new(h, shape, dtype, contiguous_strides(tuple(shape)), 0, dev(device))
@@ -287,7 +298,7 @@ def _memory_wrappers(rt):
         return orig["to_host"](handle)
 
     def as_strided(storage, shape, strides, offset):
-        h = orig["as_strided"](storage, shape, strides, offset)
+        h = orig["as_strided"](storage, *_low((shape, strides, offset)))
         tr = _active_tracer()
         if tr is not None:
             src = tr.value_of(storage, dev(bk.device_index(storage)) if name != "cpu" else "cpu")
@@ -374,7 +385,7 @@ def _draw_wrapper(fn):
         tr = _active_tracer()
         if tr is not None:
             tr.random_pending = user_frame()[0] or "a random op"
-        return fn(generator, draw, *args)
+        return fn(generator, draw, *_low(args))
     traced._dt_traced = fn
     return traced
 

@@ -112,6 +112,8 @@ def with_scalar(d, v):
         return D.int64 if d is D.bool_ else d
     if t is builtins.bool:
         return d
+    if isinstance(v, int):  # an int subclass: compile(dynamic=True)'s symbolic size (x / n)
+        return D.int64 if d is D.bool_ else d
     if isinstance(v, (np.generic, np.ndarray)) and np.ndim(v) == 0:
         return with_scalar(d, v.item())
     if t is complex:        # a weak complex keeps a float tensor's precision

@@ -12,6 +12,7 @@ import numpy as np
 from .. import _dtype as D
 from .._run import decompose, kernel_for, launch, make_view, record, to_place
 from .._shape import broadcast_shapes, broadcast_shapes2, contiguous_strides, norm_dim, numel
+from .._shape import slice_indices
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ..dispatch import OpDef, register_op
@@ -115,7 +116,7 @@ def _geometry(items, shape, stride, offset):
             step = 1 if step is None else operator.index(step)
             if step <= 0:
                 raise ValueError("step must be greater than zero")
-            start, stop, _ = slice(start, stop, step).indices(n)
+            start, stop, _ = slice_indices(slice(start, stop, step), n)
             size = max(0, -(-(stop - start) // step))
             if size:
                 offset += start * stride[d]
@@ -169,7 +170,7 @@ def _slice0(x, key):
     step = 1 if key.step is None else operator.index(key.step)
     if step <= 0:
         raise ValueError("step must be greater than zero")
-    start, stop, _ = key.indices(n) if (key.start is not None or key.stop is not None) \
+    start, stop, _ = slice_indices(key, n) if (key.start is not None or key.stop is not None) \
         else (0, n, step)
     size = max(0, -(-(stop - start) // step))
     st = x._stride

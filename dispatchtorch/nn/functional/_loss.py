@@ -6,6 +6,7 @@ import warnings
 from ... import _dtype as D
 from ... import ops as _ops
 from ..._tensor import Tensor
+from ...ops._checks import range_check
 from ...ops import nn_ops as N
 
 _REDUCTIONS = ("none", "mean", "sum")
@@ -110,17 +111,24 @@ def _class_target(name, input, target):
 
 
 def _check_classes(name, input, target, ignore_index):
+    """Every target not equal to ignore_index is a class (PyTorch's IndexError); a
+    range check, so a compiled graph keeps it (checked on replay) instead of breaking."""
     if not target.numel():
         return
     classes = input.shape[1] if input.dim() > 1 else input.shape[0]
+    range_check(target, 0, classes, lambda bad: IndexError(f"Target {bad} is out of bounds."),
+                lambda t: _class_bounds(t, classes, ignore_index), ignore_index)
+
+
+def _class_bounds(target, classes, ignore_index):
+    """(min, max) of the targets, looking past the ignored ones only when needed."""
     lo, hi = int(target.amin().item()), int(target.amax().item())
     if 0 <= lo and hi < classes:
-        return
-    valid = target[target != ignore_index]          # only now look past ignored entries
-    if valid.numel():
-        lo, hi = int(valid.amin().item()), int(valid.amax().item())
-        if lo < 0 or hi >= classes:
-            raise IndexError(f"Target {hi if hi >= classes else lo} is out of bounds.")
+        return lo, hi
+    valid = target[target != ignore_index]
+    if not valid.numel():
+        return 0, -1
+    return int(valid.amin().item()), int(valid.amax().item())
 
 
 def _check_weight(name, weight, classes):
