@@ -25,6 +25,7 @@ import functools
 import inspect
 import sys
 
+from .. import _dtype as D
 from .._inplace import check_no_internal_overlap
 from .._run import storage_of, strides_of
 from .._tensor import Tensor
@@ -63,11 +64,6 @@ def overlap(a, b):
     return "partial" if lo_a <= hi_b and lo_b <= hi_a else None
 
 
-def _can_cast(src, dst):
-    from ._elementwise import can_cast
-    return can_cast(src, dst)
-
-
 _HELPERS = frozenset({"check_out", "write_out", "wrapper", "_write", "_out", "_assign"})
 
 
@@ -100,10 +96,10 @@ def _check(op, out, result, inputs, dtype, alias):
         if dtype == "exact":
             raise RuntimeError(f"{op}: Expected out tensor to have dtype {rd.pt_name.lower()}, "
                                f"but got {od.pt_name.lower()} instead")
-        if dtype == "safe" and not _can_cast(rd, od):
+        if dtype == "safe" and not D.can_cast(rd, od):
             raise RuntimeError(f"{op}: result type {rd.pt_name} can't be cast to the desired "
                                f"output type {od.pt_name}")
-        if dtype == "inputs" and not _can_cast(rd, od):
+        if dtype == "inputs" and not D.can_cast(rd, od):
             raise TypeError(f"{op}(): input types can't be cast to the desired output type "
                             f"{od.pt_name}")
     check_no_internal_overlap(out, op)
