@@ -48,9 +48,10 @@ def attach(ns):
     from ._accelerator import DeviceModule
     from ._legacy_types import make, type_method
     from ._tensor import Tensor
-    from .amp import _device_amp, autocast_mode as am
+    from .amp import _device_amp, _policy, autocast_mode as am
 
     name = ns["__name__"]
+    _policy.ROOT[:] = [sys.modules[name]]          # autocast wraps torch.* names too
     _add_tensor_flags(Tensor)
     if not hasattr(Tensor.type, "__wrapped__"):
         Tensor.type = type_method(Tensor.type)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..ops import _checks
 from ..ops._checks import verdict
 from .graph import Check
-from .tracer import _TLS, user_frame
+from .frames import _TLS, user_frame
 
 
 def record_range_check(index, low, high, error, bounds, ignore=None):

@@ -21,41 +21,15 @@ import numpy as np
 from .._shape import contiguous_strides
 from .._tensor import Tensor
 from ..dispatch import DECOMPOSE, OPS
+from .checks import record_range_check
+from .frames import _PKG, _TLS, current, user_frame  # noqa: F401  (current: _capture's API)
 from .graph import (COMPOSITE, CONSTANT, KERNEL, MEMORY, RANDOM, Graph, GraphBreak, Node,
                     Placeholder, Ref, Scalar, Value)
 
-_TLS = threading.local()
 _lock = threading.Lock()
 _active = [0]              # threads tracing now; wrappers are installed while > 0
 _restore: list = []        # undo actions of install()
-_PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _SCALARS = (type(None), bool, int, float, str, complex, np.generic)
-_ENGINE = os.path.join("autograd", "engine.py")
-
-
-def current():
-    """The calling thread's tracer, or None."""
-    return getattr(_TLS, "tracer", None)
-
-
-def user_frame():
-    """(the public dispatchtorch function the user called, 'file:line in fn' of the
-    user's line) for the innermost call from outside the package. Inside a backward
-    pass: (the derivative rule's function, 'backward: file:line in rule')."""
-    f = sys._getframe(1)
-    op = ""
-    prev = None
-    while f is not None:
-        fn = f.f_code.co_filename
-        if not fn.startswith(_PKG):
-            return op, f"{fn}:{f.f_lineno} in {f.f_code.co_name}"
-        if fn.endswith(_ENGINE) and prev is not None:
-            return op, f"backward: {prev.f_code.co_filename}:{prev.f_lineno} in {op}"
-        if "_capture" not in fn:
-            op = f.f_code.co_name
-            prev = f
-        f = f.f_back
-    return op, ""
 
 
 def _package_frames():
@@ -90,7 +64,6 @@ class Tracer:
     def __enter__(self):
         from ..dispatch.loader import loaded_backends
         from ..ops import _checks
-        from .checks import record_range_check
         self._prev = current()
         _TLS.tracer = self
         self._prev_check = (_checks.STATE.recorder, _checks.STATE.rewrap)
@@ -360,7 +333,7 @@ def _decomp_wrapper(op, fn):
 
 
 def _fill_random_wrapper(fn):
-    from ..ops import creation
+    from ..ops import random_sampling
 
     def traced(self, draw, *args, generator=None):
         tr = _active_tracer()
@@ -372,8 +345,8 @@ def _fill_random_wrapper(fn):
             r = fn(self, draw, *args, generator=generator)
         finally:
             tr.depth -= 1
-        redraw = functools.partial(creation.random_values, self._shape,
-                                   creation._memory_order(self), draw, args, generator)
+        redraw = functools.partial(random_sampling.random_values, self._shape,
+                                   random_sampling._memory_order(self), draw, args, generator)
         tr.node("random", RANDOM, (), (out,), {"draw": redraw, "dtype": self._dtype.name})
         return r
     traced._dt_traced = fn
@@ -396,7 +369,7 @@ def install():
     """Swap in the wrappers (called with _lock held by the first tracer)."""
     from .. import _place, _run
     from ..dispatch.loader import loaded_backends
-    from ..ops import creation, random as R
+    from ..ops import random as R, random_sampling
 
     from ..dispatch import resolve
     runtimes = [rt for rt in loaded_backends() if rt.backend is not None]
@@ -429,13 +402,13 @@ def install():
         p.empty = p.rt.backend.empty
     scalar, expanded = _run._scalar_cache, _run._expanded_cache
     _run._scalar_cache, _run._expanded_cache = {}, {}     # constants get recorded, not reused
-    fill_random, draw = creation._fill_random, R.draw
-    creation._fill_random = _fill_random_wrapper(fill_random)
+    fill_random, draw = random_sampling._fill_random, R.draw
+    random_sampling._fill_random = _fill_random_wrapper(fill_random)
     R.draw = _draw_wrapper(draw)
 
     def undo():
         _run._scalar_cache, _run._expanded_cache = scalar, expanded
-        creation._fill_random, R.draw = fill_random, draw
+        random_sampling._fill_random, R.draw = fill_random, draw
     _restore.append(undo)
 
 

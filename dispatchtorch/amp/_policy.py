@@ -148,11 +148,15 @@ def _wrap(fn, name):
     return autocast_op
 
 
+# the package root (torch.*), handed over by dispatchtorch/_dropin_names.attach: the root
+# imports amp, so amp does not import it back
+ROOT: list = []
+
+
 def _namespaces():
-    import dispatchtorch
     from .. import linalg, ops
     from ..nn import functional
-    return [dispatchtorch, ops, functional, linalg, Tensor]
+    return [*ROOT, ops, functional, linalg, Tensor]
 
 
 def install(device_type):

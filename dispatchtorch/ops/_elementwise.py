@@ -19,6 +19,7 @@ from .._shape import broadcast_shapes2
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ..dispatch import DECOMPOSE, OpDef, register_op
+from .casts import _cast
 
 # dtypes rule -> the input categories the kernel receives (the prim catalogue's words).
 # With promote="int_to_float" an op accepts every category and computes integers and
@@ -143,11 +144,6 @@ def _bad_operand(name, x):
 
 
 # -- executors -------------------------------------------------------------------------
-
-def _cast(x, dt):
-    from .memory import _cast as cast
-    return cast(x, dt)
-
 
 def unary(spec, x):
     if not isinstance(x, Tensor):

@@ -11,9 +11,11 @@ from .._shape import norm_dim
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ..dispatch import OpDef, register_op
-from ._composite import composite, run
-from .reductions import check_tensor
+from ..dispatch.registry import Forms, form_of
+from ._composite import composite, inplace_variant, run
+from ._args import check_tensor, write_out
 from ._out import takes_out
+from . import creation, memory, pointwise
 
 
 def _reverse_cumsum(g, dim):
@@ -100,7 +102,6 @@ def _scan(op, name):
         if not input.dim():
             r = r.reshape(())
         if out is not None:
-            from .pointwise import write_out
             return write_out(out, r)
         return r
     fn.__name__ = fn.__qualname__ = name
@@ -142,7 +143,6 @@ cummin = takes_out("cummin", "exact")(_cumext(CUMMIN, "cummin"))
 
 def _inplace_scan(fn, name):
     def method(self, dim, *, dtype=None):
-        from ._composite import inplace_variant
         return inplace_variant(lambda x: fn(x, dim, dtype=dtype), name)(self)
     method.__name__ = name
     return method
@@ -177,12 +177,14 @@ def _logcumsumexp(x, dim):
 
 
 LOGCUMSUMEXP = composite("logcumsumexp", _logcumsumexp, kind="scan", dtypes="floating",
+                         forms=Forms(written=True, special=("logcumsumexp",)),
                          signature="logcumsumexp(x, dim)",
                          doc="log(cumsum(exp(x))) as a log-add-exp scan (log2(n) doubling "
                              "steps)",
                          opmath=True)
 
 
+@form_of(LOGCUMSUMEXP)
 @takes_out("logcumsumexp", "exact")
 def logcumsumexp(input, dim, *, out=None):
     d, _ = _scan_input(input, dim, "logcumsumexp")
@@ -193,8 +195,3 @@ def logcumsumexp(input, dim, *, out=None):
 
 METHODS = {"cumsum": cumsum, "cumprod": cumprod, "cummax": cummax, "cummin": cummin,
            "cumsum_": cumsum_, "cumprod_": cumprod_, "logcumsumexp": logcumsumexp}
-
-
-# The op modules this one's derivative rules and decompositions call (at run time
-# only). Imported last: they import this module in turn (see docs/architecture.md).
-from . import creation, memory, pointwise  # noqa: E402
