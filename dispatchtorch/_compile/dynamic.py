@@ -137,13 +137,14 @@ def symbolic_inputs(env, leaves, dims):
             env.const_codes[tr.ids[id(h)]] = value.code
         return h
     from .._capture import tracer
-    import dispatchtorch
+    from .._root import ROOT
     from .. import ops
     from ..ops import creation
     orig_arange = creation.arange
     arange = functools.wraps(orig_arange)(functools.partial(_arange, orig_arange, env))
     _run.scalar_handle = pointwise.scalar_handle = scalar_handle
-    dispatchtorch.arange = ops.arange = creation.arange = arange
+    for ns in (*ROOT, ops, creation):
+        ns.arange = arange
     lower, tracer.LOWER[0] = tracer.LOWER[0], plain
     import builtins
     real_range, builtins.range = builtins.range, GuardedRange
@@ -154,7 +155,8 @@ def symbolic_inputs(env, leaves, dims):
         builtins.range = real_range
         tracer.LOWER[0] = lower
         _run.scalar_handle = pointwise.scalar_handle = orig
-        dispatchtorch.arange = ops.arange = creation.arange = orig_arange
+        for ns in (*ROOT, ops, creation):
+            ns.arange = orig_arange
         for t, shape in saved:
             t._shape = shape
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from .. import _dtype as D
 from .._tensor import Tensor
+from .._root import ROOT
 from ._state import STATE, dtype_name
 
 LOWER, FP32, PROMOTE, BANNED = "lower", "fp32", "promote", "banned"
@@ -148,9 +149,6 @@ def _wrap(fn, name):
     return autocast_op
 
 
-# the package root (torch.*), handed over by dispatchtorch/_dropin_names.attach: the root
-# imports amp, so amp does not import it back
-ROOT: list = []
 
 
 def _namespaces():

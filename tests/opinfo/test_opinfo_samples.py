@@ -42,21 +42,6 @@ KNOWN = {
 
 # complex64 only (docs/complex-and-fft.md): what does not match on complex inputs yet
 KNOWN_COMPLEX64 = {
-    # the LAPACK prims and their derivative rules are real: complex inputs raise
-    # NotImplementedError naming the op
-    **dict.fromkeys([
-        "cholesky", "cholesky_inverse", "cholesky_solve", "linalg.cholesky",
-        "linalg.cholesky_ex", "linalg.cond", "linalg.det", "linalg.eigh", "linalg.eigvalsh",
-        "linalg.householder_product", "linalg.inv", "linalg.inv_ex", "linalg.lstsq",
-        "linalg.lu", "linalg.lu_factor", "linalg.lu_factor_ex", "linalg.lu_solve",
-        "linalg.matrix_norm", "linalg.matrix_power", "linalg.matrix_rank", "linalg.norm",
-        "linalg.pinv",
-        "linalg.qr", "linalg.slogdet", "linalg.solve", "linalg.solve_ex",
-        "linalg.solve_triangular", "linalg.svd", "linalg.svdvals", "linalg.tensorinv",
-        "linalg.tensorsolve", "logdet", "lu", "lu_solve", "matrix_exp", "norm", "pinverse",
-        "qr", "svd", "triangular_solve", "geqrf", "ormqr", "linalg.ldl_factor",
-        "linalg.ldl_factor_ex", "linalg.ldl_solve"],
-        "complex linear-algebra decompositions: not yet"),
     # PyTorch's float32 gradient exp(x - result) loses the phase where imaginary parts
     # reach 1e6 (a 0-d input's true gradient is exactly 1; PyTorch's 0.9997+0.0226j)
     "logsumexp": "PyTorch's own float32 rounding of large imaginary parts",

@@ -15,7 +15,8 @@ SPECIAL = ("digamma", "i0", "igamma", "igammac", "lgamma", "nextafter", "special
            "special_zeta", "special_airy_ai")
 # The FFT prims take or give complex tensors, and this backend has no complex dtypes
 # (its devices do not list complex64 / complex128): a complex tensor, so any FFT of an
-# opencl tensor, is refused with a TypeError naming the dtype and the device before a
+# opencl tensor (and linalg.eig's complex results), is refused with a TypeError naming the dtype and the device before a
 # kernel or a fallback could run. Move the data to the cpu for torch.fft.
-NO_COMPLEX_DTYPES = ("fft_c2c", "fft_c2r", "fft_r2c")
+NO_COMPLEX_DTYPES = ("fft_c2c", "fft_c2r", "fft_r2c",
+                     "linalg_eig")    # complex results, whatever the input's dtype
 HOST_FALLBACK_PRIMS = frozenset(LINALG + SPECIAL + NO_COMPLEX_DTYPES)
