@@ -131,6 +131,9 @@ def _catalogue():
         add(name, "elementwise", f"{name}(out, x)", doc, "float")
     for name, (_, doc) in SPECIAL_BINARY.items():
         add(name, "elementwise", f"{name}(out, a, b)", doc, "float")
+    # not in SPECIAL_UNARY: scipy's airy gives (Ai, Ai', Bi, Bi'), and cupyx has no Airy
+    add("special_airy_ai", "elementwise", "special_airy_ai(out, x)",
+        "Airy function of the first kind Ai(x) (scipy.special.airy's first result)", "float")
     return specs
 
 

@@ -221,6 +221,7 @@ _UNARY_SPECIAL = {   # row: (public call, reference, differentiable); values: th
     "special_scaled_modified_bessel_k1": (lambda T, x: T.special.scaled_modified_bessel_k1(x),
                                           sp.k1e, False),
     "special_entr": (lambda T, x: T.special.entr(x), sp.entr, True),
+    "special_airy_ai": (lambda T, x: T.special.airy_ai(x), lambda x: sp.airy(x)[0], False),
 }
 for _op, (_fn, _ref, _grad) in _UNARY_SPECIAL.items():
     # (PyTorch's float64 Bessel functions are ~1e-7 off scipy's; the numpy reference checks
