@@ -139,6 +139,17 @@ def _tensor_args(args, kwargs):
     return [a for a in (*args, *kwargs.values()) if isinstance(a, (Tensor, list, tuple))]
 
 
+def _with_out(sig):
+    """fn's signature with the keyword-only `out=None` the wrapper takes (so that
+    inspect.signature, and the sweep of tests/opinfo, see it)."""
+    params = list(sig.parameters.values())
+    if "out" in sig.parameters:
+        return sig
+    at = len(params) - (params and params[-1].kind is inspect.Parameter.VAR_KEYWORD)
+    params.insert(at, inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None))
+    return sig.replace(parameters=params)
+
+
 def takes_out(op, dtype="safe", alias="partial", factory=False):
     """Decorator: the op's `out=` is checked and written by write_out (the function
     itself computes out of place and never sees it). factory: a creation op, whose
@@ -159,5 +170,6 @@ def takes_out(op, dtype="safe", alias="partial", factory=False):
             r = fn(*args, **kwargs)
             return write_out(out, r, op, () if factory else _tensor_args(args, kwargs), dtype,
                              alias)
+        wrapper.__signature__ = _with_out(inspect.signature(fn))
         return wrapper
     return deco

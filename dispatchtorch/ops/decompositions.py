@@ -12,6 +12,7 @@ from .._tensor import Tensor
 from ..dispatch.registry import prim_row
 from ._composite import composite, run
 from .linalg import matmul
+from ._out import takes_out
 
 
 class LinAlgError(RuntimeError):
@@ -67,7 +68,8 @@ SOLVE_TRIANGULAR = prim_row("linalg_solve_triangular", kind="linalg", args=("A",
                             dtypes="float", grad=_solve_triangular_grad)
 
 
-def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
+@takes_out("linalg.solve_triangular", dtype="exact")
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
     check_matrix(A, "linalg.solve_triangular", square=True)
     check_matrix(B, "linalg.solve_triangular", "B")
     if A.dtype is not B.dtype:
@@ -85,7 +87,7 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
     r = _prim(SOLVE_TRIANGULAR, A, ((tuple(B.shape), B.dtype),),
               {"upper": bool(upper), "left": bool(left), "unitriangular": bool(unitriangular)},
               (B,))
-    return r if out is None else out.copy_(r)
+    return r
 
 
 # -- Cholesky ----------------------------------------------------------------------------------
@@ -104,7 +106,8 @@ CHOLESKY = prim_row("linalg_cholesky", kind="linalg", args=("A",), n_out=2,
                     dtypes="float", grad=_cholesky_grad)
 
 
-def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
+@takes_out("linalg.cholesky_ex", dtype="exact")
+def cholesky_ex(A, *, upper=False, check_errors=False):
     check_matrix(A, "linalg.cholesky", square=True)
     L, info = _prim(CHOLESKY, A, ((tuple(A.shape), A.dtype), (tuple(A.shape[:-2]), D.int32)))
     if check_errors:
@@ -118,10 +121,11 @@ _NOT_PD = "The factorization could not be completed because the input is not " \
           "positive-definite (the leading minor of order {k} is not positive-definite)."
 
 
-def cholesky(A, *, upper=False, out=None):
+@takes_out("linalg.cholesky", dtype="exact")
+def cholesky(A, *, upper=False):
     L, info = cholesky_ex(A, upper=upper)
     _raise_info(info, "linalg.cholesky", _NOT_PD)
-    return L if out is None else out.copy_(L)
+    return L
 
 
 # -- eigh ----------------------------------------------------------------------------------------
@@ -158,7 +162,8 @@ EIGH = prim_row("linalg_eigh", kind="linalg", args=("A",), n_out=2, dtypes="floa
                 grad=_eigh_grad)
 
 
-def eigh(A, UPLO="L", *, out=None):
+@takes_out("linalg.eigh", dtype="exact")
+def eigh(A, UPLO="L"):
     check_matrix(A, "linalg.eigh", square=True)
     if UPLO not in ("L", "U"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
@@ -167,7 +172,8 @@ def eigh(A, UPLO="L", *, out=None):
     return RT.eigh(w, V)
 
 
-def eigvalsh(A, UPLO="L", *, out=None):
+@takes_out("linalg.eigvalsh", dtype="exact")
+def eigvalsh(A, UPLO="L"):
     return eigh(A, UPLO).eigenvalues
 
 
@@ -236,7 +242,8 @@ SVD = prim_row("linalg_svd", kind="linalg", args=("A",), n_out=3, dtypes="float"
                grad=_svd_grad)
 
 
-def svd(A, full_matrices=True, *, driver=None, out=None):
+@takes_out("linalg.svd", dtype="exact")
+def svd(A, full_matrices=True, *, driver=None):
     check_matrix(A, "linalg.svd")
     m, n = A.shape[-2:]
     k = min(m, n)
@@ -247,7 +254,8 @@ def svd(A, full_matrices=True, *, driver=None, out=None):
     return RT.svd(U, S, Vh)
 
 
-def svdvals(A, *, driver=None, out=None):
+@takes_out("linalg.svdvals", dtype="exact")
+def svdvals(A, *, driver=None):
     return svd(A, full_matrices=False).S
 
 
@@ -291,7 +299,8 @@ QR = prim_row("linalg_qr", kind="linalg", args=("A",), n_out=2, dtypes="float",
               grad=_qr_grad)
 
 
-def qr(A, mode="reduced", *, out=None):
+@takes_out("linalg.qr", dtype="exact")
+def qr(A, mode="reduced"):
     check_matrix(A, "linalg.qr")
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
@@ -340,7 +349,8 @@ LU_FACTOR = prim_row("linalg_lu_factor", kind="linalg", args=("A",), n_out=3,
                      dtypes="float", grad=_lu_factor_grad)
 
 
-def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
+@takes_out("linalg.lu_factor_ex", dtype="exact")
+def lu_factor_ex(A, *, pivot=True, check_errors=False):
     check_matrix(A, "linalg.lu_factor")
     if not pivot:
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
@@ -357,7 +367,8 @@ _SINGULAR_LU = "The factorization could not be completed because the input is si
                "(U[{k}, {k}] is zero)."
 
 
-def lu_factor(A, *, pivot=True, out=None):
+@takes_out("linalg.lu_factor", dtype="exact")
+def lu_factor(A, *, pivot=True):
     r = lu_factor_ex(A, pivot=pivot)
     return RT.lu_factor(r.LU, r.pivots)
 
@@ -379,7 +390,8 @@ def _permutation(pivots, m, dtype):
     return eye[perm].mT
 
 
-def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
+@takes_out("linalg.lu_unpack", dtype="exact")
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
     m, n = LU_data.shape[-2:]
     k = min(m, n)
     P = _permutation(LU_pivots, m, LU_data.dtype) if unpack_pivots else \
@@ -393,12 +405,14 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
     return RT.lu_unpack(P, L, U)
 
 
-def lu(A, *, pivot=True, out=None):
+@takes_out("linalg.lu", dtype="exact")
+def lu(A, *, pivot=True):
     r = lu_factor_ex(A, pivot=pivot)
     return RT.lu(*lu_unpack(r.LU, r.pivots))
 
 
-def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
+@takes_out("linalg.lu_solve", dtype="exact")
+def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
     """X with A X = B (or X A = B; adjoint: A^T), A = P L U as lu_factor gives it."""
     P, L, U = lu_unpack(LU, pivots)
     if left and not adjoint:       # X = U^-1 L^-1 P^T B
@@ -437,7 +451,8 @@ SOLVE = composite("linalg_solve", _solve, kind="linalg", args=("A", "B"), grad=_
                   doc="X with A X = B (or X A = B): LU with partial pivoting; singular A raises")
 
 
-def solve(A, B, *, left=True, out=None):
+@takes_out("linalg.solve", dtype="exact")
+def solve(A, B, *, left=True):
     check_matrix(A, "linalg.solve", square=True)
     if not isinstance(B, Tensor):
         raise TypeError(f"linalg.solve(): argument 'B' must be Tensor, not {type(B).__name__}")
@@ -459,19 +474,22 @@ def solve(A, B, *, left=True, out=None):
     return X.squeeze(-1) if vector else X
 
 
-def solve_ex(A, B, *, left=True, check_errors=False, out=None):
+@takes_out("linalg.solve_ex", dtype="exact")
+def solve_ex(A, B, *, left=True, check_errors=False):
     X = solve(A, B, left=left)
     return RT.solve_ex(X, creation.zeros(tuple(A.shape[:-2]), dtype=D.int32, device=A.device))
 
 
-def inv(A, *, out=None):
+@takes_out("linalg.inv", dtype="exact")
+def inv(A):
     check_matrix(A, "linalg.inv", square=True)
     n = A.shape[-1]
     eye = creation.eye(n, dtype=A.dtype, device=A.device).expand(tuple(A.shape))
     return solve(A, eye)
 
 
-def inv_ex(A, *, check_errors=False, out=None):
+@takes_out("linalg.inv_ex", dtype="exact")
+def inv_ex(A, *, check_errors=False):
     check_matrix(A, "linalg.inv", square=True)
     r = lu_factor_ex(A)
     if check_errors:
@@ -518,7 +536,8 @@ DET = composite("linalg_det", _det, kind="linalg", args=("A",), grad=_det_grad, 
                 doc="determinant from the LU factors (rule through the SVD, exact when singular)")
 
 
-def det(A, *, out=None):
+@takes_out("linalg.det", dtype="exact")
+def det(A):
     check_matrix(A, "linalg.det", square=True)
     return run(DET, (A,), {})
 
@@ -549,7 +568,8 @@ SLOGDET = composite("linalg_slogdet", _slogdet, kind="linalg", args=("A",), n_ou
                     doc="sign and log |det| from the LU factors")
 
 
-def slogdet(A, *, out=None):
+@takes_out("linalg.slogdet", dtype="exact")
+def slogdet(A):
     check_matrix(A, "linalg.slogdet", square=True)
     s, l = run(SLOGDET, (A,), {})
     return RT.slogdet(s, l)

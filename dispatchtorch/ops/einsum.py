@@ -10,7 +10,7 @@ from .._shape import numel
 from .._tensor import Tensor
 from ._composite import composite, run
 from .linalg import _batched
-from ._args import write_out
+from ._out import takes_out
 
 _LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
@@ -241,7 +241,8 @@ TENSORDOT = composite("tensordot", _tensordot, kind="linalg", args=("a", "b"), d
                       doc="sum over the given dims of a and b: one reshape and one matmul")
 
 
-def tensordot(a, b, dims=2, out=None):
+@takes_out("tensordot", dtype="exact")
+def tensordot(a, b, dims=2):
     for name, x in (("a", a), ("b", b)):
         if not isinstance(x, Tensor):
             raise TypeError(f"tensordot(): argument '{name}' must be Tensor, not "
@@ -277,6 +278,4 @@ def tensordot(a, b, dims=2, out=None):
     if a.dtype is not b.dtype:
         raise RuntimeError(f"expected scalar type {a.dtype.pt_name} but found {b.dtype.pt_name}")
     r = run(TENSORDOT, (a, b), {"dims_a": tuple(dims_a), "dims_b": tuple(dims_b)})
-    if out is not None:
-        return write_out(out, r)
     return r

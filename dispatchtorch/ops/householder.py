@@ -9,6 +9,7 @@ from ..autograd.grad_mode import no_grad
 from . import creation, memory, pointwise, pointwise_more
 from .linalg_more import householder_product
 from .norms import vector_norm
+from ._out import takes_out
 
 
 def _tensor(x, name, op):
@@ -16,14 +17,13 @@ def _tensor(x, name, op):
         raise TypeError(f"{op}(): argument '{name}' must be Tensor, not {type(x).__name__}")
 
 
-def geqrf(input, *, out=None):
+@takes_out("geqrf", dtype="safe")
+def geqrf(input):
     """(a, tau): column j's reflector H_j = I - tau_j v v^H with v = (1, a[j+1:, j]),
     chosen as LAPACK's dlarfg / zlarfg (beta = -sign(Re alpha) * ||(alpha, x)||, real) and
     applied as H_j^H to the trailing columns (zgeqr2). PyTorch defines no derivative for
     it; neither do we."""
     _tensor(input, "input", "geqrf")
-    if out is not None:
-        raise NotImplementedError("geqrf(out=...) is not supported")
     if input.dim() < 2:
         raise RuntimeError("torch.geqrf: The input tensor A must have at least 2 dimensions.")
     if not (input.dtype.is_floating_point or input.dtype.is_complex) or \
@@ -64,13 +64,12 @@ def geqrf(input, *, out=None):
     return _result(a, tau)
 
 
-def ormqr(input, tau, other, left=True, transpose=False, *, out=None):
+@takes_out("ormqr", dtype="exact")
+def ormqr(input, tau, other, left=True, transpose=False):
     """op(Q) @ other (left) or other @ op(Q), Q = H_1 ... H_k from geqrf's (input, tau),
     op = transpose when asked. Differentiable through householder_product."""
     for name, t in (("input", input), ("tau", tau), ("other", other)):
         _tensor(t, name, "ormqr")
-    if out is not None:
-        raise NotImplementedError("ormqr(out=...) is not supported")
     if input.dim() < 2:
         raise RuntimeError("torch.ormqr: input must have at least 2 dimensions.")
     if other.dim() < 2:

@@ -11,6 +11,7 @@ from .. import _dtype as D
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from . import creation
+from ._out import takes_out
 
 _ALPHA = (1 + math.sqrt(17)) / 8
 
@@ -167,12 +168,11 @@ def _factor_one(a, kind):
     return piv, info
 
 
-def ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None):
+@takes_out("linalg.ldl_factor_ex", dtype="exact")
+def ldl_factor_ex(A, *, hermitian=False, check_errors=False):
     """(LD, pivots, info): L's strict lower part and D's 1x1 / 2x2 blocks in LD (lower
     triangle), LAPACK's 1-based pivots (negative for a 2x2 block)."""
     _square(A, "linalg.ldl_factor_ex")
-    if out is not None:
-        raise NotImplementedError("linalg.ldl_factor_ex(out=...) is not supported")
     batch, n = tuple(A.shape[:-2]), A.shape[-1]
     with no_grad():
         flat = A.reshape((math.prod(batch), n, n)).clone()
@@ -193,7 +193,8 @@ def ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None):
     return _result(LD, pivots, info)
 
 
-def ldl_factor(A, *, hermitian=False, out=None):
+@takes_out("linalg.ldl_factor", dtype="exact")
+def ldl_factor(A, *, hermitian=False):
     LD, pivots, _ = ldl_factor_ex(A, hermitian=hermitian)
     from ..return_types import ldl_factor as _result
     return _result(LD, pivots)
@@ -246,14 +247,13 @@ def _solve_one(a, piv, x, kind):
             k -= 2
 
 
-def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
+@takes_out("linalg.ldl_solve", dtype="exact")
+def ldl_solve(LD, pivots, B, *, hermitian=False):
     """X with A X = B, A given by ldl_factor's (LD, pivots); batches broadcast."""
     for name, t in (("LD", LD), ("pivots", pivots), ("B", B)):
         if not isinstance(t, Tensor):
             raise TypeError(f"linalg.ldl_solve(): argument '{name}' must be Tensor, not "
                             f"{type(t).__name__}")
-    if out is not None:
-        raise NotImplementedError("linalg.ldl_solve(out=...) is not supported")
     _square(LD, "linalg.ldl_solve")
     if B.dim() < 2:
         raise RuntimeError("torch.linalg.ldl_solve: Expected B to have at least 2 dimensions, "

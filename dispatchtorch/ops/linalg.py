@@ -6,6 +6,7 @@ from .._run import apply
 from .._shape import broadcast_shapes
 from .._tensor import Tensor
 from ..dispatch.registry import prim_row
+from ._out import takes_out
 
 
 def _matmul_grad(g, a, b, needs):
@@ -44,7 +45,8 @@ def _batched(a, b):
     return apply(MATMUL, place, (a, b), (a._h, b._h), ((batch + (m, n), a.dtype),))
 
 
-def matmul(input, other, *, out=None):
+@takes_out("matmul", dtype="exact")
+def matmul(input, other):
     _check(input, other, "matmul")
     da, db = input.dim(), other.dim()
     if da == 1 and db == 1:
@@ -65,7 +67,6 @@ def matmul(input, other, *, out=None):
 
 from .. import _dtype as D  # noqa: E402
 from ._composite import composite, inplace_variant, run  # noqa: E402
-from ._args import write_out  # noqa: E402
 
 
 def _need(x, name, op):
@@ -81,27 +82,23 @@ BMM = composite("bmm", lambda a, b: _batched(a, b), kind="linalg", args=("a", "b
                 doc="the matmul prim on two batches of matrices")
 
 
-def mm(input, mat2, *, out=None):
+@takes_out("mm", dtype="exact")
+def mm(input, mat2):
     _check(input, mat2, "mm")
     if input.dim() != 2 or mat2.dim() != 2:
         raise RuntimeError(f"mm: expected 2D tensors, got {input.dim()}D and {mat2.dim()}D")
-    return _out(out, run(MM, (input, mat2), {}))
+    return run(MM, (input, mat2), {})
 
 
-def bmm(input, mat2, *, out=None):
+@takes_out("bmm", dtype="exact")
+def bmm(input, mat2):
     _check(input, mat2, "bmm")
     if input.dim() != 3 or mat2.dim() != 3:
         raise RuntimeError(f"batch1 must be a 3D tensor and batch2 must be a 3D tensor; got "
                            f"{input.dim()}D and {mat2.dim()}D")
     if input._shape[0] != mat2._shape[0]:
         raise RuntimeError(f"bmm: batch sizes differ: {input._shape[0]} and {mat2._shape[0]}")
-    return _out(out, run(BMM, (input, mat2), {}))
-
-
-def _out(out, r):
-    if out is None:
-        return r
-    return write_out(out, r)
+    return run(BMM, (input, mat2), {})
 
 
 DOT = composite("dot", lambda a, b: _batched(a.unsqueeze(0), b.unsqueeze(1)).reshape(()),
@@ -109,7 +106,8 @@ DOT = composite("dot", lambda a, b: _batched(a.unsqueeze(0), b.unsqueeze(1)).res
                 signature="dot(a: (n,), b: (n,)) -> ()", doc="inner product of two vectors")
 
 
-def dot(input, other, *, out=None):
+@takes_out("dot", dtype="exact")
+def dot(input, other):
     _need(input, "input", "dot")
     _need(other, "tensor", "dot")
     if input.dim() != 1 or other.dim() != 1:
@@ -125,7 +123,7 @@ def dot(input, other, *, out=None):
                            f"{input._shape[0]} and {other._shape[0]} elements respectively")
     if input.dtype is D.bool_:
         raise NotImplementedError("\"dot\" not implemented for 'Bool'")
-    return _out(out, run(DOT, (input, other), {}))
+    return run(DOT, (input, other), {})
 
 
 
@@ -135,7 +133,8 @@ MV = composite("mv", lambda a, v: _batched(a, v.unsqueeze(1)).squeeze(-1), kind=
                doc="matrix times vector")
 
 
-def mv(input, vec, *, out=None):
+@takes_out("mv", dtype="exact")
+def mv(input, vec):
     _need(input, "input", "mv")
     _need(vec, "vec", "mv")
     if input.dim() != 2 or vec.dim() != 1:
@@ -144,7 +143,7 @@ def mv(input, vec, *, out=None):
     if input._shape[1] != vec._shape[0]:
         raise RuntimeError(f"size mismatch, got input ({input._shape[0]}), mat ({input._shape[0]}x"
                            f"{input._shape[1]}), vec ({vec._shape[0]})")
-    return _out(out, run(MV, (input, vec), {}))
+    return run(MV, (input, vec), {})
 
 
 OUTER = composite("outer", lambda a, b: a.unsqueeze(1) * b.unsqueeze(0), kind="linalg",
@@ -152,12 +151,13 @@ OUTER = composite("outer", lambda a, b: a.unsqueeze(1) * b.unsqueeze(0), kind="l
                   doc="a[i] * b[j], with type promotion")
 
 
-def outer(input, vec2, *, out=None):
+@takes_out("outer", dtype="safe")
+def outer(input, vec2):
     _need(input, "input", "outer")
     _need(vec2, "vec2", "outer")
     if input.dim() != 1 or vec2.dim() != 1:
         raise RuntimeError(f"outer: Expected 1-D argument self, but got {input.dim()}-D")
-    return _out(out, run(OUTER, (input, vec2), {}))
+    return run(OUTER, (input, vec2), {})
 
 
 ger = outer
@@ -209,7 +209,8 @@ def _check_expands(name, shape, target):
 
 
 def _add_product(op, name, ndims):
-    def fn(input, mat1, mat2, *, beta=1, alpha=1, out=None):
+    @takes_out(name, dtype="exact")
+    def fn(input, mat1, mat2, *, beta=1, alpha=1):
         for arg, x in (("input", input), ("mat1", mat1), ("mat2", mat2)):
             _need(x, arg, name)
         _check(mat1, mat2, name)
@@ -232,7 +233,7 @@ def _add_product(op, name, ndims):
         if not mat1.dtype.is_grad:      # integer ops take integer scale factors
             beta, alpha = int(beta), int(alpha)
         _check_expands(name, input._shape, _product_shape(mat1._shape, mat2._shape, ndims))
-        return _out(out, run(op, (input, mat1, mat2), {"beta": beta, "alpha": alpha}))
+        return run(op, (input, mat1, mat2), {"beta": beta, "alpha": alpha})
     fn.__name__ = fn.__qualname__ = name
     return fn
 
@@ -245,7 +246,8 @@ baddbmm_ = inplace_variant(baddbmm, "baddbmm_")
 addmv_ = inplace_variant(addmv, "addmv_")
 
 
-def multi_dot(tensors, *, out=None):
+@takes_out("linalg.multi_dot", dtype="exact")
+def multi_dot(tensors):
     """linalg.multi_dot: left to right (first may be 1-d, last may be 1-d)."""
     if len(tensors) < 2:
         raise RuntimeError("multi_dot(): expected at least 2 tensors but got "
@@ -253,7 +255,7 @@ def multi_dot(tensors, *, out=None):
     r = tensors[0]
     for t in tensors[1:]:
         r = matmul(r, t)
-    return _out(out, r)
+    return r
 
 
 METHODS = {"matmul": matmul, "mm": mm, "bmm": bmm, "dot": dot, "mv": mv,

@@ -8,6 +8,7 @@ from .. import return_types as RT
 from ..dispatch.registry import prim_row
 from . import decompositions as DC
 from .linalg import matmul
+from ._out import takes_out
 
 
 def _eig_grad(g, result, result1):
@@ -35,22 +36,20 @@ def _eig_grad(g, result, result1):
 EIG = prim_row("linalg_eig", kind="linalg", args=("A",), n_out=2, grad=_eig_grad)
 
 
-def eig(A, *, out=None):
+@takes_out("linalg.eig", dtype="safe")
+def eig(A):
     DC.check_matrix(A, "linalg.eig", square=True)
     c = A.dtype.to_complex()
     batch = tuple(A.shape[:-2])
     n = A.shape[-1]
     L, V = DC._prim(EIG, A, ((batch + (n,), c), (batch + (n, n), c)))
-    if out is not None:
-        out[0].copy_(L)
-        out[1].copy_(V)
-        return RT.eig(*out)
     return RT.eig(L, V)
 
 
-def eigvals(A, *, out=None):
+@takes_out("linalg.eigvals", dtype="safe")
+def eigvals(A):
     L = eig(A).eigenvalues
-    return L if out is None else out.copy_(L)
+    return L
 
 
 LINALG = {"eig": eig, "eigvals": eigvals}

@@ -15,6 +15,7 @@ from .._shape import broadcast_shapes
 from ._composite import composite, run
 from .linalg import matmul
 from .norms import matrix_norm
+from ._out import takes_out
 
 
 def _tol(S, A, atol, rtol, name):
@@ -65,16 +66,21 @@ PINV = composite("linalg_pinv", _pinv, kind="linalg", args=("A",), grad=_pinv_gr
                  doc="Moore-Penrose pseudo-inverse through the SVD (eigh when hermitian)")
 
 
-def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
+@takes_out("linalg.pinv", dtype="safe")
+def pinv(A, *, atol=None, rtol=None, hermitian=False):
     DC.check_matrix(A, "linalg.pinv")
     return run(PINV, (A,), {"atol": atol, "rtol": rtol, "hermitian": hermitian})
+
+
+_det_no_out = DC.det.__wrapped__      # torch.det takes no out= (torch.linalg.det does)
 
 
 def pinverse(input, rcond=1e-15):
     return pinv(input, rtol=rcond)
 
 
-def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None, out=None):
+@takes_out("linalg.matrix_rank", dtype="safe")
+def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None):
     DC.check_matrix(A, "linalg.matrix_rank")
     if tol is not None:
         atol, rtol = tol, 0.0
@@ -83,6 +89,7 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None, out=None)
     return (S > t).sum(-1)
 
 
+@takes_out("linalg.lstsq", dtype="safe")
 def lstsq(A, B, rcond=None, *, driver=None):
     """The least-squares solution through the SVD (PyTorch's CPU default 'gelsy' gives the
     same solution; rank and singular values as gelsy/gelsd report them)."""
@@ -113,6 +120,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
     return RT.lstsq(X, residuals, rank, sv)
 
 
+@takes_out("linalg.cond", dtype="safe")
 def cond(A, p=None):
     DC.check_matrix(A, "linalg.cond")
     if p is None or p in (2, -2):
@@ -154,7 +162,8 @@ def matrix_exp(A):
 
 # -- Householder products ------------------------------------------------------------------
 
-def householder_product(A, tau, *, out=None):
+@takes_out("linalg.householder_product", dtype="safe")
+def householder_product(A, tau):
     DC.check_matrix(A, "linalg.householder_product")
     m, n = A.shape[-2:]
     k = tau.shape[-1]
@@ -178,7 +187,8 @@ def householder_product(A, tau, *, out=None):
 
 # -- tensor equations ----------------------------------------------------------------------
 
-def tensorinv(A, ind=2, *, out=None):
+@takes_out("linalg.tensorinv", dtype="safe")
+def tensorinv(A, ind=2):
     if ind <= 0:
         raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
     left, right = tuple(A.shape[:ind]), tuple(A.shape[ind:])
@@ -189,7 +199,8 @@ def tensorinv(A, ind=2, *, out=None):
     return DC.inv(A.reshape(p, p)).reshape(right + left)
 
 
-def tensorsolve(A, B, dims=None, *, out=None):
+@takes_out("linalg.tensorsolve", dtype="safe")
+def tensorsolve(A, B, dims=None):
     if dims is not None:
         dims = [d % A.dim() for d in dims]
         rest = [d for d in range(A.dim()) if d not in dims]
@@ -225,7 +236,8 @@ CHOLESKY_SOLVE = composite("cholesky_solve", _cholesky_solve, kind="linalg", arg
                            doc="X with (L L^T) X = B (or U^T U) from a Cholesky factor")
 
 
-def cholesky_solve(B, L, upper=False, *, out=None):
+@takes_out("cholesky_solve", dtype="safe")
+def cholesky_solve(B, L, upper=False):
     DC.check_matrix(L, "cholesky_solve", "input2", square=True)
     DC.check_matrix(B, "cholesky_solve", "input")
     batch = broadcast_shapes(B.shape[:-2], L.shape[:-2])
@@ -246,14 +258,16 @@ CHOLESKY_INVERSE = composite(
     signature="cholesky_inverse(L, upper=False)", doc="(L L^T)^-1 from a Cholesky factor")
 
 
-def cholesky_inverse(L, upper=False, *, out=None):
+@takes_out("cholesky_inverse", dtype="safe")
+def cholesky_inverse(L, upper=False):
     DC.check_matrix(L, "cholesky_inverse", "input", square=True)
     return run(CHOLESKY_INVERSE, (L,), {"upper": bool(upper)})
 
 
 # -- torch.* spellings -----------------------------------------------------------------------
 
-def svd_uv(input, some=True, compute_uv=True, *, out=None):
+@takes_out("svd", dtype="exact")
+def svd_uv(input, some=True, compute_uv=True):
     """torch.svd: (U, S, V) with V, not V^T; reduced unless some=False."""
     U, S, Vh = DC.svd(input, full_matrices=not some)
     if not compute_uv:
@@ -261,26 +275,31 @@ def svd_uv(input, some=True, compute_uv=True, *, out=None):
     return RT.svd_uv(U, S, Vh.mH)
 
 
-def qr_some(input, some=True, *, out=None):
+@takes_out("qr", dtype="exact")
+def qr_some(input, some=True):
     Q, R = DC.qr(input, "reduced" if some else "complete")
     return RT.qr(Q, R)
 
 
-def cholesky_legacy(input, upper=False, *, out=None):
+@takes_out("cholesky", dtype="safe")
+def cholesky_legacy(input, upper=False):
     return DC.cholesky(input, upper=upper)
 
 
-def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, out=None):
+@takes_out("triangular_solve", dtype="exact")
+def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
     M = A.mT if transpose else A
     X = DC.solve_triangular(M, b, upper=upper != transpose, unitriangular=unitriangular)
     return RT.triangular_solve(X, A.clone())
 
 
-def lu_solve_legacy(b, LU_data, LU_pivots, *, out=None):
+@takes_out("lu_solve", dtype="exact")
+def lu_solve_legacy(b, LU_data, LU_pivots):
     return DC.lu_solve(LU_data, LU_pivots, b)
 
 
-def _lu_legacy(A, pivot=True, get_infos=False, out=None):
+@takes_out("lu", dtype="safe")
+def _lu_legacy(A, pivot=True, get_infos=False):
     r = DC.lu_factor_ex(A, pivot=pivot)
     return (r.LU, r.pivots, r.info) if get_infos else (r.LU, r.pivots)
 
@@ -296,13 +315,13 @@ LINALG = {"cholesky": DC.cholesky, "cholesky_ex": DC.cholesky_ex, "eigh": DC.eig
 PUBLIC = {"svd": svd_uv, "qr": qr_some, "cholesky": cholesky_legacy, "cholesky_solve":
           cholesky_solve, "cholesky_inverse": cholesky_inverse, "triangular_solve":
           triangular_solve, "lu_solve": lu_solve_legacy, "lu_unpack": DC.lu_unpack,
-          "pinverse": pinverse, "inverse": DC.inv, "det": DC.det, "slogdet": DC.slogdet,
+          "pinverse": pinverse, "inverse": DC.inv, "det": _det_no_out, "slogdet": DC.slogdet,
           "logdet": DC.logdet, "matrix_exp": matrix_exp, "orgqr": householder_product,
           "lu": _lu_legacy}
 METHODS = {"svd": svd_uv, "qr": qr_some, "cholesky": cholesky_legacy,
            "cholesky_solve": cholesky_solve, "cholesky_inverse": cholesky_inverse,
            "triangular_solve": triangular_solve, "lu_solve": lu_solve_legacy,
-           "pinverse": pinverse, "inverse": DC.inv, "det": DC.det, "slogdet": DC.slogdet,
+           "pinverse": pinverse, "inverse": DC.inv, "det": _det_no_out, "slogdet": DC.slogdet,
            "logdet": DC.logdet, "matrix_exp": matrix_exp, "orgqr": householder_product,
            "lu": _lu_legacy}
 

@@ -8,7 +8,7 @@ import numbers
 from .. import _dtype as D
 from .._shape import norm_dim, norm_dims
 from ._composite import composite, run
-from ._args import write_out
+from ._out import takes_out
 from .reductions import check_tensor, expand_back
 
 INF = math.inf
@@ -73,7 +73,8 @@ def _float_input(x, dtype, name):
     return x
 
 
-def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
+@takes_out("linalg.vector_norm", dtype="exact")
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     x = _float_input(x, dtype, "linalg.vector_norm")
     if not isinstance(ord, numbers.Real) or isinstance(ord, bool):
         raise TypeError(f"linalg.vector_norm(): argument 'ord' must be a number, not "
@@ -88,8 +89,6 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
         if not x.dim() and x.numel() == 0:
             raise RuntimeError("linalg.vector_norm: empty input")
     r = run(VECTOR_NORM, (x,), {"ord": ord, "dims": dims, "keepdim": keepdim})
-    if out is not None:
-        return write_out(out, r)
     return r
 
 
@@ -116,7 +115,8 @@ MATRIX_NORM = composite(
                         opmath=True)
 
 
-def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
+@takes_out("linalg.matrix_norm", dtype="exact")
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     check_tensor(A, "linalg.matrix_norm")
     if not (ord in ("nuc", 2, -2) and A.dtype.is_complex):    # those read A's own singular
         A = _float_input(A, dtype, "linalg.matrix_norm")       # values, not |A|'s
@@ -138,8 +138,6 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
                 raise RuntimeError(f"linalg.matrix_norm cannot compute the {ord} norm on an "
                                    f"empty tensor because the operation does not have an identity")
     r = run(MATRIX_NORM, (A,), {"ord": ord, "dims": (d0, d1), "keepdim": keepdim})
-    if out is not None:
-        return write_out(out, r)
     return r
 
 
@@ -170,11 +168,10 @@ LINALG_NORM = composite(
     doc="vector_norm over one dim (or all, ord None), matrix_norm over two")
 
 
-def linalg_norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
+@takes_out("linalg.norm", dtype="exact")
+def linalg_norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     check_tensor(A, "linalg.norm")
     r = run(LINALG_NORM, (A,), {"ord": ord, "dim": dim, "keepdim": keepdim, "dtype": dtype})
-    if out is not None:
-        return write_out(out, r)
     return r
 
 
@@ -195,14 +192,14 @@ NORM = composite("norm", _norm, kind="reduction", dtypes="floating",
                  doc="torch.norm: 'fro' and numbers p are vector norms over dim")
 
 
-def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
+@takes_out("norm", dtype="exact")
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     check_tensor(input, "norm")
     r = run(NORM, (input,), {"p": p, "dim": dim, "keepdim": keepdim, "dtype": dtype})
-    if out is not None:
-        return write_out(out, r)
     return r
 
 
+@takes_out("linalg.vecdot", dtype="exact")
 def vecdot(x, y, *, dim=-1):
     """linalg.vecdot: sum(conj(x) * y, dim) (conj is the identity on real tensors)."""
     from .complex_ops import conj   # late: complex_ops binds after pointwise_more

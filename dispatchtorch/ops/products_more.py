@@ -10,8 +10,9 @@ from .. import _dtype as D
 from .._shape import broadcast_shapes, norm_dim
 from .._tensor import Tensor
 from ._composite import composite, inplace_variant, run
-from .linalg import _batched, _out, _scaled_sum, matmul
+from .linalg import _batched, _scaled_sum, matmul
 from .norms import vector_norm
+from ._out import takes_out
 
 L = dict(kind="linalg")
 
@@ -35,7 +36,8 @@ ADDR = composite("addr", _addr, args=("x", "a", "b"), **L, signature="addr(x, a,
                  doc="beta * x + alpha * outer(a, b)")
 
 
-def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
+@takes_out("addr", dtype="safe")
+def addr(input, vec1, vec2, *, beta=1, alpha=1):
     for n, v in (("input", input), ("vec1", vec1), ("vec2", vec2)):
         _tensor(v, n, "addr")
     if vec1.dim() != 1 or vec2.dim() != 1:
@@ -48,7 +50,7 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
                                                                  isinstance(alpha, bool)):
         if beta not in (0, 1) or alpha not in (0, 1):
             raise RuntimeError("Boolean beta only supported for Boolean results.")
-    return _out(out, run(ADDR, (input, vec1, vec2), {"beta": beta, "alpha": alpha}))
+    return run(ADDR, (input, vec1, vec2), {"beta": beta, "alpha": alpha})
 
 
 def _addbmm(x, a, b, beta, alpha):
@@ -60,7 +62,8 @@ ADDBMM = composite("addbmm", _addbmm, args=("x", "a", "b"), **L, dtypes="numeric
                    doc="beta * x + alpha * sum over the batch of a @ b", opmath=True)
 
 
-def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+@takes_out("addbmm", dtype="exact")
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     for n, v in (("input", input), ("batch1", batch1), ("batch2", batch2)):
         _tensor(v, n, "addbmm")
     if batch1.dim() != 3 or batch2.dim() != 3:
@@ -79,7 +82,7 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     if not batch1.dtype.is_grad:
         beta, alpha = int(beta), int(alpha)
     r = run(ADDBMM, (input, batch1, batch2), {"beta": beta, "alpha": alpha})
-    return _out(out, r.expand(shape).clone() if r.shape != shape else r)
+    return r.expand(shape).clone() if r.shape != shape else r
 
 
 # -- inner, kron, trace ---------------------------------------------------------------------
@@ -94,13 +97,14 @@ INNER = composite("inner", _inner, args=("a", "b"), **L, signature="inner(a, b)"
                   doc="sum over the last dims of a and b (a * b if either is 0-d)")
 
 
-def inner(input, other, *, out=None):
+@takes_out("inner", dtype="exact")
+def inner(input, other):
     _tensor(input, "input", "inner")
     _tensor(other, "other", "inner")
     if input.dim() and other.dim() and input.shape[-1] != other.shape[-1]:
         raise RuntimeError(f"inner() the last dimension must match on both input tensors but got "
                            f"shapes {list(input.shape)} and {list(other.shape)}")
-    return _out(out, run(INNER, (input, other), {}))
+    return run(INNER, (input, other), {})
 
 
 def _kron(a, b):
@@ -116,10 +120,11 @@ KRON = composite("kron", _kron, args=("a", "b"), **L, signature="kron(a, b)",
                  doc="Kronecker product (dims aligned from the right)")
 
 
-def kron(input, other, *, out=None):
+@takes_out("kron", dtype="safe")
+def kron(input, other):
     _tensor(input, "input", "kron")
     _tensor(other, "other", "kron")
-    return _out(out, run(KRON, (input, other), {}))
+    return run(KRON, (input, other), {})
 
 
 TRACE = composite("trace", lambda x: x.diagonal().sum(), args=("x",), **L,
@@ -154,17 +159,19 @@ def _cross_args(input, other, name):
     return input.expand(shape), other.expand(shape), shape
 
 
-def linalg_cross(input, other, *, dim=-1, out=None):
+@takes_out("linalg.cross", dtype="exact")
+def linalg_cross(input, other, *, dim=-1):
     a, b, shape = _cross_args(input, other, "linalg.cross")
     d = norm_dim(dim, len(shape), "linalg.cross")
     sizes = [t.shape[norm_dim(dim, t.dim(), "linalg.cross")] for t in (input, other)]
     if sizes != [3, 3]:               # each input's own dim, before broadcasting (PyTorch's)
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
                            f"{sizes[0]} and {sizes[1]}")
-    return _out(out, run(CROSS, (a, b), {"dim": d}))
+    return run(CROSS, (a, b), {"dim": d})
 
 
-def cross(input, other, dim=None, *, out=None):
+@takes_out("cross", dtype="exact")
+def cross(input, other, dim=None):
     a, b, shape = _cross_args(input, other, "cross")
     if dim is None:
         warnings.warn("Using torch.cross without specifying the dim arg is deprecated.",
@@ -176,7 +183,7 @@ def cross(input, other, dim=None, *, out=None):
     if shape[d] != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
                            f"{input.shape[d]} and {other.shape[d]}")
-    return _out(out, run(CROSS, (a, b), {"dim": d}))
+    return run(CROSS, (a, b), {"dim": d})
 
 
 # -- distances --------------------------------------------------------------------------------
@@ -350,6 +357,7 @@ def _square(A, name):
                            " matrices")
 
 
+@takes_out("matrix_power", dtype="exact")
 def matrix_power(A, n):
     _square(A, "linalg.matrix_power")
     if n < 0:
