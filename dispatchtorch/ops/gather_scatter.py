@@ -213,6 +213,7 @@ def _narrow_to(src, shape):
 
 
 @form_of(SCATTER)
+@takes_out("scatter", dtype="exact")
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
     if src is None:
         src = value
@@ -225,6 +226,7 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
 
 
 @form_of(SCATTER_ADD)
+@takes_out("scatter_add", dtype="exact")
 def scatter_add(input, dim, index, src):
     return _scatter(input, dim, index, src, "sum", SCATTER_ADD, name="scatter_add")
 
@@ -288,6 +290,7 @@ SCATTER_REDUCE = composite(
 
 
 @form_of(SCATTER_REDUCE)
+@takes_out("scatter_reduce", dtype="exact")
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     if reduce not in _REDUCES:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
@@ -416,6 +419,7 @@ def _index_add_args(input, dim, index, op, source):
 
 
 @form_of(INDEX_ADD)
+@takes_out("index_add", dtype="exact")
 def index_add(input, dim, index, source, *, alpha=1):
     d, index = _index_add_args(input, dim, index, "index_add", source)
     return run_composite(INDEX_ADD, (input, index, source), {"dim": d, "alpha": alpha})

@@ -11,6 +11,7 @@ from .._shape import norm_dim
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from . import counting, creation, memory, pointwise
+from ._out import takes_out
 
 
 def _tensor(x, name, op):
@@ -212,11 +213,10 @@ def _points(input, weight, op, dims):
     return input.reshape(-1, 1) if dims is None else input.reshape(-1, input.shape[-1])
 
 
-def histogram(input, bins=100, *, range=None, weight=None, density=False, out=None):
+@takes_out("histogram", dtype="exact")
+def histogram(input, bins=100, *, range=None, weight=None, density=False):
     """(hist, bin_edges) of the flattened input: `bins` equal bins over `range` (the
     data's min and max by default), or the given 1-d tensor of edges."""
-    if out is not None:
-        raise NotImplementedError("histogram(out=...) is not supported")
     with no_grad():
         x = _points(input, weight, "histogram", None)
         if isinstance(bins, Tensor) and bins.dtype is not input.dtype:

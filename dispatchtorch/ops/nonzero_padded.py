@@ -5,8 +5,10 @@ from __future__ import annotations
 from .. import _dtype as D
 from .._tensor import Tensor
 from . import creation, gather_scatter, memory
+from ._out import takes_out
 
 
+@takes_out("nonzero_static", dtype="cast")
 def nonzero_static(input, *, size, fill_value=-1):
     if not isinstance(input, Tensor):
         raise TypeError(f"nonzero_static(): argument 'input' must be Tensor, not "

@@ -8,6 +8,7 @@ from .. import _dtype as D
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ._elementwise import result_type
+from ._out import takes_out
 
 
 def _as_tensors(x, n, name):
@@ -23,7 +24,8 @@ def _as_tensors(x, n, name):
 
 
 def _recurrence(name, first, step, shift=False):
-    def fn(input, n, *, out=None):
+    @takes_out(name)
+    def fn(input, n):
         x, n = _as_tensors(input, n, name)
         if shift:
             x = 2 * x - 1
@@ -35,7 +37,7 @@ def _recurrence(name, first, step, shift=False):
             for k in range(1, top + 1):
                 r = pointwise.where(n == k, p1, r)
                 p0, p1 = p1, step(k, x, p1, p0)
-        return r if out is None else out.copy_(r)
+        return r
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"torch.special.{name}(input, n) by its three-term recurrence."
     return fn

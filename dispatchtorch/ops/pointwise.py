@@ -18,6 +18,7 @@ from ..dispatch.registry import OPS, form_of, grad_not_implemented
 from ._composite import composite as _composite, run as _run_composite
 from ._args import write_out
 from . import creation, nonzero_coords
+from ._out import takes_out
 
 
 def _unary_fn(spec):
@@ -526,10 +527,12 @@ def clamp(input, min=None, max=None, *, out=None, _op="clamp"):
 clip = clamp
 
 
+@takes_out("clamp_min", dtype="safe")
 def clamp_min(input, min):
     return clamp(input, min=min, _op="clamp_min")
 
 
+@takes_out("clamp_max", dtype="safe")
 def clamp_max(input, max):
     return clamp(input, max=max, _op="clamp_max")
 
@@ -586,8 +589,10 @@ isnan = _classifier("isnan", lambda x: x != x, "x != x")
 isinf = _classifier("isinf", lambda x: x.abs() == float("inf"), "|x| == inf")
 isfinite = _classifier("isfinite", lambda x: (x == x) & (x.abs() != float("inf")),
                        "neither NaN nor infinite")
-isposinf = _classifier("isposinf", lambda x: x == float("inf"), "x == +inf")
-isneginf = _classifier("isneginf", lambda x: x == float("-inf"), "x == -inf")
+isposinf = takes_out("isposinf", dtype="cast")(
+    _classifier("isposinf", lambda x: x == float("inf"), "x == +inf"))
+isneginf = takes_out("isneginf", dtype="cast")(
+    _classifier("isneginf", lambda x: x == float("-inf"), "x == -inf"))
 
 
 def isreal(input):

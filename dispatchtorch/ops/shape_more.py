@@ -43,6 +43,7 @@ def rot90(input, k=1, dims=(0, 1)):
     return input.clone()
 
 
+@takes_out("diff", dtype="exact")
 def diff(input, n=1, dim=-1, prepend=None, append=None):
     _tensor(input, "input", "diff")
     if input.dim() == 0:
@@ -153,6 +154,7 @@ def select_scatter(input, src, dim, index):
     return run(SELECT_SCATTER, (input, src), {"dim": d, "index": index})
 
 
+@takes_out("slice_scatter", dtype="exact")
 def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     _tensor(input, "input", "slice_scatter")
     d = norm_dim(dim, input.dim(), "slice_scatter")
@@ -180,6 +182,7 @@ INDEX_COPY = composite(
     "by src's")
 
 
+@takes_out("index_copy", dtype="exact")
 def index_copy(input, dim, index, source):
     _tensor(input, "input", "index_copy")
     if index.dim() > 1:
@@ -200,6 +203,7 @@ def index_copy(input, dim, index, source):
     return run(INDEX_COPY, (input, idx, src), {"dim": d})
 
 
+@takes_out("index_reduce", dtype="exact")
 def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     _tensor(input, "input", "index_reduce")
     if reduce not in ("prod", "mean", "amax", "amin"):
@@ -258,6 +262,7 @@ def put(input, index, source, accumulate=False):
 
 # -- renorm, constant_pad_nd --------------------------------------------------------------
 
+@takes_out("renorm", dtype="exact")
 def renorm(input, p, dim, maxnorm):
     _tensor(input, "input", "renorm")
     if input.dim() < 2:
@@ -348,6 +353,7 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
 
 # -- histc, mode, quantile, isin ------------------------------------------------------------------
 
+@takes_out("histc", dtype="exact")
 def histc(input, bins=100, min=0, max=0):
     _tensor(input, "input", "histc")
     if not input.dtype.is_floating_point:
@@ -386,6 +392,7 @@ def _mode(x):
     return index
 
 
+@takes_out("mode", dtype="exact")
 def mode(input, dim=-1, keepdim=False):
     _tensor(input, "input", "mode")
     from ..return_types import mode as ret
@@ -481,6 +488,7 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", ou
     return _quantile(input, q, dim, keepdim, interpolation, True, "nanquantile")
 
 
+@takes_out("isin", dtype="cast")
 def isin(elements, test_elements, *, assume_unique=False, invert=False):
     if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
         raise TypeError("isin(): at least one of elements and test_elements must be a Tensor")
@@ -506,17 +514,20 @@ def fill(input, value):
     return creation.full_like(input, value)
 
 
+@takes_out("softmax", dtype="exact")
 def softmax(input, dim, dtype=None, *, _stacklevel=5):
     from .nn_ops import SOFTMAX
     return SOFTMAX(input if dtype is None else input.to(dtype), dim=dim)
 
 
+@takes_out("log_softmax", dtype="exact")
 def log_softmax(input, dim, dtype=None, *, _stacklevel=5):
     from .nn_ops import LOG_SOFTMAX
     return LOG_SOFTMAX(input if dtype is None else input.to(dtype), dim=dim)
 
 
 def _copy_of(view_name):
+    @takes_out(view_name + "_copy", dtype="exact")
     def fn(input, *args, **kwargs):
         r = getattr(input, view_name)(*args, **kwargs)
         return tuple(t.clone() for t in r) if isinstance(r, (tuple, list)) else r.clone()
@@ -528,9 +539,10 @@ def _copy_of(view_name):
 COPIES = {n + "_copy": _copy_of(n) for n in (
     "expand", "permute", "t", "transpose", "unsqueeze", "squeeze", "view", "diagonal",
     "narrow", "unbind", "unfold", "as_strided", "select", "detach")}
-COPIES["alias_copy"] = lambda input: input.clone()
+COPIES["alias_copy"] = takes_out("alias_copy", dtype="exact")(lambda input: input.clone())
 
 
+@takes_out("narrow_copy", dtype="exact")
 def _narrow_copy(input, dim, start, length):
     """PyTorch's narrow_copy checks dim < ndim before it wraps dim (a RuntimeError there;
     a negative dim out of range is narrow's IndexError)."""
@@ -547,6 +559,7 @@ def split_with_sizes(input, split_sizes, dim=0):
     return input.split(list(split_sizes), dim)
 
 
+@takes_out("split_with_sizes_copy", dtype="exact")
 def split_with_sizes_copy(input, split_sizes, dim=0):
     return tuple(t.clone() for t in split_with_sizes(input, split_sizes, dim))
 

@@ -47,11 +47,13 @@ def sort(input, dim=-1, descending=False, stable=False, *, out=None):
     return return_types.sort(*_sort(input, d, bool(descending)))
 
 
+@takes_out("argsort", dtype="exact")
 def argsort(input, dim=-1, descending=False, stable=False):
     check_tensor(input, "argsort")
     return _sort(input, norm_dim(dim, input.dim(), "argsort"), bool(descending))[1]
 
 
+@takes_out("msort", dtype="exact")
 def msort(input):
     return sort(input, 0).values
 

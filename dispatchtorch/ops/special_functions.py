@@ -13,6 +13,7 @@ from ._composite import composite, run
 from ..dispatch.registry import Forms, form_of
 from ._elementwise import _SPECS as _ROWS, define
 from .pointwise import forms_of, write_out
+from ._out import takes_out
 
 F = dict(dtypes="float", promote="int_to_float")
 # domain: where each function and its derivative are finite and smooth (the unit tests and
@@ -111,6 +112,7 @@ def polygamma(n, input, *, out=None):
     return write_out(out, run(POLYGAMMA, (x,), {"n": int(n)}))
 
 
+@takes_out("mvlgamma", dtype="safe")
 def mvlgamma(input, p):
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")

@@ -11,6 +11,7 @@ from ..dispatch.registry import Forms, form_of
 from ._composite import composite, run
 from .reductions import LOWP, SUM, _reduce, check_tensor, expand_back
 from ._args import write_out
+from ._out import takes_out
 
 
 def _count(shape, dims):
@@ -136,23 +137,21 @@ def _complex_var(name, input, params):
     return r
 
 
-def _reducer(op, name):
-    def fn(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+def _reducer(op, name, takes_out_arg=True):
+    def fn(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
         params = _var_args(name, input, dim, unbiased, keepdim, correction)
         r = _complex_var(name, input, params) if input.dtype.is_complex else \
             _opmath(op, input, params)
-        if out is not None:
-            return write_out(out, r)
         return r
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"torch.{name}: {op.doc}."
-    return fn
+    return takes_out(name)(fn) if takes_out_arg else fn    # var_mean, std_mean: no out=
 
 
 var = _reducer(VAR, "var")
 std = _reducer(STD, "std")
-var_mean = _reducer(VAR_MEAN, "var_mean")
-std_mean = _reducer(STD_MEAN, "std_mean")
+var_mean = _reducer(VAR_MEAN, "var_mean", takes_out_arg=False)
+std_mean = _reducer(STD_MEAN, "std_mean", takes_out_arg=False)
 
 
 # -- logsumexp ------------------------------------------------------------------------------------------

@@ -400,6 +400,7 @@ TAKE_ALONG_DIM = composite(
 
 
 @form_of(TAKE_ALONG_DIM)
+@takes_out("take_along_dim", dtype="exact")
 def take_along_dim(input, indices, dim=None):
     if dim is not None:
         dim = norm_dim(dim, input.dim(), "take_along_dim")

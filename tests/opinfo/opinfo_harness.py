@@ -428,3 +428,90 @@ def run_errors(info, limit=None):
         r.failures.append(f"error input {i}: {ei.error_type.__name__} expected, none raised "
                           f"({ei.error_regex!r})")
     return r
+
+
+# -- out= ------------------------------------------------------------------------------
+
+def public_function(info):
+    """The dispatchtorch function (torch.NAME, torch.linalg.NAME, ...) an entry names, or None
+    (methods and OpInfo's lambdas take no out=)."""
+    return _path(dt, info.name) if _path(torch, info.name) is info.op else None
+
+
+def takes_out_kw(fn):
+    """Whether fn's signature has `out` (None: it takes **kwargs, so cannot be told)."""
+    import inspect
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return None
+    if "out" in params:
+        return True
+    return None if any(p.kind is p.VAR_KEYWORD for p in params.values()) else False
+
+
+def _pytorch_out_ok(info, sample):
+    """Whether PyTorch takes out= with this sample (False: a TypeError naming out)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            ref = info.op(sample.input, *sample.args, **sample.kwargs)
+        except Exception:
+            return False
+        many = isinstance(ref, (tuple, list))
+        if not all(isinstance(r, torch.Tensor) for r in (ref if many else [ref])):
+            return False          # a Python value: nothing to write into
+        outs = [torch.empty(0, dtype=r.dtype) for r in (ref if many else [ref])]
+        try:
+            info.op(sample.input, *sample.args, **sample.kwargs,
+                    out=tuple(outs) if many else outs[0])
+        except TypeError:         # no out= in this overload (or not these arguments)
+            return False
+        except Exception:         # out= taken, then refused (a RuntimeError on its shape)
+            return True
+    return True
+
+
+def out_sample(info, dtype="float32", limit=8):
+    """The sample to drive out= with: the first of `limit` that PyTorch takes out= with,
+    None where it takes none. PyTorch is asked, not OpInfo's supports_out: that is False
+    for sum, prod, median, ..., which take out= in some of their overloads, and True for
+    equal, which takes none."""
+    samples = itertools.islice(info.sample_inputs("cpu", getattr(torch, dtype)), limit)
+    return next((s for s in samples if _pytorch_out_ok(info, s)), None)
+
+
+def run_out(fn, sample):
+    """The sample through fn with out= (empty tensors of the result's dtypes): None when
+    the returned object is the out tensor(s) holding the out-of-place result, else why;
+    "unchecked: ..." when the sample cannot say."""
+    for sample in (sample,):
+        leaves = []
+        try:
+            dargs = to_dt((sample.input, *sample.args), leaves)
+            dkw = to_dt(sample.kwargs, leaves)
+        except Absent as exc:
+            return f"unchecked: absent: {exc}"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                ref = fn(*dargs, **dkw)
+            except Exception as exc:
+                return f"unchecked: the sample raised {type(exc).__name__}"
+            many = isinstance(ref, (tuple, list))
+            refs = list(ref) if many else [ref]
+            if not all(isinstance(r, dt.Tensor) for r in refs):
+                return "unchecked: a result that is not a tensor"
+            outs = [dt.empty(0, dtype=r.dtype) for r in refs]
+            try:
+                got = fn(*dargs, **dkw, out=tuple(outs) if many else outs[0])
+            except Exception as exc:
+                return f"out= raised {type(exc).__name__}: {str(exc)[:120]}"
+        gots = list(got) if many and isinstance(got, (tuple, list)) else [got]
+        if len(gots) != len(outs) or any(g is not o for g, o in zip(gots, outs)):
+            return "the returned object is not the out tensor(s)"
+        for o, r in zip(outs, refs):
+            if tuple(o.shape) != tuple(r.shape) or not np.allclose(
+                    as_numpy(o), as_numpy(r), rtol=1e-5, atol=1e-6, equal_nan=True):
+                return "out holds another value than the out-of-place result"
+        return None
