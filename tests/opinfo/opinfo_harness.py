@@ -515,3 +515,18 @@ def run_out(fn, sample):
                     as_numpy(o), as_numpy(r), rtol=1e-5, atol=1e-6, equal_nan=True):
                 return "out holds another value than the out-of-place result"
         return None
+
+
+def public_with_out():
+    """{name: function} of the public functions (torch.*, linalg, special, fft,
+    nn.functional) whose signature has an `out` parameter."""
+    import dispatchtorch.nn.functional  # noqa: F401
+    found = {}
+    for prefix, mod in (("", dt), ("linalg.", dt.linalg), ("special.", dt.special),
+                        ("fft.", dt.fft), ("nn.functional.", dt.nn.functional)):
+        for n in dir(mod):
+            f = getattr(mod, n)
+            if not n.startswith("_") and callable(f) and not isinstance(f, type) and \
+                    takes_out_kw(f) is True:
+                found[prefix + n] = f
+    return found
