@@ -159,5 +159,9 @@ def takes_out(op, dtype="safe", alias="partial", factory=False):
             r = fn(*args, **kwargs)
             return write_out(out, r, op, () if factory else _tensor_args(args, kwargs), dtype,
                              alias)
+        # the frame carries the op's name (tracebacks, and the compile tracer naming the op
+        # that broke a graph read it from the code object)
+        wrapper.__code__ = wrapper.__code__.replace(co_name=fn.__name__,
+                                                    co_qualname=fn.__qualname__)
         return wrapper
     return deco
