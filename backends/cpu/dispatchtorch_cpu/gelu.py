@@ -19,7 +19,7 @@ from . import parallel as P
 from .erf32 import _block as _erf32_block
 from .kernels import ERF32_MIN, _F32, _LOWP, _erf
 
-BLOCK = 16384                 # elements: a block's buffers stay in L2 (erf32's block)
+BLOCK = 32768                 # elements: a block's buffers stay in L2 (erf32's block)
 _SQRT_HALF = math.sqrt(0.5)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _C = math.sqrt(2.0 / math.pi)   # tanh form: sqrt(2 / pi)
