@@ -72,7 +72,7 @@ def _binary(f):
         if a.dtype in _LOWP:
             out[...] = f(a.astype(_F32), b.astype(_F32))
         else:
-            f(a, b, out=out)
+            f(a, b, out)          # out positional: 0.1 µs less than out=out for a ufunc
 
     def kernel(out, a, b):
         if out.size >= _BIG:
@@ -163,7 +163,9 @@ def _reduce(ufunc):
         if x.dtype in _LOWP or out.dtype in _LOWP:
             out[...] = reduce(x.astype(_F32), axis=dims, dtype=_F32, keepdims=keepdim)
         else:
-            reduce(x, axis=dims, dtype=out.dtype, out=out, keepdims=keepdim)
+            # positional (axis, dtype, out, keepdims): keywords cost ufunc.reduce 1 µs; the
+            # accumulation dtype defaults to out's
+            reduce(x, dims, None, out, keepdim)
 
     def kernel(out, x, *, dims, keepdim):
         if x.size >= _BIG:
