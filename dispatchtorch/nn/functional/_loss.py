@@ -7,6 +7,7 @@ from ... import _dtype as D
 from ... import ops as _ops
 from ..._tensor import Tensor
 from ...ops import nn_ops as N
+from ...ops.gather_scatter import _bounds
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -112,7 +113,7 @@ def _check_classes(name, input, target, ignore_index):
     if not target.numel():
         return
     classes = input.shape[1] if input.dim() > 1 else input.shape[0]
-    lo, hi = int(target.amin().item()), int(target.amax().item())
+    lo, hi = _bounds(target, target.numel())       # one host read, not two
     if 0 <= lo and hi < classes:
         return
     valid = target[target != ignore_index]          # only now look past ignored entries
