@@ -116,11 +116,10 @@ def _check_classes(name, input, target, ignore_index):
     lo, hi = _bounds(target, target.numel())       # one host read, not two
     if 0 <= lo and hi < classes:
         return
-    valid = target[target != ignore_index]          # only now look past ignored entries
-    if valid.numel():
-        lo, hi = int(valid.amin().item()), int(valid.amax().item())
-        if lo < 0 or hi >= classes:
-            raise IndexError(f"Target {hi if hi >= classes else lo} is out of bounds.")
+    # only now look past ignored entries (as class 0, which every input has): one more read
+    lo, hi = _bounds(_ops.where(target != ignore_index, target, 0), target.numel())
+    if lo < 0 or hi >= classes:
+        raise IndexError(f"Target {hi if hi >= classes else lo} is out of bounds.")
 
 
 def _check_weight(name, weight, classes):
