@@ -44,13 +44,14 @@ def _add_tensor_flags(Tensor):
 
 def attach(ns):
     """Bind the names into the dispatchtorch namespace dict `ns`."""
-    from . import accelerator, amp, backends
+    from . import _root, accelerator, amp, backends
     from ._accelerator import DeviceModule
     from ._legacy_types import make, type_method
     from ._tensor import Tensor
-    from .amp import _device_amp, autocast_mode as am
+    from .amp import _device_amp, _policy, autocast_mode as am
 
     name = ns["__name__"]
+    _root.ROOT[:] = [sys.modules[name]]      # amp and dynamic capture read torch.* from it
     _add_tensor_flags(Tensor)
     if not hasattr(Tensor.type, "__wrapped__"):
         Tensor.type = type_method(Tensor.type)

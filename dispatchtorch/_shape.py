@@ -144,10 +144,35 @@ def as_shape(args, op="view"):
     """Accept f(2, 3), f((2, 3)), f([2, 3]) and torch.Size."""
     if len(args) == 1 and not isinstance(args[0], int):
         args = args[0]
-    try:
-        return tuple(operator.index(a) for a in args)
+    try:     # (an int subclass is kept: compile(dynamic=True)'s symbolic sizes)
+        return tuple(a if type(a) is not int and isinstance(a, int) and type(a) is not bool
+                     else operator.index(a) for a in args)
     except TypeError:
         raise TypeError(f"{op}: size must be a tuple of ints, got {args!r}") from None
+
+
+def slice_indices(sl, n):
+    """sl.indices(n) for a positive step, in Python arithmetic when n or a bound is an
+    int subclass (compile(dynamic=True)'s symbolic sizes keep their expressions
+    through it; the C method makes them plain ints)."""
+    start, stop = sl.start, sl.stop
+    if type(n) is int and (start is None or type(start) is int) and \
+            (stop is None or type(stop) is int):
+        return sl.indices(n)                  # the usual case: plain ints
+    if not (_sub(n) or _sub(start) or _sub(stop)):
+        return sl.indices(n)
+    step = 1 if sl.step is None else sl.step
+    start = 0 if start is None else _clamp(start + n if start < 0 else start, n)
+    stop = n if stop is None else _clamp(stop + n if stop < 0 else stop, n)
+    return start, stop, step
+
+
+def _sub(x):
+    return type(x) is not int and isinstance(x, int) and type(x) is not bool
+
+
+def _clamp(i, n):
+    return 0 if i < 0 else n if i > n else i
 
 
 class Size(tuple):

@@ -1,12 +1,10 @@
-"""dispatchtorch.special: torch.special names for ops of the reference set."""
-from .ops import (erf, erfc, erfinv, exp2, expm1, log1p, logit, logsumexp, round,  # noqa: F401
-                  sigmoid as expit, xlogy)
-from .ops.scans import logcumsumexp  # noqa: F401
-from .ops.special_functions import SPECIAL as _S  # noqa: E402
-from .ops.pointwise_more import PUBLIC as _P  # noqa: E402
+"""dispatchtorch.special: torch.special, made from the op rows (each row's Forms.special
+names, and a `special_<x>` row as `<x>`) and the few functions without a row."""
+from . import ops as _ops  # noqa: F401  (every op row is declared once the ops load)
+from .dispatch.registry import special_functions as _special_functions
+from .ops.special_functions import SPECIAL_WITHOUT_ROWS as _WITHOUT_ROWS
+from .ops.orthogonal_polynomials import SPECIAL as _POLYNOMIALS
 
-globals().update(_S)
-sinc = _P["sinc"]
-from .ops.orthogonal_polynomials import SPECIAL as _O  # noqa: E402
-
-globals().update(_O)
+globals().update(_special_functions())
+globals().update(_WITHOUT_ROWS)
+globals().update(_POLYNOMIALS)

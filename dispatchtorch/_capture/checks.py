@@ -6,10 +6,10 @@ from __future__ import annotations
 from ..ops import _checks
 from ..ops._checks import verdict
 from .graph import Check
-from .tracer import _TLS, user_frame
+from .frames import _TLS, user_frame
 
 
-def record_range_check(index, low, high, error, bounds):
+def record_range_check(index, low, high, error, bounds, ignore=None):
     """ops._checks.range_check while this thread traces."""
     tr = getattr(_TLS, "tracer", None)
     if tr is None or tr.depth:           # a nested call: the check runs as eager's
@@ -17,7 +17,7 @@ def record_range_check(index, low, high, error, bounds):
         return verdict(lo, hi, low, high, error)
     c = Check(tr.value_of(index._h, str(index._place.device)), low, high,
               _wrapped(error, tuple(_checks.STATE.rewrap)), len(tr.graph.nodes), tr.phase,
-              user_frame()[1])
+              user_frame()[1], ignore)
     tr.depth += 1                        # the reads below are the check's, not breaks
     try:
         lo, hi = bounds(index)

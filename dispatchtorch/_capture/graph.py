@@ -104,8 +104,9 @@ class GraphBreak:
 class Check:
     """A validating host read recorded as what it checks: it passes when every
     element of integer value `value` lies in [low, high), and raises error(bad index)
-    otherwise. It ran before node at_node of the graph, so a replay checks again at
-    the same point instead of breaking the graph there."""
+    otherwise (elements equal to `ignore`, when set, are exempt). It ran before node
+    at_node of the graph, so a replay checks again at the same point instead of
+    breaking the graph there."""
     value: int
     low: int
     high: int
@@ -113,6 +114,7 @@ class Check:
     at_node: int = 0
     phase: str = "forward"
     source: str = ""
+    ignore: int | None = None
 
 
 @dataclass

@@ -21,41 +21,15 @@ import numpy as np
 from .._shape import contiguous_strides
 from .._tensor import Tensor
 from ..dispatch import DECOMPOSE, OPS
+from .checks import record_range_check
+from .frames import _PKG, _TLS, current, user_frame  # noqa: F401  (current: _capture's API)
 from .graph import (COMPOSITE, CONSTANT, KERNEL, MEMORY, RANDOM, Graph, GraphBreak, Node,
                     Placeholder, Ref, Scalar, Value)
 
-_TLS = threading.local()
 _lock = threading.Lock()
 _active = [0]              # threads tracing now; wrappers are installed while > 0
 _restore: list = []        # undo actions of install()
-_PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _SCALARS = (type(None), bool, int, float, str, complex, np.generic)
-_ENGINE = os.path.join("autograd", "engine.py")
-
-
-def current():
-    """The calling thread's tracer, or None."""
-    return getattr(_TLS, "tracer", None)
-
-
-def user_frame():
-    """(the public dispatchtorch function the user called, 'file:line in fn' of the
-    user's line) for the innermost call from outside the package. Inside a backward
-    pass: (the derivative rule's function, 'backward: file:line in rule')."""
-    f = sys._getframe(1)
-    op = ""
-    prev = None
-    while f is not None:
-        fn = f.f_code.co_filename
-        if not fn.startswith(_PKG):
-            return op, f"{fn}:{f.f_lineno} in {f.f_code.co_name}"
-        if fn.endswith(_ENGINE) and prev is not None:
-            return op, f"backward: {prev.f_code.co_filename}:{prev.f_lineno} in {op}"
-        if "_capture" not in fn:
-            op = f.f_code.co_name
-            prev = f
-        f = f.f_back
-    return op, ""
 
 
 def _package_frames():
@@ -90,7 +64,6 @@ class Tracer:
     def __enter__(self):
         from ..dispatch.loader import loaded_backends
         from ..ops import _checks
-        from .checks import record_range_check
         self._prev = current()
         _TLS.tracer = self
         self._prev_check = (_checks.STATE.recorder, _checks.STATE.rewrap)
@@ -202,6 +175,17 @@ class Tracer:
 
 # -- the wrappers -------------------------------------------------------------------------
 
+# fn(sizes) -> what a backend receives: compile(dynamic=True) sets it to make its symbolic
+# sizes plain ints (the graph records the symbolic ones; a backend's own arithmetic on
+# sizes is no relation of the program's)
+LOWER = [None]
+
+
+def _low(x):
+    f = LOWER[0]
+    return x if f is None else f(x)
+
+
 def _active_tracer():
     tr = getattr(_TLS, "tracer", None)
     if tr is None or tr.depth:
@@ -217,7 +201,7 @@ def _kernel_wrapper(name, fn, device_type):
     def traced(*handles, **params):
         tr = _active_tracer()
         if tr is None:
-            return fn(*handles, **params)
+            return fn(*handles, **_low(params)) if LOWER[0] else fn(*handles, **params)
         dev = _device_of(handles, device_type)
         outs = [tr.value_of(h, dev) for h in handles[:n_out]]
         ins = [tr._arg(h, dev) for h in (handles if reads_out else handles[n_out:])]
@@ -225,7 +209,7 @@ def _kernel_wrapper(name, fn, device_type):
               for k, v in params.items()}
         tr.depth += 1
         try:
-            r = fn(*handles, **params)
+            r = fn(*handles, **_low(params))
         finally:
             tr.depth -= 1
         tr.node(name, KERNEL, ins, outs, kp)
@@ -255,7 +239,7 @@ def _memory_wrappers(rt):
         return name if name in ("cpu", "meta") else f"{name}:{index}"
 
     def empty(shape, dtype, device):
-        h = orig["empty"](shape, dtype, device)
+        h = orig["empty"](_low(shape), dtype, device)
         tr = _active_tracer()
         if tr is not None:
             vid = tr._new(h, shape, dtype, contiguous_strides(tuple(shape)), 0, dev(device))
@@ -287,7 +271,7 @@ def _memory_wrappers(rt):
         return orig["to_host"](handle)
 
     def as_strided(storage, shape, strides, offset):
-        h = orig["as_strided"](storage, shape, strides, offset)
+        h = orig["as_strided"](storage, *_low((shape, strides, offset)))
         tr = _active_tracer()
         if tr is not None:
             src = tr.value_of(storage, dev(bk.device_index(storage)) if name != "cpu" else "cpu")
@@ -349,7 +333,7 @@ def _decomp_wrapper(op, fn):
 
 
 def _fill_random_wrapper(fn):
-    from ..ops import creation
+    from ..ops import random_sampling
 
     def traced(self, draw, *args, generator=None):
         tr = _active_tracer()
@@ -361,8 +345,8 @@ def _fill_random_wrapper(fn):
             r = fn(self, draw, *args, generator=generator)
         finally:
             tr.depth -= 1
-        redraw = functools.partial(creation.random_values, self._shape,
-                                   creation._memory_order(self), draw, args, generator)
+        redraw = functools.partial(random_sampling.random_values, self._shape,
+                                   random_sampling._memory_order(self), draw, args, generator)
         tr.node("random", RANDOM, (), (out,), {"draw": redraw, "dtype": self._dtype.name})
         return r
     traced._dt_traced = fn
@@ -374,7 +358,7 @@ def _draw_wrapper(fn):
         tr = _active_tracer()
         if tr is not None:
             tr.random_pending = user_frame()[0] or "a random op"
-        return fn(generator, draw, *args)
+        return fn(generator, draw, *_low(args))
     traced._dt_traced = fn
     return traced
 
@@ -385,7 +369,7 @@ def install():
     """Swap in the wrappers (called with _lock held by the first tracer)."""
     from .. import _place, _run
     from ..dispatch.loader import loaded_backends
-    from ..ops import creation, random as R
+    from ..ops import random as R, random_sampling
 
     from ..dispatch import resolve
     runtimes = [rt for rt in loaded_backends() if rt.backend is not None]
@@ -418,13 +402,13 @@ def install():
         p.empty = p.rt.backend.empty
     scalar, expanded = _run._scalar_cache, _run._expanded_cache
     _run._scalar_cache, _run._expanded_cache = {}, {}     # constants get recorded, not reused
-    fill_random, draw = creation._fill_random, R.draw
-    creation._fill_random = _fill_random_wrapper(fill_random)
+    fill_random, draw = random_sampling._fill_random, R.draw
+    random_sampling._fill_random = _fill_random_wrapper(fill_random)
     R.draw = _draw_wrapper(draw)
 
     def undo():
         _run._scalar_cache, _run._expanded_cache = scalar, expanded
-        creation._fill_random, R.draw = fill_random, draw
+        random_sampling._fill_random, R.draw = fill_random, draw
     _restore.append(undo)
 
 

@@ -23,8 +23,10 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
     backend: "inductor"/"default" fuse elementwise chains into generated kernels;
     "eager"/"aot_eager" replay the captured prims unfused. mode is accepted for
     compatibility (every mode compiles the same way here). options: {"fusion",
-    "cse", "dce", "buffer_reuse": bool} switch the passes. dynamic=True (symbolic
-    shapes) is not implemented: each new shape is captured once, as dynamic=False.
+    "cse", "dce", "buffer_reuse": bool} switch the passes. dynamic=True: the
+    arguments' sizes are symbols, one capture serves every size its guards accept;
+    None (default): specialise, then make the dims that changed dynamic on the second
+    capture; False: one capture per shape (see _compile/dynamic.py, docs/compile.md).
     """
     if model is None:
         def decorate(fn):
@@ -40,9 +42,8 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
     if callable(backend) or backend not in _BACKENDS:
         raise NotImplementedError(f"compile: backend={backend!r} is not supported; use one of "
                                   f"{', '.join(_BACKENDS)}")
-    if dynamic:
-        raise NotImplementedError("compile(dynamic=True): symbolic shapes are not implemented; "
-                                  "leave dynamic=None and each new shape is captured once")
+    if dynamic not in (None, True, False):
+        raise TypeError(f"compile: dynamic must be None, True or False, got {dynamic!r}")
     opts = dict(options or {})
     for k, v in opts.items():
         if k not in _OPTIONS:
@@ -59,9 +60,10 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
     from .compiled import CompiledFunction
     from .module import OptimizedModule
     if isinstance(model, Module):
-        return OptimizedModule(model, fullgraph=fullgraph, backend=backend, options=opts)
+        return OptimizedModule(model, fullgraph=fullgraph, backend=backend, options=opts,
+                               dynamic=dynamic)
     cf = CompiledFunction(model, module=_module_of(model), fullgraph=fullgraph, backend=backend,
-                          options=opts)
+                          options=opts, dynamic=dynamic)
     import functools
     functools.update_wrapper(cf, model, updated=())
     return cf

@@ -21,6 +21,9 @@ _REGISTRY = weakref.WeakSet()  # every live CompiledFunction, for reset()
 
 
 _ARG_NAMES = [f"args[{i}]" for i in range(32)]
+# the sizes a dynamic capture keeps lowered programs for (each holds its intermediates'
+# buffers between calls); an older size is instantiated again when it comes back
+_SIZES_KEPT = 16
 
 
 def _key_of(x):
@@ -38,8 +41,17 @@ def _key_of(x):
 class CompiledFunction:
     """What dispatchtorch.compile returns for a function (OptimizedModule wraps one)."""
 
-    def __init__(self, fn, *, module=None, fullgraph=False, backend="inductor", options=None):
+    def __init__(self, fn, *, module=None, fullgraph=False, backend="inductor", options=None,
+                 dynamic=None):
         self.fn = fn
+        self.dynamic = dynamic
+        self.dynamic_entries = []      # [DynamicEntry]: symbolic captures (dynamic.py)
+        self.auto_dims = {}            # dynamic=None: {input name: dims seen changing}
+        self.first_shapes = None       # dynamic=None: the first capture's input shapes
+        self.n_captures = 0
+        self.first_inputs = None       # {input name: (shape, dtype, place, requires_grad)}
+        self.recompiles = []           # why each capture after the first came
+        self.sized = []                # cache keys a dynamic capture was instantiated for
         self.module = module
         self.fullgraph = fullgraph
         self.fuse = backend not in ("eager", "aot_eager")
@@ -84,17 +96,29 @@ class CompiledFunction:
                 key.append((a._shape, a._dtype, a._place, a._rg, a._stride, a._offset)
                            if type(a) is Tensor else _key_of(a))
             return tuple(key)
+        return (_key_of(args), _key_of(kwargs)) + self._rest(named)
+
+    def _rest(self, named):
+        """The signature's part that is not the arguments: grad mode, training flags,
+        the parameters and buffers."""
         train = tuple(m.training for m in self._modules) if self.module is not None else ()
         params = tuple((n, id(t), t._shape, t._dtype, t._place, t._rg) for n, (t, _) in named.items())
-        return (_key_of(args), _key_of(kwargs), STATE.enabled, train, params)
+        return (STATE.enabled, train, params)
 
     def __call__(self, *args, **kwargs):
         named = self._named()
         key = self._signature(args, kwargs, named)
         entry = self.cache.get(key)
+        if entry is None and self.dynamic_entries:
+            entry = self._dynamic_hit(args, kwargs, named)
+            if entry is not None:
+                self.cache[key] = entry
+                self.sized.append(key)          # sizes met: the oldest are let go
+                if len(self.sized) > _SIZES_KEPT:
+                    self.cache.pop(self.sized.pop(0), None)
         if entry is None:
             from .._dynamo import config
-            if len(self.cache) >= config.cache_size_limit:
+            if self.n_captures >= config.cache_size_limit:
                 warnings.warn(f"compile: {getattr(self.fn, '__qualname__', self.fn)} was captured "
                               f"for {config.cache_size_limit} signatures (cache_size_limit); running new "
                               f"ones eagerly", RuntimeWarning, stacklevel=2)
@@ -106,10 +130,88 @@ class CompiledFunction:
             return self.fn(*args, **kwargs)
         return entry.run(args, kwargs, named)
 
+    def _dynamic_hit(self, args, kwargs, named):
+        """The Entry of a dynamic capture matching this call at its sizes, or None."""
+        from .dynamic import input_leaves, masked_key, sizes_of
+        leaves = input_leaves(args, kwargs)
+        rest = self._rest(named)
+        for de in self.dynamic_entries:
+            if masked_key(args, kwargs, leaves, de.dims, rest) == de.key:
+                e = de.entry_for(sizes_of(leaves, de.env.sources))
+                if e is not None:
+                    return e
+        return None
+
+    def _dynamic_dims(self, args, kwargs):
+        """{input name: dims} this capture makes symbolic (dynamic.dims_for)."""
+        if self.dynamic is False:
+            return None, {}
+        from .dynamic import dims_for, input_leaves
+        leaves = input_leaves(args, kwargs)
+        if self.dynamic is None:           # automatic dynamic: the dims that changed
+            shapes = {n: t._shape for n, t in leaves}
+            if self.first_shapes is None:
+                self.first_shapes = shapes
+            for n, shape in shapes.items():
+                old = self.first_shapes.get(n)
+                if old is not None and len(old) == len(shape) and old != shape:
+                    ch = {d for d, (a, b) in enumerate(zip(old, shape)) if a != b}
+                    self.auto_dims[n] = tuple(sorted(set(self.auto_dims.get(n, ())) | ch))
+        return leaves, dims_for(self.dynamic, leaves, self.auto_dims)
+
+    def _why(self, args, kwargs):
+        """Why this call captures again (the first one: None): the guards a dynamic
+        capture failed, or the inputs whose rank, dtype, device, requires_grad or
+        (specialised) sizes changed."""
+        if not self.n_captures:
+            return None
+        from .dynamic import input_leaves
+        for de in self.dynamic_entries:
+            if de.failed and de.failed[-1][0] is not None:
+                sizes, failed = de.failed[-1]
+                de.failed[-1] = (None, failed)
+                return f"sizes {list(sizes)} failed guard(s) {'; '.join(failed)}"
+        now = {n: (t._shape, t._dtype, t._place, t._rg) for n, t in input_leaves(args, kwargs)}
+        first = self.first_inputs or {}
+        diffs = [f"{n}: {_describe(first[n])} -> {_describe(v)}" for n, v in now.items()
+                 if n in first and first[n] != v]
+        return "; ".join(diffs) or "the signature changed (a non-tensor argument, grad mode, " \
+            "a training flag or a parameter)"
+
     def _capture(self, args, kwargs, named):
         need_grad = STATE.enabled and (
             any(t._rg for t in flatten((args, kwargs))[0]) or any(t._rg for t, _ in named.values()))
-        graph, out = trace(self.fn, args, kwargs, named=named, backward=need_grad)
+        why = self._why(args, kwargs)
+        if why is not None:
+            self.recompiles.append(why)
+            if os.environ.get("DISPATCHTORCH_COMPILE_DEBUG") or \
+                    "recompiles" in os.environ.get("TORCH_LOGS", ""):
+                print(f"compile: {getattr(self.fn, '__qualname__', self.fn)} captures again: {why}")
+        else:
+            from .dynamic import input_leaves
+            self.first_inputs = {n: (t._shape, t._dtype, t._place, t._rg)
+                                 for n, t in input_leaves(args, kwargs)}
+        self.n_captures += 1
+        leaves, dims = self._dynamic_dims(args, kwargs)
+        if dims:
+            from .dynamic import (DynamicEntry, ShapeEnv, check_marks, concretize, masked_key,
+                                  symbolic_inputs)
+            key = masked_key(args, kwargs, leaves, dims, self._rest(named))
+            env = ShapeEnv()
+            with symbolic_inputs(env, leaves, dims):
+                graph, out = trace(self.fn, args, kwargs, named=named, backward=need_grad)
+            concretize(out)
+            if not graph.breaks and not graph.shared_arrays:
+                de = DynamicEntry(graph, env, dims, key,
+                                  lambda g: Entry(g, self.options, need_grad))
+                check_marks(de, leaves)
+                entry = de.entry_for(env.values)
+                self.dynamic_entries.append(de)
+                if os.environ.get("DISPATCHTORCH_COMPILE_DEBUG"):
+                    print(de.describe() + "\n" + entry.explain())
+                return entry, out
+        else:
+            graph, out = trace(self.fn, args, kwargs, named=named, backward=need_grad)
         if graph.shared_arrays:         # breaks for a replay (export keeps them as constants)
             graph.breaks = sorted(graph.breaks + graph.shared_arrays, key=lambda b: b.at_node)
         if graph.breaks:
@@ -134,12 +236,15 @@ class CompiledFunction:
             if "forward" in vars(child) or not list(child.parameters()) and not list(child.children()):
                 continue
             cf = CompiledFunction(child.forward, module=child, backend="eager" if not self.fuse
-                                  else "inductor", options=self.options)
+                                  else "inductor", options=self.options, dynamic=self.dynamic)
             child.forward = cf
             self.patched_children.append(child)
 
     def reset(self):
         self.cache.clear()
+        self.dynamic_entries = []
+        self.auto_dims, self.first_shapes, self.n_captures = {}, None, 0
+        self.first_inputs, self.recompiles, self.sized = None, [], []
         self._accessors = None
         for child in self.patched_children:
             vars(child).pop("forward", None)
@@ -147,11 +252,18 @@ class CompiledFunction:
 
     def explain(self):
         """The captured graphs, passes and generated kernels of every signature."""
-        parts = []
+        parts = [f"{self.n_captures} captures"] + [f"captured again: {r}" for r in self.recompiles]
+        for de in self.dynamic_entries:
+            parts.append(de.describe())
         for i, e in enumerate(self.cache.values()):
             parts.append(f"=== signature {i}")
             parts.append(e.explain())
         return "\n".join(parts)
+
+
+def _describe(sig):
+    shape, dt, place, rg = sig
+    return f"{dt.name}{list(shape)} {place.device}" + (" requires_grad" if rg else "")
 
 
 class EagerEntry:

@@ -3,3 +3,8 @@
 
 class Unsupported(RuntimeError):
     """fullgraph=True and the function breaks the graph (torch._dynamo.exc.Unsupported)."""
+
+
+class ConstraintViolationError(RuntimeError):
+    """A dim marked with torch._dynamo.mark_dynamic that the program specialises
+    (torch.fx.experimental.symbolic_shapes.ConstraintViolationError)."""

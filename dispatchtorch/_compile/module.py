@@ -8,11 +8,12 @@ from .compiled import CompiledFunction
 
 
 class OptimizedModule(Module):
-    def __init__(self, mod, *, fullgraph=False, backend="inductor", options=None):
+    def __init__(self, mod, *, fullgraph=False, backend="inductor", options=None, dynamic=None):
         super().__init__()
         self._orig_mod = mod
         self.__dict__["_compiled"] = CompiledFunction(mod, module=mod, fullgraph=fullgraph,
-                                                      backend=backend, options=options)
+                                                      backend=backend, options=options,
+                                                      dynamic=dynamic)
         self.__dict__["training"] = mod.training
 
     def forward(self, *args, **kwargs):

@@ -91,7 +91,7 @@ def cse(nodes, root, keep):
         if n.kind == CHECK:     # the same range check of the same unchanged elements again
             c, v = n.params["check"], n.inputs[0]
             key = ("check", _elements(root.values, v, root), version.get(root(v), 0), c.low,
-                   c.high)
+                   c.high, c.ignore)
             if key in seen:
                 continue
             seen[key] = n

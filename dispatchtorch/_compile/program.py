@@ -392,7 +392,7 @@ def _check_step(c, bk):
 
     def check(index):
         try:
-            verdict(*host_bounds(to_host(index)), c.low, c.high, c.error)
+            verdict(*host_bounds(to_host(index), c.ignore), c.low, c.high, c.error)
         except Exception as exc:
             raise _CheckFailed(exc) from None
     return check

@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 
 from .._compile import reset
 from . import config, exc  # noqa: F401
+from .marks import mark_dynamic, mark_static, maybe_mark_dynamic
 
 
 @dataclass
@@ -58,4 +59,5 @@ def explain(fn, *extra_args, **extra_kwargs):
     return inner
 
 
-__all__ = ["reset", "explain", "ExplainOutput", "config", "exc"]
+__all__ = ["reset", "explain", "ExplainOutput", "config", "exc", "mark_dynamic",
+           "maybe_mark_dynamic", "mark_static"]

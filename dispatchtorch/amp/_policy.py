@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from .. import _dtype as D
 from .._tensor import Tensor
+from .._root import ROOT
 from ._state import STATE, dtype_name
 
 LOWER, FP32, PROMOTE, BANNED = "lower", "fp32", "promote", "banned"
@@ -148,11 +149,12 @@ def _wrap(fn, name):
     return autocast_op
 
 
+
+
 def _namespaces():
-    import dispatchtorch
     from .. import linalg, ops
     from ..nn import functional
-    return [dispatchtorch, ops, functional, linalg, Tensor]
+    return [*ROOT, ops, functional, linalg, Tensor]
 
 
 def install(device_type):

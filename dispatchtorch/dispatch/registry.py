@@ -8,11 +8,13 @@ coverage maps) is derived from the rows. A prim's kernel facts (dtypes the kerne
 receives, kernel signature, semantics) are declared once, in backend/prims.py (a
 backend imports it without numpy); a prim row reads them from there.
 
-The family helpers that make rows: `ops._elementwise.define` (unary / binary /
-n-ary elementwise), `ops._composite.composite` (any composite), `ops.reductions`'s
-`reduction_row`, `ops.nn_ops`'s `Composite` (nn rows with a fused-kernel
-convention); a raw `register_op(OpDef(...))` is for the one-off rows (views,
-memory, factories, indexing).
+The family helpers that make rows (the only callers of `register_op`):
+`ops._elementwise.define` (unary / binary / n-ary elementwise), `ops._composite.composite`
+(any composite: a decomposition into public ops), `ops.reduction_prims.reduction_row`,
+`ops.scans.scan_row`, `ops.nn_ops`'s `Composite` (nn rows with a fused-kernel
+convention), and here `prim_row` (the prims whose executor is written per op: gather /
+scatter, sort, FFT, linalg) and `frontend_row` (views, memory ops and factories, which
+the frontend carries out with the backend's memory methods alone).
 """
 from __future__ import annotations
 
@@ -35,15 +37,21 @@ DECOMPOSE = _Decompose()
 
 @dataclass(frozen=True)
 class Forms:
-    """The public forms made from an elementwise row (PyTorch's names): the function
+    """The public forms made from a row (PyTorch's names): the function
     `torch.<name>(..., out=None)` and the method `Tensor.<name>` always; inplace: the
     `_` form too (function and method); aliases: other names of every form (arctan2 for
     atan2); scalars: which operands of a binary function form may be Python numbers
-    ('both', 'other', 'none'). (`torch.special.*` names are bound in special.py.)
+    ('both', 'other', 'none'); special: the function's names in `torch.special` (a row
+    named `special_<x>` is torch.special's only, as in native_functions.yaml: it is
+    `torch.special.<x>`, with no `torch.*` function and no method); written: the module
+    writes the function form by hand (it takes arguments of its own) and attaches it to
+    the row with `form_of`, the aliases naming that function.
     """
     inplace: bool = True
     aliases: tuple = ()
     scalars: str = "both"
+    special: tuple = ()
+    written: bool = False
 
 
 NO_FORMS = None      # a row whose public forms are written by hand in its module
@@ -60,8 +68,13 @@ class OpDef:
     meta: the shape rule, `meta(*inputs, **params) -> ((shape, dtype), ...)`, for the
     families whose output geometry is not simply the broadcast of the inputs.
     domain: the sample domain (low, high) of the random values where the op and its
-    gradient are finite; tests/ops and the conformance suite both read it.
+    gradient are finite, for every operand, or one (low, high) per operand where they
+    differ (pow's base and exponent); tests/ops and the conformance suite both read it
+    (`operand_domains`).
     forms: the public forms made from the row (None: written by hand).
+    function, inplace_function: the row's public function form and its `_` form, set
+    when its forms are made (or by `form_of` for written ones); torch.special and the
+    Tensor methods read them.
     `kernels` caches, per backend name, what a call runs there: the backend's
     kernel, a CPU fallback wrapper, or DECOMPOSE. It is filled on first use, so
     the per-call cost is one dict lookup.
@@ -87,6 +100,8 @@ class OpDef:
     getters: tuple = field(init=False, default=())
     save_masks: tuple = field(init=False, default=())
     kernels: dict = field(init=False, default=None)
+    function: Callable | None = field(init=False, default=None)
+    inplace_function: Callable | None = field(init=False, default=None)
 
     def __post_init__(self):
         name = self.name
@@ -108,6 +123,10 @@ class OpDef:
         elif self.dtypes is None:
             self.dtypes = "all"
         self.args = tuple(self.args)
+        if self.domain is not None and isinstance(self.domain[0], tuple) \
+                and len(self.domain) != len(self.args):
+            raise ValueError(f"op {name!r}: {len(self.domain)} sample domains for "
+                             f"{len(self.args)} operands")
         grad = self.grad
         # A derivative rule names what it needs (inputs, `result`, params) by its
         # argument names; read once here so a call saves only those.
@@ -175,6 +194,65 @@ def sample_domains(kind=None) -> dict:
     draw for an op."""
     return {n: op.domain for n, op in OPS.items()
             if op.domain is not None and (kind is None or op.kind == kind)}
+
+
+def form_of(row, inplace=False):
+    """Decorator: `fn` is the hand-written function form of `row` (an OpDef, or a family
+    object holding one as `.op`), or with inplace its `_` form; the public names
+    (`written_forms`, torch.special) are read from the row."""
+    op = getattr(row, "op", row)
+
+    def attach(fn):
+        if inplace:
+            op.inplace_function = fn
+        else:
+            op.function = fn
+        return fn
+    return attach
+
+
+def special_functions() -> dict:
+    """{torch.special name: function}: every row's torch.special names (Forms.special, and
+    `special_<x>` rows as `<x>`), bound to the row's function form."""
+    names = {}
+    for op in OPS.values():
+        if op.forms is None or op.function is None:
+            continue
+        own = (op.name[len("special_"):],) if op.name.startswith("special_") else ()
+        for n in own + op.forms.special:
+            names[n] = op.function
+    return names
+
+
+def prim_row(name, *, kind, **fields) -> OpDef:
+    """The row of a prim whose frontend function is written beside it (gather / scatter,
+    sort, FFT, linalg: each has arguments and output geometry of its own, so its function
+    runs the kernel through the executor and records this row itself). The kernel facts
+    (dtypes, signature, doc) come from the prim catalogue; fields: the other row fields
+    (args, n_out, grad, save_for, data_dependent, differentiable)."""
+    if name not in PRIMS:
+        raise ValueError(f"prim_row({name!r}): not in the prim catalogue (backend/prims.py)")
+    return register_op(OpDef(name, kind=kind, **fields))
+
+
+def frontend_row(name, *, kind, **fields) -> OpDef:
+    """The row of a view, memory op or factory (FRONTEND_KINDS): carried out by the
+    frontend with the backend's memory methods alone, so it has no kernel and no
+    decomposition, and its function (written beside it) makes the output itself: a view
+    aliases its input's storage, which no executor may do. The row gives that function
+    its derivative rule (recorded by the function) and docs/ops.md its line."""
+    if kind not in FRONTEND_KINDS:
+        raise ValueError(f"frontend_row({name!r}): kind {kind!r} is not one of "
+                         f"{sorted(FRONTEND_KINDS)}")
+    return register_op(OpDef(name, kind=kind, **fields))
+
+
+def operand_domains(op) -> tuple | None:
+    """One (low, high) per operand of a row's sample domain (None: it has none)."""
+    d = op.domain
+    if d is None:
+        return None
+    return tuple(d) if isinstance(d[0], tuple) else (tuple(d),) * len(op.args)
 
 
 def register_op(op: OpDef) -> OpDef:

@@ -6,11 +6,12 @@ from . import nn_ops  # noqa: F401  (the nn layers' composite rows)
 from . import optim_ops  # noqa: F401  (the optimizers' fused update rows)
 from ._elementwise import result_type, can_cast
 from .counting import bincount, unique, unique_consecutive
-from .creation import (arange, as_tensor, asarray, bernoulli, empty, empty_like, eye, from_dlpack,
+from .creation import (arange, as_tensor, asarray, empty, empty_like, eye, from_dlpack,
                        from_numpy, full, full_like, get_default_device, linspace, logspace,
-                       meshgrid, multinomial, normal, ones, ones_like, rand, rand_like, randint,
-                       randint_like, randn, randn_like, randperm, set_default_device, tensor,
+                       meshgrid, ones, ones_like, set_default_device, tensor,
                        tril_indices, triu_indices, zeros, zeros_like)
+from .random_sampling import (bernoulli, multinomial, normal, rand, rand_like, randint,
+                              randint_like, randn, randn_like, randperm)
 from .einsum import einsum, tensordot
 from .gather_scatter import (argwhere, gather, index_add, index_fill, index_select, masked_fill,
                              masked_scatter, masked_select, nonzero, scatter, scatter_add,

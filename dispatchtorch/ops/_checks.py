@@ -26,13 +26,14 @@ class _State(threading.local):
 STATE = _State()
 
 
-def range_check(index, low, high, error, bounds):
+def range_check(index, low, high, error, bounds, ignore=None):
     """Raise error(bad) unless every element of integer tensor `index` is in
     [low, high); bounds(index) gives (min, max) as the caller computes them eagerly.
-    A bad max is reported before a bad min, as the eager checks do."""
+    A bad max is reported before a bad min, as the eager checks do. ignore: a value
+    whose elements are exempt (nll_loss's ignore_index); bounds then leaves them out."""
     rec = STATE.recorder
     if rec is not None:
-        return rec(index, low, high, error, bounds)
+        return rec(index, low, high, error, bounds, ignore)
     lo, hi = bounds(index)
     return verdict(lo, hi, low, high, error)
 
@@ -54,9 +55,14 @@ def reraise(kind, wrap):
             STATE.rewrap.pop()
 
 
-def host_bounds(values):
-    """(min, max) of a non-empty host array (what a replay's check computes)."""
+def host_bounds(values, ignore=None):
+    """(min, max) of a host array (what a replay's check computes), leaving out the
+    elements equal to `ignore`; (0, -1), which passes every range, when none is left."""
     a = np.asarray(values)
+    if ignore is not None:
+        a = a[a != ignore]
+    if not a.size:
+        return 0, -1
     return int(a.min()), int(a.max())
 
 

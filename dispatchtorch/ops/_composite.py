@@ -11,6 +11,7 @@ from .._inplace import check_no_internal_overlap, commit_inplace, inplace_needs_
 from .._run import decompose
 from .._tensor import Tensor
 from ..dispatch import OpDef, register_op
+from ._elementwise import check_inplace_target
 
 
 # rows whose decomposition computes float16 / bfloat16 inputs in float32 and rounds the
@@ -50,14 +51,32 @@ def _narrow(r, low):
     return r
 
 
+def written_forms(namespace):
+    """The public forms of the rows a module declares with hand-written functions
+    (Forms(written=True), attached with `form_of`): ({name or alias: function},
+    {name_ or alias_: in-place form}). A row with Forms.inplace whose `_` form is not
+    attached gets `inplace_variant` of its function. namespace: the module's `vars()`."""
+    functions, inplace = {}, {}
+    module = namespace["__name__"]
+    for op in namespace.values():
+        if not isinstance(op, OpDef) or op.forms is None or not op.forms.written \
+                or op.function is None or op.function.__module__ != module:
+            continue
+        if op.forms.inplace and op.inplace_function is None:
+            op.inplace_function = inplace_variant(op.function, op.name + "_")
+        for n in (op.name,) + op.forms.aliases:
+            functions[n] = op.function
+            if op.forms.inplace:
+                inplace[n + "_"] = op.inplace_function
+    return functions, inplace
+
+
 def inplace_variant(fn, name, overlap_ok=False):
     """`self.op_(...)` for an op without an in-place kernel: computed out of place and
     written into self under PyTorch's rules (the result must fit self's dtype and
     shape; a leaf that requires grad refuses; an expanded self refuses unless
     overlap_ok, as PyTorch's index_fill_). Under autograd the op reads a copy of
     self, so a rule that saved self is not tripped by the write."""
-    from ._elementwise import check_inplace_target
-
     def method(self, *args, **kwargs):
         if not isinstance(self, Tensor):
             raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(self).__name__}")

@@ -19,6 +19,7 @@ from .._shape import broadcast_shapes2
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ..dispatch import DECOMPOSE, OpDef, register_op
+from .casts import _cast
 
 # dtypes rule -> the input categories the kernel receives (the prim catalogue's words).
 # With promote="int_to_float" an op accepts every category and computes integers and
@@ -112,6 +113,8 @@ def with_scalar(d, v):
         return D.int64 if d is D.bool_ else d
     if t is builtins.bool:
         return d
+    if isinstance(v, int):  # an int subclass: compile(dynamic=True)'s symbolic size (x / n)
+        return D.int64 if d is D.bool_ else d
     if isinstance(v, (np.generic, np.ndarray)) and np.ndim(v) == 0:
         return with_scalar(d, v.item())
     if t is complex:        # a weak complex keeps a float tensor's precision
@@ -141,11 +144,6 @@ def _bad_operand(name, x):
 
 
 # -- executors -------------------------------------------------------------------------
-
-def _cast(x, dt):
-    from .memory import _cast as cast
-    return cast(x, dt)
-
 
 def unary(spec, x):
     if not isinstance(x, Tensor):

@@ -14,7 +14,6 @@ every real rule written in public ops (mul, div, exp, matmul, ...) unchanged.
 """
 from __future__ import annotations
 
-import builtins
 import cmath
 import weakref
 
@@ -22,10 +21,13 @@ from .. import _dtype as D
 from .._run import apply, kernel_for, launch, record, storage_of, strides_of, wrap
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
-from ..dispatch import OPS, OpDef, register_op
+from ..dispatch import OPS
+from ..dispatch.registry import frontend_row
 from . import _elementwise as E
 from ._composite import inplace_variant
 from ._composite import composite
+from ._args import write_out
+from . import creation, linalg, memory, pointwise, views
 
 _new = object.__new__
 
@@ -160,14 +162,14 @@ def _view_as_complex_grad(g):
     return view_as_real(g)
 
 
-VIEW_AS_REAL = register_op(OpDef(
+VIEW_AS_REAL = frontend_row(
     "view_as_real", kind="view", grad=_view_as_real_grad,
     signature="view_as_real(x)",
-    doc="a complex tensor's memory as real (..., 2): [real, imag] pairs (a view)"))
-VIEW_AS_COMPLEX = register_op(OpDef(
+    doc="a complex tensor's memory as real (..., 2): [real, imag] pairs (a view)")
+VIEW_AS_COMPLEX = frontend_row(
     "view_as_complex", kind="view", grad=_view_as_complex_grad,
     signature="view_as_complex(x)",
-    doc="a float tensor (..., 2) with last stride 1 as complex (a view)"))
+    doc="a float tensor (..., 2) with last stride 1 as complex (a view)")
 
 
 def view_as_real(input):
@@ -270,7 +272,6 @@ def conj_physical(input, *, out=None):
     else:
         r = apply(CONJ, input._place, (input,), (input._h,), ((input._shape, input._dtype),))
     if out is not None:
-        from .pointwise import write_out
         return write_out(out, r)
     return r
 
@@ -307,9 +308,9 @@ def _complex_grad(g):
     return real(g), imag(g)
 
 
-COMPLEX = register_op(OpDef("complex", kind="memory", args=("real", "imag"), grad=_complex_grad,
-                            signature="complex(real, imag)",
-                            doc="real + i imag, from two float tensors of one dtype"))
+COMPLEX = frontend_row("complex", kind="memory", args=("real", "imag"), grad=_complex_grad,
+                       signature="complex(real, imag)",
+                       doc="real + i imag, from two float tensors of one dtype")
 
 
 def complex(real, imag, *, out=None):  # noqa: A001  (torch.complex)
@@ -339,7 +340,6 @@ def complex(real, imag, *, out=None):  # noqa: A001  (torch.complex)
         raise RuntimeError(f"Expected object of scalar type {r._dtype.pt_name} but got scalar "
                            f"type {out._dtype.pt_name} for argument 'out'")
     if out is not None:
-        from .pointwise import write_out
         return write_out(out, r)
     return r
 
@@ -358,7 +358,6 @@ def polar(abs, angle, *, out=None):  # noqa: A002  (PyTorch's argument names)
     _tensor(abs, "polar", "abs")
     r = complex(abs * pointwise.cos(angle), abs * pointwise.sin(angle))
     if out is not None:
-        from .pointwise import write_out
         return write_out(out, r)
     return r
 
@@ -370,9 +369,9 @@ def _abs_grad(g, x, result):
 
 
 # the abs prim writes |z| into an output of the real dtype; this row carries its rule
-COMPLEX_ABS = register_op(OpDef("complex_abs", kind="memory", grad=_abs_grad,
-                                signature="abs(z) for complex z",
-                                doc="|z| in the real dtype, by the abs prim"))
+COMPLEX_ABS = frontend_row("complex_abs", kind="memory", grad=_abs_grad,
+                           signature="abs(z) for complex z",
+                           doc="|z| in the real dtype, by the abs prim")
 
 
 def complex_abs(x):
@@ -400,7 +399,6 @@ def sgn(input, *, out=None):
         a = complex_abs(input)
         r = pointwise.where(a == 0, 0.0, input / pointwise.where(a == 0, 1.0, a))
     if out is not None:
-        from .pointwise import write_out
         return write_out(out, r)
     return r
 
@@ -412,18 +410,6 @@ def vdot(input, other, *, out=None):
     """conj(input) . other (the conjugate of the first argument, as PyTorch)."""
     r = linalg.dot(conj_physical(input) if input._dtype.is_complex else input, other)
     if out is not None:
-        from .pointwise import write_out
-        return write_out(out, r)
-    return r
-
-
-def complex_float_power(input, exponent, *, out=None):
-    """float_power with a complex operand: both in complex128."""
-    a = input.to(D.complex128) if isinstance(input, Tensor) else builtins.complex(input)
-    b = exponent.to(D.complex128) if isinstance(exponent, Tensor) else builtins.complex(exponent)
-    r = pointwise.pow(a, b)
-    if out is not None:
-        from .pointwise import write_out
         return write_out(out, r)
     return r
 
@@ -471,8 +457,3 @@ METHODS = {"vdot": vdot, "isreal": isreal, "adjoint": _adjoint, "mH": property(_
            "is_complex": _is_complex_tensor, "type_as": _type_as,
            "cfloat": lambda self: self.to(D.complex64),
            "cdouble": lambda self: self.to(D.complex128)}
-
-
-# The op modules this one's derivative rules and decompositions call (at run time
-# only). Imported last: they import this module in turn (see docs/architecture.md).
-from . import creation, linalg, memory, pointwise, views  # noqa: E402

@@ -7,8 +7,9 @@ import math
 from .. import _dtype as D
 from .._shape import norm_dim
 from ._composite import composite, run
-from .reductions import check_tensor
+from ._args import check_tensor
 from .sorting import _sort
+from . import creation, memory, scans, views
 
 
 def _group_starts(rows):
@@ -133,8 +134,3 @@ def bincount(input, weights=None, minlength=0):
 
 
 METHODS = {"unique": unique, "unique_consecutive": unique_consecutive, "bincount": bincount}
-
-
-# The op modules this one's derivative rules and decompositions call (at run time
-# only). Imported last: they import this module in turn (see docs/architecture.md).
-from . import creation, memory, scans, views  # noqa: E402

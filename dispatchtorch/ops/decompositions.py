@@ -9,7 +9,7 @@ from .. import return_types as RT
 from .._run import apply, same_place
 from .._shape import broadcast_shapes
 from .._tensor import Tensor
-from ..dispatch import OpDef, register_op
+from ..dispatch.registry import prim_row
 from ._composite import composite, run
 from .linalg import matmul
 
@@ -65,8 +65,8 @@ def _solve_triangular_grad(g, A, B, result, upper, left, unitriangular, needs):
     return gA, gB if needs[1] else None
 
 
-SOLVE_TRIANGULAR = register_op(OpDef("linalg_solve_triangular", kind="linalg", args=("A", "B"),
-                                     dtypes="float", grad=_solve_triangular_grad))
+SOLVE_TRIANGULAR = prim_row("linalg_solve_triangular", kind="linalg", args=("A", "B"),
+                            dtypes="float", grad=_solve_triangular_grad)
 
 
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
@@ -102,8 +102,8 @@ def _cholesky_grad(g, result):
     return solve_triangular(L, gA, upper=False, left=False)
 
 
-CHOLESKY = register_op(OpDef("linalg_cholesky", kind="linalg", args=("A",), n_out=2,
-                             dtypes="float", grad=_cholesky_grad))
+CHOLESKY = prim_row("linalg_cholesky", kind="linalg", args=("A",), n_out=2,
+                    dtypes="float", grad=_cholesky_grad)
 
 
 def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
@@ -144,8 +144,8 @@ def _eigh_grad(g, result, result1):
     return matmul(V, matmul(ret, V.mT))
 
 
-EIGH = register_op(OpDef("linalg_eigh", kind="linalg", args=("A",), n_out=2, dtypes="float",
-                         grad=_eigh_grad))
+EIGH = prim_row("linalg_eigh", kind="linalg", args=("A",), n_out=2, dtypes="float",
+                grad=_eigh_grad)
 
 
 def eigh(A, UPLO="L", *, out=None):
@@ -204,8 +204,8 @@ def _svd_grad(g, result, result1, result2, full_matrices):
     return matmul(U, matmul(gA, Vh)) if m >= n else matmul(matmul(U, gA), Vh)
 
 
-SVD = register_op(OpDef("linalg_svd", kind="linalg", args=("A",), n_out=3, dtypes="float",
-                        grad=_svd_grad))
+SVD = prim_row("linalg_svd", kind="linalg", args=("A",), n_out=3, dtypes="float",
+               grad=_svd_grad)
 
 
 def svd(A, full_matrices=True, *, driver=None, out=None):
@@ -258,8 +258,8 @@ def _qr_grad(g, A, result, result1, mode):
     return memory.cat([gX, matmul(Q, gV)], -1)
 
 
-QR = register_op(OpDef("linalg_qr", kind="linalg", args=("A",), n_out=2, dtypes="float",
-                       grad=_qr_grad))
+QR = prim_row("linalg_qr", kind="linalg", args=("A",), n_out=2, dtypes="float",
+              grad=_qr_grad)
 
 
 def qr(A, mode="reduced", *, out=None):
@@ -307,8 +307,8 @@ def _lu_factor_grad(g, A, result, result1):
     return matmul(P, solve_triangular(U.mT, x, upper=False, left=False))
 
 
-LU_FACTOR = register_op(OpDef("linalg_lu_factor", kind="linalg", args=("A",), n_out=3,
-                              dtypes="float", grad=_lu_factor_grad))
+LU_FACTOR = prim_row("linalg_lu_factor", kind="linalg", args=("A",), n_out=3,
+                     dtypes="float", grad=_lu_factor_grad)
 
 
 def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):

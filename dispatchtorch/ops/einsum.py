@@ -10,6 +10,7 @@ from .._shape import numel
 from .._tensor import Tensor
 from ._composite import composite, run
 from .linalg import _batched
+from ._args import write_out
 
 _LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
@@ -277,6 +278,5 @@ def tensordot(a, b, dims=2, out=None):
         raise RuntimeError(f"expected scalar type {a.dtype.pt_name} but found {b.dtype.pt_name}")
     r = run(TENSORDOT, (a, b), {"dims_a": tuple(dims_a), "dims_b": tuple(dims_b)})
     if out is not None:
-        from .pointwise import write_out
         return write_out(out, r)
     return r

@@ -11,8 +11,9 @@ import math
 from .. import _dtype as D
 from .._tensor import Tensor
 from ._elementwise import binary, define
-from ..dispatch import OpDef, register_op
+from ._composite import composite
 from ..dispatch.registry import NO_FORMS, Forms
+from . import creation
 
 SQRT_PI = math.sqrt(math.pi)
 LN2, LN10 = math.log(2.0), math.log(10.0)
@@ -30,12 +31,15 @@ FN, TT, TS = Forms(), Forms(scalars="none"), Forms(scalars="other")
 # -- unary prims -------------------------------------------------------------------------------
 F = dict(dtypes="float", promote="int_to_float")
 exp = define("exp", forms=FN, domain=(-10, 10), grad=lambda g, result: g * result, **F)
-exp2 = define("exp2", forms=FN, domain=(-10, 10), grad=lambda g, result: g * result * LN2, **F)
-expm1 = define("expm1", forms=FN, domain=(-10, 10), grad=lambda g, result: g * (result + 1), **F)
+exp2 = define("exp2", forms=Forms(special=("exp2",)), domain=(-10, 10),
+              grad=lambda g, result: g * result * LN2, **F)
+expm1 = define("expm1", forms=Forms(special=("expm1",)), domain=(-10, 10),
+               grad=lambda g, result: g * (result + 1), **F)
 log = define("log", forms=FN, domain=(0.05, 100), grad=lambda g, x: g / x, **F)
 log2 = define("log2", forms=FN, domain=(0.05, 100), grad=lambda g, x: g / (x * LN2), **F)
 log10 = define("log10", forms=FN, domain=(0.05, 100), grad=lambda g, x: g / (x * LN10), **F)
-log1p = define("log1p", forms=FN, domain=(-0.9, 100), grad=lambda g, x: g / (x + 1), **F)
+log1p = define("log1p", forms=Forms(special=("log1p",)), domain=(-0.9, 100),
+               grad=lambda g, x: g / (x + 1), **F)
 sqrt = define("sqrt", forms=FN, domain=(0.01, 100), grad=lambda g, result: g / (2 * result), **F)
 sin = define("sin", forms=FN, domain=(-6, 6), grad=lambda g, x: g * pointwise.cos(x), **F)
 cos = define("cos", forms=FN, domain=(-6, 6), grad=lambda g, x: -g * pointwise.sin(x), **F)
@@ -57,17 +61,17 @@ acosh = define("acosh", forms=Forms(aliases=("arccosh",)), domain=(1.05, 10), gr
                x: g * pointwise.rsqrt(x * x - 1), **F)
 atanh = define("atanh", forms=Forms(aliases=("arctanh",)), domain=(-0.95, 0.95), grad=lambda g,
                x: g / (1 - x * x), **F)
-erf = define("erf", forms=FN, domain=(-3, 3), grad=lambda g,
+erf = define("erf", forms=Forms(special=("erf",)), domain=(-3, 3), grad=lambda g,
              x: g * (2 / SQRT_PI) * pointwise.exp(-(x * x)), **F)
-erfc = define("erfc", forms=FN, domain=(-3, 3), grad=lambda g,
+erfc = define("erfc", forms=Forms(special=("erfc",)), domain=(-3, 3), grad=lambda g,
               x: g * (-2 / SQRT_PI) * pointwise.exp(-(x * x)), **F)
-erfinv = define("erfinv", forms=FN, domain=(-0.95, 0.95), grad=lambda g,
+erfinv = define("erfinv", forms=Forms(special=("erfinv",)), domain=(-0.95, 0.95), grad=lambda g,
                 result: g * (SQRT_PI / 2) * pointwise.exp(result * result), **F)
 
 R = dict(grad=lambda g: _zeros(g))
 _floor = define("floor", domain=(-10, 10), **R)
 _ceil = define("ceil", domain=(-10, 10), **R)
-_round = define("round", domain=(-10, 10), **R)
+_round = define("round", forms=Forms(written=True, special=("round",)), domain=(-10, 10), **R)
 _trunc = define("trunc", domain=(-10, 10), **R)
 neg = define("neg", forms=Forms(aliases=("negative",)), dtypes="numeric", grad=lambda g: -g,
              error="neg: Negation, the `-` operator, on a bool tensor is not supported. If you are "
@@ -105,7 +109,8 @@ def _pow_grad(g, a, b, result, needs):
     return ga, gb
 
 
-pow_ = define("pow", args=B, dtypes="numeric", grad=_pow_grad)
+# sample domain: a positive base (the gradient takes log(a)), the exponent either sign
+pow_ = define("pow", args=B, dtypes="numeric", grad=_pow_grad, domain=((0.5, 2), (-2, 2)))
 fmod = define("fmod", args=B, dtypes="numeric",
               grad=lambda g, a, b: (g, -g * pointwise.div(a, b, rounding_mode="trunc")))
 
@@ -145,7 +150,7 @@ def _c(name, forms, decomp, grad=None, **kw):
     return define(name, forms=forms, decomp=decomp, grad=grad, **kw)
 
 
-sigmoid = _c("sigmoid", FN, lambda x: 1 / (1 + pointwise.exp(-x)),
+sigmoid = _c("sigmoid", Forms(special=("expit",)), lambda x: 1 / (1 + pointwise.exp(-x)),
              domain=(-10, 10), grad=lambda g, result: g * result * (1 - result), **F)
 # maximum(x, 0), not where(x > 0, ...): relu(nan) is nan, as in PyTorch
 relu = _c("relu", FN, lambda x: binary(maximum, x, 0), grad=lambda g, result: g * (result > 0),
@@ -169,7 +174,8 @@ def _logit_grad(g, x):
     return g / (x * (1 - x))
 
 
-logit = _c("logit", NO_FORMS, lambda x: pointwise.log(x / (1 - x)), grad=_logit_grad, **F)
+logit = _c("logit", Forms(written=True, special=("logit",)), lambda x: pointwise.log(x / (1 - x)),
+           grad=_logit_grad, **F)
 frac = _c("frac", FN, lambda x: x - pointwise.trunc(x), grad=lambda g: g, **FL)
 def _hypot(a, b):
     """max * sqrt(1 + (min / max)^2): no overflow where a * a would (IEEE hypot), and an
@@ -263,7 +269,8 @@ def _xlogy_grad(g, a, b, needs):
     return ga, gb
 
 
-xlogy = _c("xlogy", FN, _xlogy, args=B, grad=_xlogy_grad, **F)
+xlogy = _c("xlogy", Forms(special=("xlogy",)), _xlogy, args=B, grad=_xlogy_grad, **F,
+           domain=((-4, 4), (0.5, 2.5)))     # y > 0: log(y) and x / y are finite
 
 
 def _nan_to_num(x, nan, posinf, neginf):
@@ -292,13 +299,14 @@ lcm = define("lcm", args=B, decomp=_lcm, dtypes="integer", domain=(-60, 60), dif
              doc="least common multiple of |a| and |b| (non-negative); 0 if either is 0")
 
 
-NAN_TO_NUM = register_op(OpDef(
+NAN_TO_NUM = composite(
     "nan_to_num", kind="elementwise", decomp=_nan_to_num,
     grad=lambda g, x: g * pointwise.isfinite(x),
     signature="nan_to_num(x, nan=0.0, posinf=None, neginf=None)",
-    doc="NaN, +inf and -inf replaced by numbers (the dtype's largest and smallest by default)"))
+    doc="NaN, +inf and -inf replaced by numbers (the dtype's largest and smallest by default)")
 
 
-# The op modules this one's derivative rules and decompositions call (at run time
-# only). Imported last: they import this module in turn (see docs/architecture.md).
-from . import creation, pointwise  # noqa: E402
+# pointwise: the public forms this module's derivative rules and decompositions call (at
+# run time only). Imported last, as pointwise builds those forms from the rows above: the
+# one import cycle left in ops/ (see the ops/ layers contract in pyproject.toml).
+from . import pointwise  # noqa: E402

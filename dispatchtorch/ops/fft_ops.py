@@ -11,9 +11,10 @@ from .. import _dtype as D
 from .._run import apply
 from .._shape import norm_dim
 from .._tensor import Tensor
-from ..dispatch import OpDef, register_op
+from ..dispatch.registry import prim_row
 from . import creation, memory, shape_ops
 from .complex_ops import conj, conj_physical, real
+from ._args import write_out
 
 # -- the prims' rows ----------------------------------------------------------------------
 
@@ -49,9 +50,9 @@ def _c2r_grad(g, dims, norm):
     return gi
 
 
-FFT_C2C = register_op(OpDef("fft_c2c", kind="fft", grad=_c2c_grad))    # dtypes: the catalogue's
-FFT_R2C = register_op(OpDef("fft_r2c", kind="fft", grad=_r2c_grad))
-FFT_C2R = register_op(OpDef("fft_c2r", kind="fft", grad=_c2r_grad))
+FFT_C2C = prim_row("fft_c2c", kind="fft", grad=_c2c_grad)    # dtypes: the catalogue's
+FFT_R2C = prim_row("fft_r2c", kind="fft", grad=_r2c_grad)
+FFT_C2R = prim_row("fft_c2r", kind="fft", grad=_c2r_grad)
 
 
 def _c2c(x, dims, norm, forward):
@@ -172,7 +173,6 @@ def _c2r_shape_and_dims(x, s, dim, name):
 def _write(out, r):
     if out is None:
         return r
-    from .pointwise import write_out
     return write_out(out, r)
 
 

@@ -11,9 +11,14 @@ from .._run import apply, decompose, kernel_for, launch, record, same_place, to_
 from .._shape import broadcast_shapes, broadcast_shapes2, norm_dim, numel
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
-from ..dispatch import OpDef, register_op
+from ..dispatch.registry import Forms, form_of, prim_row
 from ._checks import range_check
-from ._composite import OPMATH, run as run_composite
+from ._composite import OPMATH, composite, inplace_variant, run as run_composite, written_forms
+from . import nonzero_coords
+from .nonzero_coords import ARGWHERE, NONZERO, argwhere, nonzero  # noqa: F401  (re-exported)
+from .reduction_prims import AMAX, AMIN, _ALL_DIMS, _reduce
+from . import counting, creation, memory, pointwise, scans
+from .memory import write_into
 
 # -- gather / scatter ------------------------------------------------------------------------------
 
@@ -22,8 +27,11 @@ def _gather_grad(g, shape, dim, index):
     return creation.zeros(shape, dtype=g.dtype, device=g.device).scatter_add(dim, index, g), None
 
 
-GATHER = register_op(OpDef("gather", kind="indexing", args=("x", "index"), grad=_gather_grad))
-SCATTER_PRIM = register_op(OpDef("scatter_", kind="indexing"))
+# the forms of the family's rows: each function is written below and attached with form_of;
+# WITH_INPLACE rows have a `_` method too (written, or made by inplace_variant)
+ONLY, WITH_INPLACE = Forms(written=True, inplace=False), Forms(written=True)
+GATHER = prim_row("gather", kind="indexing", args=("x", "index"), grad=_gather_grad, forms=ONLY)
+SCATTER_PRIM = prim_row("scatter_", kind="indexing")
 
 
 def _scatter_grad(g, dim, index, src_shape, needs):
@@ -46,13 +54,13 @@ def pad_to(g, shape):
     return z
 
 
-SCATTER = register_op(OpDef("scatter", kind="indexing", args=("x", "index", "src"),
-                            decomp=lambda x, index, src, dim, reduce: _scatter(x, dim, index, src, reduce),
-                            grad=_scatter_grad))
-SCATTER_ADD = register_op(OpDef("scatter_add", kind="indexing", args=("x", "index", "src"),
-                                decomp=lambda x, index, src, dim, reduce: _scatter(x, dim, index, src, reduce),
-                                grad=_scatter_add_grad))
-NONZERO = register_op(OpDef("nonzero", kind="indexing", data_dependent=True))
+SCATTER = composite("scatter", kind="indexing", args=("x", "index", "src"), forms=WITH_INPLACE,
+                    decomp=lambda x, index, src, dim, reduce: _scatter(x, dim, index, src, reduce),
+                    grad=_scatter_grad)
+SCATTER_ADD = composite("scatter_add", kind="indexing", args=("x", "index", "src"),
+                        forms=WITH_INPLACE,
+                        decomp=lambda x, index, src, dim, reduce: _scatter(x, dim, index, src, reduce),
+                        grad=_scatter_add_grad)
 
 
 def check_index(index, size, op, dim=None, negative=False, error=RuntimeError, message=None):
@@ -103,7 +111,6 @@ def _bounds(index, n):
             values = host.ravel().tolist()
             return min(values), max(values)
         return int(host.min()), int(host.max())
-    from .reductions import AMAX, AMIN, _ALL_DIMS, _reduce
     dims = _ALL_DIMS[len(index._shape)]
     lo = _reduce(AMIN, index, dims, False, index._dtype)
     hi = _reduce(AMAX, index, dims, False, index._dtype)
@@ -123,6 +130,7 @@ def _check_gather_shapes(x, d, index, op):
                                f"{list(x._shape)} apart from dimension {d}")
 
 
+@form_of(GATHER)
 def gather(input, dim, index, *, sparse_grad=False, out=None):
     d = norm_dim(dim, input.dim(), "gather")
     if not isinstance(index, Tensor) or index.numel():   # PyTorch checks no shape for an empty index
@@ -202,6 +210,7 @@ def _narrow_to(src, shape):
     return src
 
 
+@form_of(SCATTER)
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
     if src is None:
         src = value
@@ -213,6 +222,7 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
     return _scatter(input, dim, index, src, "none", SCATTER)
 
 
+@form_of(SCATTER_ADD)
 def scatter_add(input, dim, index, src):
     return _scatter(input, dim, index, src, "sum", SCATTER_ADD, name="scatter_add")
 
@@ -267,13 +277,15 @@ def _scatter_reduce_grad(g, x, index, src, result, dim, reduce, include_self, ne
     return (gx if needs[0] else None), None, (gs if needs[2] else None)
 
 
-SCATTER_REDUCE = register_op(OpDef(
-    "scatter_reduce", kind="indexing", args=("x", "index", "src"), decomp=_scatter_reduce,
+SCATTER_REDUCE = composite(
+    "scatter_reduce", kind="indexing", forms=WITH_INPLACE, args=("x", "index", "src"),
+    decomp=_scatter_reduce,
     grad=_scatter_reduce_grad, signature="scatter_reduce(x, dim, index, src, reduce, *, "
                                          "include_self=True)",
-    doc="reduce src into x at index along dim: sum, prod, mean (floor for integers), amax, amin"))
+    doc="reduce src into x at index along dim: sum, prod, mean (floor for integers), amax, amin")
 
 
+@form_of(SCATTER_REDUCE)
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     if reduce not in _REDUCES:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
@@ -300,9 +312,9 @@ def _index_select(x, index, dim):
     return _gather(x, dim, _along(x, index, dim, shape))
 
 
-INDEX_SELECT = register_op(OpDef(
-    "index_select", kind="indexing", args=("x", "index"), decomp=_index_select,
-    signature="index_select(x, dim, index)", doc="the slices of x at index along dim (a gather)"))
+INDEX_SELECT = composite(
+    "index_select", kind="indexing", forms=ONLY, args=("x", "index"), decomp=_index_select,
+    signature="index_select(x, dim, index)", doc="the slices of x at index along dim (a gather)")
 
 
 def _vector_index(index, op):
@@ -313,6 +325,7 @@ def _vector_index(index, op):
     return index.reshape(-1)
 
 
+@form_of(INDEX_SELECT)
 def index_select(input, dim, index, *, out=None):
     d = norm_dim(dim, input.dim(), "index_select")
     index = _vector_index(index, "index_select")
@@ -353,10 +366,11 @@ def _index_add(x, index, source, dim, alpha):
                     SCATTER_ADD, checked=True)
 
 
-INDEX_ADD = register_op(OpDef(
-    "index_add", kind="indexing", args=("x", "index", "source"), decomp=_index_add,
+INDEX_ADD = composite(
+    "index_add", kind="indexing", forms=WITH_INPLACE, args=("x", "index", "source"),
+    decomp=_index_add,
     signature="index_add(x, dim, index, source, *, alpha=1)",
-    doc="x with alpha * source's slices added at index along dim (a scatter_add)"))
+    doc="x with alpha * source's slices added at index along dim (a scatter_add)")
 OPMATH.add("index_add")
 
 
@@ -398,11 +412,13 @@ def _index_add_args(input, dim, index, op, source):
                           message=_SELF if one_d else None)
 
 
+@form_of(INDEX_ADD)
 def index_add(input, dim, index, source, *, alpha=1):
     d, index = _index_add_args(input, dim, index, "index_add", source)
     return run_composite(INDEX_ADD, (input, index, source), {"dim": d, "alpha": alpha})
 
 
+@form_of(INDEX_ADD, inplace=True)
 def index_add_(self, dim, index, source, *, alpha=1):
     check_no_internal_overlap(self, "index_add_")
     if inplace_needs_graph("index_add_", (self, source)):
@@ -449,11 +465,13 @@ def _index_fill(x, index, value, dim):
     return _scatter(x, dim, _along(x, index, dim, shape), src, "none", SCATTER, checked=True)
 
 
-INDEX_FILL = register_op(OpDef(
-    "index_fill", kind="indexing", args=("x", "index", "value"), decomp=_index_fill,
-    signature="index_fill(x, dim, index, value)", doc="x with the slices at index set to value"))
+INDEX_FILL = composite(
+    "index_fill", kind="indexing", forms=WITH_INPLACE, args=("x", "index", "value"),
+    decomp=_index_fill,
+    signature="index_fill(x, dim, index, value)", doc="x with the slices at index set to value")
 
 
+@form_of(INDEX_FILL)
 def index_fill(input, dim, index, value):
     d = norm_dim(dim, input.dim(), "index_fill")
     if isinstance(value, Tensor) and value.dim() != 0:
@@ -463,28 +481,6 @@ def index_fill(input, dim, index, value):
     index = check_index(_vector_index(index, "index_fill"), input._shape[d] if input.dim() else 1,
                         "index_fill", d, negative=True, error=IndexError)
     return decompose(INDEX_FILL, (input, index, value), {"dim": d})
-
-
-def nonzero(input, *, out=None, as_tuple=False):
-    count = int((input != 0).sum().item())
-    place = input._place
-    from .._run import apply
-    coords = apply(NONZERO, place, (input,), (input._h,), (((count, input.dim()), D.int64),))
-    if as_tuple:
-        if input.dim() == 0:
-            return (coords.reshape(-1) if count == 0 else creation.zeros(count, dtype=D.int64,
-                                                                     device=input.device),)
-        return tuple(coords[:, i] for i in range(input.dim()))
-    return coords
-
-
-ARGWHERE = register_op(OpDef("argwhere", kind="indexing", decomp=lambda x: nonzero(x),
-                             differentiable=False, signature="argwhere(x)",
-                             doc="the coordinates of the non-zero elements, one row each"))
-
-
-def argwhere(input):
-    return decompose(ARGWHERE, (input,), {})
 
 
 def _mask_value(input, mask, value, op):
@@ -499,12 +495,13 @@ def _mask_value(input, mask, value, op):
     return creation.tensor(value, dtype=input.dtype, device=input.device)
 
 
-MASKED_FILL = register_op(OpDef(
-    "masked_fill", kind="indexing", args=("x", "mask", "value"),
+MASKED_FILL = composite(
+    "masked_fill", kind="indexing", forms=WITH_INPLACE, args=("x", "mask", "value"),
     decomp=lambda x, mask, value: pointwise.where(mask, value, x),
-    signature="masked_fill(x, mask, value)", doc="value where mask (broadcast to x) is True"))
+    signature="masked_fill(x, mask, value)", doc="value where mask (broadcast to x) is True")
 
 
+@form_of(MASKED_FILL)
 def masked_fill(input, mask, value):
     if isinstance(mask, Tensor) and isinstance(input, Tensor):
         broadcast_shapes2(input._shape, mask._shape, "masked_fill")
@@ -513,12 +510,12 @@ def masked_fill(input, mask, value):
     return decompose(MASKED_FILL, (input, mask, value), {})
 
 
+@form_of(MASKED_FILL, inplace=True)
 def masked_fill_(self, mask, value):
     r = masked_fill(self, mask, value)
     if r._shape != self._shape:
         raise RuntimeError(f"masked_fill_: the mask of shape {list(mask._shape)} can't be broadcast "
                            f"to self's shape {list(self._shape)}")
-    from .memory import write_into
     return write_into(self, r)
 
 
@@ -527,12 +524,13 @@ def _masked_select(x, mask):
     return x.expand(shape)[mask.expand(shape)]
 
 
-MASKED_SELECT = register_op(OpDef(
-    "masked_select", kind="indexing", args=("x", "mask"), decomp=_masked_select,
+MASKED_SELECT = composite(
+    "masked_select", kind="indexing", forms=ONLY, args=("x", "mask"), decomp=_masked_select,
     data_dependent=True, signature="masked_select(x, mask)",
-    doc="the elements where mask (broadcast with x) is True, as a 1-d tensor"))
+    doc="the elements where mask (broadcast with x) is True, as a 1-d tensor")
 
 
+@form_of(MASKED_SELECT)
 def masked_select(input, mask, *, out=None):
     if not isinstance(mask, Tensor) or mask.dtype is not D.bool_:
         raise RuntimeError(f"masked_select: expected BoolTensor for mask")
@@ -553,12 +551,14 @@ def _masked_scatter(x, mask, source):
     return pointwise.where(m, picked.to(x.dtype), x.reshape(-1)).reshape(shape)
 
 
-MASKED_SCATTER = register_op(OpDef(
-    "masked_scatter", kind="indexing", args=("x", "mask", "source"), decomp=_masked_scatter,
+MASKED_SCATTER = composite(
+    "masked_scatter", kind="indexing", forms=WITH_INPLACE, args=("x", "mask", "source"),
+    decomp=_masked_scatter,
     signature="masked_scatter(x, mask, source)",
-    doc="x with the True positions of mask filled from source in order"))
+    doc="x with the True positions of mask filled from source in order")
 
 
+@form_of(MASKED_SCATTER)
 def masked_scatter(input, mask, source):
     if not isinstance(mask, Tensor) or mask.dtype is not D.bool_:
         raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype "
@@ -572,19 +572,10 @@ def masked_scatter(input, mask, source):
     return decompose(MASKED_SCATTER, (input, mask, source), {})
 
 
-from ._composite import inplace_variant as _inplace_of  # noqa: E402
-
-scatter_ = _inplace_of(scatter, "scatter_")
-scatter_add_ = _inplace_of(scatter_add, "scatter_add_")
-scatter_reduce_ = _inplace_of(scatter_reduce, "scatter_reduce_")
-masked_scatter_ = _inplace_of(masked_scatter, "masked_scatter_")
-index_fill_ = _inplace_of(index_fill, "index_fill_", overlap_ok=True)
-
-METHODS = {"scatter_": scatter_, "scatter_add_": scatter_add_, "scatter_reduce_": scatter_reduce_,
-           "masked_scatter": masked_scatter, "masked_scatter_": masked_scatter_,
-           "index_fill": index_fill, "index_fill_": index_fill_}
-
-
-# The op modules this one's derivative rules and decompositions call (at run time
-# only). Imported last: they import this module in turn (see docs/architecture.md).
-from . import counting, creation, memory, pointwise, scans  # noqa: E402
+# index_fill_ may write an expanded self (PyTorch's does)
+form_of(INDEX_FILL, inplace=True)(inplace_variant(index_fill, "index_fill_", overlap_ok=True))
+# the function forms (torch.*) and the Tensor methods, from the rows above
+FUNCTIONS, INPLACE = written_forms(vars())
+globals().update(INPLACE)
+PUBLIC = {**FUNCTIONS, **nonzero_coords.PUBLIC}     # nonzero, argwhere: nonzero_coords.py
+METHODS = {**FUNCTIONS, **INPLACE}

@@ -5,15 +5,15 @@ from __future__ import annotations
 from .._run import apply
 from .._shape import broadcast_shapes
 from .._tensor import Tensor
-from ..dispatch import OpDef, register_op
+from ..dispatch.registry import prim_row
 
 
 def _matmul_grad(g, a, b, needs):
     return (matmul(g, b.mT) if needs[0] else None, matmul(a.mT, g) if needs[1] else None)
 
 
-MATMUL = register_op(OpDef("matmul", kind="linalg", args=("a", "b"), dtypes="numeric",
-                           grad=_matmul_grad, save_for={"a": ("b",), "b": ("a",)}))
+MATMUL = prim_row("matmul", kind="linalg", args=("a", "b"), dtypes="numeric",
+                  grad=_matmul_grad, save_for={"a": ("b",), "b": ("a",)})
 
 
 def _check(a, b, op):
@@ -65,6 +65,7 @@ def matmul(input, other, *, out=None):
 
 from .. import _dtype as D  # noqa: E402
 from ._composite import composite, inplace_variant, run  # noqa: E402
+from ._args import write_out  # noqa: E402
 
 
 def _need(x, name, op):
@@ -100,7 +101,6 @@ def bmm(input, mat2, *, out=None):
 def _out(out, r):
     if out is None:
         return r
-    from .pointwise import write_out
     return write_out(out, r)
 
 

@@ -5,23 +5,19 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype as D
-from .._device import device as Device
-from .._place import place_of
 from .._inplace import check_no_internal_overlap, commit_inplace, inplace_needs_graph
 from .._run import operand_handle, record, same_place, to_device, to_place, wrap
 from .._shape import broadcast_shapes2, norm_dim
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
-from ..dispatch import OpDef, register_op
+from ..dispatch import OpDef
+from ..dispatch.registry import frontend_row
+from . import creation, views
+from .casts import (CAST, CLONE, TRANSFER, _cast, _parse_to, _to_dtype,  # noqa: F401
+                    clone, contiguous, cpu, cuda, to, type_)
 
-CLONE = register_op(OpDef("clone", kind="memory", grad=lambda g: g,
-                          signature="clone(x)", doc="a copy in fresh contiguous memory"))
-CAST = register_op(OpDef("to_dtype", kind="memory", grad=lambda g, x: g.to(x.dtype),
-                         signature="to(x, dtype)", doc="convert elements (C casts)"))
-TRANSFER = register_op(OpDef("to_device", kind="memory", grad=lambda g, x: g.to(x.device),
-                             signature="to(x, device)", doc="copy to another device (via the host)"))
-FILL = register_op(OpDef("fill", kind="memory", grad=lambda g: creation.zeros_like(g),
-                         signature="fill_(x, value)", doc="set every element to one value"))
+FILL = frontend_row("fill", kind="memory", grad=lambda g: creation.zeros_like(g),
+                    signature="fill_(x, value)", doc="set every element to one value")
 
 
 def _cat_grad(g, dim, sizes):
@@ -35,94 +31,10 @@ def _offsets(sizes):
         start += n
 
 
-CAT = register_op(OpDef("cat", kind="memory", args=("tensors",), differentiable=True,
-                        grad=_cat_grad, signature="cat(tensors, dim=0)",
-                        doc="concatenate along a dim (promoting dtypes); stack is cat of "
-                            "unsqueezed tensors"))
-
-
-def clone(input, *, memory_format=None):
-    place = input._place
-    out = place.empty(input._shape, input._dtype.name, place.index)
-    place.bk.copy_(out, input._h)
-    r = wrap(out, input._shape, input._dtype, place)
-    if STATE.enabled and input._rg:
-        record(CLONE, (input,), {}, (r,))
-    return r
-
-
-def contiguous(input, memory_format=None):
-    return input if input.is_contiguous() else clone(input)
-
-
-def _cast(input, dt):
-    place = input._place
-    place.check_dtype(dt, "to")
-    out = place.empty(input._shape, dt.name, place.index)
-    place.bk.copy_(out, input._h)
-    r = wrap(out, input._shape, dt, place)
-    if STATE.enabled and input._rg and dt.is_grad:
-        record(CAST, (input,), {}, (r,))
-    return r
-
-
-def _parse_to(args, kwargs):
-    dev = kwargs.pop("device", None)
-    dt = kwargs.pop("dtype", None)
-    for a in args:
-        if isinstance(a, Tensor):
-            dev, dt = a.device, a.dtype
-        elif isinstance(a, D.dtype):
-            dt = a
-        elif isinstance(a, (str, Device)) or isinstance(a, int) and not isinstance(a, bool):
-            dev = a if not isinstance(a, int) else Device("cuda", a)
-        elif a is not None:
-            raise TypeError(f"to() received an invalid combination of arguments: {a!r}")
-    copy = kwargs.pop("copy", False)
-    kwargs.pop("non_blocking", None)
-    kwargs.pop("memory_format", None)
-    if kwargs:
-        raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
-    return dev, (D.to_dtype(dt) if dt is not None else None), copy
-
-
-def to(input, *args, **kwargs):
-    dev, dt, copy = _parse_to(args, dict(kwargs))
-    r = input
-    if dev is not None:
-        place = place_of(dev)
-        if place is not input._place:
-            r = to_device(r, place)
-    if dt is not None and dt is not r._dtype:
-        r = _cast(r, dt)
-    if copy and r is input:
-        r = clone(input)
-    return r
-
-
-def _to_dtype(dt):
-    def convert(self, memory_format=None):
-        return self if self._dtype is dt else _cast(self, dt)
-    convert.__name__ = dt.name
-    return convert
-
-
-def type_(input, dtype=None, non_blocking=False):
-    """x.type(): PyTorch's legacy type name (`torch.FloatTensor`, `torch.cuda.LongTensor`):
-    programs compare it with those strings."""
-    if dtype is None:
-        where = "" if input._place.type == "cpu" else f"{input._place.type}."
-        return f"torch.{where}{input._dtype.pt_name}Tensor"
-    return to(input, dtype=dtype)
-
-
-def cpu(input, memory_format=None):
-    return to(input, "cpu")
-
-
-def cuda(input, device=None, non_blocking=False, memory_format=None):
-    return to(input, "cuda" if device is None else
-              (Device("cuda", device) if isinstance(device, int) else device))
+CAT = frontend_row("cat", kind="memory", args=("tensors",), differentiable=True,
+                   grad=_cat_grad, signature="cat(tensors, dim=0)",
+                   doc="concatenate along a dim (promoting dtypes); stack is cat of "
+                       "unsqueezed tensors")
 
 
 def copy_(self, src, non_blocking=False):
@@ -294,8 +206,3 @@ def stack(tensors, dim=0, *, out=None):
 
 
 concat = concatenate = cat
-
-
-# The op modules this one's derivative rules and decompositions call (at run time
-# only). Imported last: they import this module in turn (see docs/architecture.md).
-from . import creation, views  # noqa: E402

@@ -4,7 +4,7 @@ from __future__ import annotations
 from .. import _dtype as D
 from .._tensor import Tensor
 from . import creation as C
-from . import gather_scatter as IX
+from . import random_sampling as RS
 from . import subscript as SUB
 from . import linalg as L
 from . import memory as M
@@ -52,19 +52,13 @@ METHODS = {
     # memory
     "clone": M.clone, "contiguous": M.contiguous, "to": M.to, "cpu": M.cpu, "cuda": M.cuda,
     "type": M.type_, "copy_": M.copy_, "fill_": M.fill_, "zero_": M.zero_,
-    # indexing
-    "gather": IX.gather, "scatter": IX.scatter, "scatter_add": IX.scatter_add,
-    "scatter_reduce": IX.scatter_reduce, "index_select": IX.index_select, "index_add": IX.index_add,
-    "index_add_": IX.index_add_, "nonzero": IX.nonzero, "argwhere": IX.argwhere,
-    "masked_fill": IX.masked_fill, "masked_fill_": IX.masked_fill_, "masked_select": IX.masked_select,
-    "index_put_": SUB.index_put_, "index_put": SUB.index_put, "take": SUB.take,
-    "take_along_dim": SUB.take_along_dim,
+    # indexing (gather_scatter.py's and subscript.py's rows bind their own methods)
     "__getitem__": SUB.getitem, "__setitem__": SUB.setitem,
     # random, in place
-    "uniform_": C.uniform_, "normal_": C.normal_, "bernoulli_": C.bernoulli_,
-    "random_": C.random_, "exponential_": C.exponential_, "geometric_": C.geometric_,
-    "log_normal_": C.log_normal_, "cauchy_": C.cauchy_,
-    "bernoulli": C.bernoulli,
+    "uniform_": RS.uniform_, "normal_": RS.normal_, "bernoulli_": RS.bernoulli_,
+    "random_": RS.random_, "exponential_": RS.exponential_, "geometric_": RS.geometric_,
+    "log_normal_": RS.log_normal_, "cauchy_": RS.cauchy_,
+    "bernoulli": RS.bernoulli,
     # new_* factories
     "new_zeros": lambda self, *size, dtype=None, device=None, requires_grad=False: C.zeros(
         *size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad),

@@ -8,6 +8,7 @@ import numbers
 from .. import _dtype as D
 from .._shape import norm_dim, norm_dims
 from ._composite import composite, run
+from ._args import write_out
 from .reductions import check_tensor, expand_back
 
 INF = math.inf
@@ -88,7 +89,6 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
             raise RuntimeError("linalg.vector_norm: empty input")
     r = run(VECTOR_NORM, (x,), {"ord": ord, "dims": dims, "keepdim": keepdim})
     if out is not None:
-        from .pointwise import write_out
         return write_out(out, r)
     return r
 
@@ -137,7 +137,6 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
                                    f"empty tensor because the operation does not have an identity")
     r = run(MATRIX_NORM, (A,), {"ord": ord, "dims": (d0, d1), "keepdim": keepdim})
     if out is not None:
-        from .pointwise import write_out
         return write_out(out, r)
     return r
 
@@ -173,7 +172,6 @@ def linalg_norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
     check_tensor(A, "linalg.norm")
     r = run(LINALG_NORM, (A,), {"ord": ord, "dim": dim, "keepdim": keepdim, "dtype": dtype})
     if out is not None:
-        from .pointwise import write_out
         return write_out(out, r)
     return r
 
@@ -199,7 +197,6 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     check_tensor(input, "norm")
     r = run(NORM, (input,), {"p": p, "dim": dim, "keepdim": keepdim, "dtype": dtype})
     if out is not None:
-        from .pointwise import write_out
         return write_out(out, r)
     return r
 

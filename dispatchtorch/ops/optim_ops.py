@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from .._inplace import bump
 from .._run import kernel_for, launch
-from ..dispatch import DECOMPOSE, OpDef, register_op
+from ..dispatch import DECOMPOSE
+from ._composite import composite
 
 
 def _adam_decomp(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, lr,
@@ -53,18 +54,18 @@ def _sgd_decomp(params, grads, momentum_buffers, *, lr, momentum, dampening, wei
         p.add_(g, alpha=-lr)
 
 
-FUSED_ADAM = register_op(OpDef(
+FUSED_ADAM = composite(
     "_fused_adam_", kind="optim", args=(), decomp=_adam_decomp, differentiable=False,
     signature="_fused_adam_(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, "
               "*, lr, beta1, beta2, eps, weight_decay, decoupled, amsgrad, maximize)",
     doc="Adam/AdamW's update of every tensor of the lists, in place; each 0-d state_steps "
-        "entry is incremented first"))
-FUSED_SGD = register_op(OpDef(
+        "entry is incremented first")
+FUSED_SGD = composite(
     "_fused_sgd_", kind="optim", args=(), decomp=_sgd_decomp, differentiable=False,
     signature="_fused_sgd_(params, grads, momentum_buffers, *, lr, momentum, dampening, "
               "weight_decay, nesterov, maximize)",
     doc="SGD's update of every tensor of the lists, in place (momentum buffers already "
-        "initialised)"))
+        "initialised)")
 
 
 def _fused(op, lists, written, params):

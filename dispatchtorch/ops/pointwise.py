@@ -14,19 +14,10 @@ from . import elementwise as E
 from ._elementwise import _SPECS as _ROWS, binary, inplace, nary, result_type, unary
 from .._run import decompose, scalar_handle, wrap
 from ..autograd.grad_mode import no_grad
-from ..dispatch import OpDef, register_op
-from ..dispatch.registry import grad_not_implemented
+from ..dispatch.registry import form_of, grad_not_implemented
 from ._composite import composite as _composite, run as _run_composite
-
-
-def write_out(out, r):
-    """Honour an `out=` argument: copy into it (resizing it if its shape differs)."""
-    if out is None:
-        return r
-    if out._shape == r._shape and out._dtype is r._dtype:
-        return out.copy_(r)
-    out.data = r.to(out.dtype) if out._dtype is not r._dtype else r
-    return out
+from ._args import write_out
+from . import creation, nonzero_coords
 
 
 def _unary_fn(spec):
@@ -86,23 +77,33 @@ FUNCTIONS = {}
 INPLACE = {}
 
 
-def _forms_of(rows):
+def forms_of(rows, functions=None, inplace=None):
+    """The public forms of elementwise rows (the family's one maker of forms):
+    ({name: function}, {name_: in-place function}) with the rows' aliases; a row's
+    function is also set on the row (torch.special reads it there). A `special_<x>`
+    row's function is torch.special's only, so it is in neither dict."""
+    functions = {} if functions is None else functions
+    inplace = {} if inplace is None else inplace
     for s in rows:
         forms = s.op.forms
-        if forms is None or s.name in FUNCTIONS:
+        if forms is None or forms.written or s.name in functions:
             continue
         unary1 = len(s.op.args) == 1
-        FUNCTIONS[s.name] = _unary_fn(s) if unary1 else _binary_fn(s, forms.scalars)
+        fn = s.op.function = _unary_fn(s) if unary1 else _binary_fn(s, forms.scalars)
+        if s.name.startswith("special_"):
+            continue
+        functions[s.name] = fn
         if forms.inplace:
             # (maximum_ and friends are not PyTorch's; nn_ops's pooling uses maximum_ in place)
-            INPLACE[s.name + "_"] = _unary_inplace(s) if unary1 else _binary_inplace(s)
+            inplace[s.name + "_"] = _unary_inplace(s) if unary1 else _binary_inplace(s)
         for alias in forms.aliases:
-            FUNCTIONS[alias] = FUNCTIONS[s.name]
+            functions[alias] = fn
             if forms.inplace:
-                INPLACE[alias + "_"] = INPLACE[s.name + "_"]
+                inplace[alias + "_"] = inplace[s.name + "_"]
+    return functions, inplace
 
 
-_forms_of(_ROWS)
+forms_of(_ROWS, FUNCTIONS, INPLACE)
 globals().update(FUNCTIONS)
 globals().update(INPLACE)
 
@@ -353,6 +354,7 @@ trunc = fix = _rounding(E._trunc, "trunc")
 _round0 = _rounding(E._round, "round")
 
 
+@form_of(E._round)
 def round(input, *, decimals=0, out=None):
     if decimals == 0:
         return _round0(input, out=out)
@@ -404,10 +406,19 @@ def _int_pow(a, b, dt):
     return where(negative, special, r)
 
 
+def complex_float_power(input, exponent, *, out=None):
+    """float_power with a complex operand: both in complex128."""
+    a = input.to(D.complex128) if isinstance(input, Tensor) else complex(input)
+    b = exponent.to(D.complex128) if isinstance(exponent, Tensor) else complex(exponent)
+    r = pow(a, b)
+    if out is not None:
+        return write_out(out, r)
+    return r
+
+
 def float_power(input, exponent, *, out=None):
     if any(isinstance(x, complex) or isinstance(x, Tensor) and x.dtype.is_complex
            for x in (input, exponent)):        # complex128, as PyTorch
-        from .complex_ops import complex_float_power
         return complex_float_power(input, exponent, out=out)
     a = input.double() if isinstance(input, Tensor) else float(input)
     b = exponent.double() if isinstance(exponent, Tensor) else float(exponent)
@@ -454,7 +465,7 @@ bitwise_right_shift = _shift(E.bitwise_right_shift, False)
 
 def where(condition, input=None, other=None, *, out=None):
     if input is None and other is None:
-        return gather_scatter.nonzero(condition, as_tuple=True)
+        return nonzero_coords.nonzero(condition, as_tuple=True)
     if not isinstance(condition, Tensor) or condition.dtype is not D.bool_:
         if isinstance(condition, Tensor) and condition.dtype is D.uint8:
             condition = condition.bool()
@@ -489,11 +500,11 @@ def _clamp_grad(g, x, min, max, needs):
     return gx, gmin, gmax
 
 
-CLAMP = register_op(OpDef("clamp", kind="elementwise", args=("x", "min", "max"), dtypes="numeric",
-                          decomp=_clamp_decomp, grad=_clamp_grad,
-                          signature="clamp(x, min=None, max=None)",
-                          doc="min/max may be numbers or tensors; the gradient passes where "
-                              "min <= x <= max"))
+CLAMP = _composite("clamp", kind="elementwise", args=("x", "min", "max"), dtypes="numeric",
+                  decomp=_clamp_decomp, grad=_clamp_grad,
+                  signature="clamp(x, min=None, max=None)",
+                  doc="min/max may be numbers or tensors; the gradient passes where "
+                      "min <= x <= max")
 
 
 def clamp(input, min=None, max=None, *, out=None, _op="clamp"):
@@ -582,6 +593,7 @@ def positive(input):
     return input
 
 
+@form_of(E.logit)
 def logit(input, eps=None, *, out=None):
     _tensor_arg("logit", "input", input, 1)
     if eps is not None:
@@ -669,8 +681,3 @@ __all__ = sorted(set(FUNCTIONS) | set(INPLACE) | {
     "logical_or_", "logical_xor", "logical_xor_", "isnan", "isinf", "isfinite", "isposinf",
     "isneginf", "isreal", "positive", "logit", "logit_", "lerp", "lerp_", "nan_to_num",
     "nan_to_num_", "greater", "greater_equal", "less", "less_equal", "not_equal", "arctan2"})
-
-
-# The op modules this one's derivative rules and decompositions call (at run time
-# only). Imported last: they import this module in turn (see docs/architecture.md).
-from . import creation, gather_scatter  # noqa: E402

@@ -10,10 +10,13 @@ from .. import _dtype as D
 from .._tensor import Tensor
 from . import elementwise as E
 from ._composite import composite, inplace_variant, run
-from ._elementwise import binary, define, result_type
-from .pointwise import _binary_fn, _binary_inplace, _unary_fn, _unary_inplace, write_out
+from ..dispatch.registry import Forms, form_of
+from ._elementwise import _SPECS as _ROWS, binary, define, result_type
+from .pointwise import forms_of, write_out
 
 F = dict(dtypes="float", promote="int_to_float")
+FN = Forms()
+_FIRST = len(_ROWS)        # the elementwise rows from here on are this module's
 
 
 def _signbit(x):
@@ -25,7 +28,8 @@ def _signbit(x):
     return (x < 0) | ((x == 0) & ((1 / x) < 0))
 
 
-SIGNBIT = define("signbit", decomp=_signbit, out_bool=True, differentiable=False,
+SIGNBIT = define("signbit", forms=Forms(inplace=False), decomp=_signbit, out_bool=True,
+                 differentiable=False,
                  signature="signbit(x) -> bool", doc="the sign bit is set (-0.0 included)")
 
 
@@ -41,7 +45,8 @@ def _copysign_grad(g, a, result, needs):
     return ga, None
 
 
-COPYSIGN = define("copysign", args=("a", "b"), decomp=_copysign, grad=_copysign_grad, **F,
+COPYSIGN = define("copysign", args=("a", "b"), forms=Forms(scalars="other"), decomp=_copysign,
+                  grad=_copysign_grad, **F,
                   signature="copysign(a, b)", doc="|a| with the sign of b (-0.0 counts negative)")
 
 
@@ -49,7 +54,8 @@ def _heaviside(x, values):
     return pointwise.where(x == 0, values, (x > 0).to(result_type(x, values)))
 
 
-HEAVISIDE = define("heaviside", args=("x", "values"), decomp=_heaviside, differentiable=False,
+HEAVISIDE = define("heaviside", args=("x", "values"), forms=Forms(scalars="none"),
+                   decomp=_heaviside, differentiable=False,
                    dtypes="all", signature="heaviside(x, values)",
                    doc="0 where x < 0, values where x == 0, 1 where x > 0")
 
@@ -64,11 +70,14 @@ def _sinc_grad(g, x, result):
     return pointwise.where(x == 0, 0.0, g * (pointwise.cos(x * math.pi) - result) / safe)
 
 
-SINC = define("sinc", decomp=_sinc, grad=_sinc_grad, **F, signature="sinc(x)",
+SINC = define("sinc", forms=Forms(special=("sinc",)), decomp=_sinc, grad=_sinc_grad, **F,
+              signature="sinc(x)",
               doc="sin(pi x) / (pi x), 1 at 0")
-DEG2RAD = define("deg2rad", decomp=lambda x: x * (math.pi / 180), grad=lambda g: g * (math.pi / 180),
+DEG2RAD = define("deg2rad", forms=FN, decomp=lambda x: x * (math.pi / 180),
+                 grad=lambda g: g * (math.pi / 180),
                  **F, signature="deg2rad(x)", doc="degrees to radians")
-RAD2DEG = define("rad2deg", decomp=lambda x: x * (180 / math.pi), grad=lambda g: g * (180 / math.pi),
+RAD2DEG = define("rad2deg", forms=FN, decomp=lambda x: x * (180 / math.pi),
+                 grad=lambda g: g * (180 / math.pi),
                  **F, signature="rad2deg(x)", doc="radians to degrees")
 
 
@@ -78,7 +87,8 @@ def _logaddexp2(a, b):
     return pointwise.where((m.abs() == math.inf) & (a == b), m, r)
 
 
-LOGADDEXP2 = define("logaddexp2", args=("a", "b"), decomp=_logaddexp2, dtypes="floating",
+LOGADDEXP2 = define("logaddexp2", args=("a", "b"), forms=Forms(inplace=False, scalars="none"),
+                    decomp=_logaddexp2, dtypes="floating",
                     grad=lambda g, a, b, result, needs: (
                         g * pointwise.exp2(a - result) if needs[0] else None,
                         g * pointwise.exp2(b - result) if needs[1] else None),
@@ -91,7 +101,8 @@ def _angle(x):
     return pointwise.where(x < 0, math.pi, pointwise.where(x != x, x, 0.0))
 
 
-ANGLE = define("angle", decomp=_angle, grad=lambda g: creation.zeros_like(g), **F,
+ANGLE = define("angle", forms=Forms(inplace=False), decomp=_angle,
+               grad=lambda g: creation.zeros_like(g), **F,
                signature="angle(x)", doc="the argument: pi for negative reals, 0 otherwise, NaN kept")
 
 
@@ -226,14 +237,7 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=None,
 
 # -- what complex-free dtypes make of the complex ops -------------------------------------------
 
-FUNCTIONS = {"signbit": _unary_fn(SIGNBIT), "sinc": _unary_fn(SINC),
-             "deg2rad": _unary_fn(DEG2RAD), "rad2deg": _unary_fn(RAD2DEG),
-             "angle": _unary_fn(ANGLE),
-             "copysign": _binary_fn(COPYSIGN, "other"), "heaviside": _binary_fn(HEAVISIDE, "none"),
-             "logaddexp2": _binary_fn(LOGADDEXP2, "none")}
-INPLACE = {"sinc_": _unary_inplace(SINC), "deg2rad_": _unary_inplace(DEG2RAD),
-           "rad2deg_": _unary_inplace(RAD2DEG), "copysign_": _binary_inplace(COPYSIGN),
-           "heaviside_": _binary_inplace(HEAVISIDE)}
+FUNCTIONS, INPLACE = forms_of(_ROWS[_FIRST:])    # made from the rows above
 
 
 def _heaviside_checked(fn):
@@ -246,7 +250,7 @@ def _heaviside_checked(fn):
     return heaviside
 
 
-FUNCTIONS["heaviside"] = _heaviside_checked(FUNCTIONS["heaviside"])
+FUNCTIONS["heaviside"] = form_of(HEAVISIDE)(_heaviside_checked(FUNCTIONS["heaviside"]))
 
 PUBLIC = {**FUNCTIONS, **INPLACE, "ldexp": ldexp, "addcmul": addcmul, "addcdiv": addcdiv,
           "isclose": isclose, "allclose": allclose, "equal": equal, "frexp": frexp,

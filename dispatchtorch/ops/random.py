@@ -13,6 +13,7 @@ import threading
 import numpy as np
 
 from .._device import device as Device
+from . import creation
 from ._mt19937 import DEFAULT_SEED, MT19937
 
 
@@ -43,7 +44,6 @@ class Generator:
         return self._engine.seed
 
     def get_state(self):
-        from . import creation
         with self.lock:
             data = self._engine.state_bytes()
         return creation.tensor(np.frombuffer(data, dtype=np.uint8).copy(), dtype="uint8")

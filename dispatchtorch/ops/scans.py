@@ -11,8 +11,10 @@ from .._shape import norm_dim
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ..dispatch import OpDef, register_op
-from ._composite import composite, run
-from .reductions import check_tensor
+from ..dispatch.registry import Forms, form_of
+from ._composite import composite, inplace_variant, run
+from ._args import check_tensor, write_out
+from . import creation, memory, pointwise
 
 
 def _reverse_cumsum(g, dim):
@@ -99,7 +101,6 @@ def _scan(op, name):
         if not input.dim():
             r = r.reshape(())
         if out is not None:
-            from .pointwise import write_out
             return write_out(out, r)
         return r
     fn.__name__ = fn.__qualname__ = name
@@ -141,7 +142,6 @@ cummin = _cumext(CUMMIN, "cummin")
 
 def _inplace_scan(fn, name):
     def method(self, dim, *, dtype=None):
-        from ._composite import inplace_variant
         return inplace_variant(lambda x: fn(x, dim, dtype=dtype), name)(self)
     method.__name__ = name
     return method
@@ -169,12 +169,14 @@ def _logcumsumexp(x, dim):
 
 
 LOGCUMSUMEXP = composite("logcumsumexp", _logcumsumexp, kind="scan", dtypes="floating",
+                         forms=Forms(written=True, special=("logcumsumexp",)),
                          signature="logcumsumexp(x, dim)",
                          doc="log(cumsum(exp(x))) as a log-add-exp scan (log2(n) doubling "
                              "steps)",
                          opmath=True)
 
 
+@form_of(LOGCUMSUMEXP)
 def logcumsumexp(input, dim, *, out=None):
     d, _ = _scan_input(input, dim, "logcumsumexp")
     if not input.dtype.is_floating_point:
@@ -184,8 +186,3 @@ def logcumsumexp(input, dim, *, out=None):
 
 METHODS = {"cumsum": cumsum, "cumprod": cumprod, "cummax": cummax, "cummin": cummin,
            "cumsum_": cumsum_, "cumprod_": cumprod_, "logcumsumexp": logcumsumexp}
-
-
-# The op modules this one's derivative rules and decompositions call (at run time
-# only). Imported last: they import this module in turn (see docs/architecture.md).
-from . import creation, memory, pointwise  # noqa: E402

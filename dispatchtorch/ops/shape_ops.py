@@ -10,7 +10,8 @@ from .. import _dtype as D
 from .._shape import broadcast_shapes, norm_dim, numel
 from .._tensor import Tensor
 from ._composite import composite, inplace_variant, run
-from .reductions import check_tensor
+from ._args import check_tensor
+from . import creation, memory, pointwise, scans, sorting
 
 
 def _int_list(x, name, op):
@@ -469,8 +470,3 @@ METHODS = {"flip": _flip_method, "fliplr": fliplr, "flipud": flipud, "roll": rol
            "tile": tile, "repeat_interleave": repeat_interleave, "tril": tril, "triu": triu,
            "tril_": tril_, "triu_": triu_, "diag": diag, "diag_embed": diag_embed,
            "tensor_split": tensor_split, "hsplit": hsplit, "vsplit": vsplit, "dsplit": dsplit}
-
-
-# The op modules this one's derivative rules and decompositions call (at run time
-# only). Imported last: they import this module in turn (see docs/architecture.md).
-from . import creation, memory, pointwise, scans, sorting  # noqa: E402

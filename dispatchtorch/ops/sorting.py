@@ -10,9 +10,10 @@ from .. import return_types
 from .._run import apply, same_place, to_place
 from .._shape import check_keepdim, norm_dim
 from .._tensor import Tensor
-from ..dispatch import OpDef, register_op
+from ..dispatch.registry import prim_row
 from ._composite import composite, run
-from .reductions import check_tensor
+from ._args import check_tensor
+from . import creation, pointwise
 
 
 def _sort_grad(g, shape, result1, dim):
@@ -20,9 +21,9 @@ def _sort_grad(g, shape, result1, dim):
     return creation.zeros(shape, dtype=g[0].dtype, device=g[0].device).scatter(dim, result1, g[0])
 
 
-SORT = register_op(OpDef("sort", kind="sort", n_out=2, grad=_sort_grad))
-SEARCHSORTED = register_op(OpDef("searchsorted", kind="sort", args=("sorted_seq", "values"),
-                                 differentiable=False))
+SORT = prim_row("sort", kind="sort", n_out=2, grad=_sort_grad)
+SEARCHSORTED = prim_row("searchsorted", kind="sort", args=("sorted_seq", "values"),
+                        differentiable=False)
 
 
 def _sort(input, d, descending):
@@ -236,8 +237,3 @@ def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
 
 METHODS = {"sort": sort, "argsort": argsort, "msort": msort, "topk": topk, "kthvalue": kthvalue,
            "median": median, "nanmedian": nanmedian}
-
-
-# The op modules this one's derivative rules and decompositions call (at run time
-# only). Imported last: they import this module in turn (see docs/architecture.md).
-from . import creation, pointwise  # noqa: E402

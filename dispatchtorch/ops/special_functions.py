@@ -10,12 +10,18 @@ import math
 from .. import _dtype as D
 from .._tensor import Tensor
 from ._composite import composite, run
-from ._elementwise import define
-from .pointwise import _binary_fn, _binary_inplace, _unary_fn, _unary_inplace, write_out
+from ..dispatch.registry import Forms, form_of
+from ._elementwise import _SPECS as _ROWS, define
+from .pointwise import forms_of, write_out
 
 F = dict(dtypes="float", promote="int_to_float")
+# domain: where each function and its derivative are finite and smooth (the unit tests and
+# the conformance suite draw their values there)
 SQRT_2PI = math.sqrt(2 * math.pi)
 NO_GRAD = dict(differentiable=False)
+# forms of the special_* rows (torch.special.<x> only, see Forms)
+SP = Forms(inplace=False)
+_FIRST = len(_ROWS)        # the elementwise rows from here on are this module's
 
 
 def _i1_grad(g, x, result):
@@ -28,26 +34,32 @@ def _i1e_grad(g, x, result):
     return g * pointwise.where(x == 0, 0.5, special_i0e(x) - result * (x.sign() + 1 / safe))
 
 
-LGAMMA = define("lgamma", grad=lambda g, x: g * digamma(x), **F)
-DIGAMMA = define("digamma", grad=lambda g, x: g * polygamma(1, x), **F)
-I0 = define("i0", grad=lambda g, x: g * special_i1(x), **F)
-I0E = define("special_i0e", grad=lambda g, x, result: g * (special_i1e(x) - x.sign() * result),
-             **F)
-I1 = define("special_i1", grad=_i1_grad, **F)
-I1E = define("special_i1e", grad=_i1e_grad, **F)
-ERFCX = define("special_erfcx",
+LGAMMA = define("lgamma", domain=(0.1, 6), forms=Forms(special=("gammaln",)),
+                grad=lambda g, x: g * digamma(x), **F)
+DIGAMMA = define("digamma", domain=(0.1, 6), forms=Forms(special=("digamma", "psi")),
+                 grad=lambda g, x: g * polygamma(1, x), **F)
+I0 = define("i0", domain=(-4, 4), forms=Forms(special=("i0", "modified_bessel_i0")),
+            grad=lambda g, x: g * special_i1(x), **F)
+I0E = define("special_i0e", domain=(-4, 4), forms=SP,
+             grad=lambda g, x, result: g * (special_i1e(x) - x.sign() * result), **F)
+I1 = define("special_i1", domain=(-4, 4),
+            forms=Forms(inplace=False, special=("modified_bessel_i1",)), grad=_i1_grad, **F)
+I1E = define("special_i1e", domain=(-4, 4), forms=SP, grad=_i1e_grad, **F)
+ERFCX = define("special_erfcx", domain=(-2, 4), forms=SP,
                grad=lambda g, x, result: g * (2 * x * result - 2 / math.sqrt(math.pi)), **F)
-NDTRI = define("special_ndtri",
+NDTRI = define("special_ndtri", domain=(0.05, 0.95), forms=SP,
                grad=lambda g, result: g * SQRT_2PI * pointwise.exp(result * result / 2), **F)
-LOG_NDTR = define("special_log_ndtr",
+LOG_NDTR = define("special_log_ndtr", domain=(-6, 4), forms=SP,
                   grad=lambda g, x, result: g * pointwise.exp(-(x * x) / 2 - result) / SQRT_2PI, **F)
-_BESSEL = {n: define(n, **F, **NO_GRAD) for n in (
-    "special_bessel_j0", "special_bessel_j1", "special_bessel_y0", "special_bessel_y1",
-    "special_modified_bessel_k0", "special_modified_bessel_k1",
-    "special_scaled_modified_bessel_k0", "special_scaled_modified_bessel_k1")}
+_BESSEL = {n: define(n, domain=d, forms=SP, **F, **NO_GRAD) for n, d in (
+    ("special_bessel_j0", (-8, 8)), ("special_bessel_j1", (-8, 8)),
+    ("special_bessel_y0", (0.2, 8)), ("special_bessel_y1", (0.2, 8)),      # y, k: x > 0
+    ("special_modified_bessel_k0", (0.2, 5)), ("special_modified_bessel_k1", (0.2, 5)),
+    ("special_scaled_modified_bessel_k0", (0.2, 5)),
+    ("special_scaled_modified_bessel_k1", (0.2, 5)))}
 
 B = ("a", "b")
-ZETA = define("special_zeta", args=B, **F,
+ZETA = define("special_zeta", args=B, forms=SP, **F, domain=((1.5, 4), (0.5, 3)),
               grad=lambda g, a, b, needs: (None, g * -a * special_zeta(a + 1.0, b)
                                            if needs[1] else None))
 
@@ -61,18 +73,16 @@ def _igamma_grad(sign):
     return grad
 
 
-IGAMMA = define("igamma", args=B, grad=_igamma_grad(1), **F)
-IGAMMAC = define("igammac", args=B, grad=_igamma_grad(-1), **F)
+IGAMMA = define("igamma", args=B, domain=(0.5, 3),
+                forms=Forms(scalars="none", special=("gammainc",)), grad=_igamma_grad(1), **F)
+IGAMMAC = define("igammac", args=B, domain=(0.5, 3),
+                 forms=Forms(scalars="none", special=("gammaincc",)), grad=_igamma_grad(-1), **F)
 # PyTorch passes the gradient through to a (the result moves by one ulp at most)
-NEXTAFTER = define("nextafter", args=B, grad=lambda g: (g, None))
+NEXTAFTER = define("nextafter", args=B, forms=Forms(scalars="none"), grad=lambda g: (g, None))
 
-lgamma, digamma, i0 = _unary_fn(LGAMMA), _unary_fn(DIGAMMA), _unary_fn(I0)
-special_i0e, special_i1, special_i1e = _unary_fn(I0E), _unary_fn(I1), _unary_fn(I1E)
-special_erfcx, special_ndtri, special_log_ndtr = (_unary_fn(ERFCX), _unary_fn(NDTRI),
-                                                  _unary_fn(LOG_NDTR))
-special_zeta = _binary_fn(ZETA, "both")
-igamma, igammac = _binary_fn(IGAMMA, "none"), _binary_fn(IGAMMAC, "none")
-nextafter = _binary_fn(NEXTAFTER, "none")
+# the function and in-place forms, made from the rows; each row's function by its name
+FUNCTIONS, INPLACE = forms_of(_ROWS[_FIRST:])
+globals().update({s.name: s.op.function for s in _ROWS[_FIRST:]})
 
 
 # -- composites ----------------------------------------------------------------------------
@@ -85,10 +95,12 @@ def _polygamma(x, n):
 
 POLYGAMMA = composite("polygamma", _polygamma, kind="elementwise", args=("x",),
                       grad=lambda g, x, n: g * polygamma(n + 1, x), dtypes="float", promote="int_to_float",
+                      forms=Forms(written=True, special=("polygamma",)), domain=(0.5, 4),
                       signature="polygamma(n, x)",
                       doc="n-th derivative of digamma: (-1)^(n+1) n! zeta(n + 1, x) (n >= 1)")
 
 
+@form_of(POLYGAMMA)
 def polygamma(n, input, *, out=None):
     if not isinstance(input, Tensor):
         raise TypeError(f"polygamma(): argument 'input' must be Tensor, not "
@@ -116,10 +128,12 @@ def _entr(x):
 
 
 ENTR = composite("special_entr", _entr, kind="elementwise", dtypes="float", promote="int_to_float",
-                 grad=lambda g, x: g * -(pointwise.log(x) + 1),
+                 grad=lambda g, x: g * -(pointwise.log(x) + 1), forms=Forms(written=True),
+                 domain=(0.05, 3),
                  signature="special_entr(x)", doc="-x log x for x > 0, 0 at 0, -inf below")
 
 
+@form_of(ENTR)
 def special_entr(input, *, out=None):
     x = input if input.dtype.is_floating_point else input.to(D.get_default_dtype())
     return write_out(out, run(ENTR, (x,), {}))
@@ -145,22 +159,14 @@ def special_spherical_bessel_j0(input, *, out=None):
     return write_out(out, pointwise.where(x == 0, 1.0, pointwise.sin(x) / safe))
 
 
-PUBLIC = {"lgamma": lgamma, "digamma": digamma, "i0": i0, "polygamma": polygamma,
-          "mvlgamma": mvlgamma, "igamma": igamma, "igammac": igammac, "nextafter": nextafter}
-SPECIAL = {"gammaln": lgamma, "digamma": digamma, "psi": digamma, "polygamma": polygamma,
-           "multigammaln": mvlgamma, "i0": i0, "i0e": special_i0e, "i1": special_i1,
-           "i1e": special_i1e, "erfcx": special_erfcx, "ndtri": special_ndtri,
-           "log_ndtr": special_log_ndtr, "ndtr": special_ndtr, "zeta": special_zeta,
-           "gammainc": igamma, "gammaincc": igammac, "entr": special_entr,
-           "xlog1py": special_xlog1py, "spherical_bessel_j0": special_spherical_bessel_j0,
-           "modified_bessel_i0": i0, "modified_bessel_i1": special_i1,
-           **{n[len("special_"):]: _unary_fn(spec) for n, spec in _BESSEL.items()}}
-METHODS = {**PUBLIC, "lgamma_": _unary_inplace(LGAMMA), "digamma_": _unary_inplace(DIGAMMA),
-           "i0_": _unary_inplace(I0), "igamma_": _binary_inplace(IGAMMA),
-           "igammac_": _binary_inplace(IGAMMAC), "nextafter_": _binary_inplace(NEXTAFTER),
-           "polygamma": lambda self, n: polygamma(n, self),
+PUBLIC = {**FUNCTIONS, "polygamma": polygamma, "mvlgamma": mvlgamma}
+# torch.special's functions that have no row of their own (composites of public ops, each
+# recorded step by step); the rows' torch.special names come from their forms
+SPECIAL_WITHOUT_ROWS = {"multigammaln": mvlgamma, "ndtr": special_ndtr,
+                        "xlog1py": special_xlog1py,
+                        "spherical_bessel_j0": special_spherical_bessel_j0}
+METHODS = {**PUBLIC, **INPLACE, "polygamma": lambda self, n: polygamma(n, self),
            "mvlgamma": mvlgamma}
-
 
 # The op modules this one's derivative rules and decompositions call (at run time
 # only). Imported last: they import this module in turn (see docs/architecture.md).

@@ -7,8 +7,10 @@ import warnings
 
 from .. import _dtype as D
 from .._shape import check_dim_arg, check_keepdim, norm_dims, numel
+from ..dispatch.registry import Forms, form_of
 from ._composite import composite, run
 from .reductions import LOWP, SUM, _reduce, check_tensor, expand_back
+from ._args import write_out
 
 
 def _count(shape, dims):
@@ -140,7 +142,6 @@ def _reducer(op, name):
         r = _complex_var(name, input, params) if input.dtype.is_complex else \
             _opmath(op, input, params)
         if out is not None:
-            from .pointwise import write_out
             return write_out(out, r)
         return r
     fn.__name__ = fn.__qualname__ = name
@@ -171,11 +172,13 @@ def _logsumexp_grad(g, x, result, dims, keepdim):
 
 
 LOGSUMEXP = composite("logsumexp", _logsumexp, kind="reduction", grad=_logsumexp_grad,
+                      forms=Forms(written=True, special=("logsumexp",)),
                       dtypes="float", promote="int_to_float", signature="logsumexp(x, dim, keepdim=False)",
                       doc="log(sum(exp(x))), shifted by the maximum; integers compute in the "
                           "default float dtype")
 
 
+@form_of(LOGSUMEXP)
 def logsumexp(input, dim, keepdim=False, *, out=None):
     check_tensor(input, "logsumexp")
     check_keepdim(keepdim, "logsumexp")
@@ -192,7 +195,6 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
     else:
         r = _opmath(LOGSUMEXP, input, {"dims": dims, "keepdim": keepdim})
     if out is not None:
-        from .pointwise import write_out
         return write_out(out, r)
     return r
 

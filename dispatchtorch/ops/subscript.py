@@ -12,9 +12,11 @@ import numpy as np
 from .. import _dtype as D
 from .._run import decompose, kernel_for, launch, make_view, record, to_place
 from .._shape import broadcast_shapes, broadcast_shapes2, contiguous_strides, norm_dim, numel
+from .._shape import slice_indices
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
-from ..dispatch import OpDef, register_op
+from ..dispatch.registry import Forms, form_of
+from ._composite import composite, written_forms
 from .views import SLICE, _sub_view, select
 from .gather_scatter import (INDEX_SELECT, SCATTER_PRIM, _INDEX_DTYPES, _gather, check_index, gather,
                              nonzero)
@@ -114,7 +116,7 @@ def _geometry(items, shape, stride, offset):
             step = 1 if step is None else operator.index(step)
             if step <= 0:
                 raise ValueError("step must be greater than zero")
-            start, stop, _ = slice(start, stop, step).indices(n)
+            start, stop, _ = slice_indices(slice(start, stop, step), n)
             size = max(0, -(-(stop - start) // step))
             if size:
                 offset += start * stride[d]
@@ -168,7 +170,7 @@ def _slice0(x, key):
     step = 1 if key.step is None else operator.index(key.step)
     if step <= 0:
         raise ValueError("step must be greater than zero")
-    start, stop, _ = key.indices(n) if (key.start is not None or key.stop is not None) \
+    start, stop, _ = slice_indices(key, n) if (key.start is not None or key.stop is not None) \
         else (0, n, step)
     size = max(0, -(-(stop - start) // step))
     st = x._stride
@@ -216,13 +218,14 @@ def _positive_checked(t, n, d):
 
 # -- __setitem__ --------------------------------------------------------------------------------------
 
-INDEX_PUT = register_op(OpDef(
-    "index_put", kind="indexing", args=("x", "values"),
+ONLY = Forms(written=True, inplace=False)   # the functions written below, no `_` form
+INDEX_PUT = composite(
+    "index_put", kind="indexing", args=("x", "values"), forms=Forms(written=True),
     decomp=lambda x, values, positions, accumulate: _index_put(x, values, positions, accumulate),
     grad=lambda g, positions, accumulate, needs: (
         (g if accumulate else g.reshape(-1).scatter(0, positions, 0.0).reshape(g.shape))
         if needs[0] else None,
-        g.reshape(-1).gather(0, positions) if needs[1] else None)))
+        g.reshape(-1).gather(0, positions) if needs[1] else None))
 
 
 def _index_put(x, values, positions, accumulate):
@@ -299,6 +302,7 @@ def _storage_positions(t, logical):
     return pos
 
 
+@form_of(INDEX_PUT, inplace=True)
 def index_put_(self, indices, values, accumulate=False):
     """self[indices] = values (+= with accumulate), checked as PyTorch's index_put_."""
     if not isinstance(indices, (tuple, list)):
@@ -350,6 +354,7 @@ def index_put_(self, indices, values, accumulate=False):
     return self
 
 
+@form_of(INDEX_PUT)
 def index_put(self, indices, values, accumulate=False):
     r = self.clone()
     return index_put_(r, indices, values, accumulate)
@@ -364,11 +369,12 @@ def _take(x, index):
     return decompose(INDEX_SELECT, (flat, checked), {"dim": 0}).reshape(index.shape)
 
 
-TAKE = register_op(OpDef("take", kind="indexing", args=("x", "index"), decomp=_take,
-                         signature="take(x, index)",
-                         doc="x flattened, at index (the result has index's shape)"))
+TAKE = composite("take", kind="indexing", args=("x", "index"), decomp=_take, forms=ONLY,
+                 signature="take(x, index)",
+                 doc="x flattened, at index (the result has index's shape)")
 
 
+@form_of(TAKE)
 def take(input, index):
     if not isinstance(index, Tensor) or index.dtype.is_floating_point:
         raise RuntimeError("take(): Expected a long tensor for index")
@@ -388,12 +394,13 @@ def _take_along_dim(x, indices, dim):
     return gather(x.expand(xshape), dim, indices)
 
 
-TAKE_ALONG_DIM = register_op(OpDef(
-    "take_along_dim", kind="indexing", args=("x", "indices"), decomp=_take_along_dim,
+TAKE_ALONG_DIM = composite(
+    "take_along_dim", kind="indexing", args=("x", "indices"), decomp=_take_along_dim, forms=ONLY,
     signature="take_along_dim(x, indices, dim=None)",
-    doc="gather with broadcasting of the other dims (flattened when dim is None)"))
+    doc="gather with broadcasting of the other dims (flattened when dim is None)")
 
 
+@form_of(TAKE_ALONG_DIM)
 def take_along_dim(input, indices, dim=None):
     if dim is not None:
         dim = norm_dim(dim, input.dim(), "take_along_dim")
@@ -402,6 +409,12 @@ def take_along_dim(input, indices, dim=None):
                                f"number of dimensions, but got {input.dim()} dimensions for input, "
                                f"and {indices.dim()} dimensions for indices")
     return decompose(TAKE_ALONG_DIM, (input, indices), {"dim": dim})
+
+
+# the function forms (torch.*) and the Tensor methods, from the rows above
+FUNCTIONS, INPLACE = written_forms(vars())
+PUBLIC = {**FUNCTIONS, **INPLACE}          # torch.index_put_ too, as PyTorch
+METHODS = {**FUNCTIONS, **INPLACE}
 
 
 # The op modules this one's derivative rules and decompositions call (at run time

@@ -13,7 +13,8 @@ from .._run import make_view, record, strides_of
 from .._shape import as_shape, contiguous_strides, expand_strides, norm_dim, numel
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
-from ..dispatch import OpDef, register_op
+from ..dispatch.registry import frontend_row
+from . import casts, creation, reduction_prims
 
 # -- geometry helpers ----------------------------------------------------------------------
 
@@ -82,7 +83,7 @@ def _dense(g):
     """g as a fresh contiguous storage (so geometry relative to it is meaningful)."""
     if g._storage is None and g._stride is None:
         return g
-    return memory.clone(g)
+    return casts.clone(g)
 
 
 # -- the two ops everything else reduces to in backward ---------------------------------------
@@ -101,15 +102,15 @@ def _view_scatter_grad(g, size, stride, storage_offset, needs):
     return g_base, g_src
 
 
-AS_STRIDED = register_op(OpDef(
+AS_STRIDED = frontend_row(
     "as_strided", kind="view", grad=_as_strided_grad,
     signature="as_strided(x, size, stride, storage_offset=None)",
-    doc="a view with the given geometry over x's storage"))
-VIEW_SCATTER = register_op(OpDef(
+    doc="a view with the given geometry over x's storage")
+VIEW_SCATTER = frontend_row(
     "as_strided_scatter", kind="memory", args=("x", "src"), grad=_view_scatter_grad,
     signature="as_strided_scatter(x, src, size, stride, storage_offset)",
     doc="a copy of x (contiguous) with the view (size, stride, storage_offset) replaced by src; "
-        "where the view overlaps itself, src is summed in"))
+        "where the view overlaps itself, src is summed in")
 
 
 def as_strided(input, size, stride, storage_offset=None):
@@ -161,7 +162,7 @@ def view_scatter(base, src, size, stride, storage_offset=None):
     size, stride = tuple(size), tuple(stride)           # lists too, as PyTorch's
     storage_offset = 0 if storage_offset is None else storage_offset
     _check_in_storage(base, size, stride, storage_offset)
-    out = memory.clone(base, memory_format="contiguous")
+    out = casts.clone(base, memory_format="contiguous")
     if out._storage is not None or out._offset:
         out = _dense(out)
     with_grad = STATE.enabled
@@ -197,18 +198,18 @@ def _permute_grad(g, dims):
 
 
 def _expand_grad(g, input_shape):
-    return reductions.sum_to(g, input_shape)
+    return reduction_prims.sum_to(g, input_shape)
 
 
-VIEW = register_op(OpDef("view", kind="view", grad=_reshape_grad,
-                         signature="view(x, *shape)", doc="same data, new shape (no copy)"))
-PERMUTE = register_op(OpDef("permute", kind="view", grad=_permute_grad,
-                            signature="permute(x, dims)", doc="reorder dimensions (no copy)"))
-EXPAND = register_op(OpDef("expand", kind="view", grad=_expand_grad,
-                           signature="expand(x, *sizes)", doc="broadcast size-1 dims (stride 0)"))
-SLICE = register_op(OpDef("slice", kind="view", grad=_as_strided_grad,
-                          signature="x[index] (basic), narrow, select, diagonal, unfold",
-                          doc="a strided sub-view"))
+VIEW = frontend_row("view", kind="view", grad=_reshape_grad,
+                    signature="view(x, *shape)", doc="same data, new shape (no copy)")
+PERMUTE = frontend_row("permute", kind="view", grad=_permute_grad,
+                       signature="permute(x, dims)", doc="reorder dimensions (no copy)")
+EXPAND = frontend_row("expand", kind="view", grad=_expand_grad,
+                      signature="expand(x, *sizes)", doc="broadcast size-1 dims (stride 0)")
+SLICE = frontend_row("slice", kind="view", grad=_as_strided_grad,
+                     signature="x[index] (basic), narrow, select, diagonal, unfold",
+                     doc="a strided sub-view")
 
 
 def _view_with(op, x, shape, stride, offset, params):
@@ -248,7 +249,7 @@ def reshape(input, *shape):
     shape = infer_shape(_sizes(shape, "reshape"), numel(input._shape), "reshape")
     st = view_strides(input._shape, strides_of(input), shape)
     if st is None:
-        return view(memory.clone(input, memory_format="contiguous"), shape)
+        return view(casts.clone(input, memory_format="contiguous"), shape)
     return _view_with(VIEW, input, shape, st, input._offset, {"input_shape": input._shape})
 
 
@@ -606,8 +607,3 @@ unsqueeze_ = _restride_("unsqueeze_", unsqueeze)
 
 METHODS = {"t_": t_, "transpose_": transpose_, "swapaxes_": swapaxes_, "swapdims_": swapdims_,
            "squeeze_": squeeze_, "unsqueeze_": unsqueeze_}
-
-
-# The op modules this one's derivative rules and decompositions call (at run time
-# only). Imported last: they import this module in turn (see docs/architecture.md).
-from . import creation, memory, reductions  # noqa: E402

@@ -8,7 +8,7 @@ import types
 from bisect import bisect_right
 from functools import partial
 
-from .lr_scheduler import LRScheduler, ReduceLROnPlateau, _per_group, _PerGroupLambdas
+from ._lr_base import LRScheduler, ReduceLROnPlateau, _per_group, _PerGroupLambdas
 from .optimizer import Optimizer
 
 

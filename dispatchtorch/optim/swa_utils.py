@@ -12,7 +12,7 @@ from .. import ops as _ops
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..nn.modules.module import Module
-from .lr_scheduler import LRScheduler, _per_group
+from ._lr_base import LRScheduler, _per_group
 
 __all__ = ["AveragedModel", "update_bn", "SWALR", "get_ema_multi_avg_fn",
            "get_swa_multi_avg_fn", "get_ema_avg_fn", "get_swa_avg_fn"]

@@ -3,7 +3,7 @@ where and clamp. Ranges keep random values inside each op's smooth domain (so
 gradients are finite); the "extremes" sample covers the rest (NaN, inf, -0.0...)."""
 import dispatchtorch as torch
 from dispatchtorch.dispatch import OPS
-from dispatchtorch.dispatch.registry import sample_domains
+from dispatchtorch.dispatch.registry import operand_domains, sample_domains
 
 from .. import samples as S
 from ..case import Case
@@ -11,13 +11,7 @@ from ..case import Case
 # op: (low, high) of the random values, inside the domain where the op and its
 # gradient are finite: the op rows' sample domains (the unit tests read the same)
 _DOMAINS = sample_domains("elementwise")
-UNARY_FLOAT = {name: d for name, d in _DOMAINS.items()
-               if OPS[name].promote == "int_to_float" and len(OPS[name].args) == 1}
-
-CASES = [
-    Case(name, getattr(torch, name), S.unary(low, high), inplace=name + "_")
-    for name, (low, high) in UNARY_FLOAT.items()
-]
+CASES = []
 
 
 def _halves(g):
@@ -51,8 +45,14 @@ def _int_zero_divisor(g):
         yield g.sample("int-div-zero", g.arr((3,)), g.host([1, 0, 2])).raises(RuntimeError)
 
 
+def _binary_domain(name, **kw):
+    """S.binary over a binary row's sample domains (one range per operand)."""
+    (low, high), (rlow, rhigh) = operand_domains(OPS[name])
+    return S.binary(low, high, rlow=rlow, rhigh=rhigh, **kw)
+
+
 _pow_samples = S.by_dtype(
-    S.binary(0.5, 2, rlow=-2, rhigh=2, scalars=(2, 0.5, -1), rscalar=True),
+    _binary_domain("pow", scalars=(2, 0.5, -1), rscalar=True),
     S.plus(S.binary(-3, 3, rlow=0, rhigh=4, scalars=(2, 0), rscalar=True, extremes=False),
            S.when(lambda g: not g.is_bool,
                   lambda g: [g.sample("neg-int-exponent", g.arr((3,)), -1)
@@ -75,6 +75,7 @@ CASES += [
     Case("fmod", torch.remainder, S.plus(S.binary(nonzero_rhs=True), _int_zero_divisor),
          name="remainder"),
     Case("pow", torch.pow, _pow_samples),
+    Case("xlogy", torch.xlogy, _binary_domain("xlogy"), inplace="xlogy_"),
     Case("maximum", torch.maximum, S.binary(), inplace="maximum_"),
     Case("minimum", torch.minimum, S.binary(), inplace="minimum_"),
     Case("atan2", torch.atan2, S.binary(), inplace="atan2_"),
@@ -136,15 +137,25 @@ CASES += [
 
 
 # -- rows that declare their public forms: cases made from the row alone (its sample
-# domain; the unit tests make theirs from the same rows). Rows the cases above cover
+# domain; the unit tests make theirs from the same rows). Rows any family's cases cover
 # are left to them. The extreme values are the prims' samples only: a composite meets them
 # through its prims, and PyTorch's own composites can trap there (lcm: INT_MIN / -1).
-_COVERED = {c.op for c in CASES}
-CASES += [
-    Case(name, getattr(torch, name),
-         S.unary(*op.domain, extremes=op.prim) if len(op.args) == 1
-         else S.binary(*op.domain, scalars=(), extremes=op.prim),
-         inplace=name + "_" if op.forms.inplace else None)
-    for name, op in sorted(OPS.items())
-    if op.forms is not None and op.kind == "elementwise" and op.domain is not None
-    and name not in _COVERED]
+def derived_cases(covered):
+    """The cases of the rows with a sample domain that no case covers (covered: the op
+    names of every family's CASES; all_cases calls this): the float unary rows' (before
+    this module's CASES), and those of the other rows with forms (after them)."""
+    # the float unary rows (int_to_float): function and in-place forms over the domain
+    unary_float = [
+        Case(name, getattr(torch, name), S.unary(low, high), inplace=name + "_")
+        for name, (low, high) in _DOMAINS.items()
+        if OPS[name].promote == "int_to_float" and len(OPS[name].args) == 1
+        and name not in covered]
+    covered = covered | {c.op for c in unary_float}
+    return unary_float, [
+        Case(name, getattr(torch, name),
+             S.unary(*op.domain, extremes=op.prim) if len(op.args) == 1
+             else _binary_domain(name, scalars=(), extremes=op.prim),
+             inplace=name + "_" if op.forms.inplace else None)
+        for name, op in sorted(OPS.items())
+        if op.forms is not None and op.kind == "elementwise" and op.domain is not None
+        and name not in covered]

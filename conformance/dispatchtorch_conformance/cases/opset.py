@@ -48,7 +48,6 @@ CASES = [
     Case("fmax", torch.fmax, _no_scalar_binary(), grad=False),
     Case("fmin", torch.fmin, _no_scalar_binary(), grad=False),
     Case("hypot", torch.hypot, _no_scalar_binary(), dtypes="floating", inplace="hypot_"),
-    Case("xlogy", torch.xlogy, S.binary(0.5, 3), inplace="xlogy_"),
     Case("lerp", torch.lerp, _lerp_samples, dtypes="floating"),
     Case("logit", torch.logit, S.unary(0.05, 0.95, extremes=False),
          inplace="logit_"),

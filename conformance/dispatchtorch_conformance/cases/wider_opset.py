@@ -5,6 +5,8 @@ agrees with the CPU reference."""
 import numpy as np
 
 import dispatchtorch as torch
+from dispatchtorch.dispatch import OPS
+from dispatchtorch.dispatch.registry import operand_domains
 
 from ..case import Arr, Case, Tol
 
@@ -119,32 +121,39 @@ CASES += [
 # -- special functions: prims on scipy.special (CPU), cupyx.scipy.special (CUDA) ------------
 SPECIAL = Tol("special functions: each library's series and rational approximations",
               float32=(1e-5, 1e-6), float64=(1e-10, 1e-12))
-_SPECIAL_DOMAINS = {   # case: (torch.special's name, low, high)
-    "lgamma": ("gammaln", 0.1, 6), "digamma": ("digamma", 0.1, 6), "i0": ("i0", -4, 4),
-    "special_i0e": ("i0e", -4, 4), "special_i1": ("i1", -4, 4), "special_i1e": ("i1e", -4, 4),
-    "special_erfcx": ("erfcx", -2, 4), "special_ndtri": ("ndtri", 0.05, 0.95),
-    "special_log_ndtr": ("log_ndtr", -6, 4), "special_bessel_j0": ("bessel_j0", -8, 8),
-    "special_bessel_j1": ("bessel_j1", -8, 8), "special_bessel_y0": ("bessel_y0", 0.2, 8),
-    "special_bessel_y1": ("bessel_y1", 0.2, 8),
-    "special_modified_bessel_k0": ("modified_bessel_k0", 0.2, 5),
-    "special_modified_bessel_k1": ("modified_bessel_k1", 0.2, 5),
-    "special_scaled_modified_bessel_k0": ("scaled_modified_bessel_k0", 0.2, 5),
-    "special_scaled_modified_bessel_k1": ("scaled_modified_bessel_k1", 0.2, 5),
-    "special_entr": ("entr", 0.05, 3),
+_SPECIAL_NAMES = {   # case (the op row): torch.special's name; the values from the row's domain
+    "lgamma": "gammaln", "digamma": "digamma", "i0": "i0", "special_i0e": "i0e",
+    "special_i1": "i1", "special_i1e": "i1e", "special_erfcx": "erfcx",
+    "special_ndtri": "ndtri", "special_log_ndtr": "log_ndtr", "special_bessel_j0": "bessel_j0",
+    "special_bessel_j1": "bessel_j1", "special_bessel_y0": "bessel_y0",
+    "special_bessel_y1": "bessel_y1", "special_modified_bessel_k0": "modified_bessel_k0",
+    "special_modified_bessel_k1": "modified_bessel_k1",
+    "special_scaled_modified_bessel_k0": "scaled_modified_bessel_k0",
+    "special_scaled_modified_bessel_k1": "scaled_modified_bessel_k1", "special_entr": "entr",
 }
 CASES += [Case(op, lambda x, n=name: getattr(torch.special, n)(x),
-               _one((3, 4), low=lo, high=hi), dtypes=FL, tol=SPECIAL)
-          for op, (name, lo, hi) in _SPECIAL_DOMAINS.items()]
+               _one((3, 4), low=OPS[op].domain[0], high=OPS[op].domain[1]), dtypes=FL,
+               tol=SPECIAL)
+          for op, name in _SPECIAL_NAMES.items()]
+
+
+def _special_binary(op, grad_a=True):
+    """A 'basic' sample over a binary special function's row domains."""
+    (lo, hi), (rlo, rhi) = operand_domains(OPS[op])
+    return lambda g: iter([g.sample("basic", g.arr((3, 4), lo, hi, **({} if grad_a else
+                                                                        {"grad": False})),
+                                    g.arr((4,) if op == "special_zeta" else (3, 4), rlo, rhi))])
+
+
 CASES += [
-    Case("special_zeta", lambda a, b: torch.special.zeta(a, b), lambda g: iter([g.sample(
-        "basic", g.arr((3, 4), 1.5, 4), g.arr((4,), 0.5, 3))]), dtypes=FL, tol=SPECIAL),
-    Case("igamma", torch.igamma, lambda g: iter([g.sample(
-        "basic", g.arr((3, 4), 0.5, 3, grad=False), g.arr((3, 4), 0.5, 3))]), dtypes=FL,
+    Case("special_zeta", lambda a, b: torch.special.zeta(a, b), _special_binary("special_zeta"),
+         dtypes=FL, tol=SPECIAL),
+    Case("igamma", torch.igamma, _special_binary("igamma", grad_a=False), dtypes=FL,
          tol=SPECIAL),
-    Case("igammac", torch.igammac, lambda g: iter([g.sample(
-        "basic", g.arr((3, 4), 0.5, 3, grad=False), g.arr((3, 4), 0.5, 3))]), dtypes=FL,
+    Case("igammac", torch.igammac, _special_binary("igammac", grad_a=False), dtypes=FL,
          tol=SPECIAL),
     Case("nextafter", torch.nextafter, _one((3, 4), (3, 4)), dtypes=FL, grad=False),
-    Case("polygamma", lambda x: torch.polygamma(2, x), _one((3, 4), low=0.5, high=4), dtypes=FL,
+    Case("polygamma", lambda x: torch.polygamma(2, x),
+         _one((3, 4), low=OPS["polygamma"].domain[0], high=OPS["polygamma"].domain[1]), dtypes=FL,
          tol=SPECIAL),
 ]

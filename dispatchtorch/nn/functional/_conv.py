@@ -6,6 +6,7 @@ from ..._tensor import Tensor
 from ...ops import nn_ops as N
 from ...ops.nn_ops import windows as W
 from .._tuples import adaptive_size, check_nonnegative, pair, single
+from ._pad import pad
 
 
 def _batched(input, name, dims):
@@ -73,7 +74,6 @@ def _same_padding(input, kernel, dilation, stride, name):
         sym.append(total // 2)
         extra.append(total - 2 * (total // 2))
     if any(extra):
-        from ._vision import pad
         spec = []
         for e in reversed(extra):
             spec += [0, e]

@@ -6,6 +6,7 @@ import warnings
 from ... import _dtype as D
 from ... import ops as _ops
 from ..._tensor import Tensor
+from ...ops._checks import range_check
 from ...ops import nn_ops as N
 from ...ops.gather_scatter import _bounds
 
@@ -110,16 +111,25 @@ def _class_target(name, input, target):
 
 
 def _check_classes(name, input, target, ignore_index):
+    """Every target not equal to ignore_index is a class (PyTorch's IndexError); a
+    range check, so a compiled graph keeps it (checked on replay) instead of breaking."""
     if not target.numel():
         return
     classes = input.shape[1] if input.dim() > 1 else input.shape[0]
-    lo, hi = _bounds(target, target.numel())       # one host read, not two
+    range_check(target, 0, classes, lambda bad: IndexError(f"Target {bad} is out of bounds."),
+                lambda t: _class_bounds(t, classes, ignore_index), ignore_index)
+
+
+def _class_bounds(target, classes, ignore_index):
+    """(min, max) of the targets, looking past the ignored ones only when needed: one host
+    read (min and max together), and one more with the ignored ones read as class 0."""
+    lo, hi = _bounds(target, target.numel())
     if 0 <= lo and hi < classes:
-        return
-    # only now look past ignored entries (as class 0, which every input has): one more read
-    lo, hi = _bounds(_ops.where(target != ignore_index, target, 0), target.numel())
-    if lo < 0 or hi >= classes:
-        raise IndexError(f"Target {hi if hi >= classes else lo} is out of bounds.")
+        return lo, hi
+    if classes:
+        return _bounds(_ops.where(target != ignore_index, target, 0), target.numel())
+    valid = target[target != ignore_index]
+    return _bounds(valid, valid.numel()) if valid.numel() else (0, -1)
 
 
 def _check_weight(name, weight, classes):

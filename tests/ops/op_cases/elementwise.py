@@ -6,7 +6,7 @@ import operator
 import numpy as np
 import scipy.special as sp
 
-from dispatchtorch.dispatch.registry import sample_domains
+from dispatchtorch.dispatch.registry import operand_domains, sample_domains
 from op_harness import ALL, FLOATS, INTS, A, Case
 
 CASES = []
@@ -102,14 +102,14 @@ BINARY = {
     "floor_divide": (("normal", "nonzero"), np.floor_divide, False, "both"),
     "remainder": (("normal", "nonzero"), np.remainder, True, "both"),
     "fmod": (("normal", "nonzero"), np.fmod, True, "other"),
-    "pow": (("positive", "normal"), np.power, True, "both"),
+    "pow": (None, np.power, True, "both"),            # kinds None: the row's sample domains
     "atan2": (("normal", "normal"), np.arctan2, True, "none"),
     "maximum": (("normal", "normal"), np.maximum, True, "none"),
     "minimum": (("normal", "normal"), np.minimum, True, "none"),
     "fmax": (("normal", "normal"), np.fmax, True, "none"),
     "fmin": (("normal", "normal"), np.fmin, True, "none"),
     "hypot": (("normal", "normal"), np.hypot, True, "none"),
-    "xlogy": (("normal", "positive"), sp.xlogy, True, "both"),
+    "xlogy": (None, sp.xlogy, True, "both"),
     "logaddexp": (("normal", "normal"), np.logaddexp, True, "none"),
     "eq": (("int", "int"), np.equal, False, "other"), "ne": (("int", "int"), np.not_equal, False, "other"),
     "lt": (("int", "int"), np.less, False, "other"), "le": (("int", "int"), np.less_equal, False, "other"),
@@ -137,8 +137,15 @@ SECOND_ORDER = {"mul", "div", "true_divide", "pow", "atan2", "hypot", "xlogy", "
                 "minimum", "remainder", "fmod"}
 
 
+def _operand_kinds(name):
+    """The value kinds of a binary op's operands: its table's, or its row's sample domains."""
+    from dispatchtorch.dispatch import OPS
+    return BINARY[name][0] or operand_domains(OPS[ROW.get(name, name)])
+
+
 def _binary(name, kinds, ref, diff, scalars):
     row = ROW.get(name, name)
+    kinds = _operand_kinds(name)
     f = lambda T, a, b: getattr(T, name)(a, b)         # noqa: E731
     ka, kb = kinds
     for sa, sb in SHAPES:
@@ -182,7 +189,7 @@ for _row, _op in OPERATORS:
     if _op in ("==", "!=", "<", "<=", ">", ">="):
         _INPLACE_OPERATORS[_op] = getattr(operator, {"==": "eq", "!=": "ne", "<": "lt",
                                                      "<=": "le", ">": "gt", ">=": "ge"}[_op])
-    _kinds = BINARY[_row][0]
+    _kinds = _operand_kinds(_row)
     _diff = BINARY[_row][2]
     add(Case(_row, eval(f"lambda T, a, b: a {_op} b"), (A((2, 3), _kinds[0]), A((3,), _kinds[1])),
              ALL, grad=_diff, name=f"a {_op} b"),
@@ -301,33 +308,32 @@ add(Case("where", lambda T, c, a, b: T.where(c, a, b),
 # -- rows that declare their public forms: cases made from the row alone ----------------------
 # (function, method and in-place forms, over the row's sample domain and dtype rule, against
 # PyTorch; the conformance suite makes its cases from the same rows)
-def _row_cases():
-    """The cases of the rows with forms that no table above covers."""
+def row_cases(covered):
+    """The cases of the rows with forms and a sample domain that no case of any category
+    covers (covered: the op names of those cases; op_cases/__init__ calls this last)."""
     from dispatchtorch.dispatch import OPS
     from dispatchtorch.dispatch.registry import input_category
     from dispatchtorch.ops._elementwise import _CATEGORIES
     import dispatchtorch._dtype as D
     for name, op in sorted(OPS.items()):
         forms = op.forms
-        if forms is None or op.kind != "elementwise" or op.domain is None or name in _COVERED:
+        if forms is None or op.kind != "elementwise" or op.domain is None or name in covered:
             continue
         cats = _CATEGORIES[input_category(op)]
         dts = tuple(d for d in ALL if D.BY_NAME[d].category in cats) \
             if hasattr(D, "BY_NAME") else None
-        ins = tuple(A((3, 4), op.domain) for _ in op.args)
+        doms = operand_domains(op)
+        ins = tuple(A((3, 4), d) for d in doms)
         add(Case(name, lambda T, *xs, name=name: getattr(T, name)(*xs), ins, dts,
                  grad=op.differentiable),
             Case(name, lambda T, *xs, name=name: getattr(T, name)(*xs),
-                 (A((2, 1, 3), op.domain),) + tuple(A((4, 1), op.domain) for _ in op.args[1:]),
+                 (A((2, 1, 3), doms[0]),) + tuple(A((4, 1), d) for d in doms[1:]),
                  dts, grad=False, name="broadcast"),
             Case(name, lambda T, *xs, name=name: getattr(T, name)(*xs),
-                 tuple(A((0, 3), op.domain) for _ in op.args), dts, grad=False, name="empty"),
+                 tuple(A((0, 3), d) for d in doms), dts, grad=False, name="empty"),
             Case(name, lambda T, x, *r, name=name: getattr(x, name)(*r), ins, dts, grad=False,
                  name="method"))
         if forms.inplace:
             add(Case(name, lambda T, x, *r, name=name: getattr(x.clone(), name + "_")(*r), ins,
                      dts, grad=False, name="inplace"))
 
-
-_COVERED = {c.op for c in CASES}
-_row_cases()

@@ -3,6 +3,8 @@ elementwise ops, products, scatters, and the linear-algebra decompositions. The 
 test (tests/opinfo) runs PyTorch's own samples of the same ops on top of these."""
 import numpy as np
 
+from dispatchtorch.dispatch import OPS
+from dispatchtorch.dispatch.registry import operand_domains
 from op_harness import FLOATS, A, Case
 
 CASES = []
@@ -185,46 +187,45 @@ def _np_lu(a):
 # -- special functions (scipy.special's float64 values are the reference) ------------------
 import scipy.special as sp  # noqa: E402
 
-_UNARY_SPECIAL = {   # row: (public call, reference, input kind, differentiable)
-    "lgamma": (lambda T, x: T.lgamma(x), sp.gammaln, "positive", True),
-    "digamma": (lambda T, x: T.digamma(x), sp.psi, "positive", True),
-    "i0": (lambda T, x: T.i0(x), sp.i0, "normal", True),
-    "special_i0e": (lambda T, x: T.special.i0e(x), sp.i0e, "nonzero", True),
-    "special_i1": (lambda T, x: T.special.i1(x), sp.i1, "normal", True),
-    "special_i1e": (lambda T, x: T.special.i1e(x), sp.i1e, "nonzero", True),
-    "special_erfcx": (lambda T, x: T.special.erfcx(x), sp.erfcx, "normal", True),
-    "special_ndtri": (lambda T, x: T.special.ndtri(x), sp.ndtri, "prob", True),
-    "special_log_ndtr": (lambda T, x: T.special.log_ndtr(x), sp.log_ndtr, "normal", True),
-    "special_bessel_j0": (lambda T, x: T.special.bessel_j0(x), sp.j0, "normal", False),
-    "special_bessel_j1": (lambda T, x: T.special.bessel_j1(x), sp.j1, "normal", False),
-    "special_bessel_y0": (lambda T, x: T.special.bessel_y0(x), sp.y0, "positive", False),
-    "special_bessel_y1": (lambda T, x: T.special.bessel_y1(x), sp.y1, "positive", False),
-    "special_modified_bessel_k0": (lambda T, x: T.special.modified_bessel_k0(x), sp.k0,
-                                   "positive", False),
-    "special_modified_bessel_k1": (lambda T, x: T.special.modified_bessel_k1(x), sp.k1,
-                                   "positive", False),
+_UNARY_SPECIAL = {   # row: (public call, reference, differentiable); values: the row's domain
+    "lgamma": (lambda T, x: T.lgamma(x), sp.gammaln, True),
+    "digamma": (lambda T, x: T.digamma(x), sp.psi, True),
+    "i0": (lambda T, x: T.i0(x), sp.i0, True),
+    "special_i0e": (lambda T, x: T.special.i0e(x), sp.i0e, True),
+    "special_i1": (lambda T, x: T.special.i1(x), sp.i1, True),
+    "special_i1e": (lambda T, x: T.special.i1e(x), sp.i1e, True),
+    "special_erfcx": (lambda T, x: T.special.erfcx(x), sp.erfcx, True),
+    "special_ndtri": (lambda T, x: T.special.ndtri(x), sp.ndtri, True),
+    "special_log_ndtr": (lambda T, x: T.special.log_ndtr(x), sp.log_ndtr, True),
+    "special_bessel_j0": (lambda T, x: T.special.bessel_j0(x), sp.j0, False),
+    "special_bessel_j1": (lambda T, x: T.special.bessel_j1(x), sp.j1, False),
+    "special_bessel_y0": (lambda T, x: T.special.bessel_y0(x), sp.y0, False),
+    "special_bessel_y1": (lambda T, x: T.special.bessel_y1(x), sp.y1, False),
+    "special_modified_bessel_k0": (lambda T, x: T.special.modified_bessel_k0(x), sp.k0, False),
+    "special_modified_bessel_k1": (lambda T, x: T.special.modified_bessel_k1(x), sp.k1, False),
     "special_scaled_modified_bessel_k0": (lambda T, x: T.special.scaled_modified_bessel_k0(x),
-                                          sp.k0e, "positive", False),
+                                          sp.k0e, False),
     "special_scaled_modified_bessel_k1": (lambda T, x: T.special.scaled_modified_bessel_k1(x),
-                                          sp.k1e, "positive", False),
-    "special_entr": (lambda T, x: T.special.entr(x), sp.entr, "positive", True),
+                                          sp.k1e, False),
+    "special_entr": (lambda T, x: T.special.entr(x), sp.entr, True),
 }
-for _op, (_fn, _ref, _kind, _grad) in _UNARY_SPECIAL.items():
+for _op, (_fn, _ref, _grad) in _UNARY_SPECIAL.items():
     # (PyTorch's float64 Bessel functions are ~1e-7 off scipy's; the numpy reference checks
     # values, PyTorch the dtype and shape at that tolerance)
-    add(Case(_op, _fn, (A((3, 4), _kind),), F, _ref, grad=_grad, rtol=1e-6, atol=1e-6))
-add(Case("special_zeta", lambda T, a, b: T.special.zeta(a, b), (A((3, 4), "above1", grad=False),
-                                                               A((4,), "positive")), F, sp.zeta),
-    Case("igamma", lambda T, a, b: T.igamma(a, b), (A((3, 4), "positive", grad=False),
-                                                    A((3, 4), "positive")), F, sp.gammainc),
-    Case("igammac", lambda T, a, b: T.igammac(a, b), (A((3, 4), "positive", grad=False),
-                                                      A((3, 4), "positive")), F, sp.gammaincc),
+    add(Case(_op, _fn, (A((3, 4), OPS[_op].domain),), F, _ref, grad=_grad, rtol=1e-6, atol=1e-6))
+_ZETA, _IGAMMA, _IGAMMAC = (operand_domains(OPS[n]) for n in ("special_zeta", "igamma", "igammac"))
+add(Case("special_zeta", lambda T, a, b: T.special.zeta(a, b),
+         (A((3, 4), _ZETA[0], grad=False), A((4,), _ZETA[1])), F, sp.zeta),
+    Case("igamma", lambda T, a, b: T.igamma(a, b),
+         (A((3, 4), _IGAMMA[0], grad=False), A((3, 4), _IGAMMA[1])), F, sp.gammainc),
+    Case("igammac", lambda T, a, b: T.igammac(a, b),
+         (A((3, 4), _IGAMMAC[0], grad=False), A((3, 4), _IGAMMAC[1])), F, sp.gammaincc),
     Case("nextafter", lambda T, a, b: T.nextafter(a, b), (A((3, 4)), A((3, 4), grad=False)), F,
          np.nextafter, fd=False),
-    Case("polygamma", lambda T, x: T.polygamma(2, x), (A((3, 4), "positive"),), F,
+    Case("polygamma", lambda T, x: T.polygamma(2, x), (A((3, 4), OPS["polygamma"].domain),), F,
          lambda x: sp.polygamma(2, x)),
-    Case("polygamma", lambda T, x: x.polygamma(0), (A((3, 4), "positive"),), F, sp.psi,
-         name="n=0"))
+    Case("polygamma", lambda T, x: x.polygamma(0), (A((3, 4), OPS["polygamma"].domain),), F,
+         sp.psi, name="n=0"))
 
 
 assert all(set(c.dtypes) <= set(FLOATS) | {"int64"} for c in CASES)
