@@ -71,6 +71,11 @@ def _unary(f):
 
 
 def _binary(f):
+    if f is np.maximum or f is np.minimum:     # numpy deprecates their positional out
+        ufunc = f
+
+        def f(a, b, out):
+            return ufunc(a, b, out=out)
     def plain(out, a, b):
         if a.dtype in _LOWP:
             out[...] = f(a.astype(_F32), b.astype(_F32))
