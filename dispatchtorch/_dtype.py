@@ -117,6 +117,15 @@ _default_float = float32
 on_default_dtype_change: list = []    # callbacks: tables that depend on the default dtype
 
 
+def can_cast(src: dtype, dst: dtype) -> bool:
+    """PyTorch's canCast: no float -> integer, no complex -> real, no non-bool -> bool."""
+    if src.category >= FLOAT and dst.category < src.category:
+        return False
+    if src is not bool_ and dst is bool_:
+        return False
+    return True
+
+
 def get_default_dtype() -> dtype:
     return _default_float
 

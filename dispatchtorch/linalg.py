@@ -7,5 +7,6 @@ from .ops.shape_more import LINALG as _S  # noqa: E402
 
 from .ops.linalg_more import LINALG as _D  # noqa: E402
 from .ops.ldl import LINALG as _LDL  # noqa: E402  (ldl_factor, ldl_factor_ex, ldl_solve)
+from .ops.linalg_eig import LINALG as _EIG  # noqa: E402  (eig, eigvals)
 
-globals().update({**_P, **_S, **_D, **_LDL})
+globals().update({**_P, **_S, **_D, **_LDL, **_EIG})

@@ -16,6 +16,7 @@ aminmax = namedtuple("aminmax", ["min", "max"])
 # torch.linalg's results
 cholesky_ex = namedtuple("linalg_cholesky_ex", ["L", "info"])
 eigh = namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors"])
+eig = namedtuple("linalg_eig", ["eigenvalues", "eigenvectors"])
 svd = namedtuple("linalg_svd", ["U", "S", "Vh"])
 svd_uv = namedtuple("svd", ["U", "S", "V"])
 qr = namedtuple("linalg_qr", ["Q", "R"])

@@ -131,6 +131,9 @@ def _catalogue():
         add(name, "elementwise", f"{name}(out, x)", doc, "float")
     for name, (_, doc) in SPECIAL_BINARY.items():
         add(name, "elementwise", f"{name}(out, a, b)", doc, "float")
+    # not in SPECIAL_UNARY: scipy's airy gives (Ai, Ai', Bi, Bi'), and cupyx has no Airy
+    add("special_airy_ai", "elementwise", "special_airy_ai(out, x)",
+        "Airy function of the first kind Ai(x) (scipy.special.airy's first result)", "float")
     return specs
 
 
@@ -164,13 +167,20 @@ SPECIAL_BINARY = {
 
 def _linalg_prims(add):
     """Decompositions and solvers over a batch (*B, m, n) (batch dims identical on every
-    operand); `info` outputs (int32, one per matrix) carry LAPACK's failure codes."""
+    operand); `info` outputs (int32, one per matrix) carry LAPACK's failure codes.
+    Every one also takes complex64 / complex128 operands on a device that declares them
+    (Hermitian for cholesky / eigh, conjugate transposes for "T"); eigh's w and svd's S
+    then have the real dtype of A."""
     add("linalg_cholesky", "linalg", "linalg_cholesky(L, info: int32 (*B,), A: (*B, n, n))",
         "lower Cholesky factor of a symmetric positive-definite A (its lower triangle is read); "
         "info k > 0: the leading minor of order k is not positive-definite", "float")
     add("linalg_eigh", "linalg", "linalg_eigh(w (*B, n), V (*B, n, n), A, *, upper: bool)",
         "eigenvalues (ascending) and orthonormal eigenvectors (columns) of symmetric A, from "
         "its lower (upper=False) or upper triangle", "float")
+    add("linalg_eig", "linalg", "linalg_eig(L: complex (*B, n), V: complex (*B, n, n), A)",
+        "LAPACK geev: eigenvalues and unit-norm right eigenvectors (columns) of a general A, "
+        "real or complex, in geev's order and phases; the outputs are A's complex dtype",
+        "float")
     add("linalg_svd", "linalg", "linalg_svd(U, S, Vh, A: (*B, m, n), *, full_matrices: bool)",
         "A = U diag(S) Vh, S descending, k = min(m, n); U (*B, m, m or k), Vh (*B, n or k, n)",
         "float")

@@ -211,6 +211,23 @@ def form_of(row, inplace=False):
     return attach
 
 
+class _FormsByName:
+    """The public function forms by op name (`P.exp(x)`), for derivative rules and
+    decompositions: like derivatives.yaml they name the ops they are written in, and the
+    module that makes those forms (ops/pointwise.py) sits above the rows, so the rows read
+    them from their rows (`OpDef.function`) at run time instead of importing it."""
+    __slots__ = ()
+
+    def __getattr__(self, name):
+        op = OPS.get(name)
+        if op is None or op.function is None:
+            raise AttributeError(f"no op row {name!r} with a function form")
+        return op.function
+
+
+FORMS = _FormsByName()
+
+
 def special_functions() -> dict:
     """{torch.special name: function}: every row's torch.special names (Forms.special, and
     `special_<x>` rows as `<x>`), bound to the row's function form."""

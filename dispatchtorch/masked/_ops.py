@@ -55,6 +55,8 @@ def _identity(op, x, ord=None):
         v = 0
     elif op in ("prod", "cumprod"):
         v = 1
+    elif op == "logsumexp" and dt.is_complex:
+        v = complex(-math.inf, 0.0)
     elif op in ("amax", "argmax", "logaddexp", "logsumexp"):
         v = -math.inf if dt.is_floating_point else D.iinfo(dt).min
     elif op in ("amin", "argmin"):
@@ -191,8 +193,10 @@ def logaddexp(input, other, *, dtype=None, input_mask=None, other_mask=None):
 def norm(input, ord=2.0, dim=None, *, keepdim=False, dtype=None, mask=None):
     _strided(input, "norm")
     dtype = input.dtype if dtype is None else dtype
-    return vector_norm(_combine("norm", input, mask, ord), ord,
-                                    _canonical_dim(dim, input.dim()), bool(keepdim), dtype=dtype)
+    x = _combine("norm", input, mask, ord)
+    if dtype.is_complex and x.dtype.is_complex:    # the norm of the moduli: a real result
+        x, dtype = x.to(dtype), None
+    return vector_norm(x, ord, _canonical_dim(dim, input.dim()), bool(keepdim), dtype=dtype)
 
 
 def _std_var(input, dim, unbiased, correction, keepdim, dtype, mask, take_sqrt):
@@ -202,8 +206,9 @@ def _std_var(input, dim, unbiased, correction, keepdim, dtype, mask, take_sqrt):
     if correction is not None:
         c = float(correction)
     if dtype is None:
-        dtype = input.dtype if input.dtype.is_floating_point else D.float32
-    compute = dtype if dtype.is_floating_point else D.float32
+        dtype = input.dtype if input.dtype.is_floating_point or input.dtype.is_complex else \
+            D.float32
+    compute = dtype if dtype.is_floating_point or dtype.is_complex else D.float32
     dims = _canonical_dim(dim, input.dim())
     if mask is None:
         count = sum(torch.ones(tuple(input.shape), dtype=D.int64, device=input.device), dim,
@@ -215,12 +220,15 @@ def _std_var(input, dim, unbiased, correction, keepdim, dtype, mask, take_sqrt):
         count = inmask.sum(dim=dims, keepdim=True)
         sample_total = sum(input, dim, keepdim=True, dtype=dtype, mask=inmask)
     x = input - sample_total / count
-    total = sum(x * x, dim, keepdim=keepdim, dtype=compute, mask=inmask)
+    # x * conj(x): |x|^2 for complex inputs (PyTorch keeps the complex dtype)
+    total = sum(x * x.conj() if x.dtype.is_complex else x * x, dim, keepdim=keepdim,
+                dtype=compute, mask=inmask)
     if not keepdim:
         count = count.reshape(tuple(total.shape))
     if c != 0:
-        count = torch.maximum(count.to(compute) - c, torch.zeros((), dtype=compute,
-                                                                   device=input.device))
+        real = compute.to_real() if compute.is_complex else compute
+        count = torch.maximum(count.to(real) - c, torch.zeros((), dtype=real,
+                                                                device=input.device))
     out = (total / count).to(dtype)
     return torch.sqrt(out) if take_sqrt else out
 

@@ -41,6 +41,7 @@ from .views import (as_strided, broadcast_to, chunk, diagonal, expand, flatten, 
 from .views import view_scatter as as_strided_scatter
 from . import pointwise_more, products_more, shape_more  # noqa: E402  (PyTorch's wider op set)
 from . import decompositions, linalg_more  # noqa: E402,F401  (torch.linalg's decompositions)
+from . import linalg_eig  # noqa: E402,F401  (torch.linalg.eig / eigvals)
 from . import special_functions  # noqa: E402  (lgamma, digamma, Bessel functions, ...)
 from . import complex_ops  # noqa: E402  (complex64/complex128: views, conj, polar, ...)
 from . import fft_ops  # noqa: E402,F401  (torch.fft, on the FFT prims)

@@ -11,11 +11,4 @@ def check_tensor(x, name, arg="input"):
                         f"{type(x).__name__}")
 
 
-def write_out(out, r):
-    """Honour an `out=` argument: copy into it (resizing it if its shape differs)."""
-    if out is None:
-        return r
-    if out._shape == r._shape and out._dtype is r._dtype:
-        return out.copy_(r)
-    out.data = r.to(out.dtype) if out._dtype is not r._dtype else r
-    return out
+from ._out import write_out  # noqa: E402,F401  (out=: the one check and write, ops/_out.py)

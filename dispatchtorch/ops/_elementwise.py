@@ -281,13 +281,7 @@ def nary(spec, operands, out_dtype=None, params=_NOPARAMS, compute=None):
 
 # -- in place ----------------------------------------------------------------------------
 
-def can_cast(src, dst):
-    """PyTorch's canCast: no float -> integer, no non-bool -> bool."""
-    if src.category >= D.FLOAT and dst.category < src.category:     # also complex -> real
-        return False
-    if src is not D.bool_ and dst is D.bool_:
-        return False
-    return True
+can_cast = D.can_cast       # PyTorch's canCast (in _dtype: ops/_out.py needs it too)
 
 
 def check_inplace_target(name, self, result_dtype, shape):

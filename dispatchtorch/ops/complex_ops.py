@@ -14,6 +14,7 @@ every real rule written in public ops (mul, div, exp, matmul, ...) unchanged.
 """
 from __future__ import annotations
 
+import builtins
 import cmath
 import weakref
 
@@ -40,7 +41,7 @@ COMPLEX_ELEMENTWISE = frozenset({
     "add", "sub", "mul", "div", "pow", "neg", "eq", "ne", "where",
     "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "reciprocal",
     "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh",
-    "atanh", "sigmoid", "square", "lerp", "sinc"})
+    "atanh", "sigmoid", "square", "lerp", "sinc", "logaddexp"})
 
 
 def _add_complex_entries():
@@ -82,7 +83,7 @@ HOLOMORPHIC_RULES = ("mul", "div", "exp", "exp2", "expm1", "log", "log2", "log10
                      "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sigmoid",
                      "square", "lerp", "sinc", "prod", "cumprod", "linear", "conv2d",
                      "conv_transpose2d", "matmul", "mm", "bmm", "mv", "dot", "addmm", "baddbmm",
-                     "addmv", "outer", "einsum", "tensordot")
+                     "addmv", "outer", "einsum", "tensordot", "logaddexp")
 
 
 def _pow_grad_complex(g, a, b, result, needs):
@@ -110,6 +111,28 @@ def _split_rule(real_rule, complex_rule):
     return rule
 
 
+def _logaddexp_complex(a, b):
+    """torch._refs.logaddexp's complex branch: the operand with the larger real part
+    leads (max + log1p(exp(min - max))); equal infinite real parts, and NaNs (a NaN
+    in either part of the smaller one gives nan + nanj), as PyTorch's CPU kernel."""
+    ra, rb = real(a), real(b)
+    first = ra >= rb
+    hi, lo = pointwise.where(first, a, b), pointwise.where(first, b, a)
+    both_inf = ~pointwise.isfinite(ra) & (ra == rb)
+    inf_vals = pointwise.where(real(lo) < 0, lo,
+                               pointwise.log(pointwise.exp(lo) + pointwise.exp(hi)))
+    vals = pointwise.where(both_inf, inf_vals, hi + pointwise.log1p(pointwise.exp(lo - hi)))
+    return pointwise.where(lo != lo, builtins.complex(float("nan"), float("nan")), vals)
+
+
+def _split_decomp(real_decomp, complex_decomp):
+    """A binary composite's decomposition with a complex form (its operands share a dtype)."""
+    def decomp(a, b):
+        return (complex_decomp if a._dtype.is_complex else real_decomp)(a, b)
+    decomp.__wrapped__ = real_decomp
+    return decomp
+
+
 def _wrap_rules():
     for name in HOLOMORPHIC_RULES:
         op = OPS.get(name)
@@ -118,6 +141,9 @@ def _wrap_rules():
     pow_op = OPS["pow"]
     if not hasattr(pow_op.grad, "__wrapped__"):
         pow_op.grad = _split_rule(pow_op.grad, _pow_grad_complex)
+    lae = OPS["logaddexp"]
+    if not hasattr(lae.decomp, "__wrapped__"):
+        lae.decomp = _split_decomp(lae.decomp, _logaddexp_complex)
 
 
 _wrap_rules()

@@ -17,6 +17,7 @@ from .._place import place_of
 from .._run import wrap
 from .._shape import as_shape
 from .._tensor import Tensor
+from ._out import takes_out
 
 _default_device = [None]
 
@@ -212,6 +213,7 @@ def _dtype_or(dtype, default):
     return D.to_dtype(dtype) if dtype is not None else default
 
 
+@takes_out("empty", "cast", factory=True)
 def empty(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None,
           pin_memory=False, memory_format=None):
     shape = as_shape(size, "empty")
@@ -229,6 +231,7 @@ def _check_sizes(shape, op):
                                f"{list(shape)}")
 
 
+@takes_out("full", "cast", factory=True)
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None,
          layout=None, pin_memory=False):
     if isinstance(fill_value, Tensor):
@@ -251,12 +254,14 @@ def _fill(value, dt):
     return float(value) if dt.is_floating_point else int(value)
 
 
+@takes_out("zeros", "cast", factory=True)
 def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None,
           pin_memory=False):
     return full(as_shape(size, "zeros"), 0, dtype=_dtype_or(dtype, D.get_default_dtype()),
                 device=device, requires_grad=requires_grad)
 
 
+@takes_out("ones", "cast", factory=True)
 def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None,
          pin_memory=False):
     return full(as_shape(size, "ones"), 1, dtype=_dtype_or(dtype, D.get_default_dtype()),
@@ -299,6 +304,7 @@ def _number(x, name):
     return x
 
 
+@takes_out("arange", "cast", factory=True)
 def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False, out=None,
            layout=None, pin_memory=False):
     if end is None:
@@ -338,6 +344,7 @@ def range_(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=
     return _from_host((start + np.arange(n) * step).astype(dt.np), dt, device, requires_grad)
 
 
+@takes_out("linspace", "cast", factory=True)
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, out=None,
              layout=None):
     steps = operator.index(steps)
@@ -370,6 +377,7 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
     return _from_host(_cast_host(np.power(base, exps), dt), dt, device, requires_grad, "logspace")
 
 
+@takes_out("eye", "cast", factory=True)
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None, layout=None):
     if n < 0 or (m is not None and m < 0):
         raise RuntimeError(f"eye: n and m must be non-negative, got {n}, {m}")

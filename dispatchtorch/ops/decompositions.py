@@ -26,10 +26,8 @@ def check_matrix(A, name, arg="A", square=False):
         raise TypeError(f"{name}(): argument '{arg}' must be Tensor, not {type(A).__name__}")
     if A.dim() < 2:
         raise RuntimeError(f"{name}: The input tensor {arg} must have at least 2 dimensions.")
-    if A.dtype.is_complex:          # the LAPACK prims and their rules are real (so far)
-        raise NotImplementedError(f"{name}: complex inputs ({A.dtype.pt_name}) are not "
-                                  f"supported yet (docs/complex-and-fft.md)")
-    if not A.dtype.is_floating_point or A.dtype in (D.float16, D.bfloat16):
+    if not (A.dtype.is_floating_point or A.dtype.is_complex) or A.dtype in (D.float16,
+                                                                             D.bfloat16):
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
                            f"{A.dtype.pt_name}")
     if square and A.shape[-1] != A.shape[-2]:
@@ -57,10 +55,10 @@ def _zero(g, like):
 # -- triangular solve ------------------------------------------------------------------------------
 
 def _solve_triangular_grad(g, A, B, result, upper, left, unitriangular, needs):
-    gB = solve_triangular(A.mT, g, upper=not upper, left=left, unitriangular=unitriangular)
+    gB = solve_triangular(A.mH, g, upper=not upper, left=left, unitriangular=unitriangular)
     gA = None
     if needs[0]:
-        gA = -matmul(gB, result.mT) if left else -matmul(result.mT, gB)
+        gA = -matmul(gB, result.mH) if left else -matmul(result.mH, gB)
         gA = gA.triu(int(unitriangular)) if upper else gA.tril(-int(unitriangular))
     return gA, gB if needs[1] else None
 
@@ -96,9 +94,9 @@ def _cholesky_grad(g, result):
     gL, L = g[0], result
     if gL is None:
         return None
-    gA = matmul(L.mT, gL).tril()
-    gA = 0.5 * (gA + gA.tril(-1).mT)
-    gA = solve_triangular(L.mT, gA, upper=True, left=True)
+    gA = matmul(L.mH, gL).tril()
+    gA = 0.5 * (gA + gA.tril(-1).mH)
+    gA = solve_triangular(L.mH, gA, upper=True, left=True)
     return solve_triangular(L, gA, upper=False, left=False)
 
 
@@ -111,7 +109,9 @@ def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     L, info = _prim(CHOLESKY, A, ((tuple(A.shape), A.dtype), (tuple(A.shape[:-2]), D.int32)))
     if check_errors:
         _raise_info(info, "linalg.cholesky", _NOT_PD)
-    return RT.cholesky_ex(L.mT if upper else L, info)
+    if upper:       # U = L^H, a plain tensor (PyTorch's has no conjugate bit)
+        L = L.mT.conj_physical() if L.dtype.is_complex else L.mT
+    return RT.cholesky_ex(L, info)
 
 
 _NOT_PD = "The factorization could not be completed because the input is not " \
@@ -126,22 +126,32 @@ def cholesky(A, *, upper=False, out=None):
 
 # -- eigh ----------------------------------------------------------------------------------------
 
+def check_phase_invariant(VhgV, op):
+    """PyTorch's check: a loss that depends on the phases of the eigenvectors (which
+    LAPACK fixes arbitrarily) has no gradient."""
+    if VhgV.dtype.is_complex and not bool((VhgV.diagonal(0, -2, -1).imag.abs() <= 1e-2).all()):
+        raise RuntimeError(f"{op}: The eigenvectors in the complex case are specified up to "
+                           f"multiplication by e^{{i phi}}. The specified loss function depends "
+                           f"on this quantity, so it is ill-defined.")
+
+
 def _eigh_grad(g, result, result1):
     gL, gV = g
     L, V = result, result1
     if gV is None:
         if gL is None:
             return None
-        return matmul(V * gL.unsqueeze(-2), V.mT)
-    VhgV = matmul(V.mT, gV)
-    VhgV = 0.5 * (VhgV - VhgV.mT)
+        return matmul(V * gL.unsqueeze(-2), V.mH)
+    VhgV = matmul(V.mH, gV)
+    check_phase_invariant(VhgV, "linalg_eigh_backward")
+    VhgV = 0.5 * (VhgV - VhgV.mH)
     n = L.shape[-1]
     eye = creation.eye(n, dtype=D.bool_, device=L.device)
     E = pointwise.where(eye, 1.0, L.unsqueeze(-2) - L.unsqueeze(-1))
     ret = pointwise.where(eye, 0.0, VhgV / E)
     if gL is not None:
         ret = ret + shape_ops.diag_embed(gL)
-    return matmul(V, matmul(ret, V.mT))
+    return matmul(V, matmul(ret, V.mH))
 
 
 EIGH = prim_row("linalg_eigh", kind="linalg", args=("A",), n_out=2, dtypes="float",
@@ -152,7 +162,7 @@ def eigh(A, UPLO="L", *, out=None):
     check_matrix(A, "linalg.eigh", square=True)
     if UPLO not in ("L", "U"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
-    w, V = _prim(EIGH, A, ((tuple(A.shape[:-1]), A.dtype), (tuple(A.shape), A.dtype)),
+    w, V = _prim(EIGH, A, ((tuple(A.shape[:-1]), A.dtype.to_real()), (tuple(A.shape), A.dtype)),
                  {"upper": UPLO == "U"})
     return RT.eigh(w, V)
 
@@ -176,10 +186,12 @@ def _svd_grad(g, result, result1, result2, full_matrices):
         if gS is None:
             return None
         return matmul(U, gS.unsqueeze(-1) * Vh) if m >= n else matmul(U * gS.unsqueeze(-2), Vh)
-    UhgU = matmul(U.mT, gU) if gU is not None else None
-    VhgV = matmul(Vh, gVh.mT) if gVh is not None else None
-    UhgU = UhgU - UhgU.mT if UhgU is not None else None
-    VhgV = VhgV - VhgV.mT if VhgV is not None else None
+    UhgU = matmul(U.mH, gU) if gU is not None else None
+    VhgV = matmul(Vh, gVh.mH) if gVh is not None else None
+    UhgU = UhgU - UhgU.mH if UhgU is not None else None
+    VhgV = VhgV - VhgV.mH if VhgV is not None else None
+    if U.dtype.is_complex:
+        _check_svd_phases(UhgU, VhgV)
     S2 = S * S
     eye = creation.eye(k, dtype=D.bool_, device=S.device)
     E = pointwise.where(eye, 1.0, S2.unsqueeze(-2) - S2.unsqueeze(-1))
@@ -191,17 +203,33 @@ def _svd_grad(g, result, result1, result2, full_matrices):
         gA = S.unsqueeze(-1) * VhgV / E
     if gS is not None:
         gA = gA + shape_ops.diag_embed(gS)
+    if U.dtype.is_complex and UhgU is not None and VhgV is not None:
+        # the phase of each singular pair: i Im(diag(U^H gU)) / S (PyTorch's svd_backward)
+        gA = gA + shape_ops.diag_embed(UhgU.diagonal(0, -2, -1) / (2 * S))
     if m > n and gU is not None:
         gA = matmul(U, gA)
         gUSinv = gU / S.unsqueeze(-2)
-        gA = gA + gUSinv - matmul(U, matmul(U.mT, gUSinv))
+        gA = gA + gUSinv - matmul(U, matmul(U.mH, gUSinv))
         return matmul(gA, Vh)
     if m < n and gVh is not None:
         gA = matmul(gA, Vh)
         SinvgVh = gVh / S.unsqueeze(-1)
-        gA = gA + SinvgVh - matmul(matmul(SinvgVh, Vh.mT), Vh)
+        gA = gA + SinvgVh - matmul(matmul(SinvgVh, Vh.mH), Vh)
         return matmul(U, gA)
     return matmul(U, matmul(gA, Vh)) if m >= n else matmul(matmul(U, gA), Vh)
+
+
+def _check_svd_phases(UhgU, VhgV):
+    """PyTorch's svd_backward check: the loss must not depend on the phase e^{i phi} that
+    (U, V) -> (U e^{i phi}, V e^{i phi}) leaves free: Im diag(U^H gU) = -Im diag(V^H gV)."""
+    iu = UhgU.diagonal(0, -2, -1).imag if UhgU is not None else None
+    iv = VhgV.diagonal(0, -2, -1).imag if VhgV is not None else None
+    a = iu if iu is not None else creation.zeros_like(iv)
+    b = -iv if iv is not None else creation.zeros_like(iu)
+    if not bool(((a - b).abs() <= 1e-2 + 1e-2 * b.abs()).all()):
+        raise RuntimeError("svd_backward: The singular vectors in the complex case are "
+                           "specified up to multiplication by e^{i phi}. The specified loss "
+                           "function depends on this phase term, making it ill-defined.")
 
 
 SVD = prim_row("linalg_svd", kind="linalg", args=("A",), n_out=3, dtypes="float",
@@ -214,7 +242,7 @@ def svd(A, full_matrices=True, *, driver=None, out=None):
     k = min(m, n)
     batch = tuple(A.shape[:-2])
     um, vn = (m, n) if full_matrices else (k, k)
-    U, S, Vh = _prim(SVD, A, ((batch + (m, um), A.dtype), (batch + (k,), A.dtype),
+    U, S, Vh = _prim(SVD, A, ((batch + (m, um), A.dtype), (batch + (k,), A.dtype.to_real()),
                               (batch + (vn, n), A.dtype)), {"full_matrices": bool(full_matrices)})
     return RT.svd(U, S, Vh)
 
@@ -226,18 +254,19 @@ def svdvals(A, *, driver=None, out=None):
 # -- QR ----------------------------------------------------------------------------------------
 
 def _qr_grad_tall(gQ, gR, Q, R):
-    """m >= n: gA = Q (gR + tril(Q^T gQ - (.)^T + R gR^T - (.)^T) R^-T)
-    + (gQ - Q Q^T gQ) R^-T."""
-    qdq = matmul(Q.mT, gQ)
-    rdr = matmul(R, gR.mT)
-    low = (qdq - qdq.mT + rdr - rdr.mT).tril()
+    """m >= n: gA = Q (gR + T R^-H) + (gQ - Q Q^H gQ) R^-H, T the strict lower triangle of
+    S = Q^H gQ - (.)^H + R gR^H - (.)^H plus half its (imaginary) diagonal."""
+    qdq = matmul(Q.mH, gQ)
+    rdr = matmul(R, gR.mH)
+    skew = qdq - qdq.mH + rdr - rdr.mH     # its diagonal is 2i Im(.): zero when real
+    low = skew.tril(-1) + 0.5 * shape_ops.diag_embed(skew.diagonal(0, -2, -1))
     first = matmul(Q, gR + _right_inv_t(low, R))
     return first + _right_inv_t(gQ - matmul(Q, qdq), R)
 
 
 def _right_inv_t(x, R):
-    """x R^-T for upper-triangular R."""
-    return solve_triangular(R.mT, x, upper=False, left=False)
+    """x R^-H for upper-triangular R."""
+    return solve_triangular(R.mH, x, upper=False, left=False)
 
 
 def _qr_grad(g, A, result, result1, mode):
@@ -254,7 +283,7 @@ def _qr_grad(g, A, result, result1, mode):
     U, V = R.narrow(-1, 0, m), R.narrow(-1, m, n - m)
     Y = A.narrow(-1, m, n - m)
     gU, gV = gR.narrow(-1, 0, m), gR.narrow(-1, m, n - m)
-    gX = _qr_grad_tall(gQ + matmul(Y, gV.mT), gU, Q, U)
+    gX = _qr_grad_tall(gQ + matmul(Y, gV.mH), gU, Q, U)
     return memory.cat([gX, matmul(Q, gV)], -1)
 
 
@@ -291,20 +320,20 @@ def _lu_factor_grad(g, A, result, result1):
     gL = gLU.narrow(-1, 0, k).tril(-1)
     gU = gLU.narrow(-2, 0, k).triu()
     if m == n:
-        phi = matmul(L.mT, gL).tril(-1) + matmul(gU, U.mT).triu()
-        x = solve_triangular(L.mT, phi, upper=True, left=True, unitriangular=True)
-        return matmul(P, solve_triangular(U.mT, x, upper=False, left=False))
+        phi = matmul(L.mH, gL).tril(-1) + matmul(gU, U.mH).triu()
+        x = solve_triangular(L.mH, phi, upper=True, left=True, unitriangular=True)
+        return matmul(P, solve_triangular(U.mH, x, upper=False, left=False))
     if m < n:                          # wide: U = [U1 | U2]
         U1, gU1, gU2 = U.narrow(-1, 0, k), gU.narrow(-1, 0, k), gU.narrow(-1, k, n - k)
-        x = matmul(L.mT, gL) - matmul(gU, U.mT)
-        x = solve_triangular(U1.mT, x.tril(-1), upper=False, left=False)
+        x = matmul(L.mH, gL) - matmul(gU, U.mH)
+        x = solve_triangular(U1.mH, x.tril(-1), upper=False, left=False)
         x = memory.cat([x + gU1.triu(), gU2], -1)
-        return matmul(P, solve_triangular(L.mT, x, upper=True, left=True, unitriangular=True))
+        return matmul(P, solve_triangular(L.mH, x, upper=True, left=True, unitriangular=True))
     L1, gL1, gL2 = L.narrow(-2, 0, k), gL.narrow(-2, 0, k), gL.narrow(-2, k, m - k)
-    x = matmul(gU, U.mT) - matmul(L.mT, gL)
-    x = solve_triangular(L1.mT, x.triu(), upper=True, left=True, unitriangular=True)
+    x = matmul(gU, U.mH) - matmul(L.mH, gL)
+    x = solve_triangular(L1.mH, x.triu(), upper=True, left=True, unitriangular=True)
     x = memory.cat([x + gL1.tril(-1), gL2], -2)
-    return matmul(P, solve_triangular(U.mT, x, upper=False, left=False))
+    return matmul(P, solve_triangular(U.mH, x, upper=False, left=False))
 
 
 LU_FACTOR = prim_row("linalg_lu_factor", kind="linalg", args=("A",), n_out=3,
@@ -376,14 +405,14 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
         y = solve_triangular(L, matmul(P.mT, B), upper=False, unitriangular=True)
         return solve_triangular(U, y, upper=True)
     if left:                       # A^T X = B: X = P L^-T U^-T B
-        y = solve_triangular(U.mT, B, upper=False)
-        return matmul(P, solve_triangular(L.mT, y, upper=True, unitriangular=True))
+        y = solve_triangular(U.mH, B, upper=False)
+        return matmul(P, solve_triangular(L.mH, y, upper=True, unitriangular=True))
     if not adjoint:                # X A = B: X = B U^-1 L^-1 P^T
         y = solve_triangular(U, B, upper=True, left=False)
         return matmul(solve_triangular(L, y, upper=False, left=False, unitriangular=True), P.mT)
     # X A^T = B: X = B P L^-T U^-T
-    y = solve_triangular(L.mT, matmul(B, P), upper=True, left=False, unitriangular=True)
-    return solve_triangular(U.mT, y, upper=False, left=False)
+    y = solve_triangular(L.mH, matmul(B, P), upper=True, left=False, unitriangular=True)
+    return solve_triangular(U.mH, y, upper=False, left=False)
 
 
 # -- solve, inv, det, slogdet: composites over LU with PyTorch's rules ------------------------------
@@ -396,10 +425,10 @@ def _solve(A, B, left):
 
 
 def _solve_grad(g, A, B, result, left, needs):
-    gB = _solve(A.mT, g, left)
+    gB = _solve(A.mH, g, left)
     gA = None
     if needs[0]:
-        gA = -matmul(gB, result.mT) if left else -matmul(result.mT, gB)
+        gA = -matmul(gB, result.mH) if left else -matmul(result.mH, gB)
     return gA, gB
 
 
@@ -472,7 +501,7 @@ def _det(A):
 
 def _det_grad(g, A, result):
     """PyTorch's det backward through the SVD, so singular matrices get the true
-    gradient: d det / dA = det(U) det(V^T) U diag(prod_{j != i} s_j) V^T."""
+    gradient: d det / dA = conj(det(U) det(V^H)) U diag(prod_{j != i} s_j) V^H."""
     U, S, Vh = svd(A, full_matrices=False)
     n = S.shape[-1]
     ones = creation.ones(tuple(S.shape[:-1]) + (1,), dtype=S.dtype, device=S.device)
@@ -480,6 +509,7 @@ def _det_grad(g, A, result):
     after = memory.cat([S.narrow(-1, 1, n - 1), ones], -1).flip(-1).cumprod(-1).flip(-1) if n else S
     others = before * after
     sgn = _det(U) * _det(Vh)
+    sgn = sgn.conj() if sgn.dtype.is_complex else sgn
     return matmul(U * (others * (g * sgn).unsqueeze(-1)).unsqueeze(-2), Vh)
 
 
@@ -495,15 +525,22 @@ def det(A, *, out=None):
 
 def _slogdet(A):
     d, sign = _lu_det(A)
-    s = (d.sign().prod(-1) * sign)
+    s = (d.sgn().prod(-1) * sign)
     return s, d.abs().log().sum(-1)
 
 
-def _slogdet_grad(g, A, result):
-    g_log = g[1]
-    if g_log is None:
+def _slogdet_grad(g, A, result, result1):
+    """PyTorch's slogdet_backward: (g_logabsdet - i Im(conj(g_sign) sign)) A^-H; the
+    sign of a real matrix is locally constant."""
+    g_sign, g_log = g
+    if not A.dtype.is_complex:
+        g_sign = None
+    if g_sign is None and g_log is None:
         return None
-    return g_log.unsqueeze(-1).unsqueeze(-1) * inv(A).mT
+    if g_sign is not None:
+        phase = (g_sign.conj() * result).imag * -1j
+        g_log = phase if g_log is None else g_log + phase
+    return g_log.unsqueeze(-1).unsqueeze(-1) * inv(A).mH
 
 
 SLOGDET = composite("linalg_slogdet", _slogdet, kind="linalg", args=("A",), n_out=2,
@@ -521,6 +558,8 @@ def slogdet(A, *, out=None):
 def logdet(A):
     check_matrix(A, "logdet", square=True)
     s, l = slogdet(A)
+    if A.dtype.is_complex:                  # log det = log(sign) + log |det|
+        return pointwise.log(s) + l
     return pointwise.where(s < 0, float("nan"), l)
 
 

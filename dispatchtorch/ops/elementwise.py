@@ -12,7 +12,7 @@ from .. import _dtype as D
 from .._tensor import Tensor
 from ._elementwise import binary, define
 from ._composite import composite
-from ..dispatch.registry import NO_FORMS, Forms
+from ..dispatch.registry import FORMS as P, NO_FORMS, Forms
 from . import creation
 
 SQRT_PI = math.sqrt(math.pi)
@@ -41,32 +41,32 @@ log10 = define("log10", forms=FN, domain=(0.05, 100), grad=lambda g, x: g / (x *
 log1p = define("log1p", forms=Forms(special=("log1p",)), domain=(-0.9, 100),
                grad=lambda g, x: g / (x + 1), **F)
 sqrt = define("sqrt", forms=FN, domain=(0.01, 100), grad=lambda g, result: g / (2 * result), **F)
-sin = define("sin", forms=FN, domain=(-6, 6), grad=lambda g, x: g * pointwise.cos(x), **F)
-cos = define("cos", forms=FN, domain=(-6, 6), grad=lambda g, x: -g * pointwise.sin(x), **F)
+sin = define("sin", forms=FN, domain=(-6, 6), grad=lambda g, x: g * P.cos(x), **F)
+cos = define("cos", forms=FN, domain=(-6, 6), grad=lambda g, x: -g * P.sin(x), **F)
 tan = define("tan", forms=FN, domain=(-1.4, 1.4), grad=lambda g,
              result: g * (1 + result * result), **F)
 asin = define("asin", forms=Forms(aliases=("arcsin",)), domain=(-0.95, 0.95), grad=lambda g,
-              x: g * pointwise.rsqrt(1 - x * x), **F)
+              x: g * P.rsqrt(1 - x * x), **F)
 acos = define("acos", forms=Forms(aliases=("arccos",)), domain=(-0.95, 0.95), grad=lambda g,
-              x: -g * pointwise.rsqrt(1 - x * x), **F)
+              x: -g * P.rsqrt(1 - x * x), **F)
 atan = define("atan", forms=Forms(aliases=("arctan",)), domain=(-10, 10), grad=lambda g,
               x: g / (1 + x * x), **F)
-sinh = define("sinh", forms=FN, domain=(-5, 5), grad=lambda g, x: g * pointwise.cosh(x), **F)
-cosh = define("cosh", forms=FN, domain=(-5, 5), grad=lambda g, x: g * pointwise.sinh(x), **F)
+sinh = define("sinh", forms=FN, domain=(-5, 5), grad=lambda g, x: g * P.cosh(x), **F)
+cosh = define("cosh", forms=FN, domain=(-5, 5), grad=lambda g, x: g * P.sinh(x), **F)
 tanh = define("tanh", forms=FN, domain=(-5, 5), grad=lambda g, result: g * (1 - result * result),
               **F)
 asinh = define("asinh", forms=Forms(aliases=("arcsinh",)), domain=(-10, 10), grad=lambda g,
-               x: g * pointwise.rsqrt(x * x + 1), **F)
+               x: g * P.rsqrt(x * x + 1), **F)
 acosh = define("acosh", forms=Forms(aliases=("arccosh",)), domain=(1.05, 10), grad=lambda g,
-               x: g * pointwise.rsqrt(x * x - 1), **F)
+               x: g * P.rsqrt(x * x - 1), **F)
 atanh = define("atanh", forms=Forms(aliases=("arctanh",)), domain=(-0.95, 0.95), grad=lambda g,
                x: g / (1 - x * x), **F)
 erf = define("erf", forms=Forms(special=("erf",)), domain=(-3, 3), grad=lambda g,
-             x: g * (2 / SQRT_PI) * pointwise.exp(-(x * x)), **F)
+             x: g * (2 / SQRT_PI) * P.exp(-(x * x)), **F)
 erfc = define("erfc", forms=Forms(special=("erfc",)), domain=(-3, 3), grad=lambda g,
-              x: g * (-2 / SQRT_PI) * pointwise.exp(-(x * x)), **F)
+              x: g * (-2 / SQRT_PI) * P.exp(-(x * x)), **F)
 erfinv = define("erfinv", forms=Forms(special=("erfinv",)), domain=(-0.95, 0.95), grad=lambda g,
-                result: g * (SQRT_PI / 2) * pointwise.exp(result * result), **F)
+                result: g * (SQRT_PI / 2) * P.exp(result * result), **F)
 
 R = dict(grad=lambda g: _zeros(g))
 _floor = define("floor", domain=(-10, 10), **R)
@@ -77,7 +77,7 @@ neg = define("neg", forms=Forms(aliases=("negative",)), dtypes="numeric", grad=l
              error="neg: Negation, the `-` operator, on a bool tensor is not supported. If you are "
                    "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
 abs_ = define("abs", forms=Forms(aliases=("absolute",)), dtypes="numeric", grad=lambda g,
-              x: g * pointwise.sign(x))
+              x: g * P.sign(x))
 bitwise_not = define("bitwise_not", forms=FN, dtypes="integral")
 
 # -- binary prims ----------------------------------------------------------------------------
@@ -99,11 +99,11 @@ def _pow_grad(g, a, b, result, needs):
     ga = gb = None
     if needs[0]:
         if isinstance(b, Tensor):
-            ga = pointwise.where(b == 0, 0.0, g * b * pointwise.pow(a, b - 1))
+            ga = P.where(b == 0, 0.0, g * b * P.pow(a, b - 1))
         else:
-            ga = _zeros(g) if b == 0 else g * b * pointwise.pow(a, b - 1)
+            ga = _zeros(g) if b == 0 else g * b * P.pow(a, b - 1)
     if needs[1]:
-        safe = pointwise.where((a == 0) & (b >= 0), 0.0, result * pointwise.log(a)) \
+        safe = P.where((a == 0) & (b >= 0), 0.0, result * P.log(a)) \
             if isinstance(a, Tensor) else result * math.log(a) if a > 0 else result * 0
         gb = g * safe
     return ga, gb
@@ -112,13 +112,13 @@ def _pow_grad(g, a, b, result, needs):
 # sample domain: a positive base (the gradient takes log(a)), the exponent either sign
 pow_ = define("pow", args=B, dtypes="numeric", grad=_pow_grad, domain=((0.5, 2), (-2, 2)))
 fmod = define("fmod", args=B, dtypes="numeric",
-              grad=lambda g, a, b: (g, -g * pointwise.div(a, b, rounding_mode="trunc")))
+              grad=lambda g, a, b: (g, -g * P.div(a, b, rounding_mode="trunc")))
 
 
 def _extreme_grad(pick):
     def grad(g, a, b):
-        half = pointwise.where(a == b, g / 2, g)
-        return (pointwise.where(pick(a, b), 0.0, half), pointwise.where(pick(b, a), 0.0, half))
+        half = P.where(a == b, g / 2, g)
+        return (P.where(pick(a, b), 0.0, half), P.where(pick(b, a), 0.0, half))
     return grad
 
 
@@ -140,8 +140,8 @@ eq, ne = define("eq", forms=TS, **C), define("ne", forms=TS, **C)
 lt, le = define("lt", forms=TS, **C), define("le", forms=TS, **C)
 gt, ge = define("gt", forms=TS, **C), define("ge", forms=TS, **C)
 where_ = define("where", args=("cond", "a", "b"),
-                grad=lambda g, cond: (None, pointwise.where(cond, g, 0.0),
-                                      pointwise.where(cond, 0.0, g)))
+                grad=lambda g, cond: (None, P.where(cond, g, 0.0),
+                                      P.where(cond, 0.0, g)))
 
 
 # -- composites ----------------------------------------------------------------------------------
@@ -150,12 +150,12 @@ def _c(name, forms, decomp, grad=None, **kw):
     return define(name, forms=forms, decomp=decomp, grad=grad, **kw)
 
 
-sigmoid = _c("sigmoid", Forms(special=("expit",)), lambda x: 1 / (1 + pointwise.exp(-x)),
+sigmoid = _c("sigmoid", Forms(special=("expit",)), lambda x: 1 / (1 + P.exp(-x)),
              domain=(-10, 10), grad=lambda g, result: g * result * (1 - result), **F)
 # maximum(x, 0), not where(x > 0, ...): relu(nan) is nan, as in PyTorch
 relu = _c("relu", FN, lambda x: binary(maximum, x, 0), grad=lambda g, result: g * (result > 0),
           dtypes="numeric", error="Boolean inputs not supported for relu")
-rsqrt = _c("rsqrt", FN, lambda x: 1 / pointwise.sqrt(x),
+rsqrt = _c("rsqrt", FN, lambda x: 1 / P.sqrt(x),
            domain=(0.05, 100), grad=lambda g, result: -0.5 * g * result * result * result, **F)
 reciprocal = _c("reciprocal", FN, lambda x: 1 / x, domain=(0.1, 10), grad=lambda g,
                 result: -g * result * result, **F)
@@ -174,18 +174,18 @@ def _logit_grad(g, x):
     return g / (x * (1 - x))
 
 
-logit = _c("logit", Forms(written=True, special=("logit",)), lambda x: pointwise.log(x / (1 - x)),
+logit = _c("logit", Forms(written=True, special=("logit",)), lambda x: P.log(x / (1 - x)),
            grad=_logit_grad, **F)
-frac = _c("frac", FN, lambda x: x - pointwise.trunc(x), grad=lambda g: g, **FL)
+frac = _c("frac", FN, lambda x: x - P.trunc(x), grad=lambda g: g, **FL)
 def _hypot(a, b):
     """max * sqrt(1 + (min / max)^2): no overflow where a * a would (IEEE hypot), and an
     infinite side gives inf even against NaN."""
     aa = a.abs() if isinstance(a, Tensor) else abs(a)
     bb = b.abs() if isinstance(b, Tensor) else abs(b)
     hi, lo = binary(maximum, aa, bb), binary(minimum, aa, bb)
-    q = lo / pointwise.where(hi == 0, 1.0, hi)
-    r = hi * pointwise.sqrt(1 + q * q)
-    return pointwise.where((aa == math.inf) | (bb == math.inf), math.inf, r)
+    q = lo / P.where(hi == 0, 1.0, hi)
+    r = hi * P.sqrt(1 + q * q)
+    return P.where((aa == math.inf) | (bb == math.inf), math.inf, r)
 
 
 hypot = _c("hypot", TT, _hypot, args=B, **FL,
@@ -200,8 +200,8 @@ def _isnan(x):
 def _logaddexp(a, b):
     """log(exp(a) + exp(b)) = max + log1p(exp(-|a - b|)), exact where either is infinite."""
     m = binary(maximum, a, b)
-    r = m + pointwise.log1p(pointwise.exp(-(a - b).abs()))
-    return pointwise.where((m.abs() == math.inf) & (a == b), m, r)
+    r = m + P.log1p(P.exp(-(a - b).abs()))
+    return P.where((m.abs() == math.inf) & (a == b), m, r)
 
 
 def _fextreme(pick):
@@ -210,8 +210,8 @@ def _fextreme(pick):
         r = binary(pick, a, b)
         if not r.dtype.is_floating_point:
             return r
-        r = pointwise.where(_isnan(a), b, r) if isinstance(a, Tensor) else r
-        return pointwise.where(_isnan(b), a, r) if isinstance(b, Tensor) else r
+        r = P.where(_isnan(a), b, r) if isinstance(a, Tensor) else r
+        return P.where(_isnan(b), a, r) if isinstance(b, Tensor) else r
     return decomp
 
 
@@ -219,15 +219,15 @@ def _fextreme_grad(wins):
     # PyTorch: ties and NaN-vs-number go wholly to the winner, no split
     def grad(g, a, b, needs):
         first = wins(a, b) | _isnan(b)
-        return (pointwise.where(first, g, 0.0) if needs[0] else None,
-                pointwise.where(first, 0.0, g) if needs[1] else None)
+        return (P.where(first, g, 0.0) if needs[0] else None,
+                P.where(first, 0.0, g) if needs[1] else None)
     return grad
 
 
 logaddexp = _c("logaddexp", TT, _logaddexp, args=B, **FL,
                grad=lambda g, a, b, result, needs: (
-                   g * pointwise.exp(a - result) if needs[0] else None,
-                   g * pointwise.exp(b - result) if needs[1] else None))
+                   g * P.exp(a - result) if needs[0] else None,
+                   g * P.exp(b - result) if needs[1] else None))
 fmax = _c("fmax", TT, _fextreme(maximum), args=B, grad=_fextreme_grad(lambda a, b: a >= b))
 fmin = _c("fmin", TT, _fextreme(minimum), args=B, grad=_fextreme_grad(lambda a, b: a <= b))
 
@@ -237,7 +237,7 @@ def _lerp(start, end, weight):
     diff = end - start
     if not isinstance(weight, Tensor):
         return start + weight * diff if abs(weight) < 0.5 else end - diff * (1 - weight)
-    return pointwise.where(weight.abs() < 0.5, start + weight * diff, end - diff * (1 - weight))
+    return P.where(weight.abs() < 0.5, start + weight * diff, end - diff * (1 - weight))
 
 
 def _lerp_grad(g, start, end, weight, needs):
@@ -251,19 +251,19 @@ lerp = _c("lerp", NO_FORMS, _lerp, args=("start", "end", "weight"), grad=_lerp_g
 
 def _log(x):
     if isinstance(x, Tensor):
-        return pointwise.log(x)
+        return P.log(x)
     return math.log(x) if x > 0 else -math.inf if x == 0 else math.nan
 
 
 def _xlogy(a, b):
     zero = (a == 0) & ~_isnan(b) if isinstance(b, Tensor) else a == 0
-    return pointwise.where(zero, 0.0, a * _log(b))
+    return P.where(zero, 0.0, a * _log(b))
 
 
 def _xlogy_grad(g, a, b, needs):
     ga = gb = None
     if needs[0]:
-        ga = pointwise.where((a == 0) & (b <= 0), 0.0, g * _log(b))
+        ga = P.where((a == 0) & (b <= 0), 0.0, g * _log(b))
     if needs[1]:
         gb = g * a / b
     return ga, gb
@@ -277,9 +277,9 @@ def _nan_to_num(x, nan, posinf, neginf):
     if not x.dtype.is_floating_point:
         return x.clone()
     info = D.finfo(x.dtype)
-    r = pointwise.where(_isnan(x), nan, x)
-    r = pointwise.where(r == math.inf, info.max if posinf is None else posinf, r)
-    return pointwise.where(r == -math.inf, info.min if neginf is None else neginf, r)
+    r = P.where(_isnan(x), nan, x)
+    r = P.where(r == math.inf, info.max if posinf is None else posinf, r)
+    return P.where(r == -math.inf, info.min if neginf is None else neginf, r)
 
 
 def _lcm(a, b):
@@ -290,8 +290,8 @@ def _lcm(a, b):
     if dt.itemsize < 4:
         a, b, g = a.to(D.int32), b.to(D.int32), g.to(D.int32)
     zero = g == 0
-    q = pointwise.div(a, pointwise.where(zero, 1, g), rounding_mode="trunc")
-    return pointwise.where(zero, 0, (q * b).abs()).to(dt)
+    q = P.div(a, P.where(zero, 1, g), rounding_mode="trunc")
+    return P.where(zero, 0, (q * b).abs()).to(dt)
 
 
 lcm = define("lcm", args=B, decomp=_lcm, dtypes="integer", domain=(-60, 60), differentiable=False,
@@ -301,12 +301,6 @@ lcm = define("lcm", args=B, decomp=_lcm, dtypes="integer", domain=(-60, 60), dif
 
 NAN_TO_NUM = composite(
     "nan_to_num", kind="elementwise", decomp=_nan_to_num,
-    grad=lambda g, x: g * pointwise.isfinite(x),
+    grad=lambda g, x: g * P.isfinite(x),
     signature="nan_to_num(x, nan=0.0, posinf=None, neginf=None)",
     doc="NaN, +inf and -inf replaced by numbers (the dtype's largest and smallest by default)")
-
-
-# pointwise: the public forms this module's derivative rules and decompositions call (at
-# run time only). Imported last, as pointwise builds those forms from the rows above: the
-# one import cycle left in ops/ (see the ops/ layers contract in pyproject.toml).
-from . import pointwise  # noqa: E402

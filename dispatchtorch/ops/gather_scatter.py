@@ -14,6 +14,7 @@ from ..autograd.grad_mode import STATE
 from ..dispatch.registry import Forms, form_of, prim_row
 from ._checks import range_check
 from ._composite import OPMATH, composite, inplace_variant, run as run_composite, written_forms
+from ._out import takes_out
 from . import nonzero_coords
 from .nonzero_coords import ARGWHERE, NONZERO, argwhere, nonzero  # noqa: F401  (re-exported)
 from .reduction_prims import AMAX, AMIN, _ALL_DIMS, _reduce
@@ -131,6 +132,7 @@ def _check_gather_shapes(x, d, index, op):
 
 
 @form_of(GATHER)
+@takes_out("gather", "exact", "any")
 def gather(input, dim, index, *, sparse_grad=False, out=None):
     d = norm_dim(dim, input.dim(), "gather")
     if not isinstance(index, Tensor) or index.numel():   # PyTorch checks no shape for an empty index
@@ -326,6 +328,7 @@ def _vector_index(index, op):
 
 
 @form_of(INDEX_SELECT)
+@takes_out("index_select", "exact", "any")
 def index_select(input, dim, index, *, out=None):
     d = norm_dim(dim, input.dim(), "index_select")
     index = _vector_index(index, "index_select")
@@ -441,7 +444,14 @@ def index_add_(self, dim, index, source, *, alpha=1):
 
 
 def _fill_value(value, dtype, op):
-    """A scalar fill value as PyTorch accepts it: integer tensors refuse what overflows."""
+    """A scalar fill value as PyTorch accepts it: integer tensors refuse what overflows,
+    real tensors a complex value with an imaginary part."""
+    if not dtype.is_complex:
+        c = value.item() if isinstance(value, Tensor) and value._dtype.is_complex and \
+            value.numel() == 1 else value
+        if isinstance(c, complex) and c.imag != 0:
+            raise RuntimeError(f"{op}: value cannot be converted to type {dtype.name} without "
+                               f"overflow")
     if isinstance(value, Tensor) or dtype.is_grad or dtype is D.bool_:
         return value
     v = int(value)
@@ -531,6 +541,7 @@ MASKED_SELECT = composite(
 
 
 @form_of(MASKED_SELECT)
+@takes_out("masked_select", "exact", "any")
 def masked_select(input, mask, *, out=None):
     if not isinstance(mask, Tensor) or mask.dtype is not D.bool_:
         raise RuntimeError(f"masked_select: expected BoolTensor for mask")

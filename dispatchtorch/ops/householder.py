@@ -17,28 +17,33 @@ def _tensor(x, name, op):
 
 
 def geqrf(input, *, out=None):
-    """(a, tau): column j's reflector H_j = I - tau_j v v^T with v = (1, a[j+1:, j]),
-    chosen as LAPACK's dlarfg (beta = -sign(alpha) * ||(alpha, x)||). PyTorch defines no
-    derivative for it; neither do we."""
+    """(a, tau): column j's reflector H_j = I - tau_j v v^H with v = (1, a[j+1:, j]),
+    chosen as LAPACK's dlarfg / zlarfg (beta = -sign(Re alpha) * ||(alpha, x)||, real) and
+    applied as H_j^H to the trailing columns (zgeqr2). PyTorch defines no derivative for
+    it; neither do we."""
     _tensor(input, "input", "geqrf")
     if out is not None:
         raise NotImplementedError("geqrf(out=...) is not supported")
     if input.dim() < 2:
         raise RuntimeError("torch.geqrf: The input tensor A must have at least 2 dimensions.")
-    if not input.dtype.is_floating_point or input.dtype in (D.float16, D.bfloat16):
+    if not (input.dtype.is_floating_point or input.dtype.is_complex) or \
+            input.dtype in (D.float16, D.bfloat16):
         raise RuntimeError(f"geqrf: Expected a floating point or complex tensor as input. Got "
                            f"{input.dtype.pt_name}")
     m, n = input.shape[-2:]
     k = min(m, n)
+    cx = input.dtype.is_complex
     with no_grad():
         a = input.clone()
         taus = []
         for j in range(k):
             alpha = a[..., j, j]
             x = a[..., j + 1:, j]
-            xnorm = vector_norm(x, dim=-1) if m - j > 1 else creation.zeros_like(alpha)
-            trivial = xnorm == 0
-            beta = -pointwise_more.PUBLIC["copysign"](pointwise.hypot(alpha, xnorm), alpha)
+            xnorm = vector_norm(x, dim=-1) if m - j > 1 else \
+                creation.zeros_like(alpha, dtype=input.dtype.to_real())
+            trivial = (xnorm == 0) & (alpha.imag == 0) if cx else xnorm == 0
+            beta = -pointwise_more.PUBLIC["copysign"](
+                pointwise.hypot(alpha.abs() if cx else alpha, xnorm), alpha.real if cx else alpha)
             safe = pointwise.where(trivial, 1.0, beta)
             tau = pointwise.where(trivial, 0.0, (beta - alpha) / safe)
             scale = pointwise.where(trivial, 0.0, 1.0 / pointwise.where(trivial, 1.0, alpha - beta))
@@ -49,8 +54,9 @@ def geqrf(input, *, out=None):
             if j + 1 < n:             # apply H_j to the trailing columns
                 v = memory.cat([creation.ones_like(alpha).unsqueeze(-1), v_tail], -1)
                 block = a[..., j:, j + 1:]
-                w = (v.unsqueeze(-1) * block).sum(-2)
-                a[..., j:, j + 1:] = block - tau[..., None, None] * v.unsqueeze(-1) * \
+                w = ((v.conj() if cx else v).unsqueeze(-1) * block).sum(-2)     # v^H block
+                t = tau.conj() if cx else tau
+                a[..., j:, j + 1:] = block - t[..., None, None] * v.unsqueeze(-1) * \
                     w.unsqueeze(-2)
         tau = memory.stack(taus, -1) if taus else \
             creation.zeros(tuple(input.shape[:-2]) + (0,), dtype=input.dtype, device=input.device)

@@ -1,6 +1,6 @@
 """torch.linalg.ldl_factor / ldl_factor_ex / ldl_solve: LAPACK's Bunch-Kaufman LDL^T
-(dsytf2, lower) step for step, so that LD and the pivots are PyTorch's; and dsytrs's
-solve with them. Each matrix of a batch is factored in turn: the pivot choices read a
+(dsytf2 / zsytf2, lower; zhetf2's LDL^H for complex hermitian=True) step for step, so
+that LD and the pivots are PyTorch's; and dsytrs's (zsytrs, zhetrs) solve with them. Each matrix of a batch is factored in turn: the pivot choices read a
 few scalars per column (a reference path for small matrices; PyTorch defines no
 derivative for these)."""
 from __future__ import annotations
@@ -23,14 +23,20 @@ def _square(A, op):
     if A.shape[-1] != A.shape[-2]:
         raise RuntimeError(f"torch.{op}: A must be batches of square matrices, but they are "
                            f"{A.shape[-2]} by {A.shape[-1]} matrices")
-    if A.dtype not in (D.float32, D.float64):
+    if A.dtype not in (D.float32, D.float64, D.complex64, D.complex128):
         raise RuntimeError(f"torch.{op}: Expected a floating point or complex tensor as input. "
                            f"Got {A.dtype.pt_name}")
 
 
+def _cabs1(z):
+    """LAPACK's pivot size: |x| for reals, |Re z| + |Im z| for complex (izamax, zsytf2)."""
+    return z.real.abs() + z.imag.abs() if z.dtype.is_complex else z.abs()
+
+
 def _argmax_abs(v):
-    i = int(v.abs().argmax())
-    return i, float(v[i].abs())
+    m = _cabs1(v)
+    i = int(m.argmax())
+    return i, float(m[i])
 
 
 def _swap(a, i, j):
@@ -40,21 +46,42 @@ def _swap(a, i, j):
     a[j] = t
 
 
-def _factor_one(a):
-    """dsytf2 (uplo='L') on the n x n matrix a, in place. Returns (pivots, info)."""
+class _Kind:
+    """What distinguishes dsytf2 / zsytf2 (symmetric) from zhetf2 (Hermitian): the
+    conjugations, and a Hermitian matrix's real diagonal."""
+
+    def __init__(self, dtype, hermitian):
+        self.herm = bool(hermitian) and dtype.is_complex
+
+    def conj(self, x):
+        return x.conj() if self.herm else x
+
+    def diag_size(self, z):
+        return float(z.real.abs()) if self.herm else float(_cabs1(z))
+
+    def real_diag(self, a, i):
+        if self.herm:
+            a[i, i] = a[i, i].real
+
+
+def _factor_one(a, kind):
+    """dsytf2 / zsytf2 / zhetf2 (uplo='L') on the n x n matrix a, in place.
+    Returns (pivots, info)."""
     n = a.shape[0]
+    cj = kind.conj
     piv = [0] * n
     info = 0
     k = 0
     while k < n:
         kstep = 1
-        absakk = float(a[k, k].abs())
+        absakk = kind.diag_size(a[k, k])
         imax, colmax = (k + 1 + _argmax_abs(a[k + 1:, k])[0], 0.0) if k < n - 1 else (k, 0.0)
         if k < n - 1:
-            colmax = float(a[imax, k].abs())
+            colmax = float(_cabs1(a[imax, k]))
         if max(absakk, colmax) == 0:
             info = info or k + 1
             kp = k
+            kind.real_diag(a, k)
         else:
             if absakk >= _ALPHA * colmax:
                 kp = k
@@ -64,7 +91,7 @@ def _factor_one(a):
                     rowmax = max(rowmax, _argmax_abs(a[imax + 1:, imax])[1])
                 if absakk >= _ALPHA * colmax * (colmax / rowmax):
                     kp = k
-                elif float(a[imax, imax].abs()) >= _ALPHA * rowmax:
+                elif kind.diag_size(a[imax, imax]) >= _ALPHA * rowmax:
                     kp = imax
                 else:
                     kp, kstep = imax, 2
@@ -75,23 +102,49 @@ def _factor_one(a):
                     a[kp + 1:, kk] = a[kp + 1:, kp]
                     a[kp + 1:, kp] = t
                 if kp - kk > 1:
-                    t = a[kk + 1:kp, kk].clone()
-                    a[kk + 1:kp, kk] = a[kp, kk + 1:kp]
+                    t = cj(a[kk + 1:kp, kk].clone())
+                    a[kk + 1:kp, kk] = cj(a[kp, kk + 1:kp])
                     a[kp, kk + 1:kp] = t
+                if kind.herm:
+                    a[kp, kk] = a[kp, kk].conj()
                 t = a[kk, kk].clone()
                 a[kk, kk] = a[kp, kp]
                 a[kp, kp] = t
+                kind.real_diag(a, kk)
+                kind.real_diag(a, kp)
                 if kstep == 2:
+                    kind.real_diag(a, k)
                     t = a[k + 1, k].clone()
                     a[k + 1, k] = a[kp, k]
                     a[kp, k] = t
+            else:
+                kind.real_diag(a, k)
+                if kstep == 2:
+                    kind.real_diag(a, k + 1)
             if kstep == 1:
                 if k < n - 1:
-                    r1 = 1.0 / a[k, k]
+                    r1 = 1.0 / (a[k, k].real if kind.herm else a[k, k])
                     col = a[k + 1:, k]
                     a[k + 1:, k + 1:] = (a[k + 1:, k + 1:] - r1 * col.unsqueeze(1) *
-                                         col.unsqueeze(0)).tril() + a[k + 1:, k + 1:].triu(1)
+                                         cj(col).unsqueeze(0)).tril() + a[k + 1:, k + 1:].triu(1)
                     a[k + 1:, k] = col * r1
+            elif k < n - 2 and kind.herm:      # zhetf2's 2 x 2 update
+                d = a[k + 1, k].abs()
+                d11 = a[k + 1, k + 1].real / d
+                d22 = a[k, k].real / d
+                tt = 1.0 / (d11 * d22 - 1.0)
+                d21 = a[k + 1, k] / d
+                d = tt / d
+                c0, c1 = a[k + 2:, k].clone(), a[k + 2:, k + 1].clone()
+                wk = d * (d11 * c0 - d21 * c1)
+                wkp1 = d * (d22 * c1 - d21.conj() * c0)
+                upd = a[k + 2:, k + 2:] - (c0.unsqueeze(1) * wk.conj().unsqueeze(0) +
+                                           c1.unsqueeze(1) * wkp1.conj().unsqueeze(0))
+                a[k + 2:, k + 2:] = upd.tril() + a[k + 2:, k + 2:].triu(1)
+                a[k + 2:, k] = wk
+                a[k + 2:, k + 1] = wkp1
+                for j in range(k + 2, n):
+                    kind.real_diag(a, j)
             elif k < n - 2:
                 d21 = a[k + 1, k]
                 d11 = a[k + 1, k + 1] / d21
@@ -123,9 +176,10 @@ def ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None):
     batch, n = tuple(A.shape[:-2]), A.shape[-1]
     with no_grad():
         flat = A.reshape((math.prod(batch), n, n)).clone()
+        kind = _Kind(A.dtype, hermitian)
         pivs, infos = [], []
         for b in range(flat.shape[0]):
-            p, i = _factor_one(flat[b])
+            p, i = _factor_one(flat[b], kind)
             pivs.append(p)
             infos.append(i)
         LD = flat.tril().reshape(batch + (n, n))
@@ -145,9 +199,10 @@ def ldl_factor(A, *, hermitian=False, out=None):
     return _result(LD, pivots)
 
 
-def _solve_one(a, piv, x):
-    """dsytrs (uplo='L'): x <- A^-1 x for one factored matrix, in place."""
+def _solve_one(a, piv, x, kind):
+    """dsytrs / zsytrs / zhetrs (uplo='L'): x <- A^-1 x for one factored matrix, in place."""
     n = a.shape[0]
+    cj = kind.conj
     k = 0
     while k < n:                      # L D y = P b
         if piv[k] > 0:
@@ -156,7 +211,7 @@ def _solve_one(a, piv, x):
                 _swap(x, k, kp)
             if k < n - 1:
                 x[k + 1:] = x[k + 1:] - a[k + 1:, k].unsqueeze(1) * x[k].unsqueeze(0)
-            x[k] = x[k] / a[k, k]
+            x[k] = x[k] / (a[k, k].real if kind.herm else a[k, k])
             k += 1
         else:
             kp = -piv[k] - 1
@@ -166,25 +221,25 @@ def _solve_one(a, piv, x):
                 x[k + 2:] = x[k + 2:] - a[k + 2:, k].unsqueeze(1) * x[k].unsqueeze(0) - \
                     a[k + 2:, k + 1].unsqueeze(1) * x[k + 1].unsqueeze(0)
             akm1k = a[k + 1, k]
-            akm1, ak = a[k, k] / akm1k, a[k + 1, k + 1] / akm1k
+            akm1, ak = a[k, k] / cj(akm1k), a[k + 1, k + 1] / akm1k
             denom = akm1 * ak - 1.0
-            bkm1, bk = x[k] / akm1k, x[k + 1] / akm1k
+            bkm1, bk = x[k] / cj(akm1k), x[k + 1] / akm1k
             x[k] = (ak * bkm1 - bk) / denom
             x[k + 1] = (akm1 * bk - bkm1) / denom
             k += 2
     k = n - 1
-    while k >= 0:                     # L^T x = y, then P^T
+    while k >= 0:                     # L^T x = y (L^H when Hermitian), then P^T
         if piv[k] > 0:
             if k < n - 1:
-                x[k] = x[k] - (a[k + 1:, k].unsqueeze(1) * x[k + 1:]).sum(0)
+                x[k] = x[k] - (cj(a[k + 1:, k]).unsqueeze(1) * x[k + 1:]).sum(0)
             kp = piv[k] - 1
             if kp != k:
                 _swap(x, k, kp)
             k -= 1
         else:
             if k < n - 1:
-                x[k] = x[k] - (a[k + 1:, k].unsqueeze(1) * x[k + 1:]).sum(0)
-                x[k - 1] = x[k - 1] - (a[k + 1:, k - 1].unsqueeze(1) * x[k + 1:]).sum(0)
+                x[k] = x[k] - (cj(a[k + 1:, k]).unsqueeze(1) * x[k + 1:]).sum(0)
+                x[k - 1] = x[k - 1] - (cj(a[k + 1:, k - 1]).unsqueeze(1) * x[k + 1:]).sum(0)
             kp = -piv[k] - 1
             if kp != k:
                 _swap(x, k, kp)
@@ -218,8 +273,9 @@ def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
         p = pivots.expand(batch + (n,)).reshape((count, n))
         x = B.to(LD.dtype).expand(batch + tuple(B.shape[-2:]))
         x = x.reshape((count,) + tuple(B.shape[-2:])).clone()
+        kind = _Kind(LD.dtype, hermitian)
         for b in range(x.shape[0]):
-            _solve_one(a[b], [int(v) for v in p[b].tolist()], x[b])
+            _solve_one(a[b], [int(v) for v in p[b].tolist()], x[b], kind)
     return x.reshape(batch + tuple(B.shape[-2:]))
 
 

@@ -36,15 +36,15 @@ def _tol(S, A, atol, rtol, name):
 def _pinv_grad(g, A, result):
     """PyTorch's pinv_backward: exact where the rank is constant, no 1 / (s_i - s_j)."""
     m, n = A.shape[-2:]
-    P, Ph, gh = result, result.mT, g.mT
+    P, Ph, gh = result, result.mH, g.mH
     if m <= n:
         K = matmul(gh, P)
         KPh = matmul(K, Ph)
-        return -matmul(P, K).mT + KPh - matmul(matmul(A, P), KPh) + \
+        return -matmul(P, K).mH + KPh - matmul(matmul(A, P), KPh) + \
             matmul(matmul(Ph, P), gh - matmul(K, A))
     K = matmul(P, gh)
     PhK = matmul(Ph, K)
-    return -matmul(K, P).mT + matmul(matmul(gh - matmul(A, K), P), Ph) + PhK - \
+    return -matmul(K, P).mH + matmul(matmul(gh - matmul(A, K), P), Ph) + PhK - \
         matmul(matmul(PhK, P), A)
 
 
@@ -53,11 +53,11 @@ def _pinv(A, atol, rtol, hermitian):
         w, V = DC.eigh(A)
         tol = _tol(w.abs(), A, atol, rtol, "linalg.pinv")
         winv = pointwise.where(w.abs() > tol, 1 / pointwise.where(w.abs() > tol, w, 1.0), 0.0)
-        return matmul(V * winv.unsqueeze(-2), V.mT)
+        return matmul(V * winv.unsqueeze(-2), V.mH)
     U, S, Vh = DC.svd(A, full_matrices=False)
     tol = _tol(S, A, atol, rtol, "linalg.pinv")
     sinv = pointwise.where(S > tol, 1 / pointwise.where(S > tol, S, 1.0), 0.0)
-    return matmul(Vh.mT * sinv.unsqueeze(-2), U.mT)
+    return matmul(Vh.mH * sinv.unsqueeze(-2), U.mH)
 
 
 PINV = composite("linalg_pinv", _pinv, kind="linalg", args=("A",), grad=_pinv_grad,
@@ -100,13 +100,13 @@ def lstsq(A, B, rcond=None, *, driver=None):
         rcond = D.finfo(A.dtype).eps * max(m, n)
     X = matmul(pinv(A, rtol=rcond if driver != "gels" else 0.0), Bm)
     drv = driver or "gelsy"
-    empty = creation.empty(0, dtype=A.dtype, device=A.device)
+    empty = creation.empty(0, dtype=A.dtype.to_real(), device=A.device)
     rank = matrix_rank(A, rtol=rcond).to(D.int64) if drv != "gels" else \
         creation.empty(0, dtype=D.int64, device=A.device)
     sv = DC.svdvals(A) if drv in ("gelsd", "gelss") else empty
     residuals = empty
     if m > n and drv != "gelsy" and bool((matrix_rank(A) == n).all()):
-        residuals = ((matmul(A, X) - Bm) ** 2).sum(-2)
+        residuals = ((matmul(A, X) - Bm).abs() ** 2).sum(-2)
     if vector:
         X = X.squeeze(-1)
         residuals = residuals.squeeze(-1) if residuals.numel() else residuals
@@ -132,17 +132,14 @@ def matrix_exp(A):
         raise TypeError(f"matrix_exp(): argument 'input' must be Tensor, not {type(A).__name__}")
     if A.dim() < 2 or A.shape[-1] != A.shape[-2]:
         raise RuntimeError("linalg.matrix_exp: A must be batches of square matrices")
-    if A.dtype.is_complex:
-        raise NotImplementedError(f"linalg.matrix_exp: complex inputs ({A.dtype.pt_name}) are "
-                                  f"not supported yet (docs/complex-and-fft.md)")
-    if not A.dtype.is_floating_point:
+    if not (A.dtype.is_floating_point or A.dtype.is_complex):
         raise RuntimeError(f"linalg.matrix_exp: Expected a floating point or complex tensor as "
                            f"input. Got {A.dtype.pt_name}")
     n = A.shape[-1]
     if A.numel() == 0:
         return A.clone()
-    if A.dtype is D.float32:          # squaring amplifies rounding: square in float64
-        return matrix_exp(A.to(D.float64)).to(D.float32)
+    if A.dtype in (D.float32, D.complex64):    # squaring amplifies rounding: square in double
+        return matrix_exp(A.to(D.complex128 if A.dtype.is_complex else D.float64)).to(A.dtype)
     norm = float(A.detach().abs().sum(-2).amax()) if A.numel() else 0.0
     s = max(0, int(math.ceil(math.log2(norm))) + 1) if norm > 0.5 else 0
     X = A / (2 ** s) if s else A
@@ -173,7 +170,8 @@ def householder_product(A, tau, *, out=None):
     for i in range(k):
         col = A[..., :, i]
         v = pointwise.where(rows < i, 0.0, pointwise.where(rows == i, 1.0, col))
-        H = eye - tau[..., i:i + 1].unsqueeze(-1) * (v.unsqueeze(-1) * v.unsqueeze(-2))
+        vh = v.conj() if v.dtype.is_complex else v          # H_i = I - tau_i v v^H
+        H = eye - tau[..., i:i + 1].unsqueeze(-1) * (v.unsqueeze(-1) * vh.unsqueeze(-2))
         Q = matmul(Q, H)
     return Q[..., :, :n]
 
@@ -207,18 +205,18 @@ def _cholesky_solve_grad(g, B, L, result, upper, needs):
     gB = cholesky_solve(g, L, upper)
     gL = None
     if needs[1]:
-        common = matmul(gB, result.mT)
-        common = common + common.mT
+        common = matmul(gB, result.mH)
+        common = common + common.mH
         gL = -matmul(L, common) if upper else -matmul(common, L)
     return gB, gL
 
 
 def _cholesky_solve(B, L, upper):
     if upper:
-        y = DC.solve_triangular(L.mT, B, upper=False)
+        y = DC.solve_triangular(L.mH, B, upper=False)
         return DC.solve_triangular(L, y, upper=True)
     y = DC.solve_triangular(L, B, upper=False)
-    return DC.solve_triangular(L.mT, y, upper=True)
+    return DC.solve_triangular(L.mH, y, upper=True)
 
 
 CHOLESKY_SOLVE = composite("cholesky_solve", _cholesky_solve, kind="linalg", args=("B", "L"),
@@ -237,7 +235,7 @@ def cholesky_solve(B, L, upper=False, *, out=None):
 
 
 def _cholesky_inverse_grad(g, L, result, upper):
-    common = matmul(result, matmul(g + g.mT, result))
+    common = matmul(result, matmul(g + g.mH, result))
     return -matmul(L, common) if upper else -matmul(common, L)
 
 
@@ -259,8 +257,8 @@ def svd_uv(input, some=True, compute_uv=True, *, out=None):
     """torch.svd: (U, S, V) with V, not V^T; reduced unless some=False."""
     U, S, Vh = DC.svd(input, full_matrices=not some)
     if not compute_uv:
-        return RT.svd_uv(creation.zeros_like(U), S, creation.zeros_like(Vh.mT))
-    return RT.svd_uv(U, S, Vh.mT)
+        return RT.svd_uv(creation.zeros_like(U), S, creation.zeros_like(Vh.mH))
+    return RT.svd_uv(U, S, Vh.mH)
 
 
 def qr_some(input, some=True, *, out=None):

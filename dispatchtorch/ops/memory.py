@@ -12,6 +12,7 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ..dispatch import OpDef
 from ..dispatch.registry import frontend_row
+from ._out import takes_out
 from . import creation, views
 from .casts import (CAST, CLONE, TRANSFER, _cast, _parse_to, _to_dtype,  # noqa: F401
                     clone, contiguous, cpu, cuda, to, type_)
@@ -128,9 +129,8 @@ def tensor_list(tensors, op):
     return list(tensors)
 
 
+@takes_out("cat", "inputs", "any")
 def cat(tensors, dim=0, *, out=None):
-    if out is not None:
-        raise NotImplementedError("cat(out=...) is not supported")
     tensors = tensor_list(tensors, "cat")
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
@@ -191,6 +191,7 @@ def _cat_op(n):
     return op
 
 
+@takes_out("stack", "inputs", "any")
 def stack(tensors, dim=0, *, out=None):
     tensors = tensor_list(tensors, "stack")
     if not tensors:

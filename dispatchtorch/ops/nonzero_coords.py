@@ -10,12 +10,14 @@ from .._run import apply, decompose
 from ..dispatch.registry import Forms, form_of, prim_row
 from ._composite import composite, written_forms
 from . import creation
+from ._out import takes_out
 
 ONLY = Forms(written=True, inplace=False)
 NONZERO = prim_row("nonzero", kind="indexing", data_dependent=True, forms=ONLY)
 
 
 @form_of(NONZERO)
+@takes_out("nonzero", "exact", "any")
 def nonzero(input, *, out=None, as_tuple=False):
     count = int((input != 0).sum().item())
     place = input._place

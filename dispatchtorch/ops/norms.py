@@ -117,7 +117,9 @@ MATRIX_NORM = composite(
 
 
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
-    A = _float_input(A, dtype, "linalg.matrix_norm")
+    check_tensor(A, "linalg.matrix_norm")
+    if not (ord in ("nuc", 2, -2) and A.dtype.is_complex):    # those read A's own singular
+        A = _float_input(A, dtype, "linalg.matrix_norm")       # values, not |A|'s
     if A.dim() < 2:
         raise RuntimeError(f"linalg.matrix_norm: The input tensor A must have at least 2 "
                            f"dimensions.")

@@ -14,7 +14,7 @@ from . import elementwise as E
 from ._elementwise import _SPECS as _ROWS, binary, inplace, nary, result_type, unary
 from .._run import decompose, scalar_handle, wrap
 from ..autograd.grad_mode import no_grad
-from ..dispatch.registry import form_of, grad_not_implemented
+from ..dispatch.registry import OPS, form_of, grad_not_implemented
 from ._composite import composite as _composite, run as _run_composite
 from ._args import write_out
 from . import creation, nonzero_coords
@@ -22,7 +22,8 @@ from . import creation, nonzero_coords
 
 def _unary_fn(spec):
     def fn(input, *, out=None):
-        return write_out(out, unary(spec, input))
+        r = unary(spec, input)
+        return r if out is None else write_out(out, r, spec.name, (input,))
     fn.__name__ = fn.__qualname__ = spec.name
     fn.__doc__ = f"Elementwise {spec.name} (see docs/ops.md)."
     return fn
@@ -47,16 +48,19 @@ def _binary_fn(spec, scalars="both"):
     name = spec.name
     if scalars == "both":
         def fn(input, other, *, out=None):
-            return write_out(out, binary(spec, input, other))
+            r = binary(spec, input, other)
+            return r if out is None else write_out(out, r, name, (input, other))
     elif scalars == "other":
         def fn(input, other, *, out=None):
             _tensor_arg(name, "input", input, 1)
-            return write_out(out, binary(spec, input, other))
+            r = binary(spec, input, other)
+            return r if out is None else write_out(out, r, name, (input, other))
     else:
         def fn(input, other, *, out=None):
             _tensor_arg(name, "input", input, 1)
             _tensor_arg(name, "other", other, 2)
-            return write_out(out, binary(spec, input, other))
+            r = binary(spec, input, other)
+            return r if out is None else write_out(out, r, name, (input, other))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise {name} with broadcasting and type promotion."
     return fn
@@ -132,7 +136,8 @@ def _scaled(input, other, alpha, op):
 
 
 def add(input, other, *, alpha=1, out=None):
-    return write_out(out, binary(E.add, input, _scaled(input, other, alpha, "add")))
+    r = binary(E.add, input, _scaled(input, other, alpha, "add"))
+    return r if out is None else write_out(out, r, "add", (input, other))
 
 
 def add_(input, other, *, alpha=1):
@@ -150,7 +155,8 @@ def _no_bool_sub(a, b, op):
 
 def sub(input, other, *, alpha=1, out=None):
     _no_bool_sub(input, other, "sub")
-    return write_out(out, binary(E.sub, input, _scaled(input, other, alpha, "sub")))
+    r = binary(E.sub, input, _scaled(input, other, alpha, "sub"))
+    return r if out is None else write_out(out, r, "sub", (input, other))
 
 
 def sub_(input, other, *, alpha=1):
@@ -445,7 +451,8 @@ def _shift(spec, left):
         bits = dt.itemsize * 8
         if not isinstance(other, Tensor):
             if 0 <= other < bits:
-                return write_out(out, binary(spec, input, other))
+                r = binary(spec, input, other)
+                return r if out is None else write_out(out, r, name, (input, other))
             if left:
                 return write_out(out, creation.zeros_like(_promoted(input, other)[0]))
             a, _, _ = _promoted(input, other)
@@ -668,6 +675,10 @@ fmax, fmin, hypot = FUNCTIONS["fmax"], FUNCTIONS["fmin"], FUNCTIONS["hypot"]
 xlogy, logaddexp = FUNCTIONS["xlogy"], FUNCTIONS["logaddexp"]
 arctan2 = atan2
 
+
+# hand-written forms the rows' derivative rules call by name (registry.FORMS)
+for _name in ("div", "pow", "where", "trunc", "isfinite"):
+    form_of(OPS[_name])(globals()[_name])
 
 # what `from .pointwise import *` exports: the op functions, not this module's helpers
 __all__ = sorted(set(FUNCTIONS) | set(INPLACE) | {

@@ -12,6 +12,7 @@ from . import elementwise as E
 from ._composite import composite, inplace_variant, run
 from ..dispatch.registry import Forms, form_of
 from ._elementwise import _SPECS as _ROWS, binary, define, result_type
+from ._out import takes_out
 from .pointwise import forms_of, write_out
 
 F = dict(dtypes="float", promote="int_to_float")
@@ -206,6 +207,7 @@ def equal(input, other):
 
 # -- frexp, scalar_tensor ----------------------------------------------------------------------
 
+@takes_out("frexp", "exact")
 def frexp(input, *, out=None):
     """(mantissa, exponent) with x = mantissa * 2**exponent, 0.5 <= |mantissa| < 1; 0, inf
     and NaN give (x, 0). The exponent from log2, corrected by one where rounding missed."""

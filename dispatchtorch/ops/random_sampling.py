@@ -19,6 +19,7 @@ from . import _random_streams as S
 from . import random as R
 from .creation import _cast_host, _dtype_or, _from_host, _like, _place, empty
 from .memory import copy_
+from ._out import takes_out
 
 
 def _float_dtype(dtype, op):
@@ -42,6 +43,7 @@ def _drawn(values, shape, dt, device, requires_grad, op):
                       requires_grad, op)
 
 
+@takes_out("rand", "cast", factory=True)
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None,
          layout=None, pin_memory=False):
     shape = as_shape(size, "rand")
@@ -56,6 +58,7 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, ou
     return _drawn(values, shape, dt, device, requires_grad, "rand")
 
 
+@takes_out("randn", "cast", factory=True)
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None,
           layout=None, pin_memory=False):
     shape = as_shape(size, "randn")
@@ -75,6 +78,7 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, o
 _WIDE_DRAWS = ("int64", "float64", "float32", "bfloat16")
 
 
+@takes_out("randint", "cast", factory=True)
 def randint(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False,
             low=None, high=None, out=None, layout=None, pin_memory=False):
     args = list(args)
@@ -101,6 +105,7 @@ def randint(*args, size=None, generator=None, dtype=None, device=None, requires_
     return _drawn(values, shape, dt, device, requires_grad, "randint")
 
 
+@takes_out("randperm", "cast", factory=True)
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False, out=None,
              layout=None, pin_memory=False):
     try:
@@ -135,6 +140,7 @@ def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_g
     return randint(low, high, input._shape, dtype=dt, device=dev, requires_grad=requires_grad)
 
 
+@takes_out("normal", "cast", factory=True)
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None,
            requires_grad=False, out=None):
     """As ATen: a standard normal of the result's shape, then `* std + mean` in its dtype."""
@@ -165,6 +171,7 @@ def _check_probs(probs, op):
         raise RuntimeError(f"{op}: all elements of input should be between 0 and 1")
 
 
+@takes_out("bernoulli", "cast", factory=True)
 def bernoulli(input, p=None, *, generator=None, out=None):
     if p is not None:
         return empty(input._shape, dtype=input.dtype, device=input.device).bernoulli_(

@@ -142,10 +142,12 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     return r if out is None else _write(out, r)
 
 
-def _write(out, r):
+def _write(out, r, op="out=", inputs=(), dtype="cast"):
+    """out= of a reduction: the result converted to out's dtype, unless dtype says
+    otherwise (ops/_out.py)."""
     if out is None:
         return r
-    return write_out(out, r)
+    return write_out(out, r, op, inputs, dtype)
 
 
 # -- undoing broadcasting -------------------------------------------------------------------------

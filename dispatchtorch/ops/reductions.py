@@ -153,7 +153,7 @@ def _extreme_reduce(op, name):
         dims = norm_dims(dim, input.dim(), name)
         _check_nonempty(input, dims if dim not in (None, ()) else (), name)
         return _write(out, _reduce(op, input, dims or tuple(range(input.dim())), keepdim,
-                                   input._dtype))
+                                   input._dtype), name, (input,), "exact")
     fn.__name__ = fn.__qualname__ = name
     return fn
 
@@ -227,7 +227,7 @@ def _extreme(op, name, binary, tuple_type):
     def fn(input, dim=None, keepdim=False, *, out=None):
         check_tensor(input, name)
         if isinstance(dim, Tensor):
-            return binary(input, dim)
+            return _write(out, binary(input, dim), name, (input, dim), "safe")
         if dim is None:
             if keepdim:
                 raise TypeError(f"{name}() received an invalid combination of arguments: keepdim "
@@ -236,9 +236,11 @@ def _extreme(op, name, binary, tuple_type):
                 raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
                                    f"input.numel() == 0. Specify the reduction dim with the 'dim' "
                                    f"argument.")
-            return run(op, (input,), {"dim": None, "keepdim": False})
+            return _write(out, run(op, (input,), {"dim": None, "keepdim": False}), name,
+                          (input,), "exact")
         d = norm_dim(dim, input.dim(), name)
-        return tuple_type(*run(op, (input,), {"dim": d, "keepdim": keepdim}))
+        return _write(out, tuple_type(*run(op, (input,), {"dim": d, "keepdim": keepdim})), name,
+                      (input,), "exact")
     fn.__name__ = fn.__qualname__ = name
     return fn
 
@@ -256,12 +258,14 @@ AMINMAX = composite("aminmax", _aminmax, kind="reduction", n_out=2,
                     doc="amin and amax in one call")
 
 
-def aminmax(input, *, dim=None, keepdim=False):
+def aminmax(input, *, dim=None, keepdim=False, out=None):
     check_tensor(input, "aminmax")
     check_keepdim(keepdim, "aminmax")
     dims = norm_dims(dim, input.dim(), "aminmax")
     _check_nonempty(input, dims if dim is not None else (), "aminmax")
-    return return_types.aminmax(*run(AMINMAX, (input,), {"dims": dims, "keepdim": keepdim}))
+    return _write(out, return_types.aminmax(*run(AMINMAX, (input,), {"dims": dims,
+                                                                      "keepdim": keepdim})),
+                  "aminmax", (input,), "exact")
 
 
 # -- logical reductions --------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from ..dispatch import OpDef, register_op
 from ..dispatch.registry import Forms, form_of
 from ._composite import composite, inplace_variant, run
 from ._args import check_tensor, write_out
+from ._out import takes_out
 from . import creation, memory, pointwise
 
 
@@ -136,8 +137,8 @@ def _cumext(op, name):
     return fn
 
 
-cummax = _cumext(CUMMAX, "cummax")
-cummin = _cumext(CUMMIN, "cummin")
+cummax = takes_out("cummax", "exact")(_cumext(CUMMAX, "cummax"))
+cummin = takes_out("cummin", "exact")(_cumext(CUMMIN, "cummin"))
 
 
 def _inplace_scan(fn, name):
@@ -158,6 +159,13 @@ def _logcumsumexp(x, dim):
     if x.numel() == 0 or x.dim() == 0:
         return x.clone()
     n = x.shape[dim]
+    if x.dtype.is_complex:
+        # the imaginary part of a complex log is defined modulo 2 pi: the branch PyTorch's
+        # answer takes is that of its sequential scan, so scan one element at a time
+        outs = [x.narrow(dim, 0, 1)]
+        for i in range(1, n):
+            outs.append(pointwise.logaddexp(outs[-1], x.narrow(dim, i, 1)))
+        return memory.cat(outs, dim)
     y = x
     step = 1
     while step < n:
@@ -177,9 +185,10 @@ LOGCUMSUMEXP = composite("logcumsumexp", _logcumsumexp, kind="scan", dtypes="flo
 
 
 @form_of(LOGCUMSUMEXP)
+@takes_out("logcumsumexp", "exact")
 def logcumsumexp(input, dim, *, out=None):
     d, _ = _scan_input(input, dim, "logcumsumexp")
-    if not input.dtype.is_floating_point:
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise NotImplementedError(f"\"logcumsumexp\" not implemented for '{input.dtype.pt_name}'")
     return run(LOGCUMSUMEXP, (input,), {"dim": d})
 

@@ -12,6 +12,7 @@ from .._shape import norm_dim
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ._composite import composite, inplace_variant, run
+from ._out import takes_out
 
 
 def _tensor(x, name, op):
@@ -470,10 +471,12 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name):
     return r.squeeze(0) if scalar_q else r
 
 
+@takes_out("quantile", "exact")
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     return _quantile(input, q, dim, keepdim, interpolation, False, "quantile")
 
 
+@takes_out("nanquantile", "exact")
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     return _quantile(input, q, dim, keepdim, interpolation, True, "nanquantile")
 
@@ -526,6 +529,18 @@ COPIES = {n + "_copy": _copy_of(n) for n in (
     "expand", "permute", "t", "transpose", "unsqueeze", "squeeze", "view", "diagonal",
     "narrow", "unbind", "unfold", "as_strided", "select", "detach")}
 COPIES["alias_copy"] = lambda input: input.clone()
+
+
+def _narrow_copy(input, dim, start, length):
+    """PyTorch's narrow_copy checks dim < ndim before it wraps dim (a RuntimeError there;
+    a negative dim out of range is narrow's IndexError)."""
+    if isinstance(input, Tensor) and input.dim() and isinstance(dim, int) and dim >= input.dim():
+        raise RuntimeError(f"narrow_copy(): Expected dim < {input.dim()} (the number of "
+                           f"dimensions of self), but got {dim}")
+    return input.narrow(dim, start, length).clone()
+
+
+COPIES["narrow_copy"] = _narrow_copy
 
 
 def split_with_sizes(input, split_sizes, dim=0):

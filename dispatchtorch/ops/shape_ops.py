@@ -11,6 +11,7 @@ from .._shape import broadcast_shapes, norm_dim, numel
 from .._tensor import Tensor
 from ._composite import composite, inplace_variant, run
 from ._args import check_tensor
+from ._out import takes_out
 from . import creation, memory, pointwise, scans, sorting
 
 
@@ -242,8 +243,8 @@ def _triangle_fn(op, name):
     return fn
 
 
-tril = _triangle_fn(TRIL, "tril")
-triu = _triangle_fn(TRIU, "triu")
+tril = takes_out("tril", "exact")(_triangle_fn(TRIL, "tril"))
+triu = takes_out("triu", "exact")(_triangle_fn(TRIU, "triu"))
 tril_ = inplace_variant(tril, "tril_", overlap_ok=True)
 triu_ = inplace_variant(triu, "triu_", overlap_ok=True)
 
@@ -273,6 +274,7 @@ DIAG = composite("diag", _diag, kind="indexing", grad=_diag_grad, signature="dia
                  doc="1-d: a square matrix with x on a diagonal; 2-d: a copy of a diagonal")
 
 
+@takes_out("diag", "exact")
 def diag(input, diagonal=0, *, out=None):
     check_tensor(input, "diag")
     if input.dim() not in (1, 2):
@@ -375,10 +377,10 @@ def _stacker(op, name):
     return fn
 
 
-hstack = _stacker(HSTACK, "hstack")
-vstack = row_stack = _stacker(VSTACK, "vstack")
-dstack = _stacker(DSTACK, "dstack")
-column_stack = _stacker(COLUMN_STACK, "column_stack")
+hstack = takes_out("hstack", "inputs", "any")(_stacker(HSTACK, "hstack"))
+vstack = row_stack = takes_out("vstack", "inputs", "any")(_stacker(VSTACK, "vstack"))
+dstack = takes_out("dstack", "inputs", "any")(_stacker(DSTACK, "dstack"))
+column_stack = takes_out("column_stack", "inputs", "any")(_stacker(COLUMN_STACK, "column_stack"))
 
 
 def _broadcast_tensors(*tensors):

@@ -13,6 +13,7 @@ from .._tensor import Tensor
 from ..dispatch.registry import prim_row
 from ._composite import composite, run
 from ._args import check_tensor
+from ._out import takes_out
 from . import creation, pointwise
 
 
@@ -37,6 +38,7 @@ def _sort(input, d, descending):
                  {"dim": d, "descending": descending}, {"dim": d, "shape": input._shape})
 
 
+@takes_out("sort", "exact")
 def sort(input, dim=-1, descending=False, stable=False, *, out=None):
     check_tensor(input, "sort")
     if isinstance(dim, bool):        # sort(x, stable=...) passed positionally is not PyTorch's
@@ -69,6 +71,7 @@ TOPK = composite("topk", _topk, kind="sort", n_out=2,
                      "order, NaN counts as largest")
 
 
+@takes_out("topk", "exact")
 def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
     check_tensor(input, "topk")
     if input.dtype is D.bool_:
@@ -101,6 +104,7 @@ KTHVALUE = composite("kthvalue", _kthvalue, kind="sort", n_out=2,
                      doc="the k-th smallest along dim (NaN sorts last)")
 
 
+@takes_out("kthvalue", "exact", "any")
 def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     check_tensor(input, "kthvalue")
     check_keepdim(keepdim, "kthvalue")
@@ -176,12 +180,14 @@ def _median_fn(full, along, name):
     return fn
 
 
-median = _median_fn(MEDIAN, MEDIAN_DIM, "median")
-nanmedian = _median_fn(NANMEDIAN, NANMEDIAN_DIM, "nanmedian")
+median = takes_out("median", "exact")(_median_fn(MEDIAN, MEDIAN_DIM, "median"))
+nanmedian = takes_out("nanmedian", "exact")(_median_fn(NANMEDIAN, NANMEDIAN_DIM,
+                                                              "nanmedian"))
 
 
 # -- binary search ----------------------------------------------------------------------------------
 
+@takes_out("searchsorted", "exact")
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None,
                  out=None):
     check_tensor(sorted_sequence, "searchsorted", "sorted_sequence")
@@ -228,6 +234,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     return r
 
 
+@takes_out("bucketize", "exact")
 def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
     check_tensor(boundaries, "bucketize", "boundaries")
     if boundaries.dim() != 1:

@@ -56,7 +56,7 @@ _BESSEL = {n: define(n, domain=d, forms=SP, **F, **NO_GRAD) for n, d in (
     ("special_bessel_y0", (0.2, 8)), ("special_bessel_y1", (0.2, 8)),      # y, k: x > 0
     ("special_modified_bessel_k0", (0.2, 5)), ("special_modified_bessel_k1", (0.2, 5)),
     ("special_scaled_modified_bessel_k0", (0.2, 5)),
-    ("special_scaled_modified_bessel_k1", (0.2, 5)))}
+    ("special_scaled_modified_bessel_k1", (0.2, 5)), ("special_airy_ai", (-6, 4)))}
 
 B = ("a", "b")
 ZETA = define("special_zeta", args=B, forms=SP, **F, domain=((1.5, 4), (0.5, 3)),

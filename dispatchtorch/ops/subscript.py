@@ -18,6 +18,7 @@ from ..autograd.grad_mode import STATE
 from ..dispatch.registry import Forms, form_of
 from ._composite import composite, written_forms
 from .views import SLICE, _sub_view, select
+from ._out import takes_out
 from .gather_scatter import (INDEX_SELECT, SCATTER_PRIM, _INDEX_DTYPES, _gather, check_index, gather,
                              nonzero)
 
@@ -379,7 +380,8 @@ TAKE = composite("take", kind="indexing", args=("x", "index"), decomp=_take, for
 
 
 @form_of(TAKE)
-def take(input, index):
+@takes_out("take", "exact", "any")
+def take(input, index, *, out=None):
     if not isinstance(index, Tensor) or index.dtype.is_floating_point:
         raise RuntimeError("take(): Expected a long tensor for index")
     return decompose(TAKE, (input, index), {})

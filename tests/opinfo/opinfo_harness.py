@@ -105,10 +105,27 @@ def present(info):
 
 # -- conversion --------------------------------------------------------------------------
 
-def to_dt(x, leaves):
-    """A torch value as dispatchtorch's; tensors that require grad become leaves."""
+def _aliased(x, memo):
+    """x as a view of one dispatchtorch tensor per PyTorch storage (same strides and offset),
+    so that error inputs whose `out=` overlaps an input (or is expanded) stay so."""
+    storage = x.untyped_storage()
+    key = (storage.data_ptr(), x.dtype)
+    base = memo.get(key)
+    if base is None:
+        whole = torch.empty(0, dtype=x.dtype).set_(storage, 0, (storage.nbytes() // x.element_size(),))
+        base = memo[key] = dt.tensor(whole.numpy(), dtype=dt_dtype(str(x.dtype)[6:]))
+    return dt.as_strided(base, tuple(x.shape), x.stride(), x.storage_offset())
+
+
+def to_dt(x, leaves, memo=None):
+    """A torch value as dispatchtorch's; tensors that require grad become leaves. With a
+    memo, tensors sharing a PyTorch storage share one dispatchtorch storage too."""
     if isinstance(x, torch.Tensor) and x._is_zerotensor():     # PyTorch's lazy zeros
         x = torch.zeros(x.shape, dtype=x.dtype, requires_grad=x.requires_grad)
+    if isinstance(x, torch.Tensor) and memo is not None and not x.requires_grad and \
+            x.layout == torch.strided and not x.is_complex() and x.device.type == "cpu" and \
+            dt_dtype(str(x.dtype)[6:]) is not None and x.dtype is not torch.bfloat16:
+        return _aliased(x, memo)
     if isinstance(x, torch.Tensor):
         if x.layout != torch.strided or x.is_complex() and dt_dtype("complex64") is None:
             raise Absent(f"{x.layout} / {x.dtype} input")
@@ -141,10 +158,10 @@ def to_dt(x, leaves):
     if isinstance(x, torch.nn.Module):
         return _module_to_dt(x)
     if isinstance(x, (list, tuple)):
-        return type(x)(to_dt(v, leaves) for v in x) if not hasattr(x, "_fields") else \
-            type(x)(*(to_dt(v, leaves) for v in x))
+        return type(x)(to_dt(v, leaves, memo) for v in x) if not hasattr(x, "_fields") else \
+            type(x)(*(to_dt(v, leaves, memo) for v in x))
     if isinstance(x, dict):
-        return {k: to_dt(v, leaves) for k, v in x.items()}
+        return {k: to_dt(v, leaves, memo) for k, v in x.items()}
     return x
 
 
@@ -391,7 +408,8 @@ def run_errors(info, limit=None):
         except Exception:
             continue
         try:
-            dargs, dkw = to_dt(args, []), to_dt(s.kwargs, [])
+            memo = {}
+            dargs, dkw = to_dt(args, [], memo), to_dt(s.kwargs, [], memo)
         except Exception:             # not representable here (absent dtypes, > 64 dims)
             continue
         r.compared += 1

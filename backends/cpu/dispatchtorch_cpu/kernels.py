@@ -409,6 +409,18 @@ KERNELS.update({name: _unary(_lazy(f)) for name, (f, _) in SPECIAL_UNARY.items()
 KERNELS.update({name: _binary(np.nextafter if f == "nextafter" else _lazy(f))
                 for name, (f, _) in SPECIAL_BINARY.items()})
 
+
+def _airy_ai(x, out=None):
+    """Ai(x): the first of scipy.special.airy's four results (Cephes, as PyTorch's)."""
+    r = _scipy_special("airy")(x)[0]
+    if out is None:
+        return r
+    out[...] = r
+    return out
+
+
+KERNELS["special_airy_ai"] = _unary(_airy_ai)
+
 from .fft_kernels import KERNELS as _FFT_KERNELS  # noqa: E402  (the FFT prims, scipy.fft)
 
 KERNELS.update(_FFT_KERNELS)

@@ -1,5 +1,5 @@
-"""The linear-algebra prims on numpy / scipy's LAPACK: Cholesky, symmetric eigensolver,
-SVD, QR, LU with partial pivoting and triangular solves, each over a batch (*B, m, n).
+"""The linear-algebra prims on numpy / scipy's LAPACK: Cholesky, symmetric and general
+eigensolvers, SVD, QR, LU with partial pivoting and triangular solves, each over a batch (*B, m, n).
 
 Failures LAPACK reports per matrix (not positive-definite, singular U) are written to
 an `info` output (PyTorch's convention: 0 ok, k > 0 the order of the failing minor or
@@ -43,6 +43,15 @@ def linalg_eigh(w, V, A, *, upper):
         return
     vals, vecs = np.linalg.eigh(np.asarray(A), UPLO="U" if upper else "L")
     w[...] = vals
+    V[...] = vecs
+
+
+def linalg_eig(L, V, A):
+    """numpy's geev; a real A's eigenpairs come back real where they are (cast here)."""
+    if A.size == 0:
+        return
+    vals, vecs = np.linalg.eig(np.asarray(A))
+    L[...] = vals
     V[...] = vecs
 
 
@@ -120,7 +129,7 @@ def linalg_solve_triangular(X, A, B, *, upper, left, unitriangular):
                          diag=int(bool(unitriangular)))
 
 
-KERNELS = {"linalg_cholesky": linalg_cholesky, "linalg_eigh": linalg_eigh,
+KERNELS = {"linalg_cholesky": linalg_cholesky, "linalg_eigh": linalg_eigh, "linalg_eig": linalg_eig,
            "linalg_svd": linalg_svd, "linalg_qr": linalg_qr,
            "linalg_lu_factor": linalg_lu_factor,
            "linalg_solve_triangular": linalg_solve_triangular}

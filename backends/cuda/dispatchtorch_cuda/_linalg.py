@@ -42,6 +42,15 @@ def build_linalg_kernels(am) -> dict:
             w[...] = vals
             V[...] = vecs
 
+    def linalg_eig(L, V, A):
+        """On the host: cuSOLVER's geev (cupy) orders the eigenvalues unlike LAPACK's, and
+        PyTorch's CUDA eig runs on the host (magma's geev) too."""
+        if A.size:
+            import numpy as np
+            vals, vecs = np.linalg.eig(am.download(A))
+            L[...] = am.upload(vals.astype(L.dtype))
+            V[...] = am.upload(vecs.astype(V.dtype))
+
     def linalg_svd(U, S, Vh, A, *, full_matrices):
         if A.size == 0:
             S[...] = 0
@@ -96,7 +105,7 @@ def build_linalg_kernels(am) -> dict:
         for i in range(b.shape[0]):
             xs[i] = am.trsm(a[i], b[i], lower=not upper, unit=unitriangular, left=left)
 
-    return {"linalg_cholesky": linalg_cholesky, "linalg_eigh": linalg_eigh,
+    return {"linalg_cholesky": linalg_cholesky, "linalg_eigh": linalg_eigh, "linalg_eig": linalg_eig,
             "linalg_svd": linalg_svd, "linalg_qr": linalg_qr,
             "linalg_lu_factor": linalg_lu_factor,
             "linalg_solve_triangular": linalg_solve_triangular}

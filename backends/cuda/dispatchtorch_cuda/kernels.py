@@ -314,4 +314,15 @@ def build_kernels(am) -> dict:
     table.update({name: unary(am.special(f)) for name, (f, _) in SPECIAL_UNARY.items()})
     table.update({name: binary(xp.nextafter if f == "nextafter" else _computing_in(am.special(f)))
                   for name, (f, _) in SPECIAL_BINARY.items()})
+
+    def airy_ai(x, out=None, dtype=None):
+        """cupyx.scipy.special has no Airy function: Ai is computed by scipy on the host
+        (one copy each way; docs/backends/cuda.md)."""
+        import scipy.special
+        r = scipy.special.airy(am.download(x))[0]
+        if out is None:
+            return am.upload(r.astype(x.dtype))
+        out[...] = am.upload(r.astype(out.dtype))
+        return out
+    table["special_airy_ai"] = unary(airy_ai)
     return table

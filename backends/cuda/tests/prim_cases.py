@@ -421,6 +421,11 @@ def linalg_cases(rng, prim, dtype):
             yield Case(prim, f"upper={upper}", [fresh(spd.shape[:-1], dtype),
                                                 fresh(spd.shape, dtype)], [dense(spd)],
                        {"upper": upper})
+    elif prim == "linalg_eig":       # complex results of a real and of a complex matrix
+        c = "complex64" if dtype == "float32" else "complex128"
+        z = cast(rng.standard_normal((2, n, n)) + 1j * rng.standard_normal((2, n, n)), c)
+        for a, label in ((mat((2, n, n)), "real"), (z, "complex")):
+            yield Case(prim, label, [fresh((2, n), c), fresh((2, n, n), c)], [dense(a)])
     elif prim == "linalg_svd":
         a = mat((2, 5, 3))
         for full in (False, True):

@@ -12,10 +12,11 @@ SPECIAL = ("digamma", "i0", "igamma", "igammac", "lgamma", "nextafter", "special
            "special_i0e", "special_i1", "special_i1e", "special_log_ndtr",
            "special_modified_bessel_k0", "special_modified_bessel_k1", "special_ndtri",
            "special_scaled_modified_bessel_k0", "special_scaled_modified_bessel_k1",
-           "special_zeta")
+           "special_zeta", "special_airy_ai")
 # The FFT prims take or give complex tensors, and this backend has no complex dtypes
 # (its devices do not list complex64 / complex128): a complex tensor, so any FFT of an
-# opencl tensor, is refused with a TypeError naming the dtype and the device before a
+# opencl tensor (and linalg.eig's complex results), is refused with a TypeError naming the dtype and the device before a
 # kernel or a fallback could run. Move the data to the cpu for torch.fft.
-NO_COMPLEX_DTYPES = ("fft_c2c", "fft_c2r", "fft_r2c")
+NO_COMPLEX_DTYPES = ("fft_c2c", "fft_c2r", "fft_r2c",
+                     "linalg_eig")    # complex results, whatever the input's dtype
 HOST_FALLBACK_PRIMS = frozenset(LINALG + SPECIAL + NO_COMPLEX_DTYPES)

@@ -130,6 +130,7 @@ _SPECIAL_NAMES = {   # case (the op row): torch.special's name; the values from 
     "special_modified_bessel_k1": "modified_bessel_k1",
     "special_scaled_modified_bessel_k0": "scaled_modified_bessel_k0",
     "special_scaled_modified_bessel_k1": "scaled_modified_bessel_k1", "special_entr": "entr",
+    "special_airy_ai": "airy_ai",
 }
 CASES += [Case(op, lambda x, n=name: getattr(torch.special, n)(x),
                _one((3, 4), low=OPS[op].domain[0], high=OPS[op].domain[1]), dtypes=FL,

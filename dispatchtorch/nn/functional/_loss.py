@@ -50,7 +50,8 @@ def _check_pair(name, input, target, strict=False):
                       f"({input.shape}). This will likely lead to incorrect results due to "
                       f"broadcasting. Please ensure they have the same size.", UserWarning,
                       stacklevel=3)
-    if not target.dtype.is_floating_point and input.dtype.is_floating_point:
+    if not (target.dtype.is_floating_point or target.dtype.is_complex) and \
+            input.dtype.is_floating_point:
         target = target.to(input.dtype)
     return target
 

@@ -5,6 +5,7 @@ from ... import _dtype as D
 from ...ops.norms import vector_norm
 from ..._tensor import Tensor
 from ...ops import nn_ops as N
+from ...ops._out import takes_out
 
 
 def _shape_of(normalized_shape):
@@ -98,9 +99,11 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     return out.to(low) if low is not None else out
 
 
+@takes_out("normalize")
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     """input / max(||input||_p along dim, eps)."""
-    if p == 2:       # max(sqrt(s), eps) as sqrt(max(s, eps^2)): no 0/0 in the gradient
+    if p == 2 and not input.dtype.is_complex:   # max(sqrt(s), eps) as sqrt(max(s, eps^2)):
+        # no 0/0 in the gradient
         norm = (input * input).sum(dim, keepdim=True).clamp_min(eps * eps).sqrt()
         return input / norm.expand_as(input)
     if p == 1:

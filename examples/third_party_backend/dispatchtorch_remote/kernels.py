@@ -189,6 +189,11 @@ def _eigh(w, V, A, *, upper):
         w[...], V[...] = np.linalg.eigh(A, UPLO="U" if upper else "L")
 
 
+def _eig(L, V, A):
+    if A.size:
+        L[...], V[...] = np.linalg.eig(A)
+
+
 def _svd(U, S, Vh, A, *, full_matrices):
     if A.size:
         U[...], S[...], Vh[...] = np.linalg.svd(A, full_matrices=full_matrices)
@@ -266,7 +271,7 @@ KERNELS = {
     "cummax": _cumulative_extreme(np.maximum), "cummin": _cumulative_extreme(np.minimum),
     "matmul": _matmul, "gather": _gather, "scatter_": _scatter_, "nonzero": _nonzero,
     "sort": _sort, "searchsorted": _searchsorted,
-    "linalg_cholesky": _cholesky, "linalg_eigh": _eigh, "linalg_svd": _svd, "linalg_qr": _qr,
-    "linalg_lu_factor": _lu_factor, "linalg_solve_triangular": _solve_triangular,
+    "linalg_cholesky": _cholesky, "linalg_eigh": _eigh, "linalg_eig": _eig, "linalg_svd": _svd,
+    "linalg_qr": _qr, "linalg_lu_factor": _lu_factor, "linalg_solve_triangular": _solve_triangular,
     "fft_c2c": _fft_c2c, "fft_r2c": _fft_r2c, "fft_c2r": _fft_c2r,
 }

@@ -178,6 +178,19 @@ add(Case("linalg_cholesky", lambda T, a: T.linalg.cholesky(_spd(T, a)), (A((2, 3
          (A((3, 3)),), F, lambda a: np.linalg.inv(_np_spd(a))))
 
 
+# linalg.eig: complex results of real input, as float pairs and gauge-free |V|^2
+def _np_eig(a):
+    w, v = np.linalg.eig(a)
+    return np.stack([w.real, w.imag], -1), np.abs(v) ** 2
+
+
+add(Case("linalg_eig", lambda T, a: (lambda r: (T.view_as_real(r.eigenvalues),
+                                                (r.eigenvectors * r.eigenvectors.conj()).real))(
+        T.linalg.eig(a)), (A((2, 3, 3)),), F, _np_eig),
+    Case("linalg_eig", lambda T, a: T.view_as_real(T.linalg.eigvals(a)), (A((4, 4)),), F,
+         lambda a: _np_eig(a)[0], name="eigvals"))
+
+
 def _np_lu(a):
     import scipy.linalg
     lus, pivs = zip(*(scipy.linalg.lu_factor(m) for m in a))
@@ -208,6 +221,7 @@ _UNARY_SPECIAL = {   # row: (public call, reference, differentiable); values: th
     "special_scaled_modified_bessel_k1": (lambda T, x: T.special.scaled_modified_bessel_k1(x),
                                           sp.k1e, False),
     "special_entr": (lambda T, x: T.special.entr(x), sp.entr, True),
+    "special_airy_ai": (lambda T, x: T.special.airy_ai(x), lambda x: sp.airy(x)[0], False),
 }
 for _op, (_fn, _ref, _grad) in _UNARY_SPECIAL.items():
     # (PyTorch's float64 Bessel functions are ~1e-7 off scipy's; the numpy reference checks

@@ -1,0 +1,163 @@
+"""The `out=` argument: one check and one write for every op that takes it.
+
+PyTorch checks an `out=` tensor before it writes into it (TensorIterator, structured
+kernels, `torch._refs`' out_wrapper); the checks are the same whatever the op, so they
+live here once and each op says only which dtype rule and which aliasing rule it has:
+
+- `out` must be a Tensor (a tuple of them for ops with several results), on the
+  result's device (RuntimeError "Expected out tensor to have device ...");
+- dtype: "exact" (gather, take, index_select, masked_select, sort, kthvalue, amax, ...:
+  "Expected out tensor to have dtype float, but got double instead"), "safe" (the
+  elementwise ops: PyTorch's canCast, "result type Float can't be cast to the desired
+  output type Long"), "inputs" (cat, stack: canCast again, but a TypeError as PyTorch's
+  cat raises), or "cast" (reductions whose out dtype is the compute dtype: the result
+  is converted);
+- memory: an expanded `out` (elements sharing memory) raises; so does an `out` that
+  shares memory with an input: partly ("partial", TensorIterator's rule: the very same
+  tensor is allowed) or at all ("any", the indexing ops, cat, kthvalue).
+
+Every tensor is left as it was when a check fails. A wrong-shaped `out` is resized to
+the result's shape, as PyTorch's resize_output does.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import sys
+
+from .. import _dtype as D
+from .._inplace import check_no_internal_overlap
+from .._run import storage_of, strides_of
+from .._tensor import Tensor
+
+_ALIAS_MSG = ("unsupported operation: some elements of the input tensor and the written-to "
+              "tensor refer to a single memory location. Please clone() the tensor before "
+              "performing the operation.")
+
+
+def _dense(shape, stride):
+    """Whether the elements fill a block of memory exactly once, in some dim order."""
+    expected = 1
+    for st, n in sorted((st, n) for n, st in zip(shape, stride) if n != 1):
+        if st != expected:
+            return False
+        expected *= n
+    return True
+
+
+def overlap(a, b):
+    """How a and b share memory, as PyTorch's get_overlap_status decides it: None, "full"
+    (the same elements in the same geometry) or "partial". Where either is not dense
+    (PyTorch's "too hard" case) it is not decided, so not refused: None."""
+    if not (isinstance(a, Tensor) and isinstance(b, Tensor)) or storage_of(a) is not storage_of(b):
+        return None
+    if 0 in a._shape or 0 in b._shape:
+        return None
+    sa, sb = strides_of(a), strides_of(b)
+    if not (_dense(a._shape, sa) and _dense(b._shape, sb)):
+        return None
+    lo_a, lo_b = a._offset, b._offset
+    hi_a = lo_a + sum((n - 1) * s for n, s in zip(a._shape, sa))
+    hi_b = lo_b + sum((n - 1) * s for n, s in zip(b._shape, sb))
+    if lo_a == lo_b and hi_a == hi_b:
+        return "full" if sa == sb else "partial"
+    return "partial" if lo_a <= hi_b and lo_b <= hi_a else None
+
+
+_HELPERS = frozenset({"check_out", "write_out", "wrapper", "_write", "_out", "_assign"})
+
+
+def _caller():
+    """The op whose out= failed, for the message, when the op did not say (error path only)."""
+    f = sys._getframe(2)
+    while f is not None and f.f_code.co_name in _HELPERS:
+        f = f.f_back
+    return f.f_code.co_name if f is not None else "out="
+
+
+def check_out(op, out, result, inputs=(), dtype="safe", alias="partial"):
+    """Raise as PyTorch does when `out` cannot receive `result` (see the module doc)."""
+    try:
+        _check(op, out, result, inputs, dtype, alias)
+    except (TypeError, RuntimeError) as exc:
+        if op != "out=":
+            raise
+        raise type(exc)(str(exc).replace("out=", _caller(), 1)) from None
+
+
+def _check(op, out, result, inputs, dtype, alias):
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{op}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if out._place is not result._place and out.device != result.device:
+        raise RuntimeError(f"{op}: Expected out tensor to have device {result.device}, but got "
+                           f"{out.device} instead")
+    rd, od = result._dtype, out._dtype
+    if rd is not od:
+        if dtype == "exact":
+            raise RuntimeError(f"{op}: Expected out tensor to have dtype {rd.pt_name.lower()}, "
+                               f"but got {od.pt_name.lower()} instead")
+        if dtype == "safe" and not D.can_cast(rd, od):
+            raise RuntimeError(f"{op}: result type {rd.pt_name} can't be cast to the desired "
+                               f"output type {od.pt_name}")
+        if dtype == "inputs" and not D.can_cast(rd, od):
+            raise TypeError(f"{op}(): input types can't be cast to the desired output type "
+                            f"{od.pt_name}")
+    check_no_internal_overlap(out, op)
+    for x in inputs:
+        for t in (x if isinstance(x, (list, tuple)) else (x,)):
+            status = overlap(out, t)
+            if status == "partial" or status == "full" and alias == "any":
+                raise RuntimeError(f"{op}: {_ALIAS_MSG}")
+
+
+def _assign(out, r):
+    if out._shape == r._shape and out._dtype is r._dtype:
+        return out.copy_(r)
+    out.data = r.to(out.dtype) if out._dtype is not r._dtype else r
+    return out
+
+
+def write_out(out, r, op="out=", inputs=(), dtype="safe", alias="partial"):
+    """Honour an `out=` argument: check it, then write r into it (resized if its shape
+    differs). r may be a tuple (or named tuple) of results, out then a tuple as long."""
+    if out is None:
+        return r
+    if isinstance(r, tuple):
+        if not isinstance(out, (tuple, list)) or len(out) != len(r):
+            raise TypeError(f"{op}(): argument 'out' must be tuple of {len(r)} Tensors, not "
+                            f"{type(out).__name__}")
+        for o, x in zip(out, r):
+            check_out(op, o, x, inputs, dtype, alias)
+        outs = [_assign(o, x) for o, x in zip(out, r)]
+        return type(r)(*outs) if hasattr(r, "_fields") else tuple(outs)
+    check_out(op, out, r, inputs, dtype, alias)
+    return _assign(out, r)
+
+
+
+def _tensor_args(args, kwargs):
+    return [a for a in (*args, *kwargs.values()) if isinstance(a, (Tensor, list, tuple))]
+
+
+def takes_out(op, dtype="safe", alias="partial", factory=False):
+    """Decorator: the op's `out=` is checked and written by write_out (the function
+    itself computes out of place and never sees it). factory: a creation op, whose
+    result takes out's dtype and device when none is given (PyTorch infers them from out)."""
+    def deco(fn):
+        names = inspect.signature(fn).parameters
+        with_dtype = factory and "dtype" in names
+        with_device = factory and "device" in names
+
+        @functools.wraps(fn)
+        def wrapper(*args, out=None, **kwargs):
+            if out is None:
+                return fn(*args, **kwargs)
+            if with_dtype and kwargs.get("dtype") is None and isinstance(out, Tensor):
+                kwargs["dtype"] = out._dtype
+            if with_device and kwargs.get("device") is None and isinstance(out, Tensor):
+                kwargs["device"] = out.device
+            r = fn(*args, **kwargs)
+            return write_out(out, r, op, () if factory else _tensor_args(args, kwargs), dtype,
+                             alias)
+        return wrapper
+    return deco
