@@ -74,7 +74,7 @@ def _binary(f):
     if f is np.maximum or f is np.minimum:     # numpy deprecates their positional out
         ufunc = f
 
-        def f(a, b, out):
+        def f(a, b, out=None):
             return ufunc(a, b, out=out)
     def plain(out, a, b):
         if a.dtype in _LOWP:
