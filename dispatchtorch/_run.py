@@ -45,14 +45,15 @@ def strides_of(t):
     return contiguous_strides(t._shape) if s is None else s
 
 
-def make_view(t, shape, stride, offset):
-    """A tensor aliasing t's memory with the given geometry (no autograd)."""
+def make_view(t, shape, stride, offset, h=None):
+    """A tensor aliasing t's memory with the given geometry (no autograd); h: its
+    handle, when the caller made it already (a numpy slice of t's)."""
     storage = t._storage
     if storage is None:
         storage = t._h
     place = t._place
     v = _new(Tensor)
-    v._h = place.bk.as_strided(storage, shape, stride, offset)
+    v._h = place.bk.as_strided(storage, shape, stride, offset) if h is None else h
     v._shape = shape
     v._dtype = t._dtype
     v._place = place

@@ -171,5 +171,9 @@ def takes_out(op, dtype="safe", alias="partial", factory=False):
             return write_out(out, r, op, () if factory else _tensor_args(args, kwargs), dtype,
                              alias)
         wrapper.__signature__ = _with_out(inspect.signature(fn))
+        # the frame carries the op's name (tracebacks, and the compile tracer naming the op
+        # that broke a graph read it from the code object)
+        wrapper.__code__ = wrapper.__code__.replace(co_name=fn.__name__,
+                                                    co_qualname=fn.__qualname__)
         return wrapper
     return deco

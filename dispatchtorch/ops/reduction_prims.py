@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from .. import _dtype as D
 from .._run import decompose, kernel_error, record, resolve, storage_of, wrap
+from .._run import make_view
 from .._shape import check_keepdim, norm_dims, reduced_shape
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
@@ -25,6 +26,9 @@ def expand_back(g, shape, dims, keepdim):
 
 
 def _sum_grad(g, shape, dims, keepdim):
+    if not g._shape and shape and not STATE.enabled:
+        # a full sum's 0-d gradient without a graph to record: one zero-stride view
+        return make_view(g, shape, (0,) * len(shape), g._offset)
     return expand_back(g, shape, dims, keepdim)
 
 
@@ -87,9 +91,8 @@ def _reduce(op, input, dims, keepdim, out_dtype):
     if k is None:
         k = resolve(op, place.rt)
     track = STATE.enabled and input._rg and op.differentiable
-    params = {"dims": dims, "keepdim": keepdim, "shape": input._shape}
     if k is DECOMPOSE or (track and op.grad is None):
-        return decompose(op, (input,), params)
+        return decompose(op, (input,), {"dims": dims, "keepdim": keepdim, "shape": input._shape})
     if input._shape:
         h = input._h
     else:       # 0-d reduces as shape (1,): kernels always get non-empty dims
@@ -102,7 +105,7 @@ def _reduce(op, input, dims, keepdim, out_dtype):
         raise kernel_error(op.name, place.type, (input._dtype,), exc) from exc
     r = wrap(out, out_shape, out_dtype, place)
     if track and out_dtype.is_grad:
-        record(op, (input,), params, (r,))
+        record(op, (input,), {"dims": dims, "keepdim": keepdim, "shape": input._shape}, (r,))
     return r
 
 

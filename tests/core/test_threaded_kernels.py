@@ -173,3 +173,56 @@ def test_full_sum_propagates_infinities_and_nan(special, want, threads):
     out = np.empty((), np.float32)
     KERNELS["sum"](out, x, dims=(0,), keepdim=False)
     np.testing.assert_array_equal(out, np.float32(want))
+
+
+def _full_sum(x, threads):
+    old = P.POOL.threads
+    P.POOL.resize(threads)
+    try:
+        out = np.empty((), x.dtype)
+        KERNELS["sum"](out, x, dims=tuple(range(x.ndim)), keepdim=False)
+        return out
+    finally:
+        P.POOL.resize(old)
+
+
+@pytest.mark.parametrize("size", [P.THRESHOLD, T.SUM_CHUNK * 2 + T.SUM_ROW * 3 + 17,
+                                  T.SUM_CHUNK * 4])
+def test_full_sum_is_the_same_on_any_thread_count(size):
+    """The row sums and their pairwise combination run in one fixed order whoever
+    takes a chunk: 1, 2 or 3 threads give the same bits."""
+    x = rng.standard_normal(size).astype(np.float32)
+    one = _full_sum(x, 1)
+    assert _full_sum(x, 2).tobytes() == one.tobytes() == _full_sum(x, 3).tobytes()
+
+
+@pytest.mark.parametrize("value", [1.1, 0.3, 0.7])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_full_sum_of_constants_is_as_accurate_as_numpys_pairwise(value, threads):
+    """Constant terms make a sequential float32 sum drift linearly (1e-5 relative over
+    2M terms); the row sums keep within a few ulp, as numpy's pairwise loop does."""
+    x = np.full(T.SUM_CHUNK * 2 + 5, value, np.float32)
+    exact = x.astype(np.float64).sum()
+    numpy_err = abs(float(np.add.reduce(x)) - exact)
+    ours_err = abs(float(_full_sum(x, threads)) - exact)
+    assert ours_err <= max(4 * numpy_err, 4e-7 * exact)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_sums_of_views_and_over_dims_of_large_arrays(threads):
+    """Non-contiguous inputs (a transpose, a strided slice) and partial reductions take
+    the chunked or the single-call path and match the float64 sums."""
+    x = rng.standard_normal((1100, 700)).astype(np.float32)
+    cases = [(x.T, (0, 1)), (x[:, ::2], (0, 1)), (x, (0,)), (x, (1,)), (x.T, (1,))]
+    old = P.POOL.threads
+    P.POOL.resize(threads)
+    try:
+        for view, dims in cases:
+            shape = tuple(n for d, n in enumerate(view.shape) if d not in dims)
+            out = np.empty(shape, np.float32)
+            KERNELS["sum"](out, view, dims=dims, keepdim=False)
+            exact = view.astype(np.float64)
+            np.testing.assert_allclose(out, exact.sum(axis=dims),
+                                       atol=2e-7 * np.abs(exact).sum(axis=dims).max())
+    finally:
+        P.POOL.resize(old)

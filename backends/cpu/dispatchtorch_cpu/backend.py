@@ -13,6 +13,7 @@ from . import fusion
 from .complex_kernels import KERNELS as COMPLEX_KERNELS
 from .composites import KERNELS as COMPOSITE_KERNELS
 from . import parallel
+from .gelu import KERNELS as GELU_KERNELS
 from .kernels import KERNELS
 from .optim_kernels import KERNELS as OPTIM_KERNELS
 from .threaded import threaded_kernels
@@ -31,7 +32,7 @@ class CPUBackend(Backend):
     name = "cpu"
     api_version = (1, 0)
     kernels = threaded_kernels({**KERNELS, **COMPOSITE_KERNELS, **OPTIM_KERNELS,
-                                **COMPLEX_KERNELS})
+                                **COMPLEX_KERNELS, **GELU_KERNELS})
 
     def __init__(self):
         super().__init__()

@@ -12,6 +12,7 @@ import numpy as np
 from . import parallel as P
 from .blas_sums import MIN as _BLAS_MIN, blas_sum as _blas_sum
 from .kernels import _F32, _LOWP
+from .threaded import chunked as _chunked
 
 
 def _up(a):
@@ -124,5 +125,21 @@ def layer_norm(out, x, weight, bias, *, normalized_shape, eps):
     _by_rows(_layer_norm, out, x, dims, weight, bias, dims, eps)
 
 
-KERNELS = {"linear": linear, "softmax": softmax, "log_softmax": log_softmax,
+def _dropout(out, x, mask, scale):
+    np.multiply(x, mask, out=out)       # the bool mask cast inside the loop: no float copy
+    out *= scale
+
+
+def dropout(out, x, mask, *, scale):
+    """(x * mask) * scale, the decomposition's two roundings, in out (one pass less and
+    no float copy of the mask); large arrays in chunks on the pool."""
+    if out.dtype in _LOWP:      # the scalar in out's dtype, as the mul prim takes it
+        out[...] = np.multiply(_up(x), mask) * np.float32(out.dtype.type(scale))
+    elif out.size >= P.THRESHOLD:
+        _chunked(lambda o, a, m: _dropout(o, a, m, scale), out, (x, mask))
+    else:
+        _dropout(out, x, mask, scale)
+
+
+KERNELS = {"dropout": dropout, "linear": linear, "softmax": softmax, "log_softmax": log_softmax,
            "layer_norm": layer_norm}

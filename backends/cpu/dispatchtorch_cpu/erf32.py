@@ -28,7 +28,8 @@ _S = [_f(c) for c in (7.933494e-05, -0.00080348464, 0.0051912186, -0.0268554, 0.
 _L = [_f(c) for c in (-0.17759733, 0.9994311, -1.2146757, 1.2575676, -0.37383503,
                       0.35026437, 0.1568963, 0.0020323587)]
 _ONE, _FOUR, _P = _f(1), _f(4), _f(0.3275911)
-BLOCK = 16384            # elements: a block's five float32 buffers stay in L2
+BLOCK = 32768            # elements: a block's five float32 buffers stay in L2 (128 KiB each:
+                         # 16384 paid 1.2x more per-call overhead, measured 2.25 vs 1.87 ms on 512k)
 
 
 def _block(x):

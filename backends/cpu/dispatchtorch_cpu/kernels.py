@@ -63,21 +63,32 @@ def _unary(f):
     def kernel(out, x):
         if out.size >= _BIG:
             return _chunked(plain, out, (x,))
-        plain(out, x)
+        if out.dtype in _LOWP:    # plain's body inline: one Python call less per small op
+            out[...] = f(x.astype(_F32))
+        else:
+            f(x, out=out)
     return kernel
 
 
 def _binary(f):
+    if f is np.maximum or f is np.minimum:     # numpy deprecates their positional out
+        ufunc = f
+
+        def f(a, b, out=None):
+            return ufunc(a, b, out=out)
     def plain(out, a, b):
         if a.dtype in _LOWP:
             out[...] = f(a.astype(_F32), b.astype(_F32))
         else:
-            f(a, b, out=out)
+            f(a, b, out)          # out positional: 0.1 µs less than out=out for a ufunc
 
     def kernel(out, a, b):
         if out.size >= _BIG:
             return _chunked(plain, out, (a, b))
-        plain(out, a, b)
+        if a.dtype in _LOWP:      # plain's body inline: one Python call less per small op
+            out[...] = f(a.astype(_F32), b.astype(_F32))
+        else:
+            f(a, b, out)
     return kernel
 
 
@@ -163,7 +174,9 @@ def _reduce(ufunc):
         if x.dtype in _LOWP or out.dtype in _LOWP:
             out[...] = reduce(x.astype(_F32), axis=dims, dtype=_F32, keepdims=keepdim)
         else:
-            reduce(x, axis=dims, dtype=out.dtype, out=out, keepdims=keepdim)
+            # positional (axis, dtype, out, keepdims): keywords cost ufunc.reduce 1 µs; the
+            # accumulation dtype defaults to out's
+            reduce(x, dims, None, out, keepdim)
 
     def kernel(out, x, *, dims, keepdim):
         if x.size >= _BIG:

@@ -8,6 +8,7 @@ from ... import ops as _ops
 from ..._tensor import Tensor
 from ...ops._checks import range_check
 from ...ops import nn_ops as N
+from ...ops.gather_scatter import _bounds
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -121,14 +122,15 @@ def _check_classes(name, input, target, ignore_index):
 
 
 def _class_bounds(target, classes, ignore_index):
-    """(min, max) of the targets, looking past the ignored ones only when needed."""
-    lo, hi = int(target.amin().item()), int(target.amax().item())
+    """(min, max) of the targets, looking past the ignored ones only when needed: one host
+    read (min and max together), and one more with the ignored ones read as class 0."""
+    lo, hi = _bounds(target, target.numel())
     if 0 <= lo and hi < classes:
         return lo, hi
+    if classes:
+        return _bounds(_ops.where(target != ignore_index, target, 0), target.numel())
     valid = target[target != ignore_index]
-    if not valid.numel():
-        return 0, -1
-    return int(valid.amin().item()), int(valid.amax().item())
+    return _bounds(valid, valid.numel()) if valid.numel() else (0, -1)
 
 
 def _check_weight(name, weight, classes):

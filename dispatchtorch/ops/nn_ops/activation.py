@@ -22,6 +22,15 @@ def _gelu(x, approximate):
 
 
 def _gelu_grad(g, x, approximate):
+    if not STATE.enabled and g._dtype is x._dtype and g._shape == x._shape:
+        # no graph records the backward: one row, which a backend may fuse
+        return GELU_BACKWARD(g, x, approximate=approximate)
+    return _gelu_backward(g, x, approximate)
+
+
+def _gelu_backward(g, x, approximate):
+    """gelu's derivative at x times g (the decomposition of the gelu_backward row, and
+    the rule's formulas under create_graph=True)."""
     if approximate == "tanh":
         x2 = x * x
         t = ((x + 0.044715 * x2 * x) * _SQRT_2_OVER_PI).tanh()
@@ -42,7 +51,18 @@ def _silu_grad(g, x):
     return g * s * (1.0 + x * (1.0 - s))
 
 
+def _gelu_check(name, x, **params):
+    if not x._dtype.is_floating_point:
+        raise NotImplementedError(f"\"GeluKernelImpl\" not implemented for '{x._dtype.pt_name}'")
+    return params
+
+
 GELU = Composite("gelu", ("x",), _gelu, _gelu_grad, _same, "gelu(x, *, approximate)",
-                 "x * Phi(x); approximate='tanh' uses the tanh formula")
+                 "x * Phi(x); approximate='tanh' uses the tanh formula", check=_gelu_check)
+GELU_BACKWARD = Composite("gelu_backward", ("grad_output", "x"), _gelu_backward, None,
+                          lambda g, x, **_: ((x._shape, x._dtype),),
+                          "gelu_backward(grad_output, x, *, approximate)",
+                          "gelu's derivative at x times grad_output (its backward without "
+                          "a graph)")
 SILU = Composite("silu", ("x",), lambda x: x * x.sigmoid(), _silu_grad, _same, "silu(x)",
                  "x * sigmoid(x)")

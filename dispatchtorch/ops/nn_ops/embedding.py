@@ -1,7 +1,8 @@
 """The nn rows of embedding and dropout (a mask times a scale)."""
 from __future__ import annotations
 
-from ._row import Composite, _same
+from ...autograd.grad_mode import STATE
+from ._row import Composite
 
 
 # -- embedding, dropout --------------------------------------------------------------------------
@@ -33,8 +34,14 @@ def _dropout(x, mask, scale):
     return (x * mask).mul_(scale)
 
 
-DROPOUT = Composite("dropout", ("x", "mask"), _dropout,
-                    lambda g, mask, scale: (g * mask * scale, None), _same,
+def _dropout_grad(g, mask, scale):
+    if not STATE.enabled:         # no graph records the backward: the row's own kernel
+        return DROPOUT(g, mask, scale=scale), None
+    return g * mask * scale, None
+
+
+DROPOUT = Composite("dropout", ("x", "mask"), _dropout, _dropout_grad,
+                    lambda x, mask, **_: ((x._shape, x._dtype),),
                     "dropout(x, mask: bool, *, scale)",
                     "x * mask * scale; the frontend draws the keep-mask (same numbers on "
                     "every backend)")

@@ -20,7 +20,10 @@ def _nll_parts(x, target, weight, ignore_index):
 
 def _nll_loss(x, target, weight, reduction, ignore_index):
     cdim, safe, w = _nll_parts(x, target, weight, ignore_index)
-    picked = x.gather(cdim, safe.unsqueeze(cdim)).squeeze(cdim) if x.dim() > 1 else x[safe]
+    # the callers checked target's range (F.nll_loss, F.cross_entropy): no second
+    # index check, which is a host read on a device
+    picked = gather_scatter._gather(x, cdim, safe.unsqueeze(cdim)).squeeze(cdim) \
+        if x.dim() > 1 else x[safe]
     losses = -(picked * w)
     if reduction == "none":
         return losses
@@ -37,7 +40,8 @@ def _nll_loss_grad(g, x, target, weight, reduction, ignore_index):
         w = w * g
     coef = (-w).unsqueeze(cdim)
     gx = creation.zeros(x._shape, dtype=x._dtype, device=x.device)
-    return gx.scatter(cdim, safe.unsqueeze(cdim), coef), None, None
+    return gather_scatter._scatter(gx, cdim, safe.unsqueeze(cdim), coef, "none",
+                                   gather_scatter.SCATTER, checked=True), None, None
 
 
 def _nll_meta(x, target, weight, reduction, ignore_index):
@@ -91,4 +95,4 @@ CROSS_ENTROPY = Composite(
 
 
 # The op modules this one's derivative rules and decompositions call (at run time only).
-from .. import creation, pointwise  # noqa: E402
+from .. import creation, gather_scatter, pointwise  # noqa: E402
