@@ -371,6 +371,7 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False,
     return _from_host(_cast_host(values, dt), dt, device, requires_grad, "linspace")
 
 
+@takes_out("logspace", "cast", factory=True)
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
     dt = _dtype_or(dtype, D.get_default_dtype())
     exps = linspace(start, end, steps, dtype=D.float64)._host()

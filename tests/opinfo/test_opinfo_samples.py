@@ -108,9 +108,6 @@ def test_opinfo_error_inputs_raise_pytorchs_exception(info):
 # dispatchtorch takes none either. Entries that cannot be checked yet, and why (a sample
 # that cannot say, "unchecked: ..." from run_out, is skipped).
 KNOWN_OUT = {
-    # PyTorch's logspace refuses an out= of another dtype than its default ("dtype Float
-    # does not match dtype of out parameter"), unlike linspace's factory rule: not done yet
-    **dict.fromkeys(["logspace", "logspace.tensor_overload"], "no out= yet (logspace's dtype rule)"),
     # nn ops, on the training hot path (ops/nn_ops, nn/functional): out= not added yet
     **dict.fromkeys(["native_batch_norm", "nn.functional.avg_pool2d",
                      "nn.functional.avg_pool3d", "nn.functional.linear",
