@@ -173,12 +173,29 @@ def _fold_samples(g):
     yield g.sample("blocks", a((1, 4, 5)), (4, 5), 2).raises(RuntimeError)
 
 
+def _gelu_backward(approximate):
+    """gelu's backward without a graph: autograd runs the gelu_backward row."""
+    def fn(grad_output, x):
+        x = x.detach().requires_grad_()
+        return torch.autograd.grad(F.gelu(x, approximate=approximate), x, grad_output)[0]
+    return fn
+
+
+def _gelu_backward_samples(g):
+    yield g.sample("basic", g.arr((3, 4), -1, 1), g.arr((3, 4), -5, 5))
+    yield g.sample("wide", g.arr((2, 70), -2, 2), g.arr((2, 70), -8, 8))
+
+
 CASES = [
     Case("softmax", F.softmax, _softmax_samples, dtypes=FLOATS, tol=SUMS),
     Case("log_softmax", F.log_softmax, _softmax_samples, dtypes=FLOATS, tol=SUMS),
     Case("gelu", F.gelu, S.unary(-5, 5), dtypes=FLOATS),
     Case("gelu", lambda x: F.gelu(x, approximate="tanh"), S.unary(-5, 5), name="gelu_tanh",
          dtypes=FLOATS),
+    Case("gelu_backward", _gelu_backward("none"), _gelu_backward_samples, dtypes=FLOATS,
+         grad=False),
+    Case("gelu_backward", _gelu_backward("tanh"), _gelu_backward_samples,
+         name="gelu_backward_tanh", dtypes=FLOATS, grad=False),
     Case("silu", F.silu, S.unary(-8, 8), dtypes=FLOATS),
     Case("linear", F.linear, _linear_samples, dtypes=FLOATS, tol=SUMS),
     Case("conv2d", F.conv2d, _conv2d_samples, dtypes=FLOATS, tol=SUMS),

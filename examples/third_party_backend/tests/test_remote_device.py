@@ -19,7 +19,7 @@ from dispatchtorch.dispatch import get_backend
 from dispatchtorch.backend.prims import SPECIAL_BINARY, SPECIAL_UNARY
 
 # the prims numpy has no function for (the template leaves them to the CPU fallback)
-NUMPY_LACKS = sorted(["erf", "erfc", "erfinv", *SPECIAL_UNARY,
+NUMPY_LACKS = sorted(["erf", "erfc", "erfinv", "special_airy_ai", *SPECIAL_UNARY,
                       *(n for n in SPECIAL_BINARY if n != "nextafter")])
 
 
