@@ -11,14 +11,6 @@ from dispatchtorch_cpu import parallel as P
 rng = np.random.default_rng(11)
 
 
-@pytest.fixture(params=[1, 2])
-def threads(request):
-    old = P.POOL.threads
-    P.POOL.resize(request.param)
-    yield request.param
-    P.POOL.resize(old)
-
-
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
 @pytest.mark.parametrize("shape", [(9,), (P.THRESHOLD // 500 + 3, 500)])
 def test_kernel_equals_the_decomposition_bit_for_bit(shape, dtype, threads):

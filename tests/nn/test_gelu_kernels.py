@@ -14,14 +14,6 @@ rng = np.random.default_rng(7)
 SIZES = [(5,), (BLOCK + 100,), (P.THRESHOLD // 64 + 3, 64)]
 
 
-@pytest.fixture(params=[1, 2])
-def threads(request):
-    old = P.POOL.threads
-    P.POOL.resize(request.param)
-    yield request.param
-    P.POOL.resize(old)
-
-
 @pytest.mark.parametrize("approximate", ["none", "tanh"])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("shape", SIZES)
