@@ -175,6 +175,22 @@ _UFUNCS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "exp": np.exp,
 _HALF = frozenset({"float16", "bfloat16"})
 
 
+def _operands(j, o, consts, env, inputs):
+    """The generated names of op j's operands: inputs (`inputs` + index), earlier results
+    (t + index) and constants (bound into env)."""
+    args = []
+    for kind, v in o.args:
+        if kind == "in":
+            args.append(f"{inputs}{v}")
+        elif kind == "tmp":
+            args.append(f"t{v}")
+        else:
+            name = f"c{j}_{len(args)}"
+            env[name] = consts[(j, v)]
+            args.append(name)
+    return args
+
+
 def _tile_loop(ops, kernels, consts, out_of, slot_of, slot_dtype, dtypes, full, n_in, kw):
     """run(outs, ins, tiles): the region over a list of tiles as generated Python, one
     line per op and tile (no per-op interpretation: the GIL is held for less of each
@@ -195,16 +211,7 @@ def _tile_loop(ops, kernels, consts, out_of, slot_of, slot_dtype, dtypes, full, 
     for v in used:
         lines.append(f"        x{v} = i{v}[t]")
     for j, o in enumerate(ops):
-        args = []
-        for kind, v in o.args:
-            if kind == "in":
-                args.append(f"x{v}")
-            elif kind == "tmp":
-                args.append(f"t{v}")
-            else:
-                name = f"c{j}_{len(args)}"
-                env[name] = consts[(j, v)]
-                args.append(name)
+        args = _operands(j, o, consts, env, "x")
         dst = f"o{out_of[j]}[t]" if j in out_of else f"S{slot_of[j]}"
         lines.append(f"        t{j} = {dst}")
         uf = _UFUNCS.get(o.op)
@@ -232,16 +239,7 @@ def _straight_line(ops, kernels, consts, out_of, dtypes, shape, n_in, kw):
         lines.append("    " + "".join(f"i{k}, " for k in range(n_in)) + "= ins")
     for j, o in enumerate(ops):
         env[f"K{j}"] = kernels[j]
-        args = []
-        for kind, v in o.args:
-            if kind == "in":
-                args.append(f"i{v}")
-            elif kind == "tmp":
-                args.append(f"t{v}")
-            else:
-                name = f"c{j}_{len(args)}"
-                env[name] = consts[(j, v)]
-                args.append(name)
+        args = _operands(j, o, consts, env, "i")
         if j in out_of:
             lines.append(f"    t{j} = o{out_of[j]}")
         else:
