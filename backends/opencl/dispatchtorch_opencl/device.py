@@ -66,8 +66,9 @@ class Device:
         self.workers = max(1, self.compute_units) * 4
         # a power of two: the reduction trees and the sort's blocks halve it
         self.group = 1 << (min(256, self.max_group).bit_length() - 1)
-        # matmul: packed register blocks on CPUs, local-memory tiles elsewhere
-        self.matmul_path = "packed" if self.is_cpu else "tiled"
+        # matmul: register blocks on CPUs (in place where the layout allows, else
+        # packed), local-memory tiles elsewhere
+        self.matmul_path = "direct" if self.is_cpu else "tiled"
         self.dtypes = frozenset(d for d in DTYPE_NAMES if d != "float64" or self.fp64)
         options = []
         if _query(dev, "single_fp_config", 0) & cl.device_fp_config.CORRECTLY_ROUNDED_DIVIDE_SQRT:

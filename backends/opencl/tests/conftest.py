@@ -52,10 +52,11 @@ def strict_fallback():
 @pytest.fixture(params=["loop", "grid"])
 def schedule(request, device):
     """Run under both launch schedules: CPU-style chunks and GPU-style grids (the
-    matmul follows: packed on 'loop', local-memory tiles on 'grid')."""
+    matmul follows: in-place or packed register blocks on 'loop', local-memory tiles on
+    'grid')."""
     old = device.loop, device.matmul_path
     device.loop = request.param == "loop"
-    device.matmul_path = "packed" if device.loop else "tiled"
+    device.matmul_path = "direct" if device.loop else "tiled"
     device.plans.clear()
     yield request.param
     device.loop, device.matmul_path = old

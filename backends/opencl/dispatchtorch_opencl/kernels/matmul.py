@@ -1,6 +1,6 @@
 """Batched matmul: out (*B, M, N) = a (*B, M, K) @ b (*B, K, N), any strides.
 
-Two kernels, chosen by device:
+Three kernel families, chosen by device and layout:
 - GPUs ("tiled"): the classic local-memory tiling; a work-group loads TILE x TILE
   blocks of a and b into local memory, each work-item accumulates one output.
 - CPUs ("packed"): local memory and barriers cost more than they save on a CPU, so a
@@ -8,6 +8,9 @@ Two kernels, chosen by device:
   sequentially, then each work-item computes a ROWS x LANES register block with
   vector arithmetic - the layout of a BLAS micro-kernel. Packing also absorbs every
   stride (transposed and broadcast operands cost no extra copy).
+- CPUs, float32/float64 with rows or columns contiguous ("direct", matmul_direct.py):
+  register blocks reading the operands in place, no packing pass; the packed kernels
+  take every other dtype and layout.
 float16/bfloat16 accumulate in float32; integers in wrapping unsigned arithmetic.
 """
 from __future__ import annotations
@@ -19,6 +22,7 @@ import numpy as np
 from .. import cltypes as T
 from ..codegen import KernelSpec, coords, dot, kernel_name, signature
 from ..handle import coalesce
+from .matmul_direct import direct
 
 I64 = np.int64
 TILE = 16
@@ -180,7 +184,10 @@ def matmul(out, a, b):
     nb = len(a.shape) - 2
     batch, bstrides = coalesce(tuple(a.shape[:nb]), [tuple(a.strides[:nb]), tuple(b.strides[:nb])])
     path = out.dev.matmul_path
-    (_packed if path == "packed" else _tiled)(out, a, b, batch, bstrides, M, N, K)
+    if path == "tiled":
+        _tiled(out, a, b, batch, bstrides, M, N, K)
+    elif not (path == "direct" and direct(out, a, b, batch, bstrides, M, N, K)):
+        _packed(out, a, b, batch, bstrides, M, N, K)
 
 
 KERNELS = {"matmul": matmul}

@@ -1,0 +1,161 @@
+"""CPU matmul reading its operands in place: no packing pass, register blocks of
+vector FMAs, for float32 and float64 when the layout lets rows be vector-loaded.
+
+- "nn" (b's rows contiguous, `b.strides[-1] == 1`; a any strides): each work-item
+  computes a ROWS x 2*W block (W = the 256-bit vector width: 8 floats, 4 doubles),
+  one broadcast of a and two vector loads of b per k - 8 accumulators, which fill
+  the FMA pipes of an AVX2 core without spilling (an 8x8 block with 8 accumulators
+  and one load of b per k ran at half the rate on PoCL). a transposed (the weight
+  gradient `g.T @ x`) costs nothing extra: its broadcasts are strided loads.
+- "nt" (a's and b's columns contiguous: `a @ w.T`, the Linear forward): each
+  work-item computes ROWS x COLS dot products along k, W at a time, and reduces the
+  vectors at the end; a scalar loop takes k's tail.
+Both cover the full blocks; the edge kernel computes the rows and columns left over
+(one output per work-item). Loads go through an unaligned vector type (PoCL's
+`vload` builtins are out-of-line calls, which spill every accumulator). Layouts
+these do not take fall back to matmul.py's packed kernels.
+"""
+from __future__ import annotations
+
+from math import prod
+
+import numpy as np
+
+from .. import cltypes as T
+from ..codegen import KernelSpec, coords, dot, kernel_name, signature
+
+I64 = np.int64
+ROWS = 4              # rows of a work-item's block (both kernels)
+NT_COLS = 2           # columns of an "nt" block
+WIDTH = {"float32": 8, "float64": 4}     # elements per 256-bit vector
+CTYPE = {"float32": "float", "float64": "double"}
+
+
+def _vector_types(dt):
+    """The unaligned vector type `dt_vu` loads go through (clang, i.e. PoCL and every
+    other CPU runtime), else the aligned one with vloadn."""
+    c, w = CTYPE[dt], WIDTH[dt]
+    return (f"#ifdef __clang__\ntypedef {c} dt_vu __attribute__((ext_vector_type({w}), aligned(sizeof({c}))));\n"
+            f"#define DT_LOAD(p) (*(__global const dt_vu*)(p))\n"
+            f"#define DT_STORE(v, p) (*(__global dt_vu*)(p) = (v))\n"
+            f"#else\n#define DT_LOAD(p) vload{w}(0, p)\n#define DT_STORE(v, p) vstore{w}(v, 0, p)\n#endif\n")
+
+
+def _params(dt, db, extra):
+    ptr_in, ptr_out = T.pointer(dt, True), T.pointer(dt)
+    params = [(ptr_in, "p_a", None), ("long", "o_a", I64), (ptr_in, "p_b", None), ("long", "o_b", I64),
+              (ptr_out, "p_out", None), ("long", "o_out", I64)]
+    params += [("long", f"bs{d}", I64) for d in range(db)]
+    params += [("long", f"ba{d}", I64) for d in range(db)]
+    params += [("long", f"bb{d}", I64) for d in range(db)]
+    params += [("long", n, I64) for n in ("M", "N", "K", "sam", "sak", "sbk", "sbn", *extra)]
+    return signature(params)
+
+
+def _bases(db, batch_id):
+    """C statements: `batch`, the operands' bases pa0, pb0 and the output's pc0."""
+    return [f"long batch = {batch_id};",
+            coords("batch", [f"bs{d}" for d in range(db)], "q"),
+            f"__global const {{S}}* pa0 = p_a + o_a + {dot('q', [f'ba{d}' for d in range(db)])};",
+            f"__global const {{S}}* pb0 = p_b + o_b + {dot('q', [f'bb{d}' for d in range(db)])};",
+            "__global {S}* pc0 = p_out + o_out + batch * M * N;"]
+
+
+def _program(dt, name, sig, body):
+    head = T.preamble((dt,)) + _vector_types(dt)
+    text = "\n  ".join(body).replace("{S}", T.STORAGE[dt])
+    return head + f"\n__kernel void {name}({sig}) {{\n  {text}\n}}\n"
+
+
+def nn_spec(dt, db):
+    c, w = CTYPE[dt], WIDTH[dt]
+    vec = f"{c}{w}"
+    sig, types = _params(dt, db, ())
+    body = ["long mb = get_global_id(0), nb = get_global_id(1);", *_bases(db, "get_global_id(2)"),
+            f"__global const {c}* ap = pa0 + mb * {ROWS} * sam;",
+            f"__global const {c}* bp = pb0 + nb * {2 * w};",
+            *(f"{vec} c{i}_{v} = ({vec})0;" for i in range(ROWS) for v in range(2)),
+            "for (long k = 0; k < K; k++) {",
+            f"  {vec} b_0 = DT_LOAD(bp), b_1 = DT_LOAD(bp + {w});",
+            *(f"  {{ {c} x = ap[{i} * sam]; c{i}_0 += x * b_0; c{i}_1 += x * b_1; }}" for i in range(ROWS)),
+            "  ap += sak; bp += sbk;",
+            "}",
+            f"__global {c}* cp = pc0 + mb * {ROWS} * N + nb * {2 * w};",
+            *(f"DT_STORE(c{i}_{v}, cp + {i} * N + {v * w});" for i in range(ROWS) for v in range(2))]
+    name = kernel_name("mmnn", dt, db)
+    return KernelSpec(name, _program(dt, name, sig, body), types, f"matmul ({dt})")
+
+
+def nt_spec(dt, db):
+    c, w = CTYPE[dt], WIDTH[dt]
+    vec = f"{c}{w}"
+    pairs = [(i, j) for i in range(ROWS) for j in range(NT_COLS)]
+    lanes = [f"s{x:x}" for x in range(w)]
+    body = ["long nb = get_global_id(0), mb = get_global_id(1);", *_bases(db, "get_global_id(2)"),
+            f"__global const {c}* ap = pa0 + mb * {ROWS} * sam;",
+            f"__global const {c}* bp = pb0 + nb * {NT_COLS} * sbn;",
+            *(f"{vec} c{i}_{j} = ({vec})0;" for i, j in pairs),
+            f"long kv = K - K % {w}, k = 0;",
+            f"for (; k < kv; k += {w}) {{",
+            *(f"  {vec} a_{i} = DT_LOAD(ap + {i} * sam + k);" for i in range(ROWS)),
+            *(f"  {{ {vec} y = DT_LOAD(bp + {j} * sbn + k);" + "".join(
+                f" c{i}_{j} += a_{i} * y;" for i in range(ROWS)) + " }" for j in range(NT_COLS)),
+            "}",
+            *(f"{c} t{i}_{j} = " + " + ".join(f"c{i}_{j}.{s}" for s in lanes) + ";" for i, j in pairs),
+            "for (; k < K; k++) {",
+            *(f"  t{i}_{j} += ap[{i} * sam + k] * bp[{j} * sbn + k];" for i, j in pairs),
+            "}",
+            f"__global {c}* cp = pc0 + mb * {ROWS} * N + nb * {NT_COLS};",
+            *(f"cp[{i} * N + {j}] = t{i}_{j};" for i, j in pairs)]
+    sig, types = _params(dt, db, ())
+    name = kernel_name("mmnt", dt, db)
+    return KernelSpec(name, _program(dt, name, sig, body), types, f"matmul ({dt})")
+
+
+def edge_spec(dt, db):
+    """One output per work-item over the rectangle [m0, m0 + rows) x [n0, n0 + cols)."""
+    c = CTYPE[dt]
+    sig, types = _params(dt, db, ("m0", "n0", "cols", "items"))
+    body = ["long i = get_global_id(0); if (i >= items) return;", *_bases(db, "get_global_id(1)"),
+            "long m = m0 + i / cols, n = n0 + i % cols;",
+            f"__global const {c}* ap = pa0 + m * sam;",
+            f"__global const {c}* bp = pb0 + n * sbn;",
+            f"{c} acc = 0;",
+            "for (long k = 0; k < K; k++) acc += ap[k * sak] * bp[k * sbk];",
+            "pc0[m * N + n] = acc;"]
+    name = kernel_name("mmedge", dt, db)
+    return KernelSpec(name, _program(dt, name, sig, body), types, f"matmul ({dt})")
+
+
+def direct(out, a, b, batch, bstrides, M, N, K):
+    """Run the matmul with the in-place kernels and return True, or return False
+    (nothing launched) when dtype or layout is not theirs."""
+    dt = out.dtype
+    if dt not in WIDTH:
+        return False
+    sam, sak = a.strides[-2:]
+    sbk, sbn = b.strides[-2:]
+    if sbn == 1 and N > 1:
+        kind, cols = "nn", 2 * WIDTH[dt]
+    elif sak == 1 and sbk == 1:
+        kind, cols = "nt", NT_COLS
+    else:
+        return False
+    dev = out.dev
+    db = len(batch)
+    Bt = prod(batch)
+    common = [a.buf, a.offset, b.buf, b.offset, out.buf, out.offset, *batch, *bstrides[0],
+              *bstrides[1], M, N, K, sam, sak, sbk, sbn]
+    MB, NB = M // ROWS, N // cols
+    M0, N0 = MB * ROWS, NB * cols
+    if MB and NB:
+        spec = nn_spec if kind == "nn" else nt_spec
+        kernel, what = dev.kernel(("mm" + kind, dt, db), lambda: spec(dt, db))
+        grid = (MB, NB, Bt) if kind == "nn" else (NB, MB, Bt)
+        dev.launch(kernel, grid, None, common, what)
+    for m0, n0, rows, width in ((M0, 0, M - M0, N), (0, N0, M0, N - N0)):
+        items = rows * width
+        if items:
+            kernel, what = dev.kernel(("mmedge", dt, db), lambda: edge_spec(dt, db))
+            dev.launch(kernel, (items, Bt), None, common + [m0, n0, width, items], what)
+    return True
