@@ -46,6 +46,69 @@ def test_matmul(ocl, cpu, rng, schedule, dtype):
                          what=f"matmul {dtype} {batch} {m}x{k}x{n} {layouts} {schedule}")
 
 
+# the CPU in-place kernels' (kernels/matmul_direct.py) edges: rows past a 4-row block,
+# columns past a 16/8-lane block (the edge kernel) and past a 2-column nt block, k's tail
+# after the 8/4-wide vectors, K=1, one row/column, batches
+DIRECT_SHAPES = [((), 6, 20, 37), ((3,), 5, 9, 16), ((), 1, 33, 17), ((), 19, 1, 40), ((), 7, 12, 1)]
+DIRECT_LAYOUTS = [("contig", "contig"), ("contig", "transposed"), ("transposed", "contig"),
+                  ("transposed", "transposed")]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_matmul_direct_layouts(ocl, device, rng, dtype):
+    """Every layout class of the CPU path (nn: b's rows contiguous, a any strides; nt: both
+    k-contiguous; else the packed kernels) against numpy in float64."""
+    _have(ocl, dtype)
+    old = device.matmul_path
+    device.matmul_path = "direct" if device.loop else old
+    try:
+        for batch, m, k, n in DIRECT_SHAPES:
+            a = sample(rng, batch + (m, k), dtype)
+            b = sample(rng, batch + (k, n), dtype)
+            want = np.matmul(a.astype(np.float64), b.astype(np.float64))
+            for la, lb in DIRECT_LAYOUTS:
+                out = ocl.empty(batch + (m, n), dtype, 0)
+                ocl.kernels["matmul"](out, place(ocl, a, la), place(ocl, b, lb))
+                assert_close(ocl.to_host(out), want, dtype, rtol=1e-4 if dtype == "float32" else None,
+                             atol=1e-4 if dtype == "float32" else None,
+                             what=f"matmul {dtype} {batch} {m}x{k}x{n} {la}/{lb}")
+    finally:
+        device.matmul_path = old
+
+
+def test_matmul_direct_views(ocl, device, rng):
+    """Offsets and row strides that are no multiple of the vector width (unaligned
+    vector loads), a broadcast batch, and a K=0 product (zeros)."""
+    old = device.matmul_path
+    device.matmul_path = "direct" if device.loop else old
+    try:
+        big_a = sample(rng, (9, 23), "float32")
+        big_b = sample(rng, (21, 41), "float32")
+        a = ocl.as_strided(place(ocl, big_a), (8, 20), (23, 1), 24)      # rows 1.., cols 1..
+        b = ocl.as_strided(place(ocl, big_b), (20, 35), (41, 1), 44)
+        out = ocl.empty((8, 35), "float32", 0)
+        ocl.kernels["matmul"](out, a, b)
+        want = big_a[1:, 1:21].astype(np.float64) @ big_b[1:, 3:38]
+        assert_close(ocl.to_host(out), want, "float32", rtol=1e-5, atol=1e-5, what="offset views")
+        bt = ocl.as_strided(place(ocl, big_b), (20, 20), (1, 41), 42)     # big_b[1:21, 1:21].T
+        out = ocl.empty((8, 20), "float32", 0)
+        ocl.kernels["matmul"](out, a, bt)
+        want = big_a[1:, 1:21].astype(np.float64) @ big_b[1:21, 1:21].T
+        assert_close(ocl.to_host(out), want, "float32", rtol=1e-5, atol=1e-5, what="offset nt")
+        one = sample(rng, (1, 5, 17), "float32")
+        many = sample(rng, (3, 17, 16), "float32")
+        out = ocl.empty((3, 5, 16), "float32", 0)
+        ocl.kernels["matmul"](out, ocl.as_strided(place(ocl, one), (3, 5, 17), (0, 17, 1), 0),
+                              place(ocl, many))
+        assert_close(ocl.to_host(out), np.matmul(one.astype(np.float64), many), "float32",
+                     rtol=1e-5, atol=1e-5, what="broadcast batch")
+        out = ocl.empty((4, 16), "float32", 0)
+        ocl.kernels["matmul"](out, ocl.empty((4, 0), "float32", 0), ocl.empty((0, 16), "float32", 0))
+        assert (ocl.to_host(out) == 0).all()
+    finally:
+        device.matmul_path = old
+
+
 def test_matmul_broadcast_batch(ocl, cpu, rng, schedule):
     """A batch dim of stride 0 (the frontend's expand) reads one matrix for every batch."""
     a = sample(rng, (1, 6, 5), "float32")

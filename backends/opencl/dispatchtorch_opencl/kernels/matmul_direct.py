@@ -10,14 +10,15 @@ vector FMAs, for float32 and float64 when the layout lets rows be vector-loaded.
 - "nt" (a's and b's columns contiguous: `a @ w.T`, the Linear forward): each
   work-item computes ROWS x COLS dot products along k, W at a time, and reduces the
   vectors at the end; a scalar loop takes k's tail.
-Both cover the full blocks; the edge kernel computes the rows and columns left over
-(one output per work-item). Loads go through an unaligned vector type (PoCL's
+A partial block clamps its rows (and nt its columns) to the last one and does not
+store them; the edge kernel computes nn's columns past the last full block (one
+output per work-item). Loads go through an unaligned vector type (PoCL's
 `vload` builtins are out-of-line calls, which spill every accumulator). Layouts
 these do not take fall back to matmul.py's packed kernels.
 """
 from __future__ import annotations
 
-from math import prod
+from math import gcd, prod
 
 import numpy as np
 
@@ -67,21 +68,29 @@ def _program(dt, name, sig, body):
     return head + f"\n__kernel void {name}({sig}) {{\n  {text}\n}}\n"
 
 
+def _rows(c, stride):
+    """C statements: the offsets r0.. of a block's rows, rows past M clamped to M - 1
+    (computed, never stored: a partial block costs no separate kernel)."""
+    return [f"long r{i} = (m0 + {i} < M ? m0 + {i} : M - 1) * {stride};" for i in range(ROWS)]
+
+
 def nn_spec(dt, db):
     c, w = CTYPE[dt], WIDTH[dt]
     vec = f"{c}{w}"
     sig, types = _params(dt, db, ())
     body = ["long mb = get_global_id(0), nb = get_global_id(1);", *_bases(db, "get_global_id(2)"),
-            f"__global const {c}* ap = pa0 + mb * {ROWS} * sam;",
+            f"long m0 = mb * {ROWS};", *_rows(c, "sam"),
+            f"__global const {c}* ap = pa0;",
             f"__global const {c}* bp = pb0 + nb * {2 * w};",
             *(f"{vec} c{i}_{v} = ({vec})0;" for i in range(ROWS) for v in range(2)),
             "for (long k = 0; k < K; k++) {",
             f"  {vec} b_0 = DT_LOAD(bp), b_1 = DT_LOAD(bp + {w});",
-            *(f"  {{ {c} x = ap[{i} * sam]; c{i}_0 += x * b_0; c{i}_1 += x * b_1; }}" for i in range(ROWS)),
+            *(f"  {{ {c} x = ap[r{i}]; c{i}_0 += x * b_0; c{i}_1 += x * b_1; }}" for i in range(ROWS)),
             "  ap += sak; bp += sbk;",
             "}",
-            f"__global {c}* cp = pc0 + mb * {ROWS} * N + nb * {2 * w};",
-            *(f"DT_STORE(c{i}_{v}, cp + {i} * N + {v * w});" for i in range(ROWS) for v in range(2))]
+            f"__global {c}* cp = pc0 + m0 * N + nb * {2 * w};",
+            *(f"if (m0 + {i} < M) {{ DT_STORE(c{i}_0, cp + {i} * N); DT_STORE(c{i}_1, cp + {i} * N + {w}); }}"
+              for i in range(ROWS))]
     name = kernel_name("mmnn", dt, db)
     return KernelSpec(name, _program(dt, name, sig, body), types, f"matmul ({dt})")
 
@@ -92,21 +101,21 @@ def nt_spec(dt, db):
     pairs = [(i, j) for i in range(ROWS) for j in range(NT_COLS)]
     lanes = [f"s{x:x}" for x in range(w)]
     body = ["long nb = get_global_id(0), mb = get_global_id(1);", *_bases(db, "get_global_id(2)"),
-            f"__global const {c}* ap = pa0 + mb * {ROWS} * sam;",
-            f"__global const {c}* bp = pb0 + nb * {NT_COLS} * sbn;",
+            f"long m0 = mb * {ROWS}, n0 = nb * {NT_COLS};", *_rows(c, "sam"),
+            *(f"long s{j} = (n0 + {j} < N ? n0 + {j} : N - 1) * sbn;" for j in range(NT_COLS)),
             *(f"{vec} c{i}_{j} = ({vec})0;" for i, j in pairs),
             f"long kv = K - K % {w}, k = 0;",
             f"for (; k < kv; k += {w}) {{",
-            *(f"  {vec} a_{i} = DT_LOAD(ap + {i} * sam + k);" for i in range(ROWS)),
-            *(f"  {{ {vec} y = DT_LOAD(bp + {j} * sbn + k);" + "".join(
+            *(f"  {vec} a_{i} = DT_LOAD(pa0 + r{i} + k);" for i in range(ROWS)),
+            *(f"  {{ {vec} y = DT_LOAD(pb0 + s{j} + k);" + "".join(
                 f" c{i}_{j} += a_{i} * y;" for i in range(ROWS)) + " }" for j in range(NT_COLS)),
             "}",
-            *(f"{c} t{i}_{j} = " + " + ".join(f"c{i}_{j}.{s}" for s in lanes) + ";" for i, j in pairs),
+            *(f"{c} t{i}_{j} = " + " + ".join(f"c{i}_{j}.{x}" for x in lanes) + ";" for i, j in pairs),
             "for (; k < K; k++) {",
-            *(f"  t{i}_{j} += ap[{i} * sam + k] * bp[{j} * sbn + k];" for i, j in pairs),
+            *(f"  t{i}_{j} += pa0[r{i} + k] * pb0[s{j} + k];" for i, j in pairs),
             "}",
-            f"__global {c}* cp = pc0 + mb * {ROWS} * N + nb * {NT_COLS};",
-            *(f"cp[{i} * N + {j}] = t{i}_{j};" for i, j in pairs)]
+            "__global " + c + "* cp = pc0 + m0 * N + n0;",
+            *(f"if (m0 + {i} < M && n0 + {j} < N) cp[{i} * N + {j}] = t{i}_{j};" for i, j in pairs)]
     sig, types = _params(dt, db, ())
     name = kernel_name("mmnt", dt, db)
     return KernelSpec(name, _program(dt, name, sig, body), types, f"matmul ({dt})")
@@ -127,6 +136,16 @@ def edge_spec(dt, db):
     return KernelSpec(name, _program(dt, name, sig, body), types, f"matmul ({dt})")
 
 
+def _local(grid, want):
+    """A work-group size over grid's first dim leaving at least `want` groups (PoCL's
+    own choice makes one group per thread, which a busy core holds back); a power of
+    two up to 64, as PoCL builds a kernel per work-group size."""
+    l0 = gcd(grid[0], 64)
+    while l0 > 1 and (grid[0] // l0) * grid[1] * grid[2] < want:
+        l0 //= 2
+    return (l0, 1, 1)
+
+
 def direct(out, a, b, batch, bstrides, M, N, K):
     """Run the matmul with the in-place kernels and return True, or return False
     (nothing launched) when dtype or layout is not theirs."""
@@ -135,10 +154,11 @@ def direct(out, a, b, batch, bstrides, M, N, K):
         return False
     sam, sak = a.strides[-2:]
     sbk, sbn = b.strides[-2:]
-    if sbn == 1 and N > 1:
-        kind, cols = "nn", 2 * WIDTH[dt]
+    lanes = 2 * WIDTH[dt]
+    if sbn == 1 and N >= lanes:
+        kind = "nn"
     elif sak == 1 and sbk == 1:
-        kind, cols = "nt", NT_COLS
+        kind = "nt"
     else:
         return False
     dev = out.dev
@@ -146,16 +166,18 @@ def direct(out, a, b, batch, bstrides, M, N, K):
     Bt = prod(batch)
     common = [a.buf, a.offset, b.buf, b.offset, out.buf, out.offset, *batch, *bstrides[0],
               *bstrides[1], M, N, K, sam, sak, sbk, sbn]
-    MB, NB = M // ROWS, N // cols
-    M0, N0 = MB * ROWS, NB * cols
-    if MB and NB:
-        spec = nn_spec if kind == "nn" else nt_spec
-        kernel, what = dev.kernel(("mm" + kind, dt, db), lambda: spec(dt, db))
-        grid = (MB, NB, Bt) if kind == "nn" else (NB, MB, Bt)
-        dev.launch(kernel, grid, None, common, what)
-    for m0, n0, rows, width in ((M0, 0, M - M0, N), (0, N0, M0, N - N0)):
-        items = rows * width
-        if items:
-            kernel, what = dev.kernel(("mmedge", dt, db), lambda: edge_spec(dt, db))
-            dev.launch(kernel, (items, Bt), None, common + [m0, n0, width, items], what)
+    MB = -(-M // ROWS)
+    if kind == "nn":
+        NB = N // lanes
+        grid, N0 = (MB, NB, Bt), NB * lanes
+    else:
+        NB = -(-N // NT_COLS)
+        grid, N0 = (NB, MB, Bt), N
+    spec = nn_spec if kind == "nn" else nt_spec
+    kernel, what = dev.kernel(("mm" + kind, dt, db), lambda: spec(dt, db))
+    dev.launch(kernel, grid, _local(grid, 8 * dev.compute_units), common, what)
+    if N0 < N:                   # nn: the columns past the last full block
+        items = M * (N - N0)
+        kernel, what = dev.kernel(("mmedge", dt, db), lambda: edge_spec(dt, db))
+        dev.launch(kernel, (items, Bt), None, common + [0, N0, N - N0, items], what)
     return True
