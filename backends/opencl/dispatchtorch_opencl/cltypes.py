@@ -161,3 +161,16 @@ inline ushort dt_d2h(double d) {
 def preamble(dtypes):
     """The helpers a program over these dtypes needs."""
     return (FP64_PREAMBLE if "float64" in dtypes else "") + PREAMBLE
+
+
+def vector_io(ctype, width):
+    """DT_LOAD(p) / DT_STORE(v, p): `width` elements at any address as one vector.
+    PoCL's vloadn/vstoren are out-of-line calls (which spill every vector register
+    around them), so clang compilers get a vector type aligned like its element;
+    others the builtins."""
+    return (f"#ifdef __clang__\ntypedef {ctype} dt_vu __attribute__((ext_vector_type({width}), "
+            f"aligned(sizeof({ctype}))));\n"
+            "#define DT_LOAD(p) (*(__global const dt_vu*)(p))\n"
+            "#define DT_STORE(v, p) (*(__global dt_vu*)(p) = (v))\n"
+            f"#else\n#define DT_LOAD(p) vload{width}(0, p)\n#define DT_STORE(v, p) vstore{width}(v, 0, p)\n"
+            "#endif\n")

@@ -103,6 +103,28 @@ def test_long_rows_are_split(ocl, cpu, rng, schedule, op):
         assert_close(got, want, out[1], what=f"{op} {shape} {schedule}")
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_column_sums(ocl, rng, dtype):
+    """Sums over the outer dims of row-major blocks (kernels/colsum.py on CPUs: a bias
+    gradient): a tail past the last 4-vector strip, more rows than one block, rows
+    with a gap (a column slice), two reduced dims coalesced; against numpy float64."""
+    if dtype not in _dtypes(ocl):
+        pytest.skip("dtype not on this device")
+    for shape, dims, cols in [((128, 512), (0,), slice(None)), ((1100, 70), (0,), slice(None)),
+                              ((5, 41), (0,), slice(1, None)), ((4, 6, 40), (0, 1), slice(None))]:
+        x = sample(rng, shape, dtype)
+        view = place(ocl, x)
+        if cols.start:
+            view = ocl.as_strided(view, shape[:-1] + (shape[-1] - 1,), (shape[-1], 1), 1)
+            x = x[..., cols]
+        out = ocl.empty(x.shape[len(dims):], dtype, 0)
+        ocl.kernels["sum"](out, view, dims=dims, keepdim=False)
+        want = x.astype(np.float64).sum(axis=dims)
+        tol = 2e-5 * np.abs(x).sum(axis=dims).max() if dtype == "float32" else 1e-12
+        np.testing.assert_allclose(ocl.to_host(out), want, rtol=0, atol=tol,
+                                   err_msg=f"{dtype} {shape} {dims} {cols}")
+
+
 def test_sum_of_lowp_accumulates_in_float32(ocl, cpu):
     """4096 float16 ones sum to 4096 (a float16 accumulator would stop at 2048)."""
     x = np.ones(4096, np.float16)

@@ -12,9 +12,8 @@ vector FMAs, for float32 and float64 when the layout lets rows be vector-loaded.
   vectors at the end; a scalar loop takes k's tail.
 A partial block clamps its rows (and nt its columns) to the last one and does not
 store them; the edge kernel computes nn's columns past the last full block (one
-output per work-item). Loads go through an unaligned vector type (PoCL's
-`vload` builtins are out-of-line calls, which spill every accumulator). Layouts
-these do not take fall back to matmul.py's packed kernels.
+output per work-item). Loads go through an unaligned vector type (cltypes.vector_io).
+Layouts these do not take fall back to matmul.py's packed kernels.
 """
 from __future__ import annotations
 
@@ -30,16 +29,6 @@ ROWS = 4              # rows of a work-item's block (both kernels)
 NT_COLS = 2           # columns of an "nt" block
 WIDTH = {"float32": 8, "float64": 4}     # elements per 256-bit vector
 CTYPE = {"float32": "float", "float64": "double"}
-
-
-def _vector_types(dt):
-    """The unaligned vector type `dt_vu` loads go through (clang, i.e. PoCL and every
-    other CPU runtime), else the aligned one with vloadn."""
-    c, w = CTYPE[dt], WIDTH[dt]
-    return (f"#ifdef __clang__\ntypedef {c} dt_vu __attribute__((ext_vector_type({w}), aligned(sizeof({c}))));\n"
-            f"#define DT_LOAD(p) (*(__global const dt_vu*)(p))\n"
-            f"#define DT_STORE(v, p) (*(__global dt_vu*)(p) = (v))\n"
-            f"#else\n#define DT_LOAD(p) vload{w}(0, p)\n#define DT_STORE(v, p) vstore{w}(v, 0, p)\n#endif\n")
 
 
 def _params(dt, db, extra):
@@ -63,7 +52,7 @@ def _bases(db, batch_id):
 
 
 def _program(dt, name, sig, body):
-    head = T.preamble((dt,)) + _vector_types(dt)
+    head = T.preamble((dt,)) + T.vector_io(CTYPE[dt], WIDTH[dt])
     text = "\n  ".join(body).replace("{S}", T.STORAGE[dt])
     return head + f"\n__kernel void {name}({sig}) {{\n  {text}\n}}\n"
 

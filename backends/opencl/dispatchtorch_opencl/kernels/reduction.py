@@ -17,6 +17,7 @@ import numpy as np
 from .. import cltypes as T
 from ..codegen import KernelSpec, coords, dot, kernel_name, signature
 from ..handle import coalesce
+from .colsum import try_colsum
 
 I64 = np.int64
 ARG = ("argmax", "argmin")
@@ -215,6 +216,8 @@ def _reduce(op, out, x, dims):
     rshape, (rstrides,) = coalesce(tuple(x.shape[d] for d in dims), [tuple(x.strides[d] for d in dims)])
     O, R = prod(kshape), prod(rshape)
     if O == 0:
+        return
+    if try_colsum(dev, op, out, x, kshape, kstrides, rshape, rstrides, BLOCK):
         return
     arg = op in ARG
     P = _parts(dev, O, R)
