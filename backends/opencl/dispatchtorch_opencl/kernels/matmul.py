@@ -177,17 +177,23 @@ def _tiled(out, a, b, batch, bstrides, M, N, K):
 
 
 def matmul(out, a, b):
+    matmul_bias(out, a, b, None)
+
+
+def matmul_bias(out, a, b, bias):
+    """out = a @ b, plus bias (a contiguous (N,) handle or None) where the kernel can
+    add it before its store; returns whether it did (else the caller adds it)."""
     if out.size == 0:
-        return
+        return True
     M, K = a.shape[-2:]
     N = b.shape[-1]
     nb = len(a.shape) - 2
     batch, bstrides = coalesce(tuple(a.shape[:nb]), [tuple(a.strides[:nb]), tuple(b.strides[:nb])])
     path = out.dev.matmul_path
-    if path == "tiled":
-        _tiled(out, a, b, batch, bstrides, M, N, K)
-    elif not (path == "direct" and direct(out, a, b, batch, bstrides, M, N, K)):
-        _packed(out, a, b, batch, bstrides, M, N, K)
+    if path == "direct" and direct(out, a, b, batch, bstrides, M, N, K, bias):
+        return True
+    (_tiled if path == "tiled" else _packed)(out, a, b, batch, bstrides, M, N, K)
+    return bias is None
 
 
 KERNELS = {"matmul": matmul}

@@ -31,7 +31,7 @@ WIDTH = {"float32": 8, "float64": 4}     # elements per 256-bit vector
 CTYPE = {"float32": "float", "float64": "double"}
 
 
-def _params(dt, db, extra):
+def _params(dt, db, extra, bias):
     ptr_in, ptr_out = T.pointer(dt, True), T.pointer(dt)
     params = [(ptr_in, "p_a", None), ("long", "o_a", I64), (ptr_in, "p_b", None), ("long", "o_b", I64),
               (ptr_out, "p_out", None), ("long", "o_out", I64)]
@@ -39,6 +39,8 @@ def _params(dt, db, extra):
     params += [("long", f"ba{d}", I64) for d in range(db)]
     params += [("long", f"bb{d}", I64) for d in range(db)]
     params += [("long", n, I64) for n in ("M", "N", "K", "sam", "sak", "sbk", "sbn", *extra)]
+    if bias:                  # the Linear's bias (N,), added to every row before the store
+        params += [(ptr_in, "p_bias", None), ("long", "o_bias", I64)]
     return signature(params)
 
 
@@ -63,10 +65,11 @@ def _rows(c, stride):
     return [f"long r{i} = (m0 + {i} < M ? m0 + {i} : M - 1) * {stride};" for i in range(ROWS)]
 
 
-def nn_spec(dt, db):
+def nn_spec(dt, db, bias):
     c, w = CTYPE[dt], WIDTH[dt]
     vec = f"{c}{w}"
-    sig, types = _params(dt, db, ())
+    sig, types = _params(dt, db, (), bias)
+    add = (f" + e_0", f" + e_1") if bias else ("", "")
     body = ["long mb = get_global_id(0), nb = get_global_id(1);", *_bases(db, "get_global_id(2)"),
             f"long m0 = mb * {ROWS};", *_rows(c, "sam"),
             f"__global const {c}* ap = pa0;",
@@ -78,13 +81,15 @@ def nn_spec(dt, db):
             "  ap += sak; bp += sbk;",
             "}",
             f"__global {c}* cp = pc0 + m0 * N + nb * {2 * w};",
-            *(f"if (m0 + {i} < M) {{ DT_STORE(c{i}_0, cp + {i} * N); DT_STORE(c{i}_1, cp + {i} * N + {w}); }}"
-              for i in range(ROWS))]
-    name = kernel_name("mmnn", dt, db)
+            (f"{vec} e_0 = DT_LOAD(p_bias + o_bias + nb * {2 * w}), e_1 = DT_LOAD(p_bias + o_bias + "
+             f"nb * {2 * w} + {w});" if bias else ""),
+            *(f"if (m0 + {i} < M) {{ DT_STORE(c{i}_0{add[0]}, cp + {i} * N); "
+              f"DT_STORE(c{i}_1{add[1]}, cp + {i} * N + {w}); }}" for i in range(ROWS))]
+    name = kernel_name("mmnn", dt, db, "bias" if bias else "")
     return KernelSpec(name, _program(dt, name, sig, body), types, f"matmul ({dt})")
 
 
-def nt_spec(dt, db):
+def nt_spec(dt, db, bias):
     c, w = CTYPE[dt], WIDTH[dt]
     vec = f"{c}{w}"
     pairs = [(i, j) for i in range(ROWS) for j in range(NT_COLS)]
@@ -104,24 +109,25 @@ def nt_spec(dt, db):
             *(f"  t{i}_{j} += pa0[r{i} + k] * pb0[s{j} + k];" for i, j in pairs),
             "}",
             "__global " + c + "* cp = pc0 + m0 * N + n0;",
-            *(f"if (m0 + {i} < M && n0 + {j} < N) cp[{i} * N + {j}] = t{i}_{j};" for i, j in pairs)]
-    sig, types = _params(dt, db, ())
-    name = kernel_name("mmnt", dt, db)
+            *(f"if (m0 + {i} < M && n0 + {j} < N) cp[{i} * N + {j}] = t{i}_{j}"
+              + (f" + p_bias[o_bias + n0 + {j}];" if bias else ";") for i, j in pairs)]
+    sig, types = _params(dt, db, (), bias)
+    name = kernel_name("mmnt", dt, db, "bias" if bias else "")
     return KernelSpec(name, _program(dt, name, sig, body), types, f"matmul ({dt})")
 
 
-def edge_spec(dt, db):
+def edge_spec(dt, db, bias):
     """One output per work-item over the rectangle [m0, m0 + rows) x [n0, n0 + cols)."""
     c = CTYPE[dt]
-    sig, types = _params(dt, db, ("m0", "n0", "cols", "items"))
+    sig, types = _params(dt, db, ("m0", "n0", "cols", "items"), bias)
     body = ["long i = get_global_id(0); if (i >= items) return;", *_bases(db, "get_global_id(1)"),
             "long m = m0 + i / cols, n = n0 + i % cols;",
             f"__global const {c}* ap = pa0 + m * sam;",
             f"__global const {c}* bp = pb0 + n * sbn;",
             f"{c} acc = 0;",
             "for (long k = 0; k < K; k++) acc += ap[k * sak] * bp[k * sbk];",
-            "pc0[m * N + n] = acc;"]
-    name = kernel_name("mmedge", dt, db)
+            "pc0[m * N + n] = acc" + (" + p_bias[o_bias + n];" if bias else ";")]
+    name = kernel_name("mmedge", dt, db, "bias" if bias else "")
     return KernelSpec(name, _program(dt, name, sig, body), types, f"matmul ({dt})")
 
 
@@ -135,9 +141,10 @@ def _local(grid, want):
     return (l0, 1, 1)
 
 
-def direct(out, a, b, batch, bstrides, M, N, K):
+def direct(out, a, b, batch, bstrides, M, N, K, bias=None):
     """Run the matmul with the in-place kernels and return True, or return False
-    (nothing launched) when dtype or layout is not theirs."""
+    (nothing launched) when dtype or layout is not theirs. bias: None, or a
+    contiguous (N,) handle added to every row (F.linear's epilogue)."""
     dt = out.dtype
     if dt not in WIDTH:
         return False
@@ -155,6 +162,8 @@ def direct(out, a, b, batch, bstrides, M, N, K):
     Bt = prod(batch)
     common = [a.buf, a.offset, b.buf, b.offset, out.buf, out.offset, *batch, *bstrides[0],
               *bstrides[1], M, N, K, sam, sak, sbk, sbn]
+    fused = bias is not None
+    tail = [bias.buf, bias.offset] if fused else []
     MB = -(-M // ROWS)
     if kind == "nn":
         NB = N // lanes
@@ -163,10 +172,10 @@ def direct(out, a, b, batch, bstrides, M, N, K):
         NB = -(-N // NT_COLS)
         grid, N0 = (NB, MB, Bt), N
     spec = nn_spec if kind == "nn" else nt_spec
-    kernel, what = dev.kernel(("mm" + kind, dt, db), lambda: spec(dt, db))
-    dev.launch(kernel, grid, _local(grid, 8 * dev.compute_units), common, what)
+    kernel, what = dev.kernel(("mm" + kind, dt, db, fused), lambda: spec(dt, db, fused))
+    dev.launch(kernel, grid, _local(grid, 8 * dev.compute_units), common + tail, what)
     if N0 < N:                   # nn: the columns past the last full block
         items = M * (N - N0)
-        kernel, what = dev.kernel(("mmedge", dt, db), lambda: edge_spec(dt, db))
-        dev.launch(kernel, (items, Bt), None, common + [0, N0, N - N0, items], what)
+        kernel, what = dev.kernel(("mmedge", dt, db, fused), lambda: edge_spec(dt, db, fused))
+        dev.launch(kernel, (items, Bt), None, common + [0, N0, N - N0, items] + tail, what)
     return True
