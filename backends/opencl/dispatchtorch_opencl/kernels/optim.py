@@ -1,5 +1,5 @@
 """The fused optimizer rows (`_fused_adam_`, `_fused_sgd_`): one generated kernel
-launch per tensor.
+launch per group of contiguous tensors (multi_tensor.py), else per tensor.
 
 The rows' decomposition is a dozen in-place ops per parameter, each its own launch
 (and on PoCL its own pass over memory); here one loop kernel (codegen.loop_kernel:
@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import cltypes as T
 from ..codegen import Operand, kernel_name, loop_kernel, loop_launch
+from . import multi_tensor as MT
 
 _ADAM_SCALARS = ("step_size", "bc2_sqrt", "w1", "w2", "beta2", "eps", "wd", "decay")
 _SGD_SCALARS = ("lr", "wd", "momentum", "damp")
@@ -88,19 +89,46 @@ def _steps(state_steps):
 def fused_adam_(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, lr,
                 beta1, beta2, eps, weight_decay, decoupled, amsgrad, maximize):
     decay = ("decoupled" if decoupled else "l2") if weight_decay else "none"
-    for i, step in enumerate(_steps(state_steps)):
-        p = params[i]
-        if p.size == 0:
-            continue
-        dt = p.dtype
-        group = [p, grads[i], exp_avgs[i], exp_avg_sqs[i]]
-        if amsgrad:
-            group.append(max_exp_avg_sqs[i])
-        scalars = (lr / (1 - beta1 ** step), (1 - beta2 ** step) ** 0.5, 1 - beta1, 1 - beta2,
-                   beta2, eps, weight_decay, 1 - lr * weight_decay)
+    lists = [params, grads, exp_avgs, exp_avg_sqs] + ([max_exp_avg_sqs] if amsgrad else [])
+    names = ("p", "g", "m", "v") + (("vm",) if amsgrad else ())
+    steps = _steps(state_steps)
+
+    def scalars(step):
+        return (lr / (1 - beta1 ** step), (1 - beta2 ** step) ** 0.5, 1 - beta1, 1 - beta2,
+                beta2, eps, weight_decay, 1 - lr * weight_decay)
+    runs, rest = _multi_runs(lists, steps)
+    for run in runs:
+        dt = params[run[0]].dtype
+        MT.launch(params[run[0]].dev, ("optim", "madam", dt, maximize, decay, amsgrad),
+                  lambda count: MT.multi_spec(
+                      kernel_name("madam", dt, int(maximize), decay, int(amsgrad)), dt, names,
+                      ("g",), _scalar_params(dt, _ADAM_SCALARS),
+                      _adam_body(dt, maximize, decay, amsgrad), count, f"_fused_adam_ ({dt})"),
+                  lists, run, scalars(steps[run[0]]))
+    for i in rest:
+        p, dt = params[i], params[i].dtype
+        group = [lst[i] for lst in lists]
         fkey = ("optim", "adam", dt, maximize, decay, amsgrad)
         loop_launch(p.dev, fkey, partial(_adam_spec, dt, maximize, decay, amsgrad), p.shape,
-                    [(h, h.strides) for h in group], params=scalars, cost=8)
+                    [(h, h.strides) for h in group], params=scalars(steps[i]), cost=8)
+
+
+def _multi_runs(lists, steps=None):
+    """MT.groups, split further where the step counts (Adam's scalars) differ."""
+    runs, rest = MT.groups(lists)
+    if steps is None:
+        return runs, rest
+    out = []
+    for run in runs:
+        cur = [run[0]]
+        for i in run[1:]:
+            if steps[i] == steps[cur[0]]:
+                cur.append(i)
+            else:
+                out.append(cur)
+                cur = [i]
+        out.append(cur)
+    return out, rest
 
 
 def _sgd_body(dt, maximize, l2, momentum, dampened, nesterov):
@@ -134,10 +162,19 @@ def fused_sgd_(params, grads, momentum_buffers, *, lr, momentum, dampening, weig
     flags = (bool(maximize), bool(weight_decay), bool(momentum), dampening != 0,
              bool(nesterov))
     scalars = (lr, weight_decay, momentum, 1 - dampening)
-    for i, p in enumerate(params):
-        if p.size == 0:
-            continue
-        group = [p, grads[i]] + ([momentum_buffers[i]] if momentum else [])
+    lists = [params, grads] + ([momentum_buffers] if momentum else [])
+    names = ("p", "g") + (("b",) if momentum else ())
+    runs, rest = _multi_runs(lists)
+    for run in runs:
+        dt = params[run[0]].dtype
+        MT.launch(params[run[0]].dev, ("optim", "msgd", dt, flags),
+                  lambda count: MT.multi_spec(kernel_name("msgd", dt, *map(int, flags)), dt, names,
+                                              ("g",), _scalar_params(dt, _SGD_SCALARS),
+                                              _sgd_body(dt, *flags), count, f"_fused_sgd_ ({dt})"),
+                  lists, run, scalars)
+    for i in rest:
+        p = params[i]
+        group = [lst[i] for lst in lists]
         loop_launch(p.dev, ("optim", "sgd", p.dtype, flags), partial(_sgd_spec, p.dtype, flags),
                     p.shape, [(h, h.strides) for h in group], params=scalars, cost=4)
 
