@@ -75,10 +75,17 @@ def nn_spec(dt, db, bias):
             f"__global const {c}* ap = pa0;",
             f"__global const {c}* bp = pb0 + nb * {2 * w};",
             *(f"{vec} c{i}_{v} = ({vec})0;" for i in range(ROWS) for v in range(2)),
-            "for (long k = 0; k < K; k++) {",
+            "long k = 0;",
+            "for (; k + 2 <= K; k += 2) {",       # two k a trip: half the pointer updates
+            f"  {vec} b_0 = DT_LOAD(bp), b_1 = DT_LOAD(bp + {w});",
+            f"  {vec} b_2 = DT_LOAD(bp + sbk), b_3 = DT_LOAD(bp + sbk + {w});",
+            *(f"  {{ {c} x = ap[r{i}], y = ap[r{i} + sak]; c{i}_0 += x * b_0; c{i}_1 += x * b_1; "
+              f"c{i}_0 += y * b_2; c{i}_1 += y * b_3; }}" for i in range(ROWS)),
+            "  ap += 2 * sak; bp += 2 * sbk;",
+            "}",
+            "if (k < K) {",
             f"  {vec} b_0 = DT_LOAD(bp), b_1 = DT_LOAD(bp + {w});",
             *(f"  {{ {c} x = ap[r{i}]; c{i}_0 += x * b_0; c{i}_1 += x * b_1; }}" for i in range(ROWS)),
-            "  ap += sak; bp += sbk;",
             "}",
             f"__global {c}* cp = pc0 + m0 * N + nb * {2 * w};",
             (f"{vec} e_0 = DT_LOAD(p_bias + o_bias + nb * {2 * w}), e_1 = DT_LOAD(p_bias + o_bias + "
