@@ -9,8 +9,9 @@ Three kernel families, chosen by device and layout:
   vector arithmetic - the layout of a BLAS micro-kernel. Packing also absorbs every
   stride (transposed and broadcast operands cost no extra copy).
 - CPUs, float32/float64 with rows or columns contiguous ("direct", matmul_direct.py):
-  register blocks reading the operands in place, no packing pass; the packed kernels
-  take every other dtype and layout.
+  register blocks reading the operands in place, no packing pass, up to
+  matmul_direct.MAX_WORK multiply-adds a matrix; the packed kernels take every other
+  dtype, layout and size.
 float16/bfloat16 accumulate in float32; integers in wrapping unsigned arithmetic.
 """
 from __future__ import annotations
@@ -35,8 +36,9 @@ def compute_type(dt):
 
 
 def register_block(ctype):
-    """(ROWS, LANES): ROWS x LANES accumulators fill the vector registers."""
-    return {"float": (8, 8), "uint": (8, 8), "double": (4, 8), "ulong": (4, 4)}[ctype]
+    """(ROWS, LANES): ROWS x LANES accumulators fill the vector registers (float: 4x16,
+    two 8-wide vectors a row, ~10% fewer core-ms than 8x8 at 1024^3 on PoCL)."""
+    return {"float": (4, 16), "uint": (8, 8), "double": (4, 8), "ulong": (4, 4)}[ctype]
 
 
 # -- CPU: pack + register-blocked micro-kernel ------------------------------------------

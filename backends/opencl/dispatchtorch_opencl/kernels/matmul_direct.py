@@ -13,7 +13,8 @@ vector FMAs, for float32 and float64 when the layout lets rows be vector-loaded.
 A partial block clamps its rows (and nt its columns) to the last one and does not
 store them; the edge kernel computes nn's columns past the last full block (one
 output per work-item). Loads go through an unaligned vector type (cltypes.vector_io).
-Layouts these do not take fall back to matmul.py's packed kernels.
+Layouts these do not take, and products past MAX_WORK, go to matmul.py's packed
+kernels.
 """
 from __future__ import annotations
 
@@ -28,6 +29,10 @@ I64 = np.int64
 ROWS = 4              # rows of a work-item's block (both kernels)
 NT_COLS = 2           # columns of an "nt" block
 WIDTH = {"float32": 8, "float64": 4}     # elements per 256-bit vector
+# past this many multiply-adds per matrix the packed kernels win (1024^3: 28 against
+# 48-59 core-ms on PoCL): b's rows a power-of-two stride apart alias in the L1 cache and
+# the packing pass, O(n^2), is paid back; at 512x1024x512 the two were even
+MAX_WORK = 1 << 28
 CTYPE = {"float32": "float", "float64": "double"}
 
 
@@ -153,7 +158,7 @@ def direct(out, a, b, batch, bstrides, M, N, K, bias=None):
     (nothing launched) when dtype or layout is not theirs. bias: None, or a
     contiguous (N,) handle added to every row (F.linear's epilogue)."""
     dt = out.dtype
-    if dt not in WIDTH:
+    if dt not in WIDTH or M * N * K > MAX_WORK:
         return False
     sam, sak = a.strides[-2:]
     sbk, sbn = b.strides[-2:]
