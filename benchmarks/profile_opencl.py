@@ -1,0 +1,112 @@
+"""Where a benchmark case's time goes on OpenCL:
+`python -m benchmarks.profile_opencl -k train/mlp`.
+
+Runs the case on opencl:0 with a profiling queue and prints per call: the wall time,
+each thread's CPU time (the host thread, PoCL's workers), the launches and copies,
+and the kernels by device time (each launch's event, grouped by kernel and grid).
+PoCL's workers share the cores with the host thread, so their CPU time is the work
+and the wall time depends on what else runs.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import time
+
+
+def _thread_cpu():
+    """{thread id: seconds on a CPU} of this process (Linux; empty elsewhere)."""
+    out = {}
+    try:
+        for t in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{t}/schedstat") as f:
+                out[t] = int(f.read().split()[0]) * 1e-9
+    except OSError:
+        pass
+    return out
+
+
+def profile(build, calls):
+    """(wall s, {thread: cpu s}, {(kernel, grid): [launches, device s]}, copies) per call
+    of build()'s callable; the queue is made with profiling on, so nothing may have used
+    the device before."""
+    import pyopencl as cl
+    from dispatchtorch_opencl.device import Device
+    from pyopencl.tools import ImmediateAllocator, MemoryPool
+
+    events, copies = [], collections.Counter()
+    start_queue, launch, copy, fill = Device._start, Device.launch, cl.enqueue_copy, \
+        cl.enqueue_fill_buffer
+
+    def profiled_start(self):
+        self._ctx = cl.Context([self.dev])
+        self._queue = cl.CommandQueue(self._ctx,
+                                      properties=cl.command_queue_properties.PROFILING_ENABLE)
+        self._pool = MemoryPool(ImmediateAllocator(self._queue))
+
+    def timed_launch(self, kernel, gsize, lsize, args, what):
+        events.append(((what, tuple(gsize)), kernel(self.queue, gsize, lsize, *args)))
+
+    def counted(name, real):
+        def call(*a, **k):
+            copies[name + (" (blocking)" if k.get("is_blocking") else "")] += 1
+            return real(*a, **k)
+        return call
+    Device._start, Device.launch = profiled_start, timed_launch
+    cl.enqueue_copy, cl.enqueue_fill_buffer = counted("copy", copy), counted("fill", fill)
+    try:
+        fn = build()
+        fn()
+        fn()
+        events.clear()
+        copies.clear()
+        c0, w0 = _thread_cpu(), time.perf_counter()
+        for _ in range(calls):
+            fn()
+        if events:
+            events[-1][1].wait()          # one in-order queue: the last launch ends last
+        wall = (time.perf_counter() - w0) / calls
+        c1 = _thread_cpu()
+    finally:
+        Device._start, Device.launch = start_queue, launch
+        cl.enqueue_copy, cl.enqueue_fill_buffer = copy, fill
+    cpu = {t: (c1[t] - c0.get(t, 0.0)) / calls for t in c1}
+    stats = collections.defaultdict(lambda: [0, 0.0])
+    for key, e in events:
+        s = stats[key]
+        s[0] += 1
+        s[1] += (e.profile.end - e.profile.start) * 1e-9 / calls
+    return wall, cpu, stats, {k: v / calls for k, v in copies.items()}
+
+
+def main(argv=None):
+    from . import cases as C
+    from .frameworks import Framework
+    import dispatchtorch as dt
+
+    p = argparse.ArgumentParser(prog="python -m benchmarks.profile_opencl",
+                                description=__doc__.splitlines()[0])
+    p.add_argument("-k", required=True, help="a case name (python -m benchmarks --list)")
+    p.add_argument("--calls", type=int, default=20, help="timed calls of the case (default 20)")
+    p.add_argument("--top", type=int, default=15, help="kernel rows to print")
+    args = p.parse_args(argv)
+    case = next((c for c in C.CASES if c.name == args.k), None)
+    if case is None:
+        p.error(f"no case named {args.k!r}")
+    fw = Framework("dispatchtorch", dt, device="opencl:0", label="ours:opencl:0")
+    wall, cpu, stats, copies = profile(lambda: case.build(fw, case.size), args.calls)
+    me = str(os.getpid())
+    others = sorted((v for t, v in cpu.items() if t != me and v > 1e-5), reverse=True)
+    launches = sum(c for c, _ in stats.values()) / args.calls
+    busy = sum(t for _, t in stats.values())
+    print(f"{case.name} on opencl:0: {wall * 1e3:.2f} ms a call; host thread "
+          f"{cpu.get(me, 0) * 1e3:.2f} ms CPU, other threads "
+          f"{', '.join(f'{v * 1e3:.2f}' for v in others)} ms; {launches:.0f} launches, "
+          f"{busy * 1e3:.2f} ms of kernels; copies/fills {dict(copies)}")
+    for (what, grid), (count, t) in sorted(stats.items(), key=lambda kv: -kv[1][1])[:args.top]:
+        print(f"  {t * 1e3:8.3f} ms {count / args.calls:5.1f}x  {what}  grid {grid}")
+
+
+if __name__ == "__main__":
+    main()
