@@ -27,23 +27,17 @@ def _thread_cpu():
     return out
 
 
-def profile(build, calls):
+def profile(build, calls, index=0):
     """(wall s, {thread: cpu s}, {(kernel, grid): [launches, device s]}, copies) per call
-    of build()'s callable; the queue is made with profiling on, so nothing may have used
-    the device before."""
+    of build()'s callable on opencl:<index>, whose queue is swapped for a profiling one
+    (same context, so every buffer stays valid) while it runs."""
     import pyopencl as cl
+    from dispatchtorch.dispatch import get_backend
     from dispatchtorch_opencl.device import Device
-    from pyopencl.tools import ImmediateAllocator, MemoryPool
 
+    dev = get_backend("opencl").backend.device(index)
     events, copies = [], collections.Counter()
-    start_queue, launch, copy, fill = Device._start, Device.launch, cl.enqueue_copy, \
-        cl.enqueue_fill_buffer
-
-    def profiled_start(self):
-        self._ctx = cl.Context([self.dev])
-        self._queue = cl.CommandQueue(self._ctx,
-                                      properties=cl.command_queue_properties.PROFILING_ENABLE)
-        self._pool = MemoryPool(ImmediateAllocator(self._queue))
+    launch, copy, fill = Device.launch, cl.enqueue_copy, cl.enqueue_fill_buffer
 
     def timed_launch(self, kernel, gsize, lsize, args, what):
         events.append(((what, tuple(gsize)), kernel(self.queue, gsize, lsize, *args)))
@@ -53,23 +47,28 @@ def profile(build, calls):
             copies[name + (" (blocking)" if k.get("is_blocking") else "")] += 1
             return real(*a, **k)
         return call
-    Device._start, Device.launch = profiled_start, timed_launch
+    dev.synchronize()
+    saved = dev._queue
+    dev._queue = cl.CommandQueue(dev.ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
+    Device.launch = timed_launch
     cl.enqueue_copy, cl.enqueue_fill_buffer = counted("copy", copy), counted("fill", fill)
     try:
         fn = build()
         fn()
         fn()
+        dev.synchronize()
         events.clear()
         copies.clear()
         c0, w0 = _thread_cpu(), time.perf_counter()
         for _ in range(calls):
             fn()
-        if events:
-            events[-1][1].wait()          # one in-order queue: the last launch ends last
+        dev.synchronize()
         wall = (time.perf_counter() - w0) / calls
         c1 = _thread_cpu()
     finally:
-        Device._start, Device.launch = start_queue, launch
+        dev.synchronize()
+        dev._queue = saved
+        Device.launch = launch
         cl.enqueue_copy, cl.enqueue_fill_buffer = copy, fill
     cpu = {t: (c1[t] - c0.get(t, 0.0)) / calls for t in c1}
     stats = collections.defaultdict(lambda: [0, 0.0])
@@ -77,7 +76,7 @@ def profile(build, calls):
         s = stats[key]
         s[0] += 1
         s[1] += (e.profile.end - e.profile.start) * 1e-9 / calls
-    return wall, cpu, stats, {k: v / calls for k, v in copies.items()}
+    return wall, cpu, dict(stats), {k: v / calls for k, v in copies.items()}
 
 
 def main(argv=None):
