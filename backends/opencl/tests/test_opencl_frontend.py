@@ -82,14 +82,14 @@ def test_matmul_family(rng):
 def test_linear_kernel_matches_its_decomposition(rng):
     """F.linear's OpenCL kernel (the bias added in the matmul's store where it can, else
     the add kernel) gives the decomposition's bits: x @ w.T + b on the same device,
-    for 1-D/2-D/3-D inputs, a transposed input, biases that are (N,), (1,), strided or
+    for 1-D/2-D/3-D inputs, transposed and permuted inputs, biases that are (N,), (1,), strided or
     absent; float16 rounds once from float32 like the decomposition; gradients."""
     F = torch.nn.functional
     x = rng.standard_normal((2, 6, 20)).astype(np.float32)
     w = rng.standard_normal((37, 20)).astype(np.float32)
     b = rng.standard_normal(74).astype(np.float32)
     X, W, B = (torch.tensor(a, device="opencl") for a in (x, w, b))
-    for xi in (X, X[0], X[0, 0], X[0].t().contiguous().t()):
+    for xi in (X, X[0], X[0, 0], X[0].t().contiguous().t(), X.transpose(0, 1)):
         for bi in (B[:37], B[::2], B[:1], None):
             got = F.linear(xi, W, bi)
             want = xi @ W.t() if bi is None else xi @ W.t() + bi
