@@ -82,8 +82,9 @@ def test_matmul_family(rng):
 def test_linear_kernel_matches_its_decomposition(rng):
     """F.linear's OpenCL kernel (the bias added in the matmul's store where it can, else
     the add kernel) gives the decomposition's bits: x @ w.T + b on the same device,
-    for 1-D/2-D/3-D inputs, transposed and permuted inputs, biases that are (N,), (1,), strided or
-    absent; float16 rounds once from float32 like the decomposition; gradients."""
+    for 1-D/2-D/3-D inputs, transposed and permuted inputs, biases that are (N,), (1,),
+    strided or absent; float16 rounds once from float32 like the decomposition;
+    gradients."""
     F = torch.nn.functional
     x = rng.standard_normal((2, 6, 20)).astype(np.float32)
     w = rng.standard_normal((37, 20)).astype(np.float32)
