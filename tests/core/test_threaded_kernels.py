@@ -134,6 +134,24 @@ def test_pool_runs_every_chunk_once_and_reraises():
         P.POOL.run(20, boom)
 
 
+def test_pool_keeps_no_array_of_a_finished_op(threads):
+    """The pool and its workers drop a run's job (whose closure holds the op's arrays)
+    when it is done: a large output kept until the next run made each call's output
+    take fresh pages (150-200 page faults a 4M-element add on 2 threads)."""
+    import time
+    import weakref
+    x = rng.random(BIG, dtype=np.float32)
+    out = np.empty_like(x)
+    T.chunked(lambda o, a: np.negative(a, out=o), out, (x,))
+    assert np.array_equal(out, -x)
+    alive = weakref.ref(out)
+    del out
+    deadline = time.monotonic() + 5          # a worker drops its reference after leaving
+    while alive() is not None and time.monotonic() < deadline:
+        time.sleep(0.001)
+    assert alive() is None
+
+
 def test_set_num_threads_sizes_the_pool():
     import dispatchtorch as dt
     old = dt.get_num_threads()

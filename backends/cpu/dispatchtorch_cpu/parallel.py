@@ -55,6 +55,9 @@ class Pool:
             self._wake.notify(job.helpers)
         job.take()
         job.wait()
+        with self._lock:
+            if self._job is job:
+                self._job = None      # free the job's arrays now, not at the next run (_Job)
         if job.error is not None:
             raise job.error
 
@@ -69,9 +72,16 @@ class Pool:
             if job is not None and job.join():
                 job.take()
                 job.leave()
+            job = None                # nor here, while this worker sleeps (_Job)
 
 
 class _Job:
+    """One run's chunks. Its fn's closure holds the op's arrays (a 4M-element add's 16 MB
+    output): the pool and its workers drop the job as soon as it is done. Held until the
+    next run, the output outlived its tensor, each call's output took fresh pages (glibc
+    trimmed the heap between the two), and 2-thread adds page-faulted 150-200 times a call
+    (1-2 ms of system time on 4M elements, against none on one thread)."""
+
     def __init__(self, n, fn, helpers):
         self.n, self.fn, self.helpers = n, fn, helpers
         self.next = itertools.count().__next__     # atomic under the GIL
