@@ -55,8 +55,39 @@ def test_large_arrays_are_cut_into_chunks(threads):
     x = rng.random(BIG, dtype=np.float32)
     out = np.empty_like(x)
     T.chunked(kernel, out, (x,))
-    assert len(calls) > 1 and sum(c[0] for c in calls) == BIG[0]
+    assert len(calls) > 1 and sum(np.prod(c) for c in calls) == x.size
     assert np.array_equal(out, x)
+
+
+@pytest.mark.parametrize("shape", [(P.THRESHOLD,), (P.THRESHOLD + 1,), (4, 256, 257),
+                                   (3, P.THRESHOLD // 3 + 5)])
+def test_chunks_shrink_towards_the_end_and_cover_every_element(shape, threads):
+    """Contiguous operands are cut flat into guided (shrinking) chunks; the results are
+    numpy's bits on any thread count, and a non-contiguous output is cut along an axis."""
+    a = rng.standard_normal(shape).astype(np.float32)
+    b = rng.standard_normal(shape).astype(np.float32)
+    sizes = []
+
+    def add(out, x, y):
+        sizes.append(out.size)
+        np.add(x, y, out)
+    out = np.empty_like(a)
+    T.chunked(add, out, (a, b))
+    assert np.array_equal(out, a + b) and sum(sizes) == a.size
+    assert len(sizes) > 2
+    fortran = np.asfortranarray(np.empty_like(a))          # cut along an axis, not flat
+    T.chunked(add, fortran, (a, b))
+    assert np.array_equal(fortran, a + b)
+
+
+def test_guided_ranges_cover_the_length_in_order():
+    for length, least, most in [(1, 1, 1), (100, 7, 30), (1 << 22, 1 << 16, 1 << 18),
+                                (12345, 20000, 80000), (1000, 1, 10 ** 6)]:
+        r = P.guided(length, least, most)
+        assert r[0][0] == 0 and r[-1][1] == length
+        assert all(a[1] == b[0] for a, b in zip(r, r[1:]))
+        assert all(least <= b - a <= max(least, most) for a, b in r[:-1])
+        assert all(x[1] - x[0] >= y[1] - y[0] for x, y in zip(r, r[1:]))     # shrinking
 
 
 def test_integer_division_by_zero_raises_from_a_chunk(threads):

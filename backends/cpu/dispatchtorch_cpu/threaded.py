@@ -22,12 +22,24 @@ _LOWP = frozenset({np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)})
 
 def chunked(kernel, out, inputs):
     """kernel(out, *inputs) on chunks of out and of the inputs (all of out's shape;
-    otherwise, or when the pool has one thread, one call)."""
-    cut = P.split_axis(out.shape, out.size)
-    if cut is None or any(type(x) is _ndarray and x.shape != out.shape for x in inputs):
+    otherwise, or when the pool has one thread, one call). C-contiguous operands are cut
+    as flat arrays, so that a (4, 1024, 1024) tensor gets as many chunks as a flat one;
+    the chunks shrink towards the end (parallel.guided), so that the threads finish
+    together however late a worker woke."""
+    if P.POOL.threads == 1 or out.size < P.THRESHOLD \
+            or any(type(x) is _ndarray and x.shape != out.shape for x in inputs):
         return kernel(out, *inputs)
-    axis, n = cut
-    idx = P.blocks(axis, P.bounds(out.shape[axis], n))
+    if out.ndim != 1 and out.flags.c_contiguous \
+            and all(type(x) is not _ndarray or x.flags.c_contiguous for x in inputs):
+        out = out.reshape(-1)
+        inputs = tuple(x.reshape(-1) if type(x) is _ndarray else x for x in inputs)
+    cut = P.split_axis(out.shape, out.size)
+    if cut is None:
+        return kernel(out, *inputs)
+    axis = cut[0]
+    row = out.size // out.shape[axis]             # elements per index along the axis
+    idx = P.blocks(axis, P.guided(out.shape[axis], -(-P.CHUNK // 4 // row), -(-P.CHUNK // row)))
+    n = len(idx)
 
     def part(i):
         s = idx[i]
