@@ -87,7 +87,9 @@ def test_guided_ranges_cover_the_length_in_order():
         assert r[0][0] == 0 and r[-1][1] == length
         assert all(a[1] == b[0] for a, b in zip(r, r[1:]))
         assert all(least <= b - a <= max(least, most) for a, b in r[:-1])
-        assert all(x[1] - x[0] >= y[1] - y[0] for x, y in zip(r, r[1:]))     # shrinking
+        last = r[-1][1] - r[-1][0]
+        assert min(least, length) <= last < max(least, most) + least    # no short tail
+        assert all(x[1] - x[0] >= y[1] - y[0] for x, y in zip(r[:-1], r[1:-1]))  # shrinking
 
 
 def test_integer_division_by_zero_raises_from_a_chunk(threads):

@@ -142,10 +142,12 @@ def guided(length, least, most):
     caller starts at once and a woken worker tens of microseconds later, so equal chunks
     end with one thread idle for up to a chunk; shrinking ones end within a small one.
     The cap keeps what a descheduled worker can hold up (a loaded machine) at one
-    ordinary chunk."""
+    ordinary chunk; every range is at least `least` long (the last takes the rest)."""
     out, start, share = [], 0, 2 * POOL.threads
     while start < length:
-        stop = min(length, start + max(least, min(most, (length - start) // share)))
+        stop = start + max(least, min(most, (length - start) // share))
+        if length - stop < least:
+            stop = length         # no short tail: kernels may switch method on size (erf)
         out.append((start, stop))
         start = stop
     return out
