@@ -237,7 +237,8 @@ def _full_sum(x, threads):
         P.POOL.resize(old)
 
 
-@pytest.mark.parametrize("size", [P.THRESHOLD, T.SUM_CHUNK * 2 + T.SUM_ROW * 3 + 17,
+@pytest.mark.parametrize("size", [P.THRESHOLD, T.SUM_CHUNK * 2 - T.SUM_ROW,    # one task
+                                  T.SUM_CHUNK * 2 + T.SUM_ROW * 3 + 17,         # two
                                   T.SUM_CHUNK * 4])
 def test_full_sum_is_the_same_on_any_thread_count(size):
     """The row sums and their pairwise combination run in one fixed order whoever
