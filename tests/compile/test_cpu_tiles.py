@@ -8,10 +8,8 @@ from dispatchtorch_cpu import fusion
 from tests.compile.compile_helpers import _entries, _np
 
 
-@pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("shape", [(3, 7001), (7, 5, 3011)])
 def test_a_region_of_many_tiles_equals_eager(shape, threads, monkeypatch):
-    monkeypatch.setattr(fusion, "THREADS", [threads])
     monkeypatch.setattr(fusion, "TILE", 4096)     # (shapes no other test fuses: kernels are cached)
 
     def f(x, y, z):
