@@ -90,3 +90,17 @@ def test_the_pool_reads_omp_num_threads_as_pytorch(env, want, monkeypatch):
     from dispatchtorch_cpu import parallel as P
     monkeypatch.setenv("OMP_NUM_THREADS", env)
     assert P.default_threads() == (want or os.cpu_count())
+
+
+def test_a_chain_written_into_a_strided_view_equals_eager(pool, monkeypatch):
+    monkeypatch.setattr(fusion, "TILE", 4096)
+
+    def g(buf, x, y, z):
+        buf.t().copy_(torch.exp(x * y + z) * x - y)    # the output: a transposed view
+        return buf
+    cg = torch.compile(g)
+    x, y, z = (torch.randn(3, 5009) for _ in range(3))
+    want = g(torch.zeros(5009, 3), x, y, z)
+    cg(torch.zeros(5009, 3), x, y, z)
+    np.testing.assert_array_equal(_np(cg(torch.zeros(5009, 3), x, y, z)), _np(want))
+    np.testing.assert_array_equal(_np(want).T, np.exp(_np(x) * _np(y) + _np(z)) * _np(x) - _np(y))

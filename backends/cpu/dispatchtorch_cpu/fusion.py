@@ -83,8 +83,9 @@ def _borrowers(ops, outputs, last):
     itself (one tile buffer less). On 4M float32 `exp(x*y+z)*x - y`, one thread: the
     output's first write by the final subtract (before), by the first multiply, or by the
     exp: 6.1-6.4, 5.9-6.3 and 5.8-6.0 ms. Only without reductions in the region (whose
-    results have other shapes), and only when the output shares no memory with an
-    input (checked per call)."""
+    results have other shapes), and only when the output is C-contiguous (a strided
+    view would slow three ops instead of one) and shares no memory with an input
+    (checked per call)."""
     if any(o.op in _REDUCTIONS for o in ops):
         return {}
     outs = set(outputs)
@@ -178,8 +179,9 @@ def fuse_elementwise(region, dtypes):
         if whole:
             return single(outs, ins)
         go = run
-        if borrow and any(_may_share(outs[m], i) for m in lent for i in ins):
-            go = plain          # an output written in place: its tile holds an input
+        if borrow and not all(outs[m].flags.c_contiguous and
+                              not any(_may_share(outs[m], i) for i in ins) for m in lent):
+            go = plain      # an output written in place holds an input, or is strided
         n = min(POOL.threads, len(tiles) // 2)
         if n <= 1:
             return go(outs, ins, tiles)
