@@ -202,6 +202,9 @@ def describe(region):
     lines = [f"# cpu tiled numpy: {len(region.ops)} ops over {list(region.shape)}, tiles of "
              f"{TILE} elements over {POOL.threads} threads; inputs {', '.join(f'in{i}: {d}' for i, d in enumerate(region.inputs))}"]
     borrow = _borrowers(region.ops, region.outputs, _last_uses(region.ops))
+    if borrow:
+        lines.append("# (in outK's tile: where outK is C-contiguous and shares no memory "
+                     "with an input, else in a scratch tile)")
     for j, o in enumerate(region.ops):
         args = ", ".join(f"in{v}" if k == "in" else f"t{v}" if k == "tmp" else repr(v)
                          for k, v in o.args)
