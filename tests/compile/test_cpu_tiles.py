@@ -1,5 +1,6 @@
 """The CPU fused kernel over many tiles (regions larger than fusion.TILE, the last tile
-partial, on one and two worker threads) gives eager's numbers bit for bit."""
+partial, on one to three pool threads) gives eager's numbers bit for bit, also where an
+output's tile holds its chain; the pool's thread count follows OMP_NUM_THREADS."""
 import numpy as np
 import pytest
 
@@ -26,21 +27,17 @@ def test_a_region_of_many_tiles_equals_eager(shape, threads, monkeypatch):
 
 # -- an output's chain computed in the output's tile (fusion._borrowers) ----------------
 
-@pytest.fixture(params=[1, 2, 3])
-def pool(request):
-    from dispatchtorch_cpu import parallel as P
-    old = P.POOL.threads
-    P.POOL.resize(request.param)
-    yield request.param
-    P.POOL.resize(old)
+# the pool at 1, 2 and 3 threads (conftest's fixture, three counts here)
+ONE_TO_THREE = pytest.mark.parametrize("threads", [1, 2, 3], indirect=True)
 
 
 def _chain(t):
     return lambda x, y, z: t.exp(x * y + z) * x - y
 
 
+@ONE_TO_THREE
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_an_exp_chain_in_its_outputs_tile_equals_numpys_passes(dtype, pool, monkeypatch):
+def test_an_exp_chain_in_its_outputs_tile_equals_numpys_passes(dtype, threads, monkeypatch):
     monkeypatch.setattr(fusion, "TILE", 4096)
     rng = np.random.default_rng(0)
     # 3 x 7003: tiles of 4096 rows... cut along the last axis, the last tile partial
@@ -52,7 +49,8 @@ def test_an_exp_chain_in_its_outputs_tile_equals_numpys_passes(dtype, pool, monk
     assert "exp(t1)  (in out0's tile)" in src and "mul(t2, in0)  (in out0's tile)" in src
 
 
-def test_strided_and_broadcast_inputs_and_half_equal_eager(pool, monkeypatch):
+@ONE_TO_THREE
+def test_strided_and_broadcast_inputs_and_half_equal_eager(threads, monkeypatch):
     monkeypatch.setattr(fusion, "TILE", 4096)
     f = _chain(torch)
     cf = torch.compile(f)
@@ -92,7 +90,8 @@ def test_the_pool_reads_omp_num_threads_as_pytorch(env, want, monkeypatch):
     assert P.default_threads() == (want or os.cpu_count())
 
 
-def test_a_chain_written_into_a_strided_view_equals_eager(pool, monkeypatch):
+@ONE_TO_THREE
+def test_a_chain_written_into_a_strided_view_equals_eager(threads, monkeypatch):
     monkeypatch.setattr(fusion, "TILE", 4096)
 
     def g(buf, x, y, z):
