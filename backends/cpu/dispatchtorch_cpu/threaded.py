@@ -38,7 +38,8 @@ def chunked(kernel, out, inputs):
         return kernel(out, *inputs)
     axis = cut[0]
     row = out.size // out.shape[axis]             # elements per index along the axis
-    idx = P.blocks(axis, P.guided(out.shape[axis], -(-P.CHUNK // 4 // row), -(-P.CHUNK // row)))
+    most = -(-P.CHUNK // row)
+    idx = P.blocks(axis, P.guided(out.shape[axis], -(-most // 4), most))
     n = len(idx)
 
     def part(i):
@@ -95,9 +96,10 @@ def _full_sum_by_rows(out, x):
     One chunk a thread (of at least SUM_CHUNK): on 4M float32 at 2 threads, 2 chunks
     took 1.19-1.21x PyTorch's time, 4 chunks 1.33-1.39x, 8 chunks 1.34-1.41x (a
     loaded machine; likely each chunk's return hands the GIL between the threads, and
-    a wake-up on this VM takes 30-60 us against ~100 us of summing a chunk). Each chunk writes its own slice of the row sums and the final pairwise
-    sum runs in one fixed order, so the result does not depend on the thread count,
-    the chunking or on which thread took which chunk."""
+    a wake-up on this VM takes 30-60 us against ~100 us of summing a chunk). Each chunk
+    writes its own slice of the row sums and the final pairwise sum runs in one fixed
+    order, so the result does not depend on the thread count, the chunking or on which
+    thread took which chunk."""
     flat = x.reshape(-1)
     nrows = flat.size // SUM_ROW
     whole = nrows * SUM_ROW
