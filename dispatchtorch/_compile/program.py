@@ -22,6 +22,7 @@ from ..dispatch import OPS
 from .._run import kernel_for
 from . import passes
 from .draws import Draws
+from .hoist import hoist_checks
 
 _FUSED: dict = {}        # (device, region key, shape) -> kernel or None: generated once
 
@@ -52,6 +53,7 @@ class Program:
         if options.get("cse", True):
             nodes, rename = passes.cse(nodes, root, set(keep) | keep_roots)
             nodes = passes.dce(nodes, keep, provided, root)
+        nodes = hoist_checks(nodes, provided, root)
         self.constants = {p.value: p for p in graph.placeholders if p.kind == CONSTANT}
         self.written = {o for n in graph.nodes if n.op not in ("as_strided", "empty")
                         for o in n.outputs}
