@@ -51,7 +51,8 @@ class Program:
             nodes = passes.dce(nodes, keep, provided, root)
         rename = {}
         if options.get("cse", True):
-            nodes, rename = passes.cse(nodes, root, set(keep) | keep_roots)
+            prior = graph.prim_nodes("forward") if phase == "backward" else ()
+            nodes, rename = passes.cse(nodes, root, set(keep) | keep_roots, prior)
             nodes = passes.dce(nodes, keep, provided, root)
         nodes = hoist_checks(nodes, provided, root)
         self.constants = {p.value: p for p in graph.placeholders if p.kind == CONSTANT}
@@ -233,7 +234,8 @@ class Program:
             frees.setdefault(i, []).append(r)
         pool = {}
         out = []
-        for i, st in enumerate(steps):
+        made = set()          # roots allocated by a step (a view of a value CSE renamed
+        for i, st in enumerate(steps):      # still names the first as its root)
             fn, args, res, is_k = st
             if res >= 0 and not args and res not in fixed and values[res].base is None:
                 v = values[res]
@@ -241,9 +243,10 @@ class Program:
                 got = pool.get(key)
                 if got:
                     st = (_same, (got.pop(),), res, "")
+                made.add(res)
             out.append(st)
             for r in frees.get(i, ()):
-                if r not in fixed and self.producer.get(r) is not None \
+                if r in made and r not in fixed and self.producer.get(r) is not None \
                         and self.producer[r].op == "empty":
                     v = values[r]
                     pool.setdefault((v.shape, v.dtype, v.device), []).append(r)
