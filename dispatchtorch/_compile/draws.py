@@ -14,22 +14,27 @@ steps before it only, the generator's state included).
 """
 from __future__ import annotations
 
+import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-_pool = None
+_pool = (None, None)          # (process id, executor)
 _pool_lock = threading.Lock()
 
 
 def _executor():
     """One worker for every replay: a single FIFO queue keeps each replay's draws in
-    their order."""
+    their order. A forked child (a DataLoader worker) makes its own: the parent's
+    thread does not exist there."""
     global _pool
-    if _pool is None:
+    pid, pool = _pool
+    if pid != os.getpid():
         with _pool_lock:
-            if _pool is None:
-                _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dispatchtorch-draws")
-    return _pool
+            pid, pool = _pool
+            if pid != os.getpid():
+                pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dispatchtorch-draws")
+                _pool = (os.getpid(), pool)
+    return pool
 
 
 class Draws:

@@ -1,6 +1,7 @@
 """A replay's host random draws are made ahead on a worker thread (_compile/draws.py):
 the values, their order and the generator's state afterwards are eager's, and a
 failing index check before the draws leaves the generator untouched, as eager's."""
+import os
 import threading
 
 import numpy as np
@@ -80,3 +81,31 @@ def test_a_failing_check_before_the_draws_leaves_the_generator_as_eager(dev):
     np.testing.assert_array_equal(ends[1], ends[0])
     torch.manual_seed(4)
     np.testing.assert_array_equal(ends[0], _np(torch.rand(5)))   # no draw was made
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork")
+def test_a_forked_child_draws_ahead_too():
+    cf = torch.compile(lambda x: torch.nn.functional.dropout(x, 0.5) * 1.0)
+    x = torch.ones(256)
+    cf(x)
+    cf(x)                                   # the parent's worker thread exists now
+    torch.manual_seed(9)
+    want = _np(torch.nn.functional.dropout(x, 0.5) * 1.0)
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:                            # the child: its replay must not hang
+        try:
+            torch.manual_seed(9)
+            ok = np.array_equal(_np(cf(x)), want)
+            os.write(w, b"1" if ok else b"0")
+        finally:
+            os._exit(0)
+    os.close(w)
+    import select
+    import signal
+    ready, _, _ = select.select([r], [], [], 60)
+    got = os.read(r, 1) if ready else b"hung"
+    if not ready:
+        os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    assert got == b"1"
