@@ -467,7 +467,11 @@ def _random_step(bk, place, draw, dt):
     def step(out, drawn=None):
         """drawn: the values made ahead (draws.py), a future."""
         copy(out, from_host(host() if drawn is None else drawn.result(), index))
-    step.host = host
+    if place.type != "cpu":
+        # made ahead where the calling thread only enqueues kernels (OpenCL, CUDA); the
+        # CPU's kernels run in the calling thread and its pool, which a drawing thread
+        # would compete with for the cores
+        step.host = host
     return step
 
 
