@@ -23,6 +23,7 @@ from .._run import kernel_for
 from . import passes
 from .draws import Draws
 from .hoist import hoist_checks
+from .reuse import reuse_forward
 
 _FUSED: dict = {}        # (device, region key, shape) -> kernel or None: generated once
 
@@ -53,6 +54,8 @@ class Program:
         if options.get("cse", True):
             prior = graph.prim_nodes("forward") if phase == "backward" else ()
             nodes, rename = passes.cse(nodes, root, set(keep) | keep_roots, prior)
+            if prior:
+                nodes = reuse_forward(prior, nodes, values, root)
             nodes = passes.dce(nodes, keep, provided, root)
         nodes = hoist_checks(nodes, provided, root)
         self.constants = {p.value: p for p in graph.placeholders if p.kind == CONSTANT}
