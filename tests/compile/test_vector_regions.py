@@ -75,21 +75,20 @@ def test_integers_and_float32_cast_into_float64_before_exp(dev):
     if dev == "opencl" and not _has_fp64():
         pytest.skip("the OpenCL device has no float64")
 
-    def f(i, x, y):
-        return torch.exp(i.to(torch.float64) * 0.01 + x.to(torch.float64)) - y
+    def f(i, x):
+        return torch.exp(i.to(torch.float64) + x.to(torch.float64))
 
     rng = np.random.default_rng(3)
-    i = torch.tensor(rng.integers(-300, 300, 1003).astype(np.int32), device=dev)
+    i = torch.tensor(rng.integers(-3, 3, 1003).astype(np.int32), device=dev)
     x = torch.tensor(rng.standard_normal(1003, dtype=np.float32), device=dev)
-    y = torch.tensor(rng.standard_normal(1003), device=dev)
     cf = torch.compile(f)
-    cf(i, x, y)
-    got = cf(i, x, y)
-    _close(got, f(i, x, y), dev)
-    want = np.exp(_np(i).astype(np.float64) * 0.01 + _np(x).astype(np.float64)) - _np(y)
-    np.testing.assert_allclose(_np(got), want, rtol=1e-13, atol=1e-13)
+    cf(i, x)
+    got = cf(i, x)
+    _close(got, f(i, x), dev)
+    want = np.exp(_np(i).astype(np.float64) + _np(x).astype(np.float64))
+    np.testing.assert_allclose(_np(got), want, rtol=1e-13, atol=0)
     entry, = _entries(cf)
-    assert entry.forward.n_regions == 1 and entry.launches() == (6, 1)
+    assert entry.forward.n_regions == 1 and entry.launches() == (4, 1)
 
 
 def _has_fp64():
