@@ -54,8 +54,11 @@ class Program:
         if options.get("cse", True):
             prior = graph.prim_nodes("forward") if phase == "backward" else ()
             nodes, rename = passes.cse(nodes, root, set(keep) | keep_roots, prior)
-            if prior:
-                nodes = reuse_forward(prior, nodes, values, root)
+            for _ in range(3 if prior else 0):     # a reused buffer lets more calls match
+                again = reuse_forward(prior, nodes, values, root)
+                if again == nodes:
+                    break
+                nodes, rename = passes.cse(again, root, set(keep) | keep_roots, prior)
             nodes = passes.dce(nodes, keep, provided, root)
         nodes = hoist_checks(nodes, provided, root)
         self.constants = {p.value: p for p in graph.placeholders if p.kind == CONSTANT}

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .._capture.graph import KERNEL, MEMORY, Scalar
-from .passes import ELEMENTWISE
+from .passes import ELEMENTWISE, _renamed
 
 
 class _Numbers:
@@ -27,6 +27,7 @@ class _Numbers:
     def __init__(self, values, root):
         self.values, self.root = values, root
         self.now = {}                          # root -> current number
+        self.src = {}                          # view -> the value it was made of
         self.fresh = 0
 
     def unique(self):
@@ -37,15 +38,17 @@ class _Numbers:
         if isinstance(a, Scalar):
             return ("s", repr(a.value))
         v = self.values[a]
-        r = self.root(a)
-        base = self.now.get(r, ("leaf", r))
-        if v.base is None:
-            return base
-        return ("view", base, v.shape, v.strides, v.offset)
+        if a in self.src:           # (a view of a value cse renamed names the old as base)
+            return ("view", self.of(self.src[a]), v.shape, v.strides, v.offset)
+        base = self.now.get(self.root(a), ("leaf", self.root(a)))
+        return base if v.base is None else ("view", base, v.shape, v.strides, v.offset)
 
     def write(self, n):
         """The numbers n gives its outputs (unique unless an elementwise prim writes a
-        whole buffer)."""
+        whole buffer); a view records what it was made of."""
+        if n.op == "as_strided":
+            self.src[n.outputs[0]] = n.inputs[0]
+            return
         for o in n.outputs:
             r = self.root(o)
             if n.kind == KERNEL and n.op in ELEMENTWISE and len(n.outputs) == 1 \
@@ -58,24 +61,33 @@ class _Numbers:
 
 def reuse_forward(forward, nodes, values, root):
     """nodes (the backward's, after cse) with in-place chains that recompute a forward
-    buffer replaced by a copy of it."""
+    buffer replaced: by nothing, the forward's buffer read in its place, where nothing
+    writes the buffer afterwards (the kernels on it may then match the forward's too:
+    the caller runs cse again); else by one copy of it."""
     num = _Numbers(values, root)
     for n in forward:
-        if n.op not in ("as_strided", "empty") and n.outputs:
+        if n.op != "empty" and (n.outputs or n.op == "as_strided"):
             num.write(n)
     written = {root(o) for n in nodes if n.op not in ("as_strided", "empty") for o in n.outputs}
     final = {}
     for r, vn in num.now.items():
-        v = values[r]
-        if vn[0] != "unique" and r not in written and v.base is None:
+        if vn[0] != "unique" and r not in written and values[r].base is None:
             final.setdefault(vn, r)
+    last_write = {}
+    for i, n in enumerate(nodes):
+        if n.op not in ("as_strided", "empty"):
+            for o in n.outputs:
+                last_write[root(o)] = i
     out = list(nodes)
-    chain, dirty = {}, set()          # fresh backward root -> its writers; read by others
+    chain, dirty, rename = {}, set(), {}   # fresh backward root -> its writers; read by others
     for i, n in enumerate(out):
+        if rename:
+            n = out[i] = _renamed(n, lambda v: rename.get(v, v))
         if n.op == "empty":
             chain[n.outputs[0]] = []
             continue
         if n.op == "as_strided":
+            num.write(n)
             continue
         for a in n.inputs:
             if isinstance(a, int) and root(a) in chain and root(a) not in n.outputs:
@@ -97,7 +109,13 @@ def reuse_forward(forward, nodes, values, root):
                 continue
             for j in chain[r][:-1]:
                 out[j] = None
-            out[i] = replace(n, op="copy_", kind=MEMORY, inputs=(f,), outputs=(r,), params={},
-                             inplace=True)
-            chain[r] = [i]
+            if last_write[r] == i:             # never written again: read the forward's
+                out[i] = None
+                rename[r] = f
+                num.src[r] = f
+                dirty.add(r)
+            else:
+                out[i] = replace(n, op="copy_", kind=MEMORY, inputs=(f,), outputs=(r,), params={},
+                                 inplace=True)
+                chain[r] = [i]
     return [n for n in out if n is not None]

@@ -41,8 +41,8 @@ def test_layer_norm_backward_reads_the_forward_statistics(dev):
     np.testing.assert_allclose(_np(grads[2]), want, rtol=1e-4, atol=1e-5)
     entry, = _entries(cm._compiled)
     if dev == "opencl":                      # (the CPU runs layer_norm as one kernel)
-        # the mean's sum and division, the centred square's region: read, not rerun
-        assert entry.backward.n_kernels == 12 and entry.backward.n_eager_kernels == 36
+        # the mean's sum and division, the centred square and its sum, the sqrt: read
+        assert entry.backward.n_kernels == 11 and entry.backward.n_eager_kernels == 36
         names = " ".join(st[3] for st in entry.backward.steps)
         assert "(sub, mul)" not in names
 
@@ -101,3 +101,14 @@ def test_a_chain_read_meanwhile_or_a_written_forward_buffer_is_kept(case):
     read = (Node(8, "exp", KERNEL, (2,), (3,), {}),) if case == "read between" else ()
     forward, backward, values = _phases(read, writes_t=case != "read between")
     assert reuse_forward(forward, backward, values, Roots(values)) == backward
+
+
+def test_a_chain_never_written_again_is_replaced_by_the_forwards_buffer():
+    from dispatchtorch._capture.graph import KERNEL, Node
+    from dispatchtorch._compile.passes import Roots
+    from dispatchtorch._compile.reuse import reuse_forward
+    forward, backward, values = _phases()
+    backward = backward[:-1] + [Node(9, "exp", KERNEL, (2,), (3,), {})]   # reads u, no write
+    got = reuse_forward(forward, backward, values, Roots(values))
+    assert [(n.op, n.inputs, n.outputs) for n in got] == [("empty", (), (2,)),
+                                                           ("exp", (1,), (3,))]
