@@ -91,6 +91,10 @@ class CPUBackend(Backend):
     def fuse_elementwise(self, region):
         return fusion.fuse_elementwise(region, NP_DTYPES)
 
+    def data_ptr(self, storage):
+        """The storage's first byte's address, as PyTorch's data_ptr() gives."""
+        return storage.ctypes.data if storage.nbytes else 0      # PyTorch: 0 when unallocated
+
     def to_dlpack(self, handle, *args, **kwargs):
         return handle.__dlpack__(*args, **kwargs)
 
