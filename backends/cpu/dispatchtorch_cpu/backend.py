@@ -12,6 +12,7 @@ from dispatchtorch.backend import ALL_DTYPE_NAMES, Backend, DeviceInfo
 from . import fusion
 from .complex_kernels import KERNELS as COMPLEX_KERNELS
 from .composites import KERNELS as COMPOSITE_KERNELS
+from .conv_kernels import KERNELS as CONV_KERNELS
 from . import parallel
 from .gelu import KERNELS as GELU_KERNELS
 from .kernels import KERNELS
@@ -32,7 +33,7 @@ class CPUBackend(Backend):
     name = "cpu"
     api_version = (1, 0)
     kernels = threaded_kernels({**KERNELS, **COMPOSITE_KERNELS, **OPTIM_KERNELS,
-                                **COMPLEX_KERNELS, **GELU_KERNELS})
+                                **COMPLEX_KERNELS, **GELU_KERNELS, **CONV_KERNELS})
 
     def __init__(self):
         super().__init__()
