@@ -106,6 +106,24 @@ def _pool_samples(avg):
     return gen
 
 
+def _max_pool2d_backward(grad_output, x, *args, **kw):
+    """max_pool2d's backward without a graph: autograd runs the max_pool2d_backward row."""
+    x = x.detach().requires_grad_()
+    return torch.autograd.grad(F.max_pool2d(x, *args, **kw), x, grad_output)[0]
+
+
+def _max_pool2d_backward_samples(g):
+    a = g.arr
+    x = a((2, 3, 9, 11))
+    yield g.sample("k2", a((2, 3, 4, 5)), x, 2)
+    yield g.sample("k3-overlap", a((2, 3, 7, 9)), x, 3, 1)
+    yield g.sample("stride-pad", a((2, 3, 5, 6)), x, 3, 2, 1)
+    yield g.sample("ceil", a((2, 3, 5, 5), layout="T"), x, (2, 3), 2, ceil_mode=True)
+    yield g.sample("dilation", a((2, 3, 7, 9)), x, 2, 1, 0, 2)
+    yield g.sample("ties", a((1, 2, 3, 3)), g.host([[[[float(v % 3) for v in range(r, r + 6)]
+                                                      for r in range(6)]] * 2]), 2)
+
+
 def _norm_samples(kind):
     def gen(g):
         a = g.arr
@@ -228,6 +246,8 @@ CASES = [
     Case("conv_transpose2d", F.conv_transpose2d, _conv_transpose2d_samples, dtypes=FLOATS,
          tol=SUMS),
     Case("max_pool2d", F.max_pool2d, _pool_samples(False), dtypes=FLOATS),
+    Case("max_pool2d_backward", _max_pool2d_backward, _max_pool2d_backward_samples,
+         dtypes=FLOATS, grad=False),
     Case("avg_pool2d", F.avg_pool2d, _pool_samples(True), dtypes=FLOATS, tol=SUMS),
     Case("im2col", F.unfold, _unfold_samples, dtypes=FLOATS),
     Case("col2im", F.fold, _fold_samples, dtypes=FLOATS, tol=SUMS),

@@ -1,0 +1,118 @@
+"""CPU kernels of max_pool2d and its backward (the max_pool2d and max_pool2d_backward
+rows): one numpy call per kernel offset over strided views of the input, instead of the
+decomposition's dozen dispatched ops.
+
+Which element gets a window's gradient is PyTorch's choice (its CPU kernel keeps the
+index of `val > max || isnan(val)`, scanning the window row-major): the first maximum,
+or the last NaN of a window holding one. When windows do not overlap (stride >= kernel
+extent, the usual MaxPool2d(2)) each input element has one window, and the gradient is
+written straight into the output without a padded accumulator.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from . import parallel as P
+
+
+def _count_extra(size, kernel, stride, padding, dilation, count):
+    """The end padding ceil_mode's last windows reach past the padded input."""
+    return tuple(max(0, (o - 1) * s + d * (k - 1) + 1 - (n + 2 * p)) for n, k, s, p, d, o in
+                 zip(size, kernel, stride, padding, dilation, count))
+
+
+def _bordered(x, padding, extra, fill):
+    """x (N, C, H, W), or a copy with `fill` around it when padded."""
+    (ph, pw), (eh, ew) = padding, extra
+    if not (ph or pw or eh or ew):
+        return x
+    n, c, h, w = x.shape
+    buf = np.full((n, c, h + 2 * ph + eh, w + 2 * pw + ew), fill, x.dtype)
+    buf[:, :, ph:ph + h, pw:pw + w] = x
+    return buf
+
+
+def _offsets(buf, kernel, dilation, stride, count, writeable=False):
+    """For each kernel offset, row-major, the (N, C, OH, OW) view of buf it covers."""
+    sn, sc, sh, sw = buf.strides
+    (kh, kw), (dh, dw), (th, tw), (oh, ow) = kernel, dilation, stride, count
+    shape, strides = buf.shape[:2] + (oh, ow), (sn, sc, th * sh, tw * sw)
+    for i in range(kh):
+        for j in range(kw):
+            yield as_strided(buf[:, :, i * dh:, j * dw:], shape, strides, writeable=writeable)
+
+
+def _fill(dtype):
+    return -np.inf if dtype.kind in "fc" else np.iinfo(dtype).min
+
+
+def _batches(n, size, part):
+    """part(slice) over the batch, cut among the pool's threads for large inputs."""
+    if P.POOL.threads == 1 or size < P.THRESHOLD or n < 2:
+        part(slice(None))
+        return
+    bounds = P.bounds(n, min(n, 2 * P.POOL.threads))
+    P.POOL.run(len(bounds), lambda i: part(slice(*bounds[i])))
+
+
+def max_pool2d(out, x, *, kernel_size, stride, padding, dilation, ceil_mode):
+    count = out.shape[2:]
+    extra = _count_extra(x.shape[2:], kernel_size, stride, padding, dilation, count)
+
+    def part(s):
+        buf = _bordered(x[s], padding, extra, _fill(x.dtype))
+        views = _offsets(buf, kernel_size, dilation, stride, count)
+        dst = out[s]
+        np.copyto(dst, next(views))
+        for v in views:
+            np.maximum(dst, v, out=dst)
+    _batches(x.shape[0], x.size, part)
+
+
+def max_pool2d_backward(out, grad_output, x, result, *, kernel_size, stride, padding, dilation,
+                        ceil_mode):
+    count = result.shape[2:]
+    h, w = x.shape[2:]
+    extra = _count_extra((h, w), kernel_size, stride, padding, dilation, count)
+    (kh, kw), (dh, dw), (sh, sw), (ph, pw) = kernel_size, dilation, stride, padding
+    disjoint = sh >= dh * (kh - 1) + 1 and sw >= dw * (kw - 1) + 1
+    direct = disjoint and not (ph or pw or any(extra))
+    nan = result.dtype.kind in "fc" and bool(np.isnan(result).any())
+
+    def part(s):
+        g, r = grad_output[s], result[s]
+        src = _bordered(x[s], padding, extra, _fill(x.dtype))
+        if direct:
+            acc = out[s]
+            acc[...] = 0
+        else:
+            acc = np.zeros(src.shape, out.dtype)
+        taken = np.zeros(r.shape, bool)
+        hit = np.empty(r.shape, bool)
+        share = np.empty(r.shape, out.dtype)
+        pairs = list(zip(_offsets(src, kernel_size, dilation, stride, count),
+                         _offsets(acc, kernel_size, dilation, stride, count, True)))
+        for v, dst in pairs:                       # the first maximum
+            np.equal(v, r, out=hit)
+            hit &= ~taken
+            taken |= hit
+            if disjoint:                           # each element of acc in one window
+                np.multiply(g, hit, out=dst, casting="unsafe")
+            else:
+                np.multiply(g, hit, out=share, casting="unsafe")
+                dst += share
+        if nan:                                    # the last NaN, where the window has one
+            want = np.isnan(r)
+            for v, dst in reversed(pairs):
+                np.isnan(v, out=hit)
+                hit &= want
+                want &= ~hit
+                np.multiply(g, hit, out=share, casting="unsafe")
+                dst += share
+        if not direct:
+            out[s] = acc[:, :, ph:ph + h, pw:pw + w]
+    _batches(x.shape[0], x.size, part)
+
+
+KERNELS = {"max_pool2d": max_pool2d, "max_pool2d_backward": max_pool2d_backward}
