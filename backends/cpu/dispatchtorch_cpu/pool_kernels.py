@@ -44,7 +44,7 @@ def _offsets(buf, kernel, dilation, stride, count, writeable=False):
 
 
 def _fill(dtype):
-    return -np.inf if dtype.kind in "fc" else np.iinfo(dtype).min
+    return np.iinfo(dtype).min if dtype.kind in "iu" else -np.inf    # bfloat16's kind is V
 
 
 def _batches(n, size, part):
@@ -78,7 +78,7 @@ def max_pool2d_backward(out, grad_output, x, result, *, kernel_size, stride, pad
     (kh, kw), (dh, dw), (sh, sw), (ph, pw) = kernel_size, dilation, stride, padding
     disjoint = sh >= dh * (kh - 1) + 1 and sw >= dw * (kw - 1) + 1
     direct = disjoint and not (ph or pw or any(extra))
-    nan = result.dtype.kind in "fc" and bool(np.isnan(result).any())
+    nan = result.dtype.kind not in "iub" and bool(np.isnan(result).any())
 
     def part(s):
         g, r = grad_output[s], result[s]
