@@ -11,7 +11,6 @@ written straight into the output without a padded accumulator.
 from __future__ import annotations
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 from . import parallel as P
 
@@ -33,14 +32,14 @@ def _bordered(x, padding, extra, fill):
     return buf
 
 
-def _offsets(buf, kernel, dilation, stride, count, writeable=False):
-    """For each kernel offset, row-major, the (N, C, OH, OW) view of buf it covers."""
-    sn, sc, sh, sw = buf.strides
+def _offsets(buf, kernel, dilation, stride, count):
+    """For each kernel offset, row-major, the (N, C, OH, OW) view of buf it covers (basic
+    slices: cheaper than as_strided, and any input strides do)."""
     (kh, kw), (dh, dw), (th, tw), (oh, ow) = kernel, dilation, stride, count
-    shape, strides = buf.shape[:2] + (oh, ow), (sn, sc, th * sh, tw * sw)
     for i in range(kh):
+        rows = slice(i * dh, i * dh + (oh - 1) * th + 1, th)
         for j in range(kw):
-            yield as_strided(buf[:, :, i * dh:, j * dw:], shape, strides, writeable=writeable)
+            yield buf[:, :, rows, j * dw:j * dw + (ow - 1) * tw + 1:tw]
 
 
 def _fill(dtype):
@@ -92,7 +91,7 @@ def max_pool2d_backward(out, grad_output, x, result, *, kernel_size, stride, pad
         hit = np.empty(r.shape, bool)
         share = np.empty(r.shape, out.dtype)
         pairs = list(zip(_offsets(src, kernel_size, dilation, stride, count),
-                         _offsets(acc, kernel_size, dilation, stride, count, True)))
+                         _offsets(acc, kernel_size, dilation, stride, count)))
         for v, dst in pairs:                       # the first maximum
             np.equal(v, r, out=hit)
             hit &= ~taken
