@@ -9,9 +9,10 @@ convolution). The input gradient is a stride-1 convolution of the (spread, padde
 output gradient with the flipped, transposed kernel through the same code, which beats
 summing patches back (col2im) by many short strided adds.
 
-Large calls share work with the pool (parallel.py) by cutting the batch (forward,
-input gradient) or the weight gradient's output rows; every output element is computed
-by the same BLAS call shape whatever the thread count, so results do not depend on it.
+Large calls share work with the pool (parallel.py) by cutting the batch: the forward and
+input gradient into per-thread slices (each output element comes from the same products
+whatever the cut), the weight gradient into a fixed number of slices whose partial
+products are summed in order. Results therefore do not depend on the thread count.
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ import numpy as np
 from . import parallel as P
 
 WORK_THRESHOLD = 1 << 22        # multiply-adds: below this one thread is cheaper
+WEIGHT_SLICES = 4               # batch slices of a large weight gradient (any thread count)
 
 
 
@@ -47,18 +49,24 @@ def _channels_last(x, lo, hi, spread, dt):
     return buf
 
 
-def _patches(buf, kernel, dilation, stride, count, groups):
-    """The im2col matrix of a channels-last buffer: (G, N*OH*OW, kh*kw*C/G), columns in
-    (kh, kw, C/G) order (one copy)."""
+def _patch_view(buf, kernel, dilation, stride, count, groups):
+    """The windows of a channels-last buffer as a (G, N, OH, OW, kh, kw, C/G) view."""
     n, _, _, c = buf.shape
     sn, sh, sw, sc = buf.strides
     (kh, kw), (dh, dw), (th, tw), (oh, ow) = kernel, dilation, stride, count
     cg = c // groups
     # buf is a fresh contiguous buffer: a view of its memory straight from the constructor
     # (numpy's as_strided costs ~10 us a call)
-    v = np.ndarray((groups, n, oh, ow, kh, kw, cg), buf.dtype, buf, 0,
-                   (cg * sc, sn, th * sh, tw * sw, dh * sh, dw * sw, sc))
-    return v.reshape(groups, n * oh * ow, kh * kw * cg)
+    return np.ndarray((groups, n, oh, ow, kh, kw, cg), buf.dtype, buf, 0,
+                      (cg * sc, sn, th * sh, tw * sw, dh * sh, dw * sw, sc))
+
+
+def _patches(buf, kernel, dilation, stride, count, groups):
+    """The im2col matrix of a channels-last buffer: (G, N*OH*OW, kh*kw*C/G), columns in
+    (kh, kw, C/G) order (one copy)."""
+    v = _patch_view(buf, kernel, dilation, stride, count, groups)
+    g, n, oh, ow, kh, kw, cg = v.shape
+    return v.reshape(g, n * oh * ow, kh * kw * cg)
 
 
 def _weight_rows(weight, groups, dt):
@@ -140,29 +148,34 @@ def _input_grad(out, g, weight, stride, padding, dilation, groups, dt):
 
 
 def _weight_grad(out, g, x, stride, padding, dilation, groups, dt):
-    """(G, O/G, N*L) @ (G, N*L, K): one product per group over the whole batch, its
-    output rows cut among the pool's threads when large."""
+    """(G, O/G, N*L) @ (G, N*L, K), one product per group. Large batches go in a fixed
+    number of slices (whatever the thread count, so the bits do not depend on it), each
+    slice's patches and product on one of the pool's threads, the partial products
+    summed in slice order."""
     o, cg, kh, kw = out.shape
     og = o // groups
     n, _, oh, ow = g.shape
-    buf = _channels_last(x, padding, padding, (1, 1), dt)
-    cols = _patches(buf, (kh, kw), dilation, stride, (oh, ow), groups)    # (G, N*L, K)
-    gt = np.ascontiguousarray(g.astype(dt, copy=False).reshape(n, groups, og, oh * ow)
-                              .transpose(1, 2, 0, 3)).reshape(groups, og, n * oh * ow)
-    gw = np.empty((groups, og, cols.shape[2]), dt)
-    if P.POOL.threads > 1 and gt.size * cols.shape[2] >= WORK_THRESHOLD:
-        # one task per group, or per block of a single group's rows
-        if groups > 1:
-            tasks = [(i, 0, og) for i in range(groups)]
-        else:
-            tasks = [(0, a, z) for a, z in P.bounds(og, min(og, 2 * P.POOL.threads))]
+    k = kh * kw * cg
+    slices = P.bounds(n, min(n, WEIGHT_SLICES)) if n * oh * ow * k * o >= WORK_THRESHOLD \
+        else [(0, n)]
+    partial = [None] * len(slices)
 
-        def part(i):
-            grp, a, z = tasks[i]
-            np.matmul(gt[grp, a:z], cols[grp], out=gw[grp, a:z])
-        P.POOL.run(len(tasks), part)
+    def part(i):
+        s = slice(*slices[i])
+        buf = _channels_last(x[s], padding, padding, (1, 1), dt)
+        cols = _patches(buf, (kh, kw), dilation, stride, (oh, ow), groups)   # (G, m*L, K)
+        m = buf.shape[0]
+        gt = np.ascontiguousarray(g[s].astype(dt, copy=False).reshape(m, groups, og, oh * ow)
+                                  .transpose(1, 2, 0, 3)).reshape(groups, og, m * oh * ow)
+        partial[i] = np.matmul(gt, cols)                                      # (G, O/G, K)
+    if P.POOL.threads > 1 and len(slices) > 1:
+        P.POOL.run(len(slices), part)
     else:
-        np.matmul(gt, cols, out=gw)
+        for i in range(len(slices)):
+            part(i)
+    gw = partial[0]
+    for p in partial[1:]:
+        gw += p
     np.copyto(out, gw.reshape(groups, og, kh, kw, cg).transpose(0, 1, 4, 2, 3)
               .reshape(o, cg, kh, kw), casting="unsafe")
 
