@@ -154,6 +154,7 @@ def test_double_backward_through_conv2d_matches_pytorch():
 
 POOLS = [
     ((64, 32, 8, 8), dict(kernel_size=2)),                      # the digits CNN's pool
+    ((2, 3, 8, 9), dict(kernel_size=(2, 3))),                   # windows tiling the input
     ((2, 3, 9, 11), dict(kernel_size=3)),
     ((2, 3, 9, 11), dict(kernel_size=3, stride=2, padding=1)),
     ((2, 3, 9, 11), dict(kernel_size=(2, 3), stride=2, ceil_mode=True)),
