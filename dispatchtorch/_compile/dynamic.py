@@ -25,6 +25,7 @@ import dataclasses
 import functools
 import math
 import re
+import threading
 from contextlib import contextmanager
 from itertools import combinations
 
@@ -110,10 +111,24 @@ def sizes_of(leaves, sources):
     return [by_name[name]._shape[d] for name, d in sources]
 
 
+# A dynamic capture swaps process-wide names (torch.arange, builtins.range, the scalar
+# handle, the tracer's lowering) for the length of the capture; two threads capturing at
+# once would restore each other's swaps in the wrong order and leave one behind. Calls
+# from other threads into the swapped names see the originals' behaviour (every wrapper
+# falls through unless its argument is this capture's SymInt).
+_ONE_CAPTURE_AT_A_TIME = threading.RLock()
+
+
 @contextmanager
 def symbolic_inputs(env, leaves, dims):
     """The arguments' dynamic dims as env's symbols while the capture runs (the same
     tensor objects, so autograd and in-place writes are the caller's), restored after."""
+    with _ONE_CAPTURE_AT_A_TIME, _symbolic_inputs(env, leaves, dims):
+        yield
+
+
+@contextmanager
+def _symbolic_inputs(env, leaves, dims):
     saved = []
     for name, t in leaves:
         ds = dims.get(name)

@@ -286,3 +286,38 @@ def test_a_python_loop_over_a_size_that_never_indexes_is_pinned_too():
         _close(cf(x, w), f(x, w), "cpu")
     assert cf.n_captures == 2
     assert isinstance(range(2), range)     # (the capture's range is the builtin again)
+
+
+def test_two_threads_capturing_dynamically_leave_the_swapped_names_as_they_were():
+    # Each dynamic capture swaps torch.arange and builtins.range for its length. B starts
+    # capturing, A starts while B is inside, B ends while A is inside: unless A waits for
+    # B, B puts back the real names under A and A then puts back B's swaps for good.
+    import builtins
+    import threading
+    real_range, real_arange = builtins.range, torch.arange
+    b_inside, a_inside, b_done = threading.Event(), threading.Event(), threading.Event()
+
+    def b_fn(x):
+        b_inside.set()
+        a_inside.wait(0.5)
+        return torch.arange(x.shape[0]) * x
+
+    def a_fn(x):
+        a_inside.set()
+        b_done.wait(0.5)
+        return torch.arange(x.shape[0]) + x
+
+    got = {}
+
+    def run_b():
+        got["b"] = torch.compile(b_fn, dynamic=True)(torch.ones(4))
+        b_done.set()
+
+    tb = threading.Thread(target=run_b)
+    tb.start()
+    assert b_inside.wait(10)
+    got["a"] = torch.compile(a_fn, dynamic=True)(torch.ones(3))
+    tb.join(10)
+    assert builtins.range is real_range and torch.arange is real_arange
+    np.testing.assert_array_equal(_np(got["b"]), [0, 1, 2, 3])
+    np.testing.assert_array_equal(_np(got["a"]), [1, 2, 3])
