@@ -24,7 +24,6 @@ WORK_THRESHOLD = 1 << 22        # multiply-adds: below this one thread is cheape
 WEIGHT_SLICES = 4               # batch slices of a large weight gradient (any thread count)
 
 
-
 def _compute_dtype(dt):
     """float16 / bfloat16 compute in float32 and round once (as the row's decomposition)."""
     if dt.itemsize == 2 and dt.kind in "fV":                 # bfloat16's numpy kind is V
@@ -74,11 +73,6 @@ def _weight_rows(weight, groups, dt):
     o, cg, kh, kw = weight.shape
     w = weight.astype(dt, copy=False).reshape(groups, o // groups, cg, kh, kw)
     return w.transpose(0, 3, 4, 2, 1).reshape(groups, kh * kw * cg, o // groups)
-
-
-def _out_count(h, w, kernel, dilation, padding, stride):
-    return tuple((n + 2 * p - d * (k - 1) - 1) // s + 1 for n, k, d, p, s in
-                 zip((h, w), kernel, dilation, padding, stride))
 
 
 def _conv_into(out, x, wrows, kernel, stride, lo, hi, spread, dilation, groups, bias, dt):
