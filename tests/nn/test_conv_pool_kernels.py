@@ -210,3 +210,22 @@ def test_pool_kernels_equal_the_decompositions(xs, kw, threads):
         np.testing.assert_allclose(MAX_POOL2D_BACKWARD(g, x, y, **p).numpy(),
                                    _max_pool2d_backward(g, x, y, **p).numpy(), rtol=1e-6,
                                    atol=1e-6)
+
+
+def test_conv_transpose2d_gradients_and_double_backward_match_pytorch():
+    """conv_transpose2d's input gradient is the conv2d row (its CPU kernel without a graph,
+    conv2d's rule under create_graph)."""
+    torch = pytest.importorskip("torch")
+    x, w = rng.standard_normal((2, 4, 4, 5)), rng.standard_normal((4, 3, 3, 2))
+    kw = dict(stride=2, padding=1, output_padding=1, groups=1)
+    out = []
+    for lib in (dt, torch):
+        X, W = lib.tensor(x, requires_grad=True), lib.tensor(w, requires_grad=True)
+        y = lib.nn.functional.conv_transpose2d(X, W, **kw)
+        (gx,) = lib.autograd.grad((y * y).sum(), X, create_graph=True)
+        (gx * gx).sum().backward()
+        X2 = lib.tensor(x, requires_grad=True)
+        lib.nn.functional.conv_transpose2d(X2, W.detach(), **kw).pow(2).sum().backward()
+        out.append([gx.detach().numpy(), W.grad.numpy(), X2.grad.numpy()])
+    for a, e in zip(*out):
+        np.testing.assert_allclose(a, e, rtol=1e-10, atol=1e-10)

@@ -200,8 +200,13 @@ def _conv_transpose2d_grad(g, x, weight, stride, padding, output_padding, groups
                            needs):
     gx = gw = gb = None
     if needs[0]:
-        gx = _conv2d(g, weight, None, stride, padding, dilation, groups)
-        h, w = x._shape[2:]
+        # the conv2d row: a backend's own kernel where it has one (a graph, under
+        # create_graph, records conv2d's rule)
+        gx = CONV2D(g, weight, None, stride=stride, padding=padding, dilation=dilation,
+                    groups=groups)
+        # x's size from g's (x is saved only when the weight needs a gradient)
+        h, w = ((n - 1 - op - d * (k - 1) + 2 * p) // s + 1 for n, op, d, k, p, s in
+                zip(g._shape[2:], output_padding, dilation, weight._shape[2:], padding, stride))
         if gx._shape[2:] != (h, w):           # output_padding rows have no input behind them
             gx = gx.narrow(2, 0, h).narrow(3, 0, w)
     if needs[1]:
