@@ -9,9 +9,10 @@ convolution). The input gradient is a stride-1 convolution of the (spread, padde
 output gradient with the flipped, transposed kernel through the same code, which beats
 summing patches back (col2im) by many short strided adds.
 
-Large calls share work with the pool (parallel.py) by cutting the batch: the forward and
-input gradient into per-thread slices (each output element comes from the same products
-whatever the cut), the weight gradient into a fixed number of slices whose partial
+Large calls cut the batch: the forward and input gradient into blocks of ~BLOCK_ROWS
+patch rows (a block's patches are still in cache for its product; measured 2-9% off the
+digits CNN step), shared with the pool's threads (each output element comes from the
+same products whatever the cut), the weight gradient into a fixed number of slices whose partial
 products are summed in order. Results therefore do not depend on the thread count.
 """
 from __future__ import annotations
@@ -22,6 +23,7 @@ from . import parallel as P
 
 WORK_THRESHOLD = 1 << 22        # multiply-adds: below this one thread is cheaper
 WEIGHT_SLICES = 4               # batch slices of a large weight gradient (any thread count)
+BLOCK_ROWS = 1024               # patch rows per block of a large forward / input gradient
 
 
 def _compute_dtype(dt):
@@ -96,16 +98,26 @@ def _conv_into(out, x, wrows, kernel, stride, lo, hi, spread, dilation, groups, 
             np.copyto(dst, y, casting="unsafe")
         else:
             np.add(y, b.reshape(1, groups, o // groups, 1, 1), out=dst, casting="unsafe")
-    _batch_parts(n, n * oh * ow * k * o // groups, part)
+    _batch_parts(n, oh * ow, n * oh * ow * k * o // groups, part)
 
 
-def _batch_parts(n, work, part):
-    threads = P.POOL.threads
-    if threads == 1 or work < WORK_THRESHOLD or n < 2:
+def _batch_parts(n, rows_per_image, work, part):
+    """part(slice of the batch) over blocks of about BLOCK_ROWS patch rows when the work
+    is large (each block's patches still in cache for its product), the blocks shared
+    with the pool's threads (at least two per thread)."""
+    if work < WORK_THRESHOLD or n < 2:
         part(slice(None))
         return
-    bounds = P.bounds(n, min(n, 2 * threads))
-    P.POOL.run(len(bounds), lambda i: part(slice(*bounds[i])))
+    threads = P.POOL.threads
+    per = max(1, BLOCK_ROWS // rows_per_image)
+    if threads > 1:
+        per = min(per, -(-n // (2 * threads)))
+    bounds = [(a, min(n, a + per)) for a in range(0, n, per)]
+    if threads == 1 or len(bounds) == 1:
+        for b in bounds:
+            part(slice(*b))
+    else:
+        P.POOL.run(len(bounds), lambda i: part(slice(*bounds[i])))
 
 
 def conv2d(out, x, weight, bias, *, stride, padding, dilation, groups):
