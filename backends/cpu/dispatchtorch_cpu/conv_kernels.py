@@ -9,11 +9,12 @@ convolution). The input gradient is a stride-1 convolution of the (spread, padde
 output gradient with the flipped, transposed kernel through the same code, which beats
 summing patches back (col2im) by many short strided adds.
 
-Large calls cut the batch: the forward and input gradient into blocks of ~BLOCK_ROWS
-patch rows (a block's patches are still in cache for its product; measured 2-9% off the
-digits CNN step), shared with the pool's threads (each output element comes from the
-same products whatever the cut), the weight gradient into a fixed number of slices whose partial
-products are summed in order. Results therefore do not depend on the thread count.
+Large calls cut the batch into blocks of ~BLOCK_ROWS patch rows (a block's patches are
+still in cache for its product: measured 2-9% off the digits CNN step), shared with the
+pool's threads. The forward and input gradient write each block's outputs (each output
+element comes from the same products whatever the cut); the weight gradient sums the
+blocks' partial products in order, and its blocks depend on the shapes alone. Results
+therefore do not depend on the thread count.
 """
 from __future__ import annotations
 
@@ -22,7 +23,6 @@ import numpy as np
 from . import parallel as P
 
 WORK_THRESHOLD = 1 << 22        # multiply-adds: below this one thread is cheaper
-WEIGHT_SLICES = 4               # batch slices of a large weight gradient (any thread count)
 BLOCK_ROWS = 1024               # patch rows per block of a large forward / input gradient
 
 
@@ -154,16 +154,16 @@ def _input_grad(out, g, weight, stride, padding, dilation, groups, dt):
 
 
 def _weight_grad(out, g, x, stride, padding, dilation, groups, dt):
-    """(G, O/G, N*L) @ (G, N*L, K), one product per group. Large batches go in a fixed
-    number of slices (whatever the thread count, so the bits do not depend on it), each
-    slice's patches and product on one of the pool's threads, the partial products
-    summed in slice order."""
+    """(G, O/G, N*L) @ (G, N*L, K), one product per group. Large batches go in blocks
+    that depend on the shapes alone (so the bits do not depend on the thread count), each
+    block's patches and product on one of the pool's threads, the partial products
+    summed in block order."""
     o, cg, kh, kw = out.shape
     og = o // groups
     n, _, oh, ow = g.shape
     k = kh * kw * cg
-    slices = P.bounds(n, min(n, WEIGHT_SLICES)) if n * oh * ow * k * o >= WORK_THRESHOLD \
-        else [(0, n)]
+    per = max(1, BLOCK_ROWS // (oh * ow)) if n * oh * ow * k * o >= WORK_THRESHOLD else n
+    slices = [(a, min(n, a + per)) for a in range(0, n, per)]
     partial = [None] * len(slices)
 
     def part(i):
