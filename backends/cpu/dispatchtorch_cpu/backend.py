@@ -80,10 +80,9 @@ class CPUBackend(Backend):
         return storage.reshape(-1).view(NP_DTYPES[dtype])
 
     def set_num_threads(self, n):
-        """Threads the large-array kernels share their chunks among (parallel.py), and the
-        fused regions of compiled graphs (fusion.py)."""
+        """Threads the large-array kernels and the fused regions of compiled graphs
+        (fusion.py) share their chunks among (parallel.py)."""
         parallel.POOL.resize(int(n))
-        fusion.THREADS[0] = max(1, int(n))
 
     def get_num_threads(self):
         return parallel.POOL.threads

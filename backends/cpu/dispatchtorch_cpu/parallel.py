@@ -112,7 +112,17 @@ class _Job:
         self._idle.wait()
 
 
-POOL = Pool(os.cpu_count() or 1)
+def default_threads():
+    """OMP_NUM_THREADS where set to a positive count (as PyTorch's intra-op pool reads
+    it), else the machine's CPUs."""
+    try:
+        n = int(os.environ.get("OMP_NUM_THREADS", "").split(",")[0])
+    except ValueError:
+        n = 0
+    return n if n > 0 else os.cpu_count() or 1
+
+
+POOL = Pool(default_threads())
 
 
 def bounds(length, parts):
