@@ -12,10 +12,12 @@ from dispatchtorch.backend import ALL_DTYPE_NAMES, Backend, DeviceInfo
 from . import fusion
 from .complex_kernels import KERNELS as COMPLEX_KERNELS
 from .composites import KERNELS as COMPOSITE_KERNELS
+from .conv_kernels import KERNELS as CONV_KERNELS
 from . import parallel
 from .gelu import KERNELS as GELU_KERNELS
 from .kernels import KERNELS
 from .optim_kernels import KERNELS as OPTIM_KERNELS
+from .pool_kernels import KERNELS as POOL_KERNELS
 from .threaded import threaded_kernels
 
 NP_DTYPES = {n: np.dtype(ml_dtypes.bfloat16) if n == "bfloat16" else np.dtype(n) for n in ALL_DTYPE_NAMES}
@@ -32,7 +34,8 @@ class CPUBackend(Backend):
     name = "cpu"
     api_version = (1, 0)
     kernels = threaded_kernels({**KERNELS, **COMPOSITE_KERNELS, **OPTIM_KERNELS,
-                                **COMPLEX_KERNELS, **GELU_KERNELS})
+                                **COMPLEX_KERNELS, **GELU_KERNELS, **CONV_KERNELS,
+                                **POOL_KERNELS})
 
     def __init__(self):
         super().__init__()
