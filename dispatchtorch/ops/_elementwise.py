@@ -18,10 +18,10 @@ from .._inplace import (check_no_internal_overlap, commit_inplace, inplace_needs
 from .._shape import broadcast_shapes2
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
-
-_new = object.__new__
 from ..dispatch import DECOMPOSE, OpDef, register_op
 from .casts import _cast
+
+_new = object.__new__
 
 # dtypes rule -> the input categories the kernel receives (the prim catalogue's words).
 # With promote="int_to_float" an op accepts every category and computes integers and
