@@ -132,7 +132,8 @@ class Tensor:
         return self._vc()[0]
 
     def data_ptr(self):
-        return id(self._storage if self._storage is not None else self._h) + self._offset
+        storage = self._storage if self._storage is not None else self._h
+        return self._place.bk.data_ptr(storage) + self._offset * self._dtype.itemsize
 
     def untyped_storage_id(self):
         return id(self._storage if self._storage is not None else self._h)

@@ -68,11 +68,17 @@ def dce(nodes, keep, external, root):
     return kept
 
 
-def cse(nodes, root, keep):
+def cse(nodes, root, keep, prior=()):
     """Reuse the first of two identical kernel calls on unchanged inputs, and the first
-    of two identical views. Returns (nodes, rename)."""
+    of two identical views. Returns (nodes, rename).
+
+    prior: the nodes that ran before these (the forward, for the backward): a kernel
+    call here identical to one of theirs on the same unchanged inputs reads its result
+    instead (the backward's recomputation of a forward value: layer_norm's statistics,
+    GELU's erf); the caller keeps those results for it. Only kernel results are reused
+    across phases: each phase makes its own index checks and views."""
     writes = {}
-    for n in nodes:
+    for n in (*prior, *nodes):
         if n.op not in ("as_strided", "empty"):
             for o in n.outputs:
                 writes[root(o)] = writes.get(root(o), 0) + 1
@@ -84,6 +90,12 @@ def cse(nodes, root, keep):
     def rn(v):
         return rename.get(v, v)
 
+    for n in prior:
+        if n.kind == KERNEL and not n.inplace and all(writes.get(root(o)) == 1 for o in n.outputs):
+            seen.setdefault(_call_key(n, version, root), n)
+        if n.op not in ("as_strided", "empty"):
+            for o in n.outputs:
+                version[root(o)] = version.get(root(o), 0) + 1
     for n in nodes:
         n = _renamed(n, rn)
         if n.op == "copy_" and n.inputs[0] == n.outputs[0]:
@@ -103,9 +115,7 @@ def cse(nodes, root, keep):
                    n.params["storage_offset"])
         elif n.kind == KERNEL and not n.inplace and all(writes.get(root(o)) == 1 for o in n.outputs) \
                 and not any(o in keep for o in n.outputs):
-            ins = tuple((a, version.get(root(a), 0)) if isinstance(a, int) else ("s", repr(a.value))
-                        for a in n.inputs)
-            key = (n.op, ins, repr(sorted(n.params.items(), key=lambda kv: kv[0])))
+            key = _call_key(n, version, root)
         if key is not None:
             prev = seen.get(key)
             if prev is not None and len(prev.outputs) == len(n.outputs):
@@ -118,6 +128,13 @@ def cse(nodes, root, keep):
                 version[root(o)] = version.get(root(o), 0) + 1
         out.append(n)
     return out, rename
+
+
+def _call_key(n, version, root):
+    """What makes two kernel calls identical: op, inputs at their versions, params."""
+    ins = tuple((a, version.get(root(a), 0)) if isinstance(a, int) else ("s", repr(a.value))
+                for a in n.inputs)
+    return (n.op, ins, repr(sorted(n.params.items(), key=lambda kv: kv[0])))
 
 
 def _elements(values, v, root):

@@ -21,6 +21,9 @@ from ..backend.fusion import CONST, IN, TMP, FusedOp, FusedRegion
 from ..dispatch import OPS
 from .._run import kernel_for
 from . import passes
+from .draws import Draws
+from .hoist import hoist_checks
+from .reuse import reuse_forward
 
 _FUSED: dict = {}        # (device, region key, shape) -> kernel or None: generated once
 
@@ -49,8 +52,15 @@ class Program:
             nodes = passes.dce(nodes, keep, provided, root)
         rename = {}
         if options.get("cse", True):
-            nodes, rename = passes.cse(nodes, root, set(keep) | keep_roots)
+            prior = graph.prim_nodes("forward") if phase == "backward" else ()
+            nodes, rename = passes.cse(nodes, root, set(keep) | keep_roots, prior)
+            for _ in range(3 if prior else 0):     # a reused buffer lets more calls match
+                again = reuse_forward(prior, nodes, values, root)
+                if again == nodes:
+                    break
+                nodes, rename = passes.cse(again, root, set(keep) | keep_roots, prior)
             nodes = passes.dce(nodes, keep, provided, root)
+        nodes = hoist_checks(nodes, provided, root)
         self.constants = {p.value: p for p in graph.placeholders if p.kind == CONSTANT}
         self.written = {o for n in graph.nodes if n.op not in ("as_strided", "empty")
                         for o in n.outputs}
@@ -230,7 +240,8 @@ class Program:
             frees.setdefault(i, []).append(r)
         pool = {}
         out = []
-        for i, st in enumerate(steps):
+        made = set()          # roots allocated by a step (a view of a value CSE renamed
+        for i, st in enumerate(steps):      # still names the first as its root)
             fn, args, res, is_k = st
             if res >= 0 and not args and res not in fixed and values[res].base is None:
                 v = values[res]
@@ -238,9 +249,10 @@ class Program:
                 got = pool.get(key)
                 if got:
                     st = (_same, (got.pop(),), res, "")
+                made.add(res)
             out.append(st)
             for r in frees.get(i, ()):
-                if r not in fixed and self.producer.get(r) is not None \
+                if r in made and r not in fixed and self.producer.get(r) is not None \
                         and self.producer[r].op == "empty":
                     v = values[r]
                     pool.setdefault((v.shape, v.dtype, v.device), []).append(r)
@@ -281,21 +293,42 @@ class Program:
         lines = ["def run(bindings):", "    e = template.copy()",
                  "    for v, h in bindings:", "        e[v] = h"]
         arena, memo = self._stable() if reuse else ((), ())
-        self._first_line = len(lines) + 1
+        start, ahead = self._draws_ahead()
+        if ahead:
+            env["draws"] = Draws(self.steps[i][0].host for i in ahead)
+        ahead = {i: k for k, i in enumerate(ahead)}
+        pad = "    "
+        self._line_step = {}                  # generated line -> step (errors name it)
         for i, (fn, args, res, _) in enumerate(self.steps):
+            if i == start and ahead:
+                lines += ["    P = draws.start()", "    try:"]
+                pad = "        "
+            self._line_step[len(lines) + 1] = i
             if i in arena:
                 env[f"A{i}"] = fn()
-                lines.append(f"    e[{res}] = A{i}")
+                lines.append(f"{pad}e[{res}] = A{i}")
                 continue
             if fn is _same:
-                lines.append(f"    e[{res}] = e[{args[0]}]")
+                lines.append(f"{pad}e[{res}] = e[{args[0]}]")
                 continue
             env[f"F{i}"] = fn.memo if i in memo else fn
-            call = f"F{i}({', '.join(f'e[{a}]' for a in args)})"
-            lines.append(f"    e[{res}] = {call}" if res >= 0 else f"    {call}")
-        lines.append("    return [" + ", ".join(f"e[{v}]" for v in self.keep) + "]")
+            slots = [f"e[{a}]" for a in args] + ([f"P[{ahead[i]}]"] if i in ahead else [])
+            call = f"F{i}({', '.join(slots)})"
+            lines.append(f"{pad}e[{res}] = {call}" if res >= 0 else f"{pad}{call}")
+        lines.append(f"{pad}return [" + ", ".join(f"e[{v}]" for v in self.keep) + "]")
+        if ahead:
+            lines += ["    finally:", "        draws.settle(P)"]
         exec(compile("\n".join(lines), "<compiled graph>", "exec"), env)   # noqa: S102
         return env["run"]
+
+    def _draws_ahead(self):
+        """(step to start them before, random steps whose host draws are made ahead on a
+        worker, draws.py): every draw after the phase's last index check, started once
+        that check has passed (a failing check leaves the generator as eager's)."""
+        last = max((i for i, st in enumerate(self.steps) if getattr(st[0], "is_check", False)),
+                   default=-1)
+        return last + 1, [i for i, st in enumerate(self.steps)
+                          if i > last and hasattr(st[0], "host")]
 
     def run(self, bindings):
         if self._busy.acquire(False):       # the usual case: no other thread runs it now
@@ -323,9 +356,9 @@ class Program:
                 if tb.tb_frame.f_code.co_filename == "<compiled graph>":
                     line = tb.tb_lineno
                 tb = tb.tb_next
-            if line is None or not 0 <= line - self._first_line < len(self.steps):
+            if line not in self._line_step:
                 raise
-            fn, args, _, _ = self.steps[line - self._first_line]
+            fn, args, _, _ = self.steps[self._line_step[line]]
             raise self._error(fn, args, exc) from exc
 
     def _error(self, fn, args, exc):
@@ -395,6 +428,7 @@ def _check_step(c, bk):
             verdict(*host_bounds(to_host(index), c.ignore), c.low, c.high, c.error)
         except Exception as exc:
             raise _CheckFailed(exc) from None
+    check.is_check = True
     return check
 
 
@@ -433,8 +467,17 @@ def _random_step(bk, place, draw, dt):
     from ..ops.creation import _cast_host
     copy, from_host, index = _method(bk, "copy_"), _method(bk, "from_host"), place.index
 
-    def step(out):
-        copy(out, from_host(_cast_host(np.asarray(draw()), dt), index))
+    def host():
+        return _cast_host(np.asarray(draw()), dt)
+
+    def step(out, drawn=None):
+        """drawn: the values made ahead (draws.py), a future."""
+        copy(out, from_host(host() if drawn is None else drawn.result(), index))
+    if place.type != "cpu":
+        # made ahead where the calling thread only enqueues kernels (OpenCL, CUDA); the
+        # CPU's kernels run in the calling thread and its pool, which a drawing thread
+        # would compete with for the cores
+        step.host = host
     return step
 
 

@@ -109,6 +109,14 @@ class Backend:
         """The device index a handle lives on (backends with one device keep this)."""
         return 0
 
+    def data_ptr(self, storage) -> int:
+        """`Tensor.data_ptr()` of a storage's first element: its address where the device
+        has one (the CPU's memory, CUDA's device pointer). Default, for a device whose
+        buffers have no address the host can name: a number unique to the storage
+        among live ones, spaced 2**32 bytes apart from any other so that a view's
+        `data_ptr()` (this plus its offset in bytes) never equals another storage's."""
+        return id(storage) << 32
+
     # -- optional: DLPack exchange (Tensor.__dlpack__, torch.from_dlpack) -------------------
     def to_dlpack(self, handle, *args, **kwargs):
         """`Tensor.__dlpack__(*args, **kwargs)` for a tensor of this device: the handle's

@@ -21,6 +21,8 @@ from ..autograd.grad_mode import STATE
 from ..dispatch import DECOMPOSE, OpDef, register_op
 from .casts import _cast
 
+_new = object.__new__
+
 # dtypes rule -> the input categories the kernel receives (the prim catalogue's words).
 # With promote="int_to_float" an op accepts every category and computes integers and
 # bool in the default float dtype; "floating" is "float" for composites.
@@ -182,8 +184,8 @@ def unary(spec, x):
 
 
 def binary(spec, a, b):
-    ta = isinstance(a, Tensor)
-    tb = isinstance(b, Tensor)
+    ta = type(a) is Tensor or isinstance(a, Tensor)     # the exact type first: cheaper
+    tb = type(b) is Tensor or isinstance(b, Tensor)
     if ta:
         place = a._place
         sa = a._shape
@@ -225,17 +227,26 @@ def binary(spec, a, b):
         b = _cast(b, wide) if tb and b._dtype is not wide else b
         r = decompose(op, (a, b), _NOPARAMS)
         return r if wide is ct or r._dtype is not wide else r.to(ct)
-    shape = sa if sa == sb else broadcast_shapes2(sa, sb, spec.name)
+    if sa == sb:                    # the usual case: one shape comparison, not three
+        shape = sa
+        ha = a._h if ta and a._dtype is ct else operand_handle(a, ct, shape, place)
+        hb = b._h if tb and b._dtype is ct else operand_handle(b, ct, shape, place)
+    else:
+        shape = broadcast_shapes2(sa, sb, spec.name)
+        ha = a._h if ta and sa == shape and a._dtype is ct else operand_handle(a, ct, shape, place)
+        hb = b._h if tb and sb == shape and b._dtype is ct else operand_handle(b, ct, shape, place)
     od = D.bool_ if spec.out_bool else ct
-    ha = a._h if ta and sa == shape and a._dtype is ct else operand_handle(a, ct, shape, place)
-    hb = b._h if tb and sb == shape and b._dtype is ct else operand_handle(b, ct, shape, place)
     # the binary specialisation of _run.execute1
     try:
         out = place.empty(shape, od.name, place.index)
         k(out, ha, hb)
     except Exception as exc:
         raise kernel_error(spec.name, place.type, (ct,), exc) from exc
-    r = wrap(out, shape, od, place)
+    r = _new(Tensor)                # _run.wrap inline: one Python call less per op
+    r._h = out
+    r._shape = shape
+    r._dtype = od
+    r._place = place
     if track and od.is_grad:
         record(op, (a, b), _NOPARAMS, (r,))
     return r

@@ -167,30 +167,41 @@ def getitem(self, key):
 
 def _slice0(x, key):
     """x[a:b:c] on dim 0."""
-    n = x._shape[0]
-    step = 1 if key.step is None else operator.index(key.step)
-    if step <= 0:
-        raise ValueError("step must be greater than zero")
-    start, stop, _ = slice_indices(key, n) if (key.start is not None or key.stop is not None) \
-        else (0, n, step)
-    size = max(0, -(-(stop - start) // step))
+    shape = x._shape
+    n = shape[0]
+    start, stop, step = key.start, key.stop, key.step
+    plain = type(n) is int and (start is None or type(start) is int) and \
+        (stop is None or type(stop) is int) and (step is None or type(step) is int)
+    if step is None:
+        step = 1
+    else:
+        step = operator.index(step)
+        if step <= 0:
+            raise ValueError("step must be greater than zero")
+    if plain:               # plain ints (slice_indices' usual case, inline)
+        start, stop, _ = key.indices(n)
+        size = (stop - start + step - 1) // step if stop > start else 0
+    else:
+        start, stop, _ = slice_indices(key, n) if (start is not None or stop is not None) \
+            else (0, n, step)
+        size = max(0, -(-(stop - start) // step))
     st = x._stride
     if st is None:
-        st = contiguous_strides(x._shape)
+        st = contiguous_strides(shape)
     offset = x._offset + start * st[0] if size else x._offset
     h = x._h
-    # a CPU handle slices itself (numpy's basic slicing: 0.5 us less than as_strided);
-    # not while a capture records the backend's as_strided (its wrapper on the instance),
-    # nor with a dynamic capture's symbolic bounds, which numpy would read as ints
-    fast = type(h) is np.ndarray and type(start) is int and type(stop) is int \
-        and "as_strided" not in x._place.bk.__dict__
-    v = make_view(x, (size,) + x._shape[1:], (st[0] * step,) + st[1:], offset,
-                  h[start:stop:step] if fast else None)
+    # a CPU handle slices itself (numpy's basic slicing, the same bounds rules: 0.5 us
+    # less than as_strided); not while a capture records the backend's as_strided (its
+    # wrapper on the instance), nor with a dynamic capture's symbolic bounds, which
+    # numpy would read as ints
+    v = make_view(x, (size,) + shape[1:], (st[0] * step,) + st[1:], offset,
+                  h[key] if plain and type(h) is np.ndarray
+                  and "as_strided" not in x._place.bk.__dict__ else None)
     if STATE.enabled and x._rg:
-        lst = contiguous_strides(x._shape)
+        lst = contiguous_strides(shape)
         record(SLICE, (x,), {"size": v._shape, "stride": (lst[0] * step,) + lst[1:],
                              "storage_offset": start * lst[0] if size else 0,
-                             "input_shape": x._shape}, (v,))
+                             "input_shape": shape}, (v,))
     return v
 
 

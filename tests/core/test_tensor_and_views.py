@@ -243,3 +243,29 @@ def test_dlpack_and_array_protocol():
     assert np.asarray(t).tolist() == [9.0, 1.0, 2.0, 3.0]
     back = torch.from_dlpack(np.arange(3.0))
     assert back.tolist() == [0.0, 1.0, 2.0]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int16, torch.bool])
+def test_data_ptr_of_a_view_is_its_storages_plus_its_offset_in_bytes(dtype):
+    # as PyTorch's: x[2:].data_ptr() - x.data_ptr() == 2 * x.element_size()
+    x = torch.zeros(4, 6, dtype=dtype)
+    item = x.element_size()
+    assert x[2:].data_ptr() - x.data_ptr() == 2 * 6 * item
+    assert x[1, 3:].data_ptr() - x.data_ptr() == (6 + 3) * item
+    assert x.t()[2].data_ptr() - x.data_ptr() == 2 * item
+    assert x.view(-1)[5:].data_ptr() - x.data_ptr() == 5 * item
+
+
+def test_data_ptr_on_the_cpu_is_the_memorys_address():
+    x = torch.arange(12.0).view(3, 4)
+    assert x.data_ptr() == x.numpy().ctypes.data
+    assert x[1:, 2:].data_ptr() == x.numpy()[1:, 2:].ctypes.data
+    assert torch.empty(0).data_ptr() == 0                      # as PyTorch's: nothing allocated
+
+
+def test_data_ptr_of_views_never_equals_another_live_storages():
+    # the default for devices without host-visible addresses spaces storages 2**32 apart
+    from dispatchtorch.backend.contract import Backend
+    a, b = np.zeros(1 << 20, np.float32), np.zeros(1 << 20, np.float32)
+    base_a, base_b = Backend.data_ptr(None, a), Backend.data_ptr(None, b)
+    assert abs(base_a - base_b) >= 1 << 32

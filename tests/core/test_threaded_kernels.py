@@ -55,8 +55,41 @@ def test_large_arrays_are_cut_into_chunks(threads):
     x = rng.random(BIG, dtype=np.float32)
     out = np.empty_like(x)
     T.chunked(kernel, out, (x,))
-    assert len(calls) > 1 and sum(c[0] for c in calls) == BIG[0]
+    assert len(calls) > 1 and sum(np.prod(c) for c in calls) == x.size
     assert np.array_equal(out, x)
+
+
+@pytest.mark.parametrize("shape", [(P.THRESHOLD,), (P.THRESHOLD + 1,), (4, 256, 257),
+                                   (3, P.THRESHOLD // 3 + 5)])
+def test_chunks_shrink_towards_the_end_and_cover_every_element(shape, threads):
+    """Contiguous operands are cut flat into guided (shrinking) chunks; the results are
+    numpy's bits on any thread count, and a non-contiguous output is cut along an axis."""
+    a = rng.standard_normal(shape).astype(np.float32)
+    b = rng.standard_normal(shape).astype(np.float32)
+    sizes = []
+
+    def add(out, x, y):
+        sizes.append(out.size)
+        np.add(x, y, out)
+    out = np.empty_like(a)
+    T.chunked(add, out, (a, b))
+    assert np.array_equal(out, a + b) and sum(sizes) == a.size
+    assert len(sizes) > 2
+    fortran = np.asfortranarray(np.empty_like(a))          # cut along an axis, not flat
+    T.chunked(add, fortran, (a, b))
+    assert np.array_equal(fortran, a + b)
+
+
+def test_guided_ranges_cover_the_length_in_order():
+    for length, least, most in [(1, 1, 1), (100, 7, 30), (1 << 22, 1 << 16, 1 << 18),
+                                (12345, 20000, 80000), (1000, 1, 10 ** 6)]:
+        r = P.guided(length, least, most)
+        assert r[0][0] == 0 and r[-1][1] == length
+        assert all(a[1] == b[0] for a, b in zip(r, r[1:]))
+        assert all(least <= b - a <= max(least, most) for a, b in r[:-1])
+        last = r[-1][1] - r[-1][0]
+        assert min(least, length) <= last < max(least, most) + least    # no short tail
+        assert all(x[1] - x[0] >= y[1] - y[0] for x, y in zip(r[:-1], r[1:-1]))  # shrinking
 
 
 def test_integer_division_by_zero_raises_from_a_chunk(threads):
@@ -134,6 +167,24 @@ def test_pool_runs_every_chunk_once_and_reraises():
         P.POOL.run(20, boom)
 
 
+def test_pool_keeps_no_array_of_a_finished_op(threads):
+    """The pool and its workers drop a run's job (whose closure holds the op's arrays)
+    when it is done: a large output kept until the next run made each call's output
+    take fresh pages (150-200 page faults a 4M-element add on 2 threads)."""
+    import time
+    import weakref
+    x = rng.random(BIG, dtype=np.float32)
+    out = np.empty_like(x)
+    T.chunked(lambda o, a: np.negative(a, out=o), out, (x,))
+    assert np.array_equal(out, -x)
+    alive = weakref.ref(out)
+    del out
+    deadline = time.monotonic() + 5          # a worker drops its reference after leaving
+    while alive() is not None and time.monotonic() < deadline:
+        time.sleep(0.001)
+    assert alive() is None
+
+
 def test_set_num_threads_sizes_the_pool():
     import dispatchtorch as dt
     old = dt.get_num_threads()
@@ -186,7 +237,8 @@ def _full_sum(x, threads):
         P.POOL.resize(old)
 
 
-@pytest.mark.parametrize("size", [P.THRESHOLD, T.SUM_CHUNK * 2 + T.SUM_ROW * 3 + 17,
+@pytest.mark.parametrize("size", [P.THRESHOLD, T.SUM_CHUNK * 2 - T.SUM_ROW,    # one task
+                                  T.SUM_CHUNK * 2 + T.SUM_ROW * 3 + 17,         # two
                                   T.SUM_CHUNK * 4])
 def test_full_sum_is_the_same_on_any_thread_count(size):
     """The row sums and their pairwise combination run in one fixed order whoever

@@ -12,10 +12,12 @@ from dispatchtorch.backend import ALL_DTYPE_NAMES, Backend, DeviceInfo
 from . import fusion
 from .complex_kernels import KERNELS as COMPLEX_KERNELS
 from .composites import KERNELS as COMPOSITE_KERNELS
+from .conv_kernels import KERNELS as CONV_KERNELS
 from . import parallel
 from .gelu import KERNELS as GELU_KERNELS
 from .kernels import KERNELS
 from .optim_kernels import KERNELS as OPTIM_KERNELS
+from .pool_kernels import KERNELS as POOL_KERNELS
 from .threaded import threaded_kernels
 
 NP_DTYPES = {n: np.dtype(ml_dtypes.bfloat16) if n == "bfloat16" else np.dtype(n) for n in ALL_DTYPE_NAMES}
@@ -32,7 +34,8 @@ class CPUBackend(Backend):
     name = "cpu"
     api_version = (1, 0)
     kernels = threaded_kernels({**KERNELS, **COMPOSITE_KERNELS, **OPTIM_KERNELS,
-                                **COMPLEX_KERNELS, **GELU_KERNELS})
+                                **COMPLEX_KERNELS, **GELU_KERNELS, **CONV_KERNELS,
+                                **POOL_KERNELS})
 
     def __init__(self):
         super().__init__()
@@ -77,10 +80,9 @@ class CPUBackend(Backend):
         return storage.reshape(-1).view(NP_DTYPES[dtype])
 
     def set_num_threads(self, n):
-        """Threads the large-array kernels share their chunks among (parallel.py), and the
-        fused regions of compiled graphs (fusion.py)."""
+        """Threads the large-array kernels and the fused regions of compiled graphs
+        (fusion.py) share their chunks among (parallel.py)."""
         parallel.POOL.resize(int(n))
-        fusion.THREADS[0] = max(1, int(n))
 
     def get_num_threads(self):
         return parallel.POOL.threads
@@ -91,6 +93,10 @@ class CPUBackend(Backend):
 
     def fuse_elementwise(self, region):
         return fusion.fuse_elementwise(region, NP_DTYPES)
+
+    def data_ptr(self, storage):
+        """The storage's first byte's address, as PyTorch's data_ptr() gives."""
+        return storage.ctypes.data if storage.nbytes else 0      # PyTorch: 0 when unallocated
 
     def to_dlpack(self, handle, *args, **kwargs):
         return handle.__dlpack__(*args, **kwargs)

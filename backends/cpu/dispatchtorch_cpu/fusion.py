@@ -1,39 +1,29 @@
 """The fused-kernel hook of the CPU reference: a region runs tile by tile.
 
 Measured on 4M float32 (a 5-op chain with exp and tanh): numexpr 0.4-1.2x eager
-(its float32 transcendentals are slower than numpy's SIMD loops), tiled numpy
-3.1-3.5x. So a fused region runs this backend's own kernels on tiles of 128K
-elements whose temporaries stay in cache, the tiles shared among worker threads:
-one pass over memory instead of one per op, and the same numbers as the unfused
-prims (elementwise kernels are pointwise).
+(its float32 transcendentals are slower than numpy's SIMD loops; with numpy's exp and
+numexpr for the arithmetic around it, 1.6x slower than the tiles), tiled numpy
+3.1-3.5x. So a fused region runs this backend's own kernels on tiles of 128K elements
+whose temporaries stay in cache, the tiles shared among the backend's pool threads
+(parallel.POOL, one thread: no pool at all): one pass over memory instead of one per
+op, and the same numbers as the unfused prims (elementwise kernels are pointwise).
+An output's last ops run in the output's own tile (_borrowers).
 """
 from __future__ import annotations
 
-import os
-from concurrent.futures import ThreadPoolExecutor
 from math import prod
 
 import numpy as np
 
 from .kernels import KERNELS
+from .parallel import POOL
 
-# elements per tile: a float32 temporary (512 KB) stays in a core's L2 while the inputs
-# stream. On the 5-op chain over 4M float32 (one thread, CPU time, a loaded 2-core
-# EPYC): 32K 7.6 ms, 64K 6.7-6.9, 128K 6.2-6.4, 256K 6.0-6.1, 512K 6.3-6.9
+# elements per tile. On the 5-op chain over 4M float32 (one thread, thread CPU time, a
+# loaded 2-core EPYC, 1 MiB L2 per core): 32K 6.0-6.4 ms, 64K 5.7-6.0, 128K 5.4-6.0,
+# 256K 5.5-5.6. Smaller tiles keep a tile's five arrays in L2, but each tile restarts
+# the input streams and adds ~8 Python-level calls; the operations after the exp read
+# their inputs from L2 or L3 at about the same speed.
 TILE = 131072
-# worker threads over the tiles (numpy's loops release the GIL); CPUBackend.set_num_threads
-# sets it, and OMP_NUM_THREADS where given
-THREADS = [int(os.environ.get("OMP_NUM_THREADS", "0") or 0) or os.cpu_count() or 1]
-_POOL: list = []
-
-
-def _pool():
-    n = THREADS[0]
-    if not _POOL or _POOL[0][0] != n:
-        if _POOL:
-            _POOL.pop()[1].shutdown(wait=False)
-        _POOL.append((n, ThreadPoolExecutor(n, thread_name_prefix="dispatchtorch-fused")))
-    return _POOL[0][1]
 
 _ELEMENTWISE = frozenset(
     {"exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "sin", "cos", "tan",
@@ -43,6 +33,11 @@ _ELEMENTWISE = frozenset(
      "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift", "eq", "ne", "lt", "le", "gt",
      "ge", "where", "relu", "cast", "sum", "amax", "amin"})
 _REDUCTIONS = frozenset({"sum", "amax", "amin"})
+# ops whose arithmetic, not memory traffic, bounds a tile's time (see _borrowers)
+_COMPUTE_BOUND = frozenset(
+    {"exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "asin",
+     "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "erfc",
+     "erfinv", "pow", "atan2", "fmod"})
 
 
 def can_fuse(op, dtype):
@@ -51,6 +46,68 @@ def can_fuse(op, dtype):
 
 def _cast(out, x):
     np.copyto(out, x, casting="unsafe")
+
+
+def _last_uses(ops):
+    """{op: index of the last op reading its result}"""
+    return {v: j for j, o in enumerate(ops) for kind, v in o.args if kind == "tmp"}
+
+
+def _slots(ops, out_of, last, borrow):
+    """Scratch tile buffers for the results written neither to an output nor to a
+    borrowed output tile: one per live result, reused after its last use (an op then
+    writes over its own operand, elementwise in place). -> (slot of op, slot dtypes)"""
+    slot_of, free, slot_dtype = {}, {}, []
+    for j, o in enumerate(ops):
+        for kind, v in o.args:
+            if kind == "tmp" and last.get(v) == j and v in slot_of:
+                free.setdefault(ops[v].dtype, []).append(slot_of[v])
+        if j not in out_of and j not in borrow:
+            pool = free.get(o.dtype)
+            if pool:
+                slot_of[j] = pool.pop()
+            else:
+                slot_of[j] = len(slot_dtype)
+                slot_dtype.append(o.dtype)
+    return slot_of, slot_dtype
+
+
+def _borrowers(ops, outputs, last):
+    """{op: output op} for the temporaries computed in their output's tile.
+
+    The chain of single-use results that feeds an output op (t2 = exp(t1), t3 = t2 * x,
+    out = t3 - y) is computed in place in the output's tile from its latest compute-bound
+    op (exp) on: that op writes the output's cache lines first, and its arithmetic hides
+    their read from memory (the store's read-for-ownership) that the first write costs,
+    where a cheap op would wait for it; the later ops then work in cache on the output
+    itself (one tile buffer less). On 4M float32 `exp(x*y+z)*x - y`, one thread: the
+    output's first write by the final subtract (before), by the first multiply, or by the
+    exp: 6.1-6.4, 5.9-6.3 and 5.8-6.0 ms. Only without reductions in the region (whose
+    results have other shapes), and only when the output is C-contiguous (a strided
+    view would slow three ops instead of one) and shares no memory with an input
+    (checked per call)."""
+    if any(o.op in _REDUCTIONS for o in ops):
+        return {}
+    outs = set(outputs)
+    borrow = {}
+    for k in outputs:
+        chain, j = [], k
+        while True:
+            prev = [v for kind, v in ops[j].args if kind == "tmp" and last.get(v) == j
+                    and v not in outs and v not in borrow and ops[v].dtype == ops[k].dtype]
+            if not prev or ops[prev[0]].op == "cast":
+                break
+            j = prev[0]
+            chain.append(j)
+        costly = [i for i, j in enumerate(chain) if ops[j].op in _COMPUTE_BOUND]
+        if costly:
+            for j in chain[:costly[0] + 1]:
+                borrow[j] = k
+    return borrow
+
+
+def _may_share(a, b):
+    return np.may_share_memory(a, b)
 
 
 def _split_axis(shape):
@@ -80,25 +137,8 @@ def fuse_elementwise(region, dtypes):
     n_out = len(region.outputs)
     out_of = {j: i for i, j in enumerate(region.outputs)}
     kernels = [_cast if o.op == "cast" else KERNELS[o.op] for o in ops]
-    last = {}
-    for j, o in enumerate(ops):
-        for kind, v in o.args:
-            if kind == "tmp":
-                last[v] = j
-    # temporaries: a tile buffer per live non-output result, reused after its last use
-    slot_of, free, n_slots, slot_dtype = {}, {}, 0, []
-    for j, o in enumerate(ops):
-        for kind, v in o.args:
-            if kind == "tmp" and last.get(v) == j and v in slot_of:
-                free.setdefault(ops[v].dtype, []).append(slot_of[v])
-        if j not in out_of:
-            pool = free.get(o.dtype)
-            if pool:
-                slot_of[j] = pool.pop()
-            else:
-                slot_of[j] = n_slots
-                slot_dtype.append(o.dtype)
-                n_slots += 1
+    last = _last_uses(ops)
+    borrow = _borrowers(ops, region.outputs, last)
     consts = {}
     for j, o in enumerate(ops):
         for kind, v in o.args:
@@ -117,8 +157,14 @@ def fuse_elementwise(region, dtypes):
     tiles = [(t, () if ts == full else tuple(slice(0, n) for n in ts)) for t, ts in tiles]
     del probe
 
-    run = _tile_loop(ops, kernels, consts, out_of, slot_of, slot_dtype, dtypes, full,
-                     len(region.inputs), tile_kw)
+    def tile_loop(borrow):
+        slot_of, slot_dtype = _slots(ops, out_of, last, borrow)
+        return _tile_loop(ops, kernels, consts, out_of, borrow, slot_of, slot_dtype, dtypes,
+                          full, len(region.inputs), tile_kw)
+    run = plain = tile_loop({})
+    if borrow:
+        run = tile_loop(borrow)
+        lent = sorted({out_of[k] for k in borrow.values()})
 
     whole = len(tiles) == 1
 
@@ -132,24 +178,21 @@ def fuse_elementwise(region, dtypes):
         outs, ins = handles[:n_out], handles[n_out:]
         if whole:
             return single(outs, ins)
-        n = min(THREADS[0], len(tiles) // 2)
+        go = run
+        if borrow and not all(outs[m].flags.c_contiguous and
+                              not any(_may_share(outs[m], i) for i in ins) for m in lent):
+            go = plain      # an output written in place holds an input, or is strided
+        n = min(POOL.threads, len(tiles) // 2)
         if n <= 1:
-            return run(outs, ins, tiles)
-        # about four chunks a thread, taken in turn by the workers and this thread: on a
-        # loaded machine a thread that is descheduled leaves its share to the others
+            return go(outs, ins, tiles)
+        # about four chunks a thread, taken in turn by the workers and this thread (the
+        # backend's work-sharing pool): a thread descheduled on a loaded machine leaves
+        # its share to the others
         chunks = by_threads.get(n)
         if chunks is None:
             step = max(1, len(tiles) // (4 * n))
             chunks = by_threads[n] = [tiles[i:i + step] for i in range(0, len(tiles), step)]
-        todo = iter(chunks)
-
-        def work():
-            for c in todo:          # (a list iterator's next is atomic under the GIL)
-                run(outs, ins, c)
-        parts = [_pool().submit(work) for _ in range(n - 1)]
-        work()
-        for f in parts:
-            f.result()
+        POOL.run(len(chunks), lambda i: go(outs, ins, chunks[i]))
     kernel.source = describe(region)
     return kernel
 
@@ -157,11 +200,16 @@ def fuse_elementwise(region, dtypes):
 def describe(region):
     """The tile program as text (what explain shows)."""
     lines = [f"# cpu tiled numpy: {len(region.ops)} ops over {list(region.shape)}, tiles of "
-             f"{TILE} elements over {THREADS[0]} threads; inputs {', '.join(f'in{i}: {d}' for i, d in enumerate(region.inputs))}"]
+             f"{TILE} elements over {POOL.threads} threads; inputs {', '.join(f'in{i}: {d}' for i, d in enumerate(region.inputs))}"]
+    borrow = _borrowers(region.ops, region.outputs, _last_uses(region.ops))
+    if borrow:
+        lines.append("# (in outK's tile: where outK is C-contiguous and shares no memory "
+                     "with an input, else in a scratch tile)")
     for j, o in enumerate(region.ops):
         args = ", ".join(f"in{v}" if k == "in" else f"t{v}" if k == "tmp" else repr(v)
                          for k, v in o.args)
-        mark = f"  -> out{region.outputs.index(j)}" if j in region.outputs else ""
+        mark = f"  -> out{region.outputs.index(j)}" if j in region.outputs else \
+            f"  (in out{region.outputs.index(borrow[j])}'s tile)" if j in borrow else ""
         extra = "".join(f", {k}={v!r}" for k, v in o.params)
         lines.append(f"t{j}: {o.dtype} = {o.op}({args}{extra}){mark}")
     return "\n".join(lines)
@@ -191,10 +239,12 @@ def _operands(j, o, consts, env, inputs):
     return args
 
 
-def _tile_loop(ops, kernels, consts, out_of, slot_of, slot_dtype, dtypes, full, n_in, kw):
+def _tile_loop(ops, kernels, consts, out_of, borrow, slot_of, slot_dtype, dtypes, full, n_in,
+               kw):
     """run(outs, ins, tiles): the region over a list of tiles as generated Python, one
     line per op and tile (no per-op interpretation: the GIL is held for less of each
-    tile, which the worker threads share)."""
+    tile, which the worker threads share). A ufunc's out is passed by position (the
+    keyword costs a little per call)."""
     env = {"empty": np.empty, "full": full}
     lines = ["def run(outs, ins, tiles):"]
     for k, d in enumerate(slot_dtype):
@@ -210,14 +260,22 @@ def _tile_loop(ops, kernels, consts, out_of, slot_of, slot_dtype, dtypes, full, 
     used = sorted({v for o in ops for kind, v in o.args if kind == "in"})
     for v in used:
         lines.append(f"        x{v} = i{v}[t]")
+    for m in sorted({out_of[k] for k in borrow.values()}):
+        lines.append(f"        w{m} = o{m}[t]")
     for j, o in enumerate(ops):
         args = _operands(j, o, consts, env, "x")
-        dst = f"o{out_of[j]}[t]" if j in out_of else f"S{slot_of[j]}"
+        if j in borrow:
+            dst = f"w{out_of[borrow[j]]}"
+        elif j in out_of:
+            m = out_of[j]
+            dst = f"w{m}" if m in {out_of[k] for k in borrow.values()} else f"o{m}[t]"
+        else:
+            dst = f"S{slot_of[j]}"
         lines.append(f"        t{j} = {dst}")
         uf = _UFUNCS.get(o.op)
         if uf is not None and not kw[j] and o.dtype not in _HALF and o.in_dtype not in _HALF:
             env[f"U{j}"] = uf
-            lines.append(f"        U{j}({', '.join(args)}, out=t{j})")
+            lines.append(f"        U{j}({', '.join(args)}, t{j})")
             continue
         env[f"K{j}"] = kernels[j]
         if kw[j]:

@@ -22,12 +22,25 @@ _LOWP = frozenset({np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)})
 
 def chunked(kernel, out, inputs):
     """kernel(out, *inputs) on chunks of out and of the inputs (all of out's shape;
-    otherwise, or when the pool has one thread, one call)."""
-    cut = P.split_axis(out.shape, out.size)
-    if cut is None or any(type(x) is _ndarray and x.shape != out.shape for x in inputs):
+    otherwise, or when the pool has one thread, one call). C-contiguous operands are cut
+    as flat arrays, so that a (4, 1024, 1024) tensor gets as many chunks as a flat one;
+    the chunks shrink towards the end (parallel.guided), so that the threads finish
+    together however late a worker woke."""
+    if P.POOL.threads == 1 or out.size < P.THRESHOLD \
+            or any(type(x) is _ndarray and x.shape != out.shape for x in inputs):
         return kernel(out, *inputs)
-    axis, n = cut
-    idx = P.blocks(axis, P.bounds(out.shape[axis], n))
+    if out.ndim != 1 and out.flags.c_contiguous \
+            and all(type(x) is not _ndarray or x.flags.c_contiguous for x in inputs):
+        out = out.reshape(-1)
+        inputs = tuple(x.reshape(-1) if type(x) is _ndarray else x for x in inputs)
+    cut = P.split_axis(out.shape, out.size)
+    if cut is None:
+        return kernel(out, *inputs)
+    axis = cut[0]
+    row = out.size // out.shape[axis]             # elements per index along the axis
+    most = -(-P.CHUNK // row)
+    idx = P.blocks(axis, P.guided(out.shape[axis], -(-most // 4), most))
+    n = len(idx)
 
     def part(i):
         s = idx[i]
@@ -71,7 +84,7 @@ def _full_by_columns(out, x, reduce):
 
 
 SUM_ROW = 512        # terms per einsum row sum (below)
-SUM_CHUNK = 1 << 20  # elements per pool task of the full sum (few einsum calls)
+SUM_CHUNK = 1 << 20  # elements: at least this many per pool task of the full sum
 
 
 def _full_sum_by_rows(out, x):
@@ -79,22 +92,25 @@ def _full_sum_by_rows(out, x):
     einsum('ij->i') (SIMD accumulators, SUM_ROW / 32 or fewer sequential terms each),
     then the row sums with numpy's pairwise add. numpy's own pairwise loop is scalar
     (8 accumulators, 16 sequential terms per block of 128), so this keeps its error
-    bound at about 2x its speed on one core (measured 316 vs 712 us on 4M float32);
-    chunks of SUM_CHUNK run on the pool. Each chunk writes its own slice of the row
-    sums and the final pairwise sum runs in one fixed order, so the result does not
-    depend on the thread count or on which thread took which chunk."""
+    bound at about 2x its speed on one core (measured 316 vs 712 us on 4M float32).
+    One chunk a thread (of at least SUM_CHUNK): on 4M float32 at 2 threads, 2 chunks
+    took 1.19-1.21x PyTorch's time, 4 chunks 1.33-1.39x, 8 chunks 1.34-1.41x (a
+    loaded machine; likely each chunk's return hands the GIL between the threads, and
+    a wake-up on this VM takes 30-60 us against ~100 us of summing a chunk). Each chunk
+    writes its own slice of the row sums and the final pairwise sum runs in one fixed
+    order, so the result does not depend on the thread count, the chunking or on which
+    thread took which chunk."""
     flat = x.reshape(-1)
     nrows = flat.size // SUM_ROW
     whole = nrows * SUM_ROW
     rows = np.empty(nrows + 1, out.dtype)
-    per = SUM_CHUNK // SUM_ROW
-    n = -(-nrows // per)
+    ranges = P.bounds(nrows, max(1, min(P.POOL.threads, nrows // (SUM_CHUNK // SUM_ROW))))
     matrix = flat[:whole].reshape(nrows, SUM_ROW)
 
     def part(i):
-        s = slice(i * per, min(nrows, (i + 1) * per))
-        np.einsum("ij->i", matrix[s], out=rows[s])
-    P.POOL.run(n, part)
+        a, b = ranges[i]
+        np.einsum("ij->i", matrix[a:b], out=rows[a:b])
+    P.POOL.run(len(ranges), part)
     if whole < flat.size:
         rows[nrows] = np.add.reduce(flat[whole:])
         out[...] = np.add.reduce(rows)

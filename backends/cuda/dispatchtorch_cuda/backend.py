@@ -153,6 +153,10 @@ class CUDABackend(Backend):
         return NCCLEngine(comm, device, self._xp)
 
     # -- DLPack (zero copy with cupy, PyTorch and any CUDA consumer) ---------------------
+    def data_ptr(self, storage):
+        """The storage's first byte's address, as PyTorch's data_ptr() gives."""
+        return storage.data.ptr
+
     def to_dlpack(self, handle, *args, **kwargs):
         if handle.dtype.char == _bf16.CHAR:
             handle = self._bf16_exchange_view(handle)

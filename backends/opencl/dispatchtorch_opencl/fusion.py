@@ -51,14 +51,25 @@ _VECTOR_SAFE = frozenset({"add", "sub", "mul", "div", "pow", "neg", "exp", "exp2
                           "maximum", "minimum"})   # (sqrt, floor ...: scalar-only builtins)
 
 
+def _vector_cast(o):
+    """A cast the vector body does with convert_<type>N: into a float type from bool
+    (a 0/1 byte), an integer or the other float type (the scalar C casts' results:
+    exact, or rounded to nearest as (float)x rounds); a same-type copy is no cast."""
+    return o.dtype == o.in_dtype or (o.dtype in ("float32", "float64")
+                                     and o.in_dtype not in T.LOWP)
+
+
 def _vector_width(region):
-    dts = set(region.inputs) | {o.dtype for o in region.ops} | {o.in_dtype for o in region.ops}
-    if len(dts) != 1 or not dts <= {"float32", "float64"}:
+    """8 (float32) or 4 (float64 anywhere) where every op computes on vector types:
+    float32/float64 arithmetic and builtins, and casts into them (a dropout mask's
+    bool -> float32 inside a GELU chain)."""
+    computed = {o.in_dtype for o in region.ops if o.op != "cast"} | \
+        {o.dtype for o in region.ops}
+    if not computed <= {"float32", "float64"} or any(d in T.LOWP for d in region.inputs):
         return None
-    if not all(o.op in _VECTOR_SAFE or (o.op == "cast" and o.dtype == o.in_dtype)
-               for o in region.ops):      # (a same-type copy: a write through a view)
+    if not all(o.op in _VECTOR_SAFE or (o.op == "cast" and _vector_cast(o)) for o in region.ops):
         return None
-    return 4 if "float64" in dts else 8
+    return 4 if "float64" in computed | set(region.inputs) else 8
 
 
 def _source(region, width=None):
@@ -98,7 +109,11 @@ def _source(region, width=None):
         if vt:
             vb = " ".join(f"const {vt(d) if not x.startswith('((') else T.COMPUTE[d]} {n} = {x};"
                           for n, (x, d) in zip(names, vals))
-            vstmts.append(f"{vt(o.dtype)} t{j}; {{ {vb} t{j} = {expr}; }}")
+            vexpr = expr
+            if o.op == "cast" and T.COMPUTE[vals[0][1]] != T.COMPUTE[o.dtype] \
+                    and not vals[0][0].startswith("(("):
+                vexpr = f"convert_{vt(o.dtype)}(a)"       # (C casts do not apply to vectors)
+            vstmts.append(f"{vt(o.dtype)} t{j}; {{ {vb} t{j} = {vexpr}; }}")
     # no a * b + c -> fma contraction across ops: the prims round after every op
     helper_src = "#pragma OPENCL FP_CONTRACT OFF\n" + "".join(dict.fromkeys(h for h in helpers if h))
     vbody = None

@@ -55,6 +55,30 @@ def _conv2d_samples(g):
     yield g.sample("channels", x, a((4, 2, 3, 3))).raises(RuntimeError)
 
 
+def _conv2d_backward(grad_output, x, weight, bias=None, wrt="all", **kw):
+    """conv2d's backward without a graph: autograd runs the conv2d_backward row (for the
+    gradients `wrt` asks for)."""
+    x = x.detach().requires_grad_(wrt in ("all", "x"))
+    weight = weight.detach().requires_grad_(wrt in ("all", "weight"))
+    bias = None if bias is None else bias.detach().requires_grad_(wrt == "all")
+    ins = [t for t in (x, weight, bias) if t is not None and t.requires_grad]
+    return torch.autograd.grad(F.conv2d(x, weight, bias, **kw), ins, grad_output)
+
+
+def _conv2d_backward_samples(g):
+    a = g.arr
+    x = a((2, 3, 9, 11))
+    yield g.sample("plain", a((2, 4, 7, 9)), x, a((4, 3, 3, 3)), a((4,)))
+    yield g.sample("stride-pad", a((2, 4, 5, 6)), x, a((4, 3, 3, 2)), stride=2, padding=1)
+    yield g.sample("dilation", a((2, 2, 7, 7)), x, a((2, 3, 2, 3)), a((2,)), dilation=2)
+    yield g.sample("groups", a((1, 6, 3, 2)), a((1, 4, 7, 7)), a((6, 2, 3, 3)), a((6,)),
+                   groups=2, stride=(2, 3), padding=(1, 0))
+    yield g.sample("weight-only", a((2, 4, 9, 11), layout="T"), x, a((4, 3, 3, 3)),
+                   wrt="weight", padding=1)
+    yield g.sample("input-only", a((2, 4, 9, 11)), x, a((4, 3, 3, 3), layout="T"), wrt="x",
+                   padding=1)
+
+
 def _conv_transpose2d_samples(g):
     a = g.arr
     yield g.sample("plain", a((2, 4, 5, 6)), a((4, 3, 3, 3)), a((3,)))
@@ -80,6 +104,24 @@ def _pool_samples(avg):
             yield g.sample("extremes", g.host(g.special().values.reshape(1, 1, 2, 9)), 2) \
                 .skip_checks("grad")
     return gen
+
+
+def _max_pool2d_backward(grad_output, x, *args, **kw):
+    """max_pool2d's backward without a graph: autograd runs the max_pool2d_backward row."""
+    x = x.detach().requires_grad_()
+    return torch.autograd.grad(F.max_pool2d(x, *args, **kw), x, grad_output)[0]
+
+
+def _max_pool2d_backward_samples(g):
+    a = g.arr
+    x = a((2, 3, 9, 11))
+    yield g.sample("k2", a((2, 3, 4, 5)), x, 2)
+    yield g.sample("k3-overlap", a((2, 3, 7, 9)), x, 3, 1)
+    yield g.sample("stride-pad", a((2, 3, 5, 6)), x, 3, 2, 1)
+    yield g.sample("ceil", a((2, 3, 5, 5), layout="T"), x, (2, 3), 2, ceil_mode=True)
+    yield g.sample("dilation", a((2, 3, 7, 9)), x, 2, 1, 0, 2)
+    yield g.sample("ties", a((1, 2, 3, 3)), g.host([[[[float(v % 3) for v in range(r, r + 6)]
+                                                      for r in range(6)]] * 2]), 2)
 
 
 def _norm_samples(kind):
@@ -199,9 +241,13 @@ CASES = [
     Case("silu", F.silu, S.unary(-8, 8), dtypes=FLOATS),
     Case("linear", F.linear, _linear_samples, dtypes=FLOATS, tol=SUMS),
     Case("conv2d", F.conv2d, _conv2d_samples, dtypes=FLOATS, tol=SUMS),
+    Case("conv2d_backward", _conv2d_backward, _conv2d_backward_samples, dtypes=FLOATS,
+         tol=SUMS, grad=False),
     Case("conv_transpose2d", F.conv_transpose2d, _conv_transpose2d_samples, dtypes=FLOATS,
          tol=SUMS),
     Case("max_pool2d", F.max_pool2d, _pool_samples(False), dtypes=FLOATS),
+    Case("max_pool2d_backward", _max_pool2d_backward, _max_pool2d_backward_samples,
+         dtypes=FLOATS, grad=False),
     Case("avg_pool2d", F.avg_pool2d, _pool_samples(True), dtypes=FLOATS, tol=SUMS),
     Case("im2col", F.unfold, _unfold_samples, dtypes=FLOATS),
     Case("col2im", F.fold, _fold_samples, dtypes=FLOATS, tol=SUMS),

@@ -109,6 +109,8 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     stride, dilation = pair(stride), pair(dilation)
     if any(s <= 0 for s in stride):
         raise RuntimeError("non-positive stride is not supported")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError(f"dilation should be greater than zero, but got {list(dilation)}")
     kernel = tuple(weight.shape[2:])
     x, padding = _conv_padding(x, padding, kernel, dilation, stride, "conv2d")
     _check_size(x, kernel, dilation, padding)

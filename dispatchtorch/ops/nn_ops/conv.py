@@ -104,6 +104,20 @@ def _conv2d(x, weight, bias, stride, padding, dilation, groups):
 
 
 def _conv2d_grad(g, x, weight, stride, padding, dilation, groups, needs):
+    if not STATE.enabled and g._dtype is x._dtype:
+        # no graph records the backward: one row, which a backend may implement directly
+        mask = (bool(needs[0]), bool(needs[1]), bool(needs[2]))
+        if not any(mask):
+            return None, None, None
+        r = CONV2D_BACKWARD(g, x, weight, stride=stride, padding=padding, dilation=dilation,
+                            groups=groups, output_mask=mask)
+        it = iter(r if isinstance(r, tuple) else (r,))
+        return tuple(next(it) if m else None for m in mask)
+    return _conv2d_backward_all(g, x, weight, stride, padding, dilation, groups, needs)
+
+
+def _conv2d_backward_all(g, x, weight, stride, padding, dilation, groups, needs):
+    """conv2d's gradients in x, weight and bias (None where needs is false)."""
     gx = gw = gb = None
     n, c, h, w = x._shape
     kernel = weight._shape[2:]
@@ -130,6 +144,16 @@ def _conv2d_grad(g, x, weight, stride, padding, dilation, groups, needs):
     return gx, gw, gb
 
 
+def _conv2d_backward(g, x, weight, stride, padding, dilation, groups, output_mask):
+    r = _conv2d_backward_all(g, x, weight, stride, padding, dilation, groups, output_mask)
+    return tuple(t for t in r if t is not None)
+
+
+def _conv2d_backward_meta(g, x, weight, stride, padding, dilation, groups, output_mask):
+    shapes = (x._shape, weight._shape, (weight._shape[0],))
+    return tuple((s, g._dtype) for s, m in zip(shapes, output_mask) if m)
+
+
 def _conv2d_meta(x, weight, bias, stride, padding, dilation, groups):
     count = _geometry(x, weight._shape[2:], dilation, padding, stride)
     return (((x._shape[0], weight._shape[0]) + count, x._dtype),)
@@ -138,6 +162,12 @@ def _conv2d_meta(x, weight, bias, stride, padding, dilation, groups):
 CONV2D = Composite("conv2d", ("x", "weight", "bias"), _conv2d, _conv2d_grad, _conv2d_meta,
                    "conv2d(x, weight, bias, *, stride, padding, dilation, groups)",
                    "x (N, C, H, W), weight (O, C/groups, kh, kw); padding symmetric (ph, pw)")
+CONV2D_BACKWARD = Composite(
+    "conv2d_backward", ("grad_output", "x", "weight"), _conv2d_backward, None,
+    _conv2d_backward_meta,
+    "conv2d_backward(grad_output, x, weight, *, stride, padding, dilation, groups, output_mask)",
+    "conv2d's gradients in (x, weight, bias), those output_mask asks for, in that order "
+    "(its backward without a graph)")
 
 
 def transposed_size(n, k, s, p, d, output_padding):
@@ -170,8 +200,13 @@ def _conv_transpose2d_grad(g, x, weight, stride, padding, output_padding, groups
                            needs):
     gx = gw = gb = None
     if needs[0]:
-        gx = _conv2d(g, weight, None, stride, padding, dilation, groups)
-        h, w = x._shape[2:]
+        # the conv2d row: a backend's own kernel where it has one (a graph, under
+        # create_graph, records conv2d's rule)
+        gx = CONV2D(g, weight, None, stride=stride, padding=padding, dilation=dilation,
+                    groups=groups)
+        # x's size from g's (x is saved only when the weight needs a gradient)
+        h, w = ((n - 1 - op - d * (k - 1) + 2 * p) // s + 1 for n, op, d, k, p, s in
+                zip(g._shape[2:], output_padding, dilation, weight._shape[2:], padding, stride))
         if gx._shape[2:] != (h, w):           # output_padding rows have no input behind them
             gx = gx.narrow(2, 0, h).narrow(3, 0, w)
     if needs[1]:

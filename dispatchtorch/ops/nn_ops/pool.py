@@ -3,6 +3,7 @@ views."""
 from __future__ import annotations
 
 from ... import _dtype as D
+from ...autograd.grad_mode import STATE
 from . import windows as W
 from ._row import Composite
 
@@ -29,6 +30,14 @@ def _max_pool2d(x, kernel_size, stride, padding, dilation, ceil_mode):
 
 
 def _max_pool2d_grad(g, x, result, kernel_size, stride, padding, dilation, ceil_mode):
+    if not STATE.enabled and g._dtype is x._dtype:
+        # no graph records the backward: one row, which a backend may implement directly
+        return MAX_POOL2D_BACKWARD(g, x, result, kernel_size=kernel_size, stride=stride,
+                                   padding=padding, dilation=dilation, ceil_mode=ceil_mode)
+    return _max_pool2d_backward(g, x, result, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def _max_pool2d_backward(g, x, result, kernel_size, stride, padding, dilation, ceil_mode):
     """The gradient goes to the first maximum of each window (PyTorch's choice)."""
     buf, count = _pool_buffer(x, kernel_size, stride, padding, dilation, ceil_mode,
                               _max_fill(x._dtype))
@@ -64,6 +73,11 @@ def _pool_meta(x, kernel_size, stride, padding, *rest, **kw):
 MAX_POOL2D = Composite("max_pool2d", ("x",), _max_pool2d, _max_pool2d_grad, _pool_meta,
                        "max_pool2d(x, *, kernel_size, stride, padding, dilation, ceil_mode)",
                        "window maxima; NaN propagates; the gradient goes to the first maximum")
+MAX_POOL2D_BACKWARD = Composite(
+    "max_pool2d_backward", ("grad_output", "x", "result"), _max_pool2d_backward, None,
+    lambda g, x, result, **_: ((x._shape, g._dtype),),
+    "max_pool2d_backward(grad_output, x, result, *, kernel_size, stride, padding, dilation, "
+    "ceil_mode)", "max_pool2d's gradient in x from its result (its backward without a graph)")
 
 _DIVISORS: dict = {}
 
