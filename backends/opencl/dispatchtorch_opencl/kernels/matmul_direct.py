@@ -172,8 +172,9 @@ def direct(out, a, b, batch, bstrides, M, N, K, bias=None):
     dev = out.dev
     db = len(batch)
     Bt = prod(batch)
-    common = [a.buf, a.offset, b.buf, b.offset, out.buf, out.offset, *batch, *bstrides[0],
-              *bstrides[1], M, N, K, sam, sak, sbk, sbn]
+    # (K = 0 leaves a and b without a buffer; OpenCL 1.2 takes no null buffers)
+    common = [a.buf or dev.dummy, a.offset, b.buf or dev.dummy, b.offset, out.buf, out.offset,
+              *batch, *bstrides[0], *bstrides[1], M, N, K, sam, sak, sbk, sbn]
     fused = bias is not None
     tail = [bias.buf, bias.offset] if fused else []
     MB = -(-M // ROWS)
