@@ -45,13 +45,17 @@ KNOWN = {
     "dropout/*": "the mask comes from dispatchtorch's generator, not PyTorch's",
     "special_bessel_[jy][01]/float64/*": "PyTorch's float64 Bessel approximations are ~1e-7 "
                                          "off; scipy's (the reference) agree with mpmath to 1e-16",
+    "conv2d_backward/float32/weight-only": "a sum of 198 products per weight: PyTorch's and "
+                                           "the kernel's float32 orders differ (55 ulp on one "
+                                           "element, the orders of summation)",
     "special_airy_ai/float64/*": "PyTorch's float64 Airy is up to 3e-6 off near x = -2.1 "
                                  "(0.1667748 where mpmath and scipy give 0.1667719)",
 }
 # PyTorch's CPU kernels of these ops round half-precision intermediates (up to 57 ulp off
 # float64 on these samples); dispatchtorch computes in float32 and rounds once (0.5 ulp)
 for _op in ("log_softmax", "conv_transpose2d", "col2im", "batch_norm", "nll_loss",
-            "logit", "logit_eps", "nansum", "logsumexp", "index_add"):
+            "logit", "logit_eps", "nansum", "logsumexp", "index_add", "conv2d_backward",
+            "max_pool2d_backward"):
     for _dt in ("float16", "bfloat16"):
         KNOWN[f"{_op}/{_dt}/*"] = "PyTorch rounds half-precision intermediates"
 
