@@ -45,9 +45,9 @@ KNOWN = {
     "dropout/*": "the mask comes from dispatchtorch's generator, not PyTorch's",
     "special_bessel_[jy][01]/float64/*": "PyTorch's float64 Bessel approximations are ~1e-7 "
                                          "off; scipy's (the reference) agree with mpmath to 1e-16",
-    "conv2d_backward/float32/weight-only": "a sum of 198 products per weight: PyTorch's and "
-                                           "the kernel's float32 orders differ (55 ulp on one "
-                                           "element, the orders of summation)",
+    "conv2d_backward/float32/weight-only": "a sum of 198 products per weight, added in "
+                                           "another order than PyTorch's (55 ulp on one "
+                                           "element)",
     "special_airy_ai/float64/*": "PyTorch's float64 Airy is up to 3e-6 off near x = -2.1 "
                                  "(0.1667748 where mpmath and scipy give 0.1667719)",
 }
