@@ -152,8 +152,11 @@ def _c(name, forms, decomp, grad=None, **kw):
 
 sigmoid = _c("sigmoid", Forms(special=("expit",)), lambda x: 1 / (1 + P.exp(-x)),
              domain=(-10, 10), grad=lambda g, result: g * result * (1 - result), **F)
-# maximum(x, 0), not where(x > 0, ...): relu(nan) is nan, as in PyTorch
-relu = _c("relu", FN, lambda x: binary(maximum, x, 0), grad=lambda g, result: g * (result > 0),
+# maximum(x, 0), not where(x > 0, ...): relu(nan) is nan, as in PyTorch. The gradient is
+# PyTorch's threshold_backward(g, result, 0): g where result <= 0 is false (a NaN result
+# passes g), 0 elsewhere whatever g is (g * mask would make inf * 0 NaN and keep -0.0)
+relu = _c("relu", FN, lambda x: binary(maximum, x, 0),
+          grad=lambda g, result: P.where(result <= 0, 0.0, g),
           dtypes="numeric", error="Boolean inputs not supported for relu")
 rsqrt = _c("rsqrt", FN, lambda x: 1 / P.sqrt(x),
            domain=(0.05, 100), grad=lambda g, result: -0.5 * g * result * result * result, **F)

@@ -253,3 +253,17 @@ def test_shared_gradient_tensors_are_not_aliased():
     (x + y).sum().backward()
     x.grad.add_(1)
     assert y.grad.tolist() == [1.0, 1.0]
+
+
+@pytest.mark.parametrize("dev", ["cpu", "opencl"])
+def test_relu_gradient_is_thresholds_backward_whatever_the_incoming_gradient(dev):
+    # PyTorch's relu backward is threshold_backward(g, result, 0): 0 where result <= 0
+    # (even for an inf or NaN g), g elsewhere (a NaN result passes g)
+    if dev == "opencl" and not torch.opencl.is_available():
+        pytest.skip("no OpenCL device")
+    x = torch.tensor([-1.0, 0.0, 2.0, float("nan"), -3.0, 4.0], device=dev, requires_grad=True)
+    g = torch.tensor([float("inf"), float("nan"), -1.5, 2.0, -0.5, float("-inf")], device=dev)
+    torch.relu(x).backward(g)
+    got = x.grad.cpu().numpy()
+    np.testing.assert_array_equal(got, [0.0, 0.0, -1.5, 2.0, 0.0, -np.inf])
+    assert not np.signbit(got[[0, 1, 4]]).any()           # +0.0, not g * 0's -0.0
