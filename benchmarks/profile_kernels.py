@@ -9,7 +9,7 @@ numpy functions it calls; this groups it by what the program asked for.
 """
 from __future__ import annotations
 
-import argparse
+from .case_cli import case_parser, parse_case
 import collections
 import time
 
@@ -56,21 +56,9 @@ def profile(fn, calls, threads):
 
 
 def main(argv=None):
-    from . import cases as C
-    from .frameworks import Framework
-    import dispatchtorch as dt
-
-    p = argparse.ArgumentParser(prog="python -m benchmarks.profile_kernels",
-                                description=__doc__.splitlines()[0])
-    p.add_argument("-k", required=True, help="a case name (python -m benchmarks --list)")
-    p.add_argument("--calls", type=int, default=5, help="timed calls of the case (default 5)")
+    p = case_parser("profile_kernels", __doc__, calls=5, top=20)
     p.add_argument("--threads", type=int, default=1, help="the CPU pool's threads (default 1)")
-    p.add_argument("--top", type=int, default=20, help="(op, shapes) rows to print")
-    args = p.parse_args(argv)
-    case = next((c for c in C.CASES if c.name == args.k), None)
-    if case is None:
-        p.error(f"no case named {args.k!r}")
-    fw = Framework("dispatchtorch", dt, device="cpu", label="ours:cpu")
+    args, case, fw = parse_case(p, argv, "cpu")
     wall, stats = profile(case.build(fw, case.size), args.calls, args.threads)
     total = sum(t for _, t in stats.values()) / args.calls
     print(f"{case.name}: {wall * 1e3:.2f} ms a call, {total * 1e3:.2f} ms in CPU kernels "

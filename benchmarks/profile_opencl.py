@@ -9,7 +9,7 @@ and the wall time depends on what else runs.
 """
 from __future__ import annotations
 
-import argparse
+from .case_cli import case_parser, parse_case
 import collections
 import os
 import time
@@ -80,20 +80,8 @@ def profile(build, calls, index=0):
 
 
 def main(argv=None):
-    from . import cases as C
-    from .frameworks import Framework
-    import dispatchtorch as dt
-
-    p = argparse.ArgumentParser(prog="python -m benchmarks.profile_opencl",
-                                description=__doc__.splitlines()[0])
-    p.add_argument("-k", required=True, help="a case name (python -m benchmarks --list)")
-    p.add_argument("--calls", type=int, default=20, help="timed calls of the case (default 20)")
-    p.add_argument("--top", type=int, default=15, help="kernel rows to print")
-    args = p.parse_args(argv)
-    case = next((c for c in C.CASES if c.name == args.k), None)
-    if case is None:
-        p.error(f"no case named {args.k!r}")
-    fw = Framework("dispatchtorch", dt, device="opencl:0", label="ours:opencl:0")
+    p = case_parser("profile_opencl", __doc__, calls=20, top=15)
+    args, case, fw = parse_case(p, argv, "opencl:0")
     wall, cpu, stats, copies = profile(lambda: case.build(fw, case.size), args.calls)
     me = str(os.getpid())
     others = sorted((v for t, v in cpu.items() if t != me and v > 1e-5), reverse=True)
