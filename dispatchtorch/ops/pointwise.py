@@ -501,10 +501,12 @@ def _clamp_grad(g, x, min, max, needs):
         keep = x >= min
     if max is not None:
         keep = (x <= max) if keep is None else keep & (x <= max)
-    gx = g * keep if needs[0] else None
+    # where, not g * mask (as PyTorch's clamp_backward): an inf or NaN g where the mask is
+    # off gives 0, not NaN, and a negative g gives 0.0, not -0.0
+    gx = where(keep, g, 0.0) if needs[0] else None
     both = min is not None and max is not None     # min > max: the result is max
-    gmin = g * ((x < min) & (min < max) if both else x < min) if needs[1] else None
-    gmax = g * ((x > max) | (max < min) if both else x > max) if needs[2] else None
+    gmin = where((x < min) & (min < max) if both else x < min, g, 0.0) if needs[1] else None
+    gmax = where((x > max) | (max < min) if both else x > max, g, 0.0) if needs[2] else None
     return gx, gmin, gmax
 
 

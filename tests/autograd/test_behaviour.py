@@ -267,3 +267,25 @@ def test_relu_gradient_is_thresholds_backward_whatever_the_incoming_gradient(dev
     got = x.grad.cpu().numpy()
     np.testing.assert_array_equal(got, [0.0, 0.0, -1.5, 2.0, 0.0, -np.inf])
     assert not np.signbit(got[[0, 1, 4]]).any()           # +0.0, not g * 0's -0.0
+
+
+@pytest.mark.parametrize("dev", ["cpu", "opencl"])
+def test_clamp_gradients_pass_g_where_their_mask_is_on_and_zero_elsewhere(dev):
+    # PyTorch's clamp_backward(_min_max) is where(mask, g, 0): an inf/NaN g under an
+    # off mask gives +0.0 (g * mask would give NaN, or -0.0 for a negative g)
+    if dev == "opencl" and not torch.opencl.is_available():
+        pytest.skip("no OpenCL device")
+    inf, nan = float("inf"), float("nan")
+    x = [-2.0, 0.5, 3.0, nan, -0.5, 1.0]
+    g = torch.tensor([inf, -1.5, nan, 2.0, -0.5, -inf], device=dev)
+    xt, lo, hi = (torch.tensor(v, device=dev, requires_grad=True) for v in
+                  (x, [-1.0, -1.0, -1.0, -1.0, 0.0, 2.0], [1.0, 1.0, 1.0, 1.0, 1.0, 0.5]))
+    torch.clamp(xt, lo, hi).backward(g)          # last element: min > max, the result is max
+    xs = torch.tensor(x, device=dev, requires_grad=True)
+    torch.clamp(xs, -1.0, 1.0).backward(g)
+    want = {"x": [0, -1.5, 0, 0, 0, 0], "min": [inf, 0, 0, 0, -0.5, 0],
+            "max": [0, 0, nan, 0, 0, -inf], "x, number bounds": [0, -1.5, 0, 0, -0.5, -inf]}
+    for (name, w), t in zip(want.items(), (xt, lo, hi, xs)):
+        got = t.grad.cpu().numpy()
+        np.testing.assert_array_equal(got, w, err_msg=name)
+        assert not np.signbit(got[np.asarray(w) == 0]).any(), name
