@@ -289,3 +289,21 @@ def test_clamp_gradients_pass_g_where_their_mask_is_on_and_zero_elsewhere(dev):
         got = t.grad.cpu().numpy()
         np.testing.assert_array_equal(got, w, err_msg=name)
         assert not np.signbit(got[np.asarray(w) == 0]).any(), name
+
+
+def test_hardtanh_and_relu6_gradients_are_zero_at_their_bounds():
+    # PyTorch's hardtanh_backward: 0 where x <= min_val or x >= max_val, g elsewhere (a
+    # NaN passes g); clamp's gradient passes g at the bounds, hardtanh's does not
+    import dispatchtorch.nn.functional as F
+    x = [-2.0, -1.0, 0.0, 0.5, 1.0, 6.0, 7.0, float("nan")]
+    cases = {"hardtanh": (F.hardtanh, [0, 0, 1, 1, 0, 0, 0, 1]),
+             "relu6": (F.relu6, [0, 0, 0, 1, 1, 0, 0, 1]),
+             "ReLU6": (torch.nn.ReLU6(), [0, 0, 0, 1, 1, 0, 0, 1]),
+             "hardtanh(-2, 6) in place": (
+                 lambda t: F.hardtanh(t * 1, -2.0, 6.0, inplace=True), [0, 1, 1, 1, 1, 0, 0, 1])}
+    for name, (fn, want) in cases.items():
+        t = torch.tensor(x, requires_grad=True)
+        fn(t).sum().backward()
+        np.testing.assert_array_equal(t.grad.numpy(), want, err_msg=name)
+    np.testing.assert_array_equal(F.relu6(torch.tensor(x)).numpy(),
+                                  [0, 0, 0, 0.5, 1, 6, 6, np.nan])

@@ -42,7 +42,13 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     _check(input, "hardtanh")
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    return _inplace(input, input.clamp(min_val, max_val), inplace)
+    out = input.clamp(min_val, max_val)
+    if is_grad_enabled() and input.requires_grad:
+        # PyTorch's hardtanh_backward: 0 where input <= min_val or input >= max_val, g
+        # elsewhere (a NaN passes g); clamp's passes g at the bounds, so relu6'(0) was 1
+        inside = ~((input <= min_val) | (input >= max_val))
+        out = _ops.where(inside, input, out.detach())
+    return _inplace(input, out, inplace)
 
 
 def elu(input, alpha=1.0, inplace=False):
