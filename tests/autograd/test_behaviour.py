@@ -307,3 +307,26 @@ def test_hardtanh_and_relu6_gradients_are_zero_at_their_bounds():
         np.testing.assert_array_equal(t.grad.numpy(), want, err_msg=name)
     np.testing.assert_array_equal(F.relu6(torch.tensor(x)).numpy(),
                                   [0, 0, 0, 0.5, 1, 6, 6, np.nan])
+
+
+@pytest.mark.parametrize("dev", ["cpu", "opencl"])
+@pytest.mark.parametrize("kernel, stride, maxima", [
+    (2, 2, [(1, 1), (1, 3), (3, 1), (3, 3)]),          # windows tiling the input
+    (3, 1, [(2, 2), (2, 3), (3, 2), (3, 3)])])         # overlapping windows
+@pytest.mark.parametrize("create_graph", [False, True])  # the kernel row / the decomposition
+def test_max_pool2d_gradient_is_g_at_each_maximum_and_zero_elsewhere(dev, kernel, stride,
+                                                                      maxima, create_graph):
+    # as PyTorch's: an inf g does not make the window's other elements NaN (g * mask would)
+    if dev == "opencl" and not torch.opencl.is_available():
+        pytest.skip("no OpenCL device")
+    import dispatchtorch.nn.functional as F
+    x = torch.arange(16.0, device=dev).view(1, 1, 4, 4).requires_grad_()
+    gs = [float("inf"), -1.0, 2.0, float("-inf")]
+    g = torch.tensor(gs, device=dev).view(1, 1, 2, 2)
+    got, = torch.autograd.grad(F.max_pool2d(x, kernel, stride), x, g, create_graph=create_graph)
+    want = np.zeros((4, 4))
+    for (i, j), v in zip(maxima, gs):
+        want[i, j] = v
+    got = got.detach().cpu().numpy()[0, 0]
+    np.testing.assert_array_equal(got, want)
+    assert not np.signbit(got[want == 0]).any()

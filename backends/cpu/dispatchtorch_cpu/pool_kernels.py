@@ -128,6 +128,12 @@ def _max_tiles(out, x, kh, kw):
     np.copyto(out.reshape(corners.shape), corners)
 
 
+def _at(hit, g):
+    """g where hit, +0.0 elsewhere, as PyTorch's gradient (g * hit would turn an inf g
+    into NaN and a negative one into -0.0 off the maximum)."""
+    return np.where(hit, g, g.dtype.type(0))
+
+
 def max_pool2d_backward(out, grad_output, x, result, *, kernel_size, stride, padding, dilation,
                         ceil_mode):
     count = result.shape[2:]
@@ -148,7 +154,6 @@ def max_pool2d_backward(out, grad_output, x, result, *, kernel_size, stride, pad
         acc = _zeros_like(src, out.dtype)
         taken = np.zeros(r.shape, bool)
         hit = np.empty(r.shape, bool)
-        share = np.empty(r.shape, out.dtype)
         pairs = list(zip(_offsets(src, kernel_size, dilation, stride, count),
                          _offsets(acc, kernel_size, dilation, stride, count)))
         for v, dst in pairs:                       # the first maximum
@@ -156,18 +161,16 @@ def max_pool2d_backward(out, grad_output, x, result, *, kernel_size, stride, pad
             hit &= ~taken
             taken |= hit
             if disjoint:                           # each element of acc in one window
-                np.multiply(g, hit, out=dst, casting="unsafe")
+                np.copyto(dst, _at(hit, g), casting="unsafe")
             else:
-                np.multiply(g, hit, out=share, casting="unsafe")
-                dst += share
+                np.add(dst, _at(hit, g), out=dst, casting="unsafe")
         if nan:                                    # the last NaN, where the window has one
             want = np.isnan(r)
             for v, dst in reversed(pairs):
                 np.isnan(v, out=hit)
                 hit &= want
                 want &= ~hit
-                np.multiply(g, hit, out=share, casting="unsafe")
-                dst += share
+                np.add(dst, _at(hit, g), out=dst, casting="unsafe")
         _to_planes(out[s], acc[ph:ph + h, pw:pw + w])
     _batches(x.shape[0], x.size, part)
 
@@ -188,18 +191,16 @@ def _max_tiles_backward(out, g, x, r, kh, kw, nan):
             np.equal(rt, x4[:, i, :, j].T, out=hit)        # the first maximum
             hit &= ~taken
             taken |= hit
-            np.multiply(gt, hit, out=gx4[:, i, :, j].T, casting="unsafe")  # every element once
+            np.copyto(gx4[:, i, :, j].T, _at(hit, gt), casting="unsafe")  # every element once
     if nan:                                                 # the last NaN of a NaN window
         want = np.isnan(rt)
-        share = np.empty(rt.shape, out.dtype)
         for i in reversed(range(kh)):
             for j in reversed(range(kw)):
                 np.isnan(x4[:, i, :, j].T, out=hit)
                 hit &= want
                 want &= ~hit
-                np.multiply(gt, hit, out=share, casting="unsafe")
                 dst = gx4[:, i, :, j].T
-                np.add(dst, share, out=dst)
+                np.add(dst, _at(hit, gt), out=dst, casting="unsafe")
 
 
 KERNELS = {"max_pool2d": max_pool2d, "max_pool2d_backward": max_pool2d_backward}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ... import _dtype as D
 from ...autograd.grad_mode import STATE
+from ...dispatch.registry import FORMS as P
 from . import windows as W
 from ._row import Composite
 
@@ -51,7 +52,7 @@ def _max_pool2d_backward(g, x, result, kernel_size, stride, padding, dilation, c
         else:
             hit = hit & ~taken
             taken = taken | hit
-        dst.add_(g * hit)
+        dst.add_(P.where(hit, g, 0.0))      # not g * hit: an inf g would put NaN elsewhere
     return W.crop(acc, x._shape[2:], padding)
 
 
