@@ -27,6 +27,12 @@ class FusedOp:
     in_dtype: str      # the dtype the prim computes in (its inputs'; for where: a's)
     params: tuple = () # a reduction's (("dims", (d, ...)), ("keepdim", bool)), as its prim
 
+    def operand_names(self, constant, inputs="i"):
+        """Each argument's name in generated code: `inputs` + i for input i, t + j for
+        ops[j]'s result, constant(value, position) for a literal (a backend's rendering)."""
+        return [f"{inputs}{v}" if kind == IN else f"t{v}" if kind == TMP else constant(v, k)
+                for k, (kind, v) in enumerate(self.args)]
+
 
 @dataclass(frozen=True)
 class FusedRegion:

@@ -224,19 +224,11 @@ _HALF = frozenset({"float16", "bfloat16"})
 
 
 def _operands(j, o, consts, env, inputs):
-    """The generated names of op j's operands: inputs (`inputs` + index), earlier results
-    (t + index) and constants (bound into env)."""
-    args = []
-    for kind, v in o.args:
-        if kind == "in":
-            args.append(f"{inputs}{v}")
-        elif kind == "tmp":
-            args.append(f"t{v}")
-        else:
-            name = f"c{j}_{len(args)}"
-            env[name] = consts[(j, v)]
-            args.append(name)
-    return args
+    """The generated names of op j's operands; its constants are bound into env."""
+    def constant(v, k):
+        env[f"c{j}_{k}"] = consts[(j, v)]
+        return f"c{j}_{k}"
+    return o.operand_names(constant, inputs)
 
 
 def _tile_loop(ops, kernels, consts, out_of, borrow, slot_of, slot_dtype, dtypes, full, n_in,

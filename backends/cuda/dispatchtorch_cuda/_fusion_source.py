@@ -54,14 +54,7 @@ def operation(region):
     ops = region.ops
     lines = []
     for j, o in enumerate(ops):
-        names = []
-        for kind, v in o.args:
-            if kind == "in":
-                names.append(f"i{v}")
-            elif kind == "tmp":
-                names.append(f"t{v}")
-            else:
-                names.append(literal(v, o.in_dtype))
+        names = o.operand_names(lambda v, _k, dt=o.in_dtype: literal(v, dt))
         if o.op == "cast":
             x = names[0]
             expr = f"({x} != 0)" if o.dtype == "bool" else f"(({CTYPE[o.dtype]}){x})"
