@@ -19,6 +19,7 @@ from .kernels import KERNELS
 from .optim_kernels import KERNELS as OPTIM_KERNELS
 from .pool_kernels import KERNELS as POOL_KERNELS
 from .threaded import threaded_kernels
+from .blas_threads import BLAS
 
 NP_DTYPES = {n: np.dtype(ml_dtypes.bfloat16) if n == "bfloat16" else np.dtype(n) for n in ALL_DTYPE_NAMES}
 
@@ -39,8 +40,9 @@ class CPUBackend(Backend):
 
     def __init__(self):
         super().__init__()
-        # the pool in parallel.py supplies the threads; BLAS inside it runs on one
-        self._blas_limit = parallel.blas_single_threaded()
+        # BLAS rests on one thread; blas_threads.py sets the pool's count around the
+        # large GEMMs and sums it chooses
+        BLAS.rest()
 
     def devices(self):
         return [DeviceInfo(0, f"host CPU (numpy {np.__version__})", frozenset(ALL_DTYPE_NAMES),

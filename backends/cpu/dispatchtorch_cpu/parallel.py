@@ -6,7 +6,8 @@ as the workers, so when a worker thread is descheduled (a machine shared with ot
 jobs) the caller simply does more chunks instead of waiting for it. Waiting threads
 sleep on a lock; nothing spins (OpenBLAS's and OpenMP's spinning waits are what made
 a 2-thread 128x512 @ 512x512 matmul 12x slower than one thread on a loaded 2-core
-machine). BLAS itself therefore runs single-threaded inside this pool.
+machine). BLAS runs single-threaded inside this pool; blas_threads.py chooses when
+large GEMMs and sums run on BLAS's own threads instead.
 
 Arrays under THRESHOLD elements never reach here: the per-op cost of small tensors
 stays that of one numpy call.
@@ -179,12 +180,3 @@ def blocks(axis, ranges):
     """Index tuples selecting each range along `axis`."""
     pre = (slice(None),) * axis
     return [pre + (slice(a, b),) for a, b in ranges]
-
-
-def blas_single_threaded():
-    """Run the BLAS numpy calls into on one thread (this pool supplies the parallelism)."""
-    try:
-        import threadpoolctl
-    except ImportError:
-        return None
-    return threadpoolctl.threadpool_limits(limits=1, user_api="blas")

@@ -15,6 +15,7 @@ import ml_dtypes
 import numpy as np
 
 from . import parallel as P
+from .blas_threads import BLAS
 
 _ndarray = np.ndarray
 _LOWP = frozenset({np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)})
@@ -83,39 +84,77 @@ def _full_by_columns(out, x, reduce):
         out[...] = reduce(partial[:n])
 
 
-SUM_ROW = 512        # terms per einsum row sum (below)
+SUM_ROW = 64         # terms per gemv row sum (below)
+SUM_ALIGN = 16       # row sums computed in pieces that start at multiples of this
 SUM_CHUNK = 1 << 20  # elements: at least this many per pool task of the full sum
 
 
+def _row_sums(rows, matrix, ones, a, b):
+    np.matmul(matrix[a:b], ones, out=rows[a:b])
+
+
+def _row_sums_blas(rows, matrix, ones):
+    """All row sums in one BLAS gemv on BLAS's threads. OpenBLAS cuts the rows into
+    ceil(left / threads_left) parts; a row count that is a multiple of SUM_ALIGN x
+    threads makes every part start at a multiple of SUM_ALIGN, the rest (fewer rows
+    than that) is a second call."""
+    nrows = matrix.shape[0]
+    aligned = nrows - nrows % (SUM_ALIGN * P.POOL.threads)
+    if aligned:
+        _row_sums(rows, matrix, ones, 0, aligned)
+    if aligned < nrows:
+        _row_sums(rows, matrix, ones, aligned, nrows)
+
+
+def _row_sums_pool(rows, matrix, ones):
+    """The row sums on the pool: single-threaded gemv calls on pieces of at least
+    SUM_CHUNK elements, one a thread, each starting at a multiple of SUM_ALIGN rows."""
+    nrows = matrix.shape[0]
+    groups = -(-nrows // SUM_ALIGN)
+    parts = max(1, min(P.POOL.threads, nrows // (SUM_CHUNK // SUM_ROW)))
+    ranges = [(a * SUM_ALIGN, min(nrows, b * SUM_ALIGN)) for a, b in P.bounds(groups, parts)]
+    P.POOL.run(len(ranges), lambda i: _row_sums(rows, matrix, ones, *ranges[i]))
+
+
 def _full_sum_by_rows(out, x):
-    """A full sum of a large contiguous float32/float64 array: rows of SUM_ROW summed by
-    einsum('ij->i') (SIMD accumulators, SUM_ROW / 32 or fewer sequential terms each),
-    then the row sums with numpy's pairwise add. numpy's own pairwise loop is scalar
-    (8 accumulators, 16 sequential terms per block of 128), so this keeps its error
-    bound at about 2x its speed on one core (measured 316 vs 712 us on 4M float32).
-    One chunk a thread (of at least SUM_CHUNK): on 4M float32 at 2 threads, 2 chunks
-    took 1.19-1.21x PyTorch's time, 4 chunks 1.33-1.39x, 8 chunks 1.34-1.41x (a
-    loaded machine; likely each chunk's return hands the GIL between the threads, and
-    a wake-up on this VM takes 30-60 us against ~100 us of summing a chunk). Each chunk
-    writes its own slice of the row sums and the final pairwise sum runs in one fixed
-    order, so the result does not depend on the thread count, the chunking or on which
-    thread took which chunk."""
+    """A full sum of a large contiguous float32/float64 array: rows of SUM_ROW summed
+    by BLAS gemv (`rows @ ones`: SIMD accumulators, a few sequential terms each), then
+    the row sums with numpy's pairwise add. numpy's own pairwise loop is scalar (8
+    accumulators, 16 sequential terms per block of 128): on 4M float32 the gemv rows
+    are about 2x its speed on one core, and their error was 0.55x numpy's on average
+    over 24 adversarial arrays (equal values plus a few large ones, offsets; rows of
+    512 were 3.3x, einsum rows of 512 1.26x: docs/performance.md).
+    The gemv kernel sums each row the same way wherever a piece starts on a multiple
+    of 4 rows (it takes rows four at a time), so the row sums, and the fixed-order
+    pairwise sum of them, are the same bits on BLAS's threads, on the pool or on one
+    thread, whatever the thread count (tests/core/test_threaded_kernels.py)."""
     flat = x.reshape(-1)
     nrows = flat.size // SUM_ROW
     whole = nrows * SUM_ROW
     rows = np.empty(nrows + 1, out.dtype)
-    ranges = P.bounds(nrows, max(1, min(P.POOL.threads, nrows // (SUM_CHUNK // SUM_ROW))))
     matrix = flat[:whole].reshape(nrows, SUM_ROW)
-
-    def part(i):
-        a, b = ranges[i]
-        np.einsum("ij->i", matrix[a:b], out=rows[a:b])
-    P.POOL.run(len(ranges), part)
+    ones = _ones(out.dtype)
+    if P.POOL.threads == 1:
+        _row_sums(rows, matrix, ones, 0, nrows)
+    else:
+        BLAS.call(("sum", nrows, out.dtype.char), _row_sums_blas, _row_sums_pool,
+                  rows, matrix, ones)
     if whole < flat.size:
         rows[nrows] = np.add.reduce(flat[whole:])
         out[...] = np.add.reduce(rows)
     else:
         out[...] = np.add.reduce(rows[:nrows])
+
+
+_ONES: dict = {}
+
+
+def _ones(dtype):
+    v = _ONES.get(dtype)
+    if v is None:
+        v = _ONES[dtype] = np.ones(SUM_ROW, dtype)
+        v.flags.writeable = False
+    return v
 
 
 def reduce_large(kernel, ufunc, accumulate_dtype, out, x, dims, keepdim):
@@ -165,44 +204,81 @@ def reduction(kernel, ufunc, accumulate_dtype):
 MATMUL_THRESHOLD = 1 << 22      # multiply-adds: below this one BLAS call is cheaper
 
 
+def _pool_matmul(out, a, b):
+    """out = a @ b on the pool: out's rows (2-D) or batches (3-D and up) cut into
+    chunks of single-threaded BLAS calls; False when the shapes do not split."""
+    if out.ndim == 2:
+        rows = out.shape[0]
+        n = min(2 * P.POOL.threads, rows // 16)
+        if n < 2:
+            return False
+        idx = P.bounds(rows, n)
+
+        def part(i):
+            s = slice(*idx[i])
+            np.matmul(a[s], b, out=out[s])
+    else:
+        batch = out.shape[0]
+        if batch < 2 or a.shape[0] != batch:
+            return False
+        n = min(batch, 2 * P.POOL.threads)
+        idx = P.bounds(batch, n)
+        whole_b = b.ndim < out.ndim or b.shape[0] != batch
+
+        def part(i):
+            s = slice(*idx[i])
+            np.matmul(a[s], b if whole_b else b[s], out=out[s])
+    P.POOL.run(n, part)
+    return True
+
+
 def matmul(kernel):
-    """out = a @ b with out's rows (2-D) or batches (3-D and up) cut into chunks."""
+    """out = a @ b above MATMUL_THRESHOLD multiply-adds: one call on BLAS's threads,
+    or on the pool's chunks while BLAS's threads stall (blas_threads.py)."""
+    def pooled(out, a, b):
+        if not _pool_matmul(out, a, b):
+            kernel(out, a, b)
+
     def threaded(out, a, b):
         if (P.POOL.threads == 1 or a.dtype in _LOWP or not out.flags.c_contiguous
                 or out.ndim < 2 or a.ndim != out.ndim):
             return kernel(out, a, b)
-        work = out.size * a.shape[-1]
-        if work < MATMUL_THRESHOLD:
+        if out.size * a.shape[-1] < MATMUL_THRESHOLD:
             return kernel(out, a, b)
-        if out.ndim == 2:
-            rows = out.shape[0]
-            n = min(2 * P.POOL.threads, rows // 16)
-            if n < 2:
-                return kernel(out, a, b)
-            idx = P.bounds(rows, n)
+        BLAS.call(("matmul", a.shape, b.shape, a.dtype.char), kernel, pooled, out, a, b)
+    threaded.__wrapped__ = kernel
+    return threaded
 
-            def part(i):
-                s = slice(*idx[i])
-                np.matmul(a[s], b, out=out[s])
-        else:
-            batch = out.shape[0]
-            if batch < 2 or a.shape[0] != batch:
-                return kernel(out, a, b)
-            n = min(batch, 2 * P.POOL.threads)
-            idx = P.bounds(batch, n)
-            whole_b = b.ndim < out.ndim or b.shape[0] != batch
 
-            def part(i):
-                s = slice(*idx[i])
-                np.matmul(a[s], b if whole_b else b[s], out=out[s])
+def linear(kernel):
+    """`linear` (x @ weight.T + bias) above MATMUL_THRESHOLD multiply-adds as matmul
+    above: BLAS's threads, or the pool's chunks of x's rows."""
+    def pooled(out, x, weight, bias):
+        rows = out.shape[0]
+        n = min(2 * P.POOL.threads, rows // 16)
+        if n < 2:
+            return kernel(out, x, weight, bias)
+        idx = P.bounds(rows, n)
+
+        def part(i):
+            s = slice(*idx[i])
+            kernel(out[s], x[s], weight, bias)
         P.POOL.run(n, part)
+
+    def threaded(out, x, weight, bias):
+        if (P.POOL.threads == 1 or x.dtype in _LOWP or out.ndim != 2 or x.ndim != 2
+                or out.size * x.shape[-1] < MATMUL_THRESHOLD):
+            return kernel(out, x, weight, bias)
+        BLAS.call(("linear", x.shape, weight.shape, x.dtype.char), kernel, pooled,
+                  out, x, weight, bias)
     threaded.__wrapped__ = kernel
     return threaded
 
 
 def threaded_kernels(kernels):
-    """The kernel table with matmul's large-array form (the elementwise and reduction
-    kernels test their size inline, kernels.py)."""
+    """The kernel table with matmul's and linear's large-array forms (the elementwise
+    and reduction kernels test their size inline, kernels.py)."""
     table = dict(kernels)
     table["matmul"] = matmul(table["matmul"])
+    table["linear"] = linear(table["linear"])
     return table

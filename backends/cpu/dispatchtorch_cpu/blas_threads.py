@@ -1,0 +1,110 @@
+"""Who threads BLAS-shaped work (large GEMMs, large full sums as gemv): OpenBLAS's own
+threads while they keep up, this backend's pool (parallel.py) when they do not.
+
+OpenBLAS's workers spin between calls, so a threaded call starts them at once: on an
+idle 2-core machine a 128x512 @ 512x512 float32 matmul took 389-515 us on 2 OpenBLAS
+threads against 543-568 us on the pool's single-threaded chunks, and a 4M float32 sum
+as gemv row sums 131-174 us against the pool's 231-353 us (whose sleeping workers take
+~60-70 us to wake). But OpenBLAS splits work statically and spin-waits for every part:
+when another process holds a core its descheduled thread stalls the call for a
+scheduler slice, 8-40 ms instead of 0.4 ms. So BLAS rests on one thread (numpy calls
+of the user's own, small GEMMs and blas_sums.py's gemvs stay single-threaded and give
+the same bits at any thread count), is set to the pool's thread count only around the
+calls chosen here, and each such call is timed: one that takes over SLOW times the
+pool path's best time for the same shapes means a descheduled BLAS thread, and the
+pool path (whose waits sleep and whose caller takes a late worker's chunks) serves
+those calls for a back-off period that doubles while the slow calls continue. Figures:
+docs/performance.md, "Who threads BLAS".
+"""
+from __future__ import annotations
+
+import os
+from time import monotonic, perf_counter
+
+from . import parallel as P
+
+SLOW = 2.0            # threaded time over SLOW x the pool path's best: a BLAS thread stalled
+MIN_EXCESS = 1e-4     # seconds: an overrun below this is noise, never a stall
+BACKOFF_MIN, BACKOFF_MAX = 1.0, 32.0     # seconds on the pool path after a stalled call
+_MAX_KEYS = 4096
+
+
+def _controllers():
+    """threadpoolctl's controllers of the BLAS libraries numpy uses (not PyTorch's)."""
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:
+        return []
+    import numpy
+    root = os.path.dirname(os.path.dirname(numpy.__file__))
+    return [c for c in ThreadpoolController().lib_controllers
+            if c.user_api == "blas" and c.filepath.startswith(root) and "torch" not in c.filepath]
+
+
+class BlasThreads:
+    """The BLAS thread count around chosen calls, and the stall detector above."""
+
+    def __init__(self, controllers):
+        self.libs = list(controllers)
+        self.best_pool = {}         # call key -> best seconds on the pool path
+        self.until = 0.0            # monotonic time before which the pool path serves
+        self.backoff = BACKOFF_MIN
+        self.stalls = 0             # stalled threaded calls seen (for tests and reports)
+
+    def rest(self):
+        """BLAS on one thread between the chosen calls (the backend's setting)."""
+        for lib in self.libs:
+            lib.set_num_threads(1)
+
+    def threaded(self, key):
+        """True when `key`'s call should run on BLAS's own threads now: the pool has
+        several threads, the pool path has been timed once for these shapes (the
+        reference a stall is judged by) and no recent call stalled."""
+        return (P.POOL.threads > 1 and bool(self.libs) and key in self.best_pool
+                and monotonic() >= self.until)
+
+    def run_threaded(self, key, fn, *args):
+        """fn(*args) with BLAS on the pool's thread count, timed against the pool path."""
+        n = P.POOL.threads
+        libs = self.libs
+        for lib in libs:
+            lib.set_num_threads(n)
+        start = perf_counter()
+        try:
+            fn(*args)
+        finally:
+            took = perf_counter() - start
+            for lib in libs:
+                lib.set_num_threads(1)
+        best = self.best_pool.get(key)
+        if best is not None and took > SLOW * best and took - best > MIN_EXCESS:
+            self.stalls += 1
+            self.until = monotonic() + self.backoff
+            self.backoff = min(2 * self.backoff, BACKOFF_MAX)
+        else:
+            self.backoff = BACKOFF_MIN
+
+    def run_pool(self, key, fn, *args):
+        """fn(*args) on the pool path (single-threaded BLAS chunks), timed: its best
+        time per key is the reference of run_threaded."""
+        start = perf_counter()
+        fn(*args)
+        took = perf_counter() - start
+        best = self.best_pool.get(key)
+        if best is None:
+            if len(self.best_pool) < _MAX_KEYS:
+                self.best_pool[key] = took
+        elif took < best:
+            self.best_pool[key] = took
+
+    def call(self, key, threaded, pooled, *args):
+        """threaded(*args) on BLAS's threads or pooled(*args) on the pool, as above
+        (`key`: the call's shapes and dtype; the thread count is added here)."""
+        key = (key, P.POOL.threads)
+        if self.threaded(key):
+            self.run_threaded(key, threaded, *args)
+        else:
+            self.run_pool(key, pooled, *args)
+
+
+BLAS = BlasThreads(_controllers())
