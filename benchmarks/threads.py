@@ -2,10 +2,12 @@
 and a fixed count for every library (what compares the kernels themselves).
 
 All libraries share one process, and numpy's OpenBLAS is shared by numpy and by
-dispatchtorch's CPU backend (which runs it on one thread inside its own pool). So a
+dispatchtorch's CPU backend (which keeps it on one thread at rest and raises it to its
+pool's thread count only around its large GEMMs and sums, blas_threads.py). So a
 setting is applied per framework just before each of its batches (never inside the
 timed region): numpy gets its BLAS threads, PyTorch its intra-op threads, and
-dispatchtorch its CPU pool with BLAS on one thread, as its backend chose.
+dispatchtorch its CPU pool with BLAS resting on one thread, as its backend sets it: at
+`1 thread` the pool has one thread and BLAS never leaves one.
 """
 from __future__ import annotations
 
@@ -75,7 +77,7 @@ class ThreadSetting:
         mod = fw.mod
 
         def ours():
-            blas.set(1)                      # the CPU backend's own choice (parallel.py)
+            blas.set(1)                      # the CPU backend's resting setting (blas_threads.py)
             if mod.get_num_threads() != n:
                 mod.set_num_threads(n)
         return ours

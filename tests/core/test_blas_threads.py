@@ -201,7 +201,7 @@ def test_a_stalled_threaded_call_sends_that_work_to_the_pool_for_a_back_off(monk
         clock[0] += BT.BACKOFF_MIN
         assert blas.threaded("k")
         blas.run_threaded("k", lambda: None)
-        assert blas.stalls == 2 and blas.backoff == BT.BACKOFF_MIN
+        assert blas.stalls == 2 and blas.backoff == 2 * BT.BACKOFF_MIN    # halved
     finally:
         P.POOL.resize(old)
     assert math.isfinite(BT.SLOW) and BT.SLOW > 1

@@ -13,8 +13,9 @@ the same bits at any thread count), is set to the pool's thread count only aroun
 calls chosen here, and each such call is timed: one that takes over SLOW times the
 pool path's best time for the same shapes means a descheduled BLAS thread, and the
 pool path (whose waits sleep and whose caller takes a late worker's chunks) serves
-those calls for a back-off period that doubles while the slow calls continue. Figures:
-docs/performance.md, "Who threads BLAS".
+those calls for a back-off period that doubles with each stalled probe (up to 32 s)
+and halves with each call that keeps up. Figures: docs/performance.md, "Who threads
+BLAS-shaped work".
 """
 from __future__ import annotations
 
@@ -82,7 +83,7 @@ class BlasThreads:
             self.until = monotonic() + self.backoff
             self.backoff = min(2 * self.backoff, BACKOFF_MAX)
         else:
-            self.backoff = BACKOFF_MIN
+            self.backoff = max(BACKOFF_MIN, self.backoff / 2)   # load that comes and goes
 
     def run_pool(self, key, fn, *args):
         """fn(*args) on the pool path (single-threaded BLAS chunks), timed: its best
