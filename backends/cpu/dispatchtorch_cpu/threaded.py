@@ -119,15 +119,15 @@ def _row_sums_pool(rows, matrix, ones):
 def _full_sum_by_rows(out, x):
     """A full sum of a large contiguous float32/float64 array: rows of SUM_ROW summed
     by BLAS gemv (`rows @ ones`: SIMD accumulators, a few sequential terms each), then
-    the row sums with numpy's pairwise add. numpy's own pairwise loop is scalar (8
-    accumulators, 16 sequential terms per block of 128): on 4M float32 the gemv rows
-    are about 2x its speed on one core, and their error was 0.55x numpy's on average
-    over 24 adversarial arrays (equal values plus a few large ones, offsets; rows of
-    512 were 3.3x, einsum rows of 512 1.26x: docs/performance.md).
+    the row sums with numpy's pairwise add, on BLAS's own threads or on the pool
+    (blas_threads.py). Over 48 adversarial float32 arrays (equal values plus a few
+    large ones) the error was 0.64x that of numpy's pairwise sum on average (einsum
+    rows of 512, used before, 1.69x; gemv rows of 128 1.03x, of 512 3.3x); one core's
+    time is 1.6-2x PyTorch's, 0.7x numpy's (docs/performance.md, fifth pass).
     The gemv kernel sums each row the same way wherever a piece starts on a multiple
     of 4 rows (it takes rows four at a time), so the row sums, and the fixed-order
     pairwise sum of them, are the same bits on BLAS's threads, on the pool or on one
-    thread, whatever the thread count (tests/core/test_threaded_kernels.py)."""
+    thread, whatever the thread count (tests/core/test_blas_threads.py)."""
     flat = x.reshape(-1)
     nrows = flat.size // SUM_ROW
     whole = nrows * SUM_ROW
