@@ -365,3 +365,19 @@ def _straight_line(ops, kernels, consts, out_of, dtypes, shape, n_in, kw):
         lines.append(f"    K{j}(t{j}, {', '.join(args)})")
     exec("\n".join(lines), env)     # noqa: S102  (source built from op indices only)
     return env["single"]
+
+
+def fuse_epilogue(kernels, op, epilogue, dtype):
+    """linear + relu as one call (dispatchtorch/_compile/epilogue.py): the GEMM writes
+    the output, the bias add and the ReLU then run in place on it while it is in cache
+    (no second buffer, no pass into cold memory); the backend's own two kernels, so
+    the numbers are eager's."""
+    if (op, epilogue) != ("linear", "relu") or dtype not in ("float32", "float64"):
+        return None
+    linear, relu = kernels["linear"], kernels["relu"]
+
+    def kernel(out, x, weight, bias):
+        linear(out, x, weight, bias)
+        relu(out, out)
+    kernel.text = "cpu: x @ w.T (BLAS) + bias, then relu in place on the GEMM's output"
+    return kernel

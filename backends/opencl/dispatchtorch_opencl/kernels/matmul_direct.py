@@ -36,6 +36,18 @@ MAX_WORK = 1 << 28
 CTYPE = {"float32": "float", "float64": "double"}
 
 
+# the ReLU epilogue (dispatchtorch.compile's linear + relu): elementwise.py's relu
+# expression on the value about to be stored (NaN stays NaN)
+_RELU = " v = (v > ({c})0 || v != v) ? v : ({c})0;"
+
+
+def takes_relu(out, a, b, M, N, K):
+    """Whether direct() applies a ReLU epilogue for this product (its "nt" kernel:
+    the Linear forward's layout)."""
+    return (out.dtype in WIDTH and M * N * K <= MAX_WORK and a.strides[-1] == 1
+            and b.strides[-2] == 1 and not (b.strides[-1] == 1 and N >= 2 * WIDTH[out.dtype]))
+
+
 def _params(dt, db, extra, bias):
     ptr_in, ptr_out = T.pointer(dt, True), T.pointer(dt)
     params = [(ptr_in, "p_a", None), ("long", "o_a", I64), (ptr_in, "p_b", None), ("long", "o_b", I64),
@@ -101,7 +113,7 @@ def nn_spec(dt, db, bias):
     return KernelSpec(name, _program(dt, name, sig, body), types, f"matmul ({dt})")
 
 
-def nt_spec(dt, db, bias):
+def nt_spec(dt, db, bias, relu=False):
     c, w = CTYPE[dt], WIDTH[dt]
     vec = f"{c}{w}"
     pairs = [(i, j) for i in range(ROWS) for j in range(NT_COLS)]
@@ -121,10 +133,12 @@ def nt_spec(dt, db, bias):
             *(f"  t{i}_{j} += pa0[r{i} + k] * pb0[s{j} + k];" for i, j in pairs),
             "}",
             "__global " + c + "* cp = pc0 + m0 * N + n0;",
-            *(f"if (m0 + {i} < M && n0 + {j} < N) cp[{i} * N + {j}] = t{i}_{j}"
-              + (f" + p_bias[o_bias + n0 + {j}];" if bias else ";") for i, j in pairs)]
+            *(f"if (m0 + {i} < M && n0 + {j} < N) {{ {c} v = t{i}_{j}"
+              + (f" + p_bias[o_bias + n0 + {j}];" if bias else ";")
+              + (_RELU.format(c=c) if relu else "") + f" cp[{i} * N + {j}] = v; }}"
+              for i, j in pairs)]
     sig, types = _params(dt, db, (), bias)
-    name = kernel_name("mmnt", dt, db, "bias" if bias else "")
+    name = kernel_name("mmnt", dt, db, "bias" if bias else "", "relu" if relu else "")
     return KernelSpec(name, _program(dt, name, sig, body), types, f"matmul ({dt})")
 
 
@@ -153,10 +167,11 @@ def _local(grid, want):
     return (l0, 1, 1)
 
 
-def direct(out, a, b, batch, bstrides, M, N, K, bias=None):
+def direct(out, a, b, batch, bstrides, M, N, K, bias=None, relu=False):
     """Run the matmul with the in-place kernels and return True, or return False
     (nothing launched) when dtype or layout is not theirs. bias: None, or a
-    contiguous (N,) handle added to every row (F.linear's epilogue)."""
+    contiguous (N,) handle added to every row (F.linear's epilogue); relu: rectify
+    before the store (only where takes_relu holds)."""
     dt = out.dtype
     if dt not in WIDTH or M * N * K > MAX_WORK:
         return False
@@ -184,8 +199,13 @@ def direct(out, a, b, batch, bstrides, M, N, K, bias=None):
     else:
         NB = -(-N // NT_COLS)
         grid, N0 = (NB, MB, Bt), N
-    spec = nn_spec if kind == "nn" else nt_spec
-    kernel, what = dev.kernel(("mm" + kind, dt, db, fused), lambda: spec(dt, db, fused))
+    if relu and kind != "nt":
+        raise ValueError("matmul: a ReLU epilogue only in the nt kernel (takes_relu)")
+    if kind == "nn":
+        kernel, what = dev.kernel(("mmnn", dt, db, fused), lambda: nn_spec(dt, db, fused))
+    else:
+        key = ("mmnt", dt, db, fused) + (("relu",) if relu else ())
+        kernel, what = dev.kernel(key, lambda: nt_spec(dt, db, fused, relu))
     dev.launch(kernel, grid, _local(grid, 8 * dev.compute_units), common + tail, what)
     if N0 < N:                   # nn: the columns past the last full block
         items = M * (N - N0)
