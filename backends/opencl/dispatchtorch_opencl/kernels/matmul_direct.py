@@ -5,8 +5,13 @@ vector FMAs, for float32 and float64 when the layout lets rows be vector-loaded.
   computes a ROWS x 2*W block (W = the 256-bit vector width: 8 floats, 4 doubles),
   one broadcast of a and two vector loads of b per k - 8 accumulators, which fill
   the FMA pipes of an AVX2 core without spilling (an 8x8 block with 8 accumulators
-  and one load of b per k ran at half the rate on PoCL). a transposed (the weight
-  gradient `g.T @ x`) costs nothing extra: its broadcasts are strided loads.
+  and one load of b per k ran at half the rate on PoCL). Not for a stored column by
+  column (the weight gradient `g.T @ x`: a's k-stride is its row length, often a power
+  of two, so the blocks' strided broadcasts alias in L1): there the packed kernels
+  were faster at every size measured (one PoCL thread, device time, g.T @ x with
+  M,N,K = 512,512,128: 766 against 941 us; 512,512,512: 4.0 against 9.4 ms;
+  1024,1024,64: 2.1 against 3.2 ms; 64,512,64: 56 against 66 us; equal below
+  MIN_PACKED_T multiply-adds, where the packing's two launches cost host time).
 - "nt" (a's and b's columns contiguous: `a @ w.T`, the Linear forward): each
   work-item computes ROWS x COLS dot products along k, W at a time, and reduces the
   vectors at the end; a scalar loop takes k's tail.
@@ -33,6 +38,9 @@ WIDTH = {"float32": 8, "float64": 4}     # elements per 256-bit vector
 # 48-59 core-ms on PoCL): b's rows a power-of-two stride apart alias in the L1 cache and
 # the packing pass, O(n^2), is paid back; at 512x1024x512 the two were even
 MAX_WORK = 1 << 28
+# a column-major a (stride 1 along m, not along k) goes to the packed kernels from
+# this many multiply-adds on (10x512x128, the MLP head's weight gradient: equal)
+MIN_PACKED_T = 1 << 20
 CTYPE = {"float32": "float", "float64": "double"}
 
 
@@ -179,6 +187,8 @@ def direct(out, a, b, batch, bstrides, M, N, K, bias=None, relu=False):
     sbk, sbn = b.strides[-2:]
     lanes = 2 * WIDTH[dt]
     if sbn == 1 and N >= lanes:
+        if sam == 1 and sak != 1 and M > 1 and K > 1 and M * N * K >= MIN_PACKED_T:
+            return False                 # a column-major: the packed kernels (see above)
         kind = "nn"
     elif sak == 1 and sbk == 1:
         kind = "nt"
