@@ -94,7 +94,7 @@ def nn_spec(dt, db, bias):
     c, w = CTYPE[dt], WIDTH[dt]
     vec = f"{c}{w}"
     sig, types = _params(dt, db, (), bias)
-    add = (f" + e_0", f" + e_1") if bias else ("", "")
+    add = (" + e_0", " + e_1") if bias else ("", "")
     body = ["long mb = get_global_id(0), nb = get_global_id(1);", *_bases(db, "get_global_id(2)"),
             f"long m0 = mb * {ROWS};", *_rows(c, "sam"),
             f"__global const {c}* ap = pa0;",
