@@ -89,3 +89,20 @@ def test_opencl_epilogue_fallback_equals_eager(monkeypatch):
     _same_bits(_np(cf(x)), _np(F.relu(F.linear(x, w, b))))
     entry, = _entries(cf)
     assert len(entry.forward.epilogues) == 1
+
+
+@pytest.mark.parametrize("dev", DEVICES)
+@pytest.mark.parametrize("shape,bias,dtype", [((2, 7, 20), True, "float32"),
+                                              ((20,), False, "float64"),
+                                              ((5, 20), False, "float32")])
+def test_batched_unbiased_and_float64_epilogues_equal_eager(dev, shape, bias, dtype):
+    F = torch.nn.functional
+    dt = getattr(torch, dtype)
+    w = torch.randn(33, 20, device=dev, dtype=dt)
+    b = torch.randn(33, device=dev, dtype=dt) if bias else None
+    x = torch.randn(*shape, device=dev, dtype=dt)
+    cf = torch.compile(lambda a: F.relu(F.linear(a, w, b)))
+    cf(x)
+    _same_bits(_np(cf(x)).view(np.uint32), _np(F.relu(F.linear(x, w, b))).view(np.uint32))
+    entry, = _entries(cf)
+    assert len(entry.forward.epilogues) == 1
