@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .._capture.graph import KERNEL
+from .._capture.graph import KERNEL, Ref
 
 # (producer op, epilogue op) pairs a backend may be asked for
 PAIRS = frozenset({("linear", "relu")})
@@ -29,7 +29,7 @@ def fuse_epilogues(nodes, values, keep, root, offer):
             if isinstance(v, int):
                 users.setdefault(root(v), []).append(i)
         for p in n.params.values():
-            if hasattr(p, "value"):
+            if isinstance(p, Ref):
                 users.setdefault(root(p.value), []).append(i)
     fused, out, skip = {}, [], set()
     for i, n in enumerate(nodes):
