@@ -404,7 +404,8 @@ def _same(h):
 
 def _offer_epilogue(op, epilogue, dtype, device):
     """The backend's fused kernel for `op` followed by `epilogue`, or None."""
-    return place_of(device).bk.fuse_epilogue(op, epilogue, dtype)
+    hook = getattr(place_of(device).bk, "fuse_epilogue", None)    # (a duck-typed backend)
+    return hook(op, epilogue, dtype) if hook is not None else None
 
 
 def _prim_nodes_and_checks(graph, phase):
