@@ -27,6 +27,8 @@ from . import parallel as P
 SLOW = 2.0            # threaded time over SLOW x the pool path's best: a BLAS thread stalled
 MIN_EXCESS = 1e-4     # seconds: an overrun below this is noise, never a stall
 BACKOFF_MIN, BACKOFF_MAX = 1.0, 32.0     # seconds on the pool path after a stalled call
+REFERENCE_CALLS = 3   # pool-path calls per key before its best time is trusted (a cold
+                      # first call on a busy machine would make the reference lenient)
 _MAX_KEYS = 4096
 
 
@@ -48,6 +50,7 @@ class BlasThreads:
     def __init__(self, controllers):
         self.libs = list(controllers)
         self.best_pool = {}         # call key -> best seconds on the pool path
+        self.pool_calls = {}        # call key -> pool-path calls timed
         self.until = 0.0            # monotonic time before which the pool path serves
         self.backoff = BACKOFF_MIN
         self.stalls = 0             # stalled threaded calls seen (for tests and reports)
@@ -59,9 +62,10 @@ class BlasThreads:
 
     def threaded(self, key):
         """True when `key`'s call should run on BLAS's own threads now: the pool has
-        several threads, the pool path has been timed once for these shapes (the
-        reference a stall is judged by) and no recent call stalled."""
-        return (P.POOL.threads > 1 and bool(self.libs) and key in self.best_pool
+        several threads, the pool path has been timed REFERENCE_CALLS times for these
+        shapes (the reference a stall is judged by) and no recent call stalled."""
+        return (P.POOL.threads > 1 and bool(self.libs)
+                and self.pool_calls.get(key, 0) >= REFERENCE_CALLS
                 and monotonic() >= self.until)
 
     def run_threaded(self, key, fn, *args):
@@ -95,8 +99,11 @@ class BlasThreads:
         if best is None:
             if len(self.best_pool) < _MAX_KEYS:
                 self.best_pool[key] = took
-        elif took < best:
-            self.best_pool[key] = took
+                self.pool_calls[key] = 1
+        else:
+            self.pool_calls[key] += 1
+            if took < best:
+                self.best_pool[key] = took
 
     def call(self, key, threaded, pooled, *args):
         """threaded(*args) on BLAS's threads or pooled(*args) on the pool, as above
