@@ -251,25 +251,15 @@ def matmul(kernel):
 
 
 def linear(kernel):
-    """`linear` (x @ weight.T + bias) above MATMUL_THRESHOLD multiply-adds as matmul
-    above: BLAS's threads, or the pool's chunks of x's rows."""
-    def pooled(out, x, weight, bias):
-        rows = out.shape[0]
-        n = min(2 * P.POOL.threads, rows // 16)
-        if n < 2:
-            return kernel(out, x, weight, bias)
-        idx = P.bounds(rows, n)
-
-        def part(i):
-            s = slice(*idx[i])
-            kernel(out[s], x[s], weight, bias)
-        P.POOL.run(n, part)
-
+    """`linear` (x @ weight.T + bias) above MATMUL_THRESHOLD multiply-adds: one call on
+    BLAS's threads, or the single-threaded call of before while they stall (cutting x's
+    rows over the pool instead made the MLP step 1.3x slower on the loaded machine:
+    13.4 against 17.4 ms, docs/performance.md)."""
     def threaded(out, x, weight, bias):
         if (P.POOL.threads == 1 or x.dtype in _LOWP or out.ndim != 2 or x.ndim != 2
                 or out.size * x.shape[-1] < MATMUL_THRESHOLD):
             return kernel(out, x, weight, bias)
-        BLAS.call(("linear", x.shape, weight.shape, x.dtype.char), kernel, pooled,
+        BLAS.call(("linear", x.shape, weight.shape, x.dtype.char), kernel, kernel,
                   out, x, weight, bias)
     threaded.__wrapped__ = kernel
     return threaded
