@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections import abc as _abc
 import operator
 import warnings
 
@@ -65,6 +66,8 @@ def _infer(data):
         return np.asarray(data, dtype=np.complex128), D.default_complex_dtype()
     if isinstance(data, Tensor):
         return np.asarray(data.detach()._host()), data.dtype
+    if _is_other_sequence(data):              # deque, range ...: PyTorch takes any sequence
+        data = list(data)
     if isinstance(data, (list, tuple)):
         flat = _plain(data)
         try:
@@ -95,9 +98,14 @@ def _plain(data):
         if data.numel() == 1 and data.dim() == 0:
             return data.item()
         return data.tolist()
-    if isinstance(data, (list, tuple)):
+    if isinstance(data, (list, tuple)) or _is_other_sequence(data):
         return [_plain(x) for x in data]
     return data
+
+
+def _is_other_sequence(data):
+    return isinstance(data, _abc.Sequence) and \
+        not isinstance(data, (list, tuple, str, bytes, bytearray))
 
 
 def _tensors_in(data):
