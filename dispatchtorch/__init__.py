@@ -94,7 +94,7 @@ from . import _dynamo  # noqa: E402,F401
 
 
 def __getattr__(name):
-    # torch.export / torch.onnx / torch.distributions, imported on first use
-    if name in ("export", "onnx", "distributions"):
+    # torch.export / .onnx / .distributions / .multiprocessing, imported on first use
+    if name in ("export", "onnx", "distributions", "multiprocessing"):
         return _importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'dispatchtorch' has no attribute {name!r}")
