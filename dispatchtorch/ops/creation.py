@@ -98,9 +98,14 @@ def _plain(data):
         if data.numel() == 1 and data.dim() == 0:
             return data.item()
         return data.tolist()
-    if isinstance(data, (list, tuple)) or _is_other_sequence(data):
+    if isinstance(data, (list, tuple)):
         return [_plain(x) for x in data]
-    return data
+    if type(data) in _SCALARS:              # the common leaf: no ABC check
+        return data
+    return [_plain(x) for x in data] if _is_other_sequence(data) else data
+
+
+_SCALARS = (float, int, bool, complex)
 
 
 def _is_other_sequence(data):
