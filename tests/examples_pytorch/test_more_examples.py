@@ -17,8 +17,11 @@ sys.path.insert(0, os.path.dirname(__file__))
 from more_examples_cases import CASES, run_case  # noqa: E402
 
 # float32 programs agree to rounding, which accumulates over the steps (another
-# summation order); the two ResNet programs run in float64
-RTOL = {"siamese_network": 1e-7, "imagenet_resnet": 1e-7}
+# summation order; measured here at most 4e-7, and 1.2e-4 of a loss near 0, inside
+# ATOL). The two ResNet programs run in float64: siamese's figures agree to 8e-11;
+# imagenet's grow from 5e-16 by ~30x a step (BatchNorm over four 1x1 maps, SGD
+# momentum) to 4e-8 at its eval loss
+RTOL = {"siamese_network": 1e-7, "imagenet_resnet": 1e-6}
 DEFAULT_RTOL, ATOL = 1e-4, 1e-5
 
 # PyTorch 2.13.0+cpu: `python tests/examples_pytorch/more_examples_cases.py`
