@@ -10,7 +10,6 @@ losses and validation figures are collected."""
 import time
 from enum import Enum
 
-import numpy as np
 
 import dispatchtorch as torch
 import dispatchtorch.nn as nn
