@@ -10,7 +10,6 @@ losses and validation figures are collected."""
 import time
 from enum import Enum
 
-
 import dispatchtorch as torch
 import dispatchtorch.nn as nn
 from dispatchtorch.optim.lr_scheduler import StepLR
