@@ -14,6 +14,7 @@ from . import hugepages
 from .errors import KernelBuildError, KernelLaunchError, OutOfMemoryError, mib
 
 HUGE_FROM = 4 << 20        # buffers from this size get huge-page advice on CPU devices
+LAST_USE_LIMIT = 4096      # buffers tracked before completed commands are dropped
 
 
 def discover():
@@ -74,7 +75,12 @@ class Device:
         if _query(dev, "single_fp_config", 0) & cl.device_fp_config.CORRECTLY_ROUNDED_DIVIDE_SQRT:
             options.append("-cl-fp32-correctly-rounded-divide-sqrt")
         self.build_options = options
-        self._ctx = self._queue = self._pool = self._dummy = None
+        self._ctx = self._queue = self._pool = self._dummy = self._side = None
+        # buffer (int_ptr) -> event of the last command queued that used it: a host
+        # read waits for that command only, not the whole queue (see transfers.py)
+        self.last_use = {}
+        from pyopencl._cl import PooledBuffer
+        self.buffer_types = frozenset((cl.Buffer, PooledBuffer))
         self._advised = set()      # pool blocks already given huge-page advice
         self.kernels = {}          # cache key -> (cl.Kernel, description)
         self.plans = {}            # launch plans keyed by op and layout
@@ -98,6 +104,14 @@ class Device:
         if self._queue is None:
             self._start()
         return self._queue
+
+    @property
+    def side_queue(self):
+        """A second in-order queue for host reads and writes: they wait on the events
+        of the buffers they touch instead of behind every kernel of `queue`."""
+        if self._side is None:
+            self._side = self.cl.CommandQueue(self.ctx)
+        return self._side
 
     @property
     def pool(self):
@@ -160,6 +174,30 @@ class Device:
     def synchronize(self):
         if self._queue is not None:
             self._queue.finish()
+        self.last_use.clear()
+
+    def used(self, event, *bufs):
+        """Record that the queued command `event` uses these buffers."""
+        last = self.last_use
+        for b in bufs:
+            last[b.int_ptr] = event
+
+    def waits_for(self, buf):
+        """The events a command on the side queue touching buf must wait for (the
+        main queue flushed so they can complete)."""
+        ev = self.last_use.get(buf.int_ptr)
+        if ev is None:
+            return None
+        self.queue.flush()
+        return [ev]
+
+    def _forget_completed(self):
+        done = self.cl.command_execution_status.COMPLETE
+        last = self.last_use
+        for k in [k for k, ev in last.items() if ev.command_execution_status == done]:
+            del last[k]
+        if len(last) > LAST_USE_LIMIT // 2:       # the host runs far ahead: catch up once
+            self.synchronize()
 
     # -- kernels --------------------------------------------------------------------
     def kernel(self, key, make):
@@ -208,11 +246,20 @@ class Device:
         return cl.Program(self.ctx, source).build(options=self.build_options)
 
     def launch(self, kernel, gsize, lsize, args, what):
+        """Queue a kernel; returns its event, recorded as the last use of each buffer
+        argument (every buffer an argument counts, read or written)."""
         try:
-            kernel(self.queue, gsize, lsize, *args)
+            ev = kernel(self.queue, gsize, lsize, *args)
         except self.cl.Error as exc:
             raise KernelLaunchError(f"opencl:{self.index} ({self.name}): launching the kernel for "
                                     f"{what} (global {gsize}, local {lsize}) failed: {exc}") from None
+        last, types = self.last_use, self.buffer_types
+        for a in args:
+            if type(a) in types:
+                last[a.int_ptr] = ev
+        if len(last) > LAST_USE_LIMIT:
+            self._forget_completed()
+        return ev
 
     # -- launch geometry ---------------------------------------------------------------
     def split(self, n, min_chunk=16384, per_item_cost=1, chunked=False):

@@ -10,7 +10,7 @@ import re
 
 import numpy as np
 
-from .. import cltypes as T
+from .. import cltypes as T, transfers
 from ..codegen import Operand, kernel_name, loop_kernel, loop_launch
 from . import clmath
 
@@ -242,7 +242,7 @@ def any_zero(h):
                            what=f"zero check ({h.dtype})")
     loop_launch(dev, ("anyzero", h.dtype), make, h.shape, [(h, h.strides)], [flag])
     host = np.zeros(1, np.int32)
-    dev.cl.enqueue_copy(dev.queue, host, flag, is_blocking=True)
+    transfers.read(dev, host, flag)
     return bool(host[0])
 
 

@@ -1,0 +1,163 @@
+"""Host reads wait for the commands using their buffer, not the whole queue.
+
+A gate (a marker waiting on a user event) holds every command queued after it. A read
+of a tensor nothing behind the gate uses must return while the gate is shut; a read
+of one that a gated command writes (directly, through a view, by copy_ or fill_, or
+in a pool block an earlier tensor used) must not return until it opens, and then see
+the write. Reads run in a thread so a wrong wait fails the test instead of hanging it.
+"""
+from __future__ import annotations
+
+import contextlib
+import threading
+
+import numpy as np
+import pytest
+
+import dispatchtorch as dt
+import dispatchtorch.nn.functional as F
+
+WAIT = 5.0         # seconds a read that must not wait may take
+HELD = 0.3         # seconds a read that must wait is watched before the gate opens
+
+
+@pytest.fixture
+def gate(device):
+    """gate() -> context manager: commands queued inside wait until it exits."""
+    cl = device.cl
+
+    @contextlib.contextmanager
+    def shut():
+        device.synchronize()
+        opened = cl.UserEvent(device.ctx)
+        cl.enqueue_marker(device.queue, wait_for=[opened])
+        try:
+            yield
+        finally:
+            opened.set_status(cl.command_execution_status.COMPLETE)
+            device.synchronize()
+    return shut
+
+
+def started(fn):
+    """(thread, box): fn() running in a thread; box['value'] or box['error'] when done."""
+    box = {}
+
+    def run():
+        try:
+            box["value"] = fn()
+        except BaseException as exc:          # handed to the test
+            box["error"] = exc
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    return t, box
+
+
+def returns_while_shut(fn):
+    t, box = started(fn)
+    t.join(WAIT)
+    assert not t.is_alive(), "the read waited for commands that do not use its buffer"
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def cpu(a):
+    return dt.tensor(np.asarray(a))
+
+
+def test_reads_of_untouched_tensors_do_not_wait(gate):
+    y = dt.tensor([3, 1, 4, 1], device="opencl")
+    w = dt.ones(64, 64, device="opencl")
+    f = dt.tensor([2.5], device="opencl")
+    idx = dt.tensor([0, 2], device="opencl")
+    with gate():
+        busy = w @ w                           # queued behind the gate
+        assert returns_while_shut(y.tolist) == [3, 1, 4, 1]
+        assert returns_while_shut(f.item) == 2.5
+        assert returns_while_shut(lambda: bool(f)) is True
+        assert returns_while_shut(lambda: y.cpu().tolist()) == [3, 1, 4, 1]
+        assert "3, 1, 4, 1" in returns_while_shut(lambda: repr(y))
+        assert returns_while_shut(lambda: y[::2].tolist()) == [3, 4]         # a strided view
+        # argument checks that read an untouched tensor: the loss's target range, an index
+        logits = busy[:4, :8]
+        loss = returns_while_shut(lambda: F.cross_entropy(logits, y))
+        picked = returns_while_shut(lambda: w[idx])
+    want = F.cross_entropy(cpu(np.ones((4, 8), np.float32) * 64), cpu(np.array([3, 1, 4, 1])))
+    assert loss.item() == pytest.approx(want.item(), rel=1e-6)
+    assert picked.shape == (2, 64) and picked.sum().item() == 128
+
+
+def must_wait(gate, write, read, want=None):
+    """read() blocks while write()'s command is gated, then returns want (returned)."""
+    with gate():
+        write()
+        t, box = started(read)
+        t.join(HELD)
+        assert t.is_alive(), "the read returned before the command writing its buffer ran"
+    t.join(WAIT)
+    assert not t.is_alive() and "error" not in box, box.get("error")
+    if want is not None:
+        np.testing.assert_array_equal(np.asarray(box["value"]), np.asarray(want))
+    return box["value"]
+
+
+def test_a_read_waits_for_a_kernel_writing_its_tensor(gate):
+    x = dt.arange(8.0, device="opencl")
+    out = {}
+    must_wait(gate, lambda: out.setdefault("y", x * 2), lambda: out["y"].tolist(),
+              [2.0 * i for i in range(8)])
+
+
+def test_a_read_waits_for_an_in_place_write_through_a_view(gate):
+    x = dt.arange(8.0, device="opencl")
+    must_wait(gate, lambda: x[::2].mul_(10), lambda: x.tolist(),
+              [0, 1, 20, 3, 40, 5, 60, 7])
+    y = dt.arange(6.0, device="opencl").reshape(2, 3)
+    must_wait(gate, lambda: y.t()[1].add_(1), lambda: y[:, 1].tolist(), [2, 5])
+
+
+def test_a_read_waits_for_copies_and_fills(gate):
+    x = dt.arange(5.0, device="opencl")
+    y = dt.zeros(5, device="opencl")
+    must_wait(gate, lambda: y.copy_(x), lambda: y.tolist(), [0, 1, 2, 3, 4])
+    must_wait(gate, lambda: y.fill_(7), lambda: y.sum().item(), 35)
+    z = dt.zeros(5, device="opencl")
+    must_wait(gate, lambda: z.copy_(x.to(dt.int32)), lambda: z.tolist(), [0, 1, 2, 3, 4])
+
+
+def test_an_upload_into_a_reused_pool_block_waits_for_its_old_users(gate):
+    n = 1 << 16                                # large enough to go through the pool
+    x = dt.ones(n, device="opencl")
+    data = np.arange(n, dtype=np.float32)
+    with gate():
+        t = x * 3                              # gated: writes a pool block ...
+        block = t._h.buf.int_ptr
+        del t                                  # ... that goes back to the pool at once
+        th, box = started(lambda: dt.tensor(data, device="opencl"))
+        th.join(HELD)
+        # the upload lands in that block: it must wait for the gated kernel, which
+        # would overwrite it
+        assert th.is_alive()
+    th.join(WAIT)
+    assert not th.is_alive() and "error" not in box, box.get("error")
+    assert box["value"]._h.buf.int_ptr == block
+    np.testing.assert_array_equal(box["value"].cpu().numpy(), data)
+
+
+def test_a_compiled_replay_is_waited_for(gate):
+    fn = dt.compile(lambda a, b: (a * b + 1).exp())
+    a = dt.full((256,), 0.5, device="opencl")
+    b = dt.full((256,), 2.0, device="opencl")
+    fn(a, b)                                   # captured and built outside the gate
+    out = {}
+    got = must_wait(gate, lambda: out.setdefault("y", fn(a, b)), lambda: out["y"].sum().item())
+    assert got == pytest.approx(256 * np.exp(2.0), rel=1e-5)
+
+
+def test_synchronize_forgets_finished_uses(device):
+    x = dt.ones(16, device="opencl")
+    (x + 1).sum()
+    assert device.last_use
+    device.synchronize()
+    assert not device.last_use
