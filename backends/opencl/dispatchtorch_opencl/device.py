@@ -172,9 +172,16 @@ class Device:
         return self._dummy
 
     def synchronize(self):
-        if self._queue is not None:
-            self._queue.finish()
-        self.last_use.clear()
+        """Wait for the whole queue; forget the uses it finished (not those another
+        thread queued meanwhile)."""
+        if self._queue is None:
+            return
+        seen = list(self.last_use.items())
+        self._queue.finish()
+        last = self.last_use
+        for k, ev in seen:
+            if last.get(k) is ev:
+                last.pop(k, None)
 
     def used(self, event, *bufs):
         """Record that the queued command `event` uses these buffers."""
@@ -194,8 +201,9 @@ class Device:
     def _forget_completed(self):
         done = self.cl.command_execution_status.COMPLETE
         last = self.last_use
-        for k in [k for k, ev in last.items() if ev.command_execution_status == done]:
-            del last[k]
+        for k, ev in list(last.items()):        # (a copy: another thread may launch)
+            if ev.command_execution_status == done and last.get(k) is ev:
+                last.pop(k, None)
         if len(last) > LAST_USE_LIMIT // 2:       # the host runs far ahead: catch up once
             self.synchronize()
 

@@ -161,3 +161,12 @@ def test_synchronize_forgets_finished_uses(device):
     assert device.last_use
     device.synchronize()
     assert not device.last_use
+
+
+def test_the_record_of_uses_stays_bounded(device, monkeypatch):
+    import dispatchtorch_opencl.device as D
+    monkeypatch.setattr(D, "LAST_USE_LIMIT", 8)
+    device.synchronize()
+    kept = [dt.full((4,), float(i), device="opencl") * 2 for i in range(40)]
+    assert len(device.last_use) <= 8
+    assert [t[1].item() for t in kept] == [2.0 * i for i in range(40)]
