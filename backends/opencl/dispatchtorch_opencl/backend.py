@@ -73,6 +73,9 @@ class OpenCLBackend(Backend):
             buf = None
         elif nbytes <= _SMALL_UPLOAD:
             buf = cl.Buffer(dev.ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=bits)
+            h = CLArray(buf, dev, dtype, shape, contiguous_strides(shape), 0)
+            dev.uses.keep_host_copy(h, bits)
+            return h
         else:
             buf = dev.alloc(nbytes)
             transfers.write(dev, buf, bits)
@@ -83,6 +86,9 @@ class OpenCLBackend(Backend):
         if handle.size == 0:
             return out
         bits = out.view(T.BITS_NUMPY[handle.dtype])
+        if handle.storage.host is not None:          # no command has written it
+            transfers.from_host_copy(handle, bits)
+            return out
         if handle.contiguous:
             src = handle
         else:
@@ -116,7 +122,7 @@ class OpenCLBackend(Backend):
             dev = dst.dev
             ev = dev.cl.enqueue_copy(dev.queue, dst.buf, src.buf, byte_count=dst.size * item,
                                      src_offset=src.offset * item, dst_offset=dst.offset * item)
-            dev.used(ev, dst.buf, src.buf)
+            dev.uses.record(ev, (dst.buf, src.buf), (dst.buf,))
             return
         copy_kernel(dst, src)
 
@@ -128,8 +134,9 @@ class OpenCLBackend(Backend):
         if dst.contiguous:
             item = T.ITEMSIZE[dt]
             dev = dst.dev
-            dev.used(dev.cl.enqueue_fill_buffer(dev.queue, dst.buf, bits, dst.offset * item,
-                                                dst.size * item), dst.buf)
+            ev = dev.cl.enqueue_fill_buffer(dev.queue, dst.buf, bits, dst.offset * item,
+                                            dst.size * item)
+            dev.uses.record(ev, (dst.buf,), (dst.buf,))
         else:
             fill_kernel(dst, bits)
 

@@ -11,10 +11,10 @@ import warnings
 from dispatchtorch.backend import DTYPE_NAMES, DeviceInfo
 
 from . import hugepages
+from .uses import BufferUses, buffer_params
 from .errors import KernelBuildError, KernelLaunchError, OutOfMemoryError, mib
 
 HUGE_FROM = 4 << 20        # buffers from this size get huge-page advice on CPU devices
-LAST_USE_LIMIT = 4096      # buffers tracked before completed commands are dropped
 
 
 def discover():
@@ -76,9 +76,10 @@ class Device:
             options.append("-cl-fp32-correctly-rounded-divide-sqrt")
         self.build_options = options
         self._ctx = self._queue = self._pool = self._dummy = self._side = None
-        # buffer (int_ptr) -> event of the last command queued that used it: a host
-        # read waits for that command only, not the whole queue (see transfers.py)
-        self.last_use = {}
+        # the last command queued that used / wrote each buffer: a host read waits for
+        # that command only, not the whole queue (see uses.py, transfers.py)
+        self.uses = BufferUses()
+        self.kernel_buffers = {}   # cl.Kernel -> buffer_params of its signature
         from pyopencl._cl import PooledBuffer
         self.buffer_types = frozenset((cl.Buffer, PooledBuffer))
         self._advised = set()      # pool blocks already given huge-page advice
@@ -176,35 +177,22 @@ class Device:
         thread queued meanwhile)."""
         if self._queue is None:
             return
-        seen = list(self.last_use.items())
+        seen = self.uses.snapshot()
         self._queue.finish()
-        last = self.last_use
-        for k, ev in seen:
-            if last.get(k) is ev:
-                last.pop(k, None)
+        self.uses.forget(seen)
 
-    def used(self, event, *bufs):
-        """Record that the queued command `event` uses these buffers."""
-        last = self.last_use
-        for b in bufs:
-            last[b.int_ptr] = event
-
-    def waits_for(self, buf):
-        """The events a command on the side queue touching buf must wait for (the
-        main queue flushed so they can complete)."""
-        ev = self.last_use.get(buf.int_ptr)
-        if ev is None:
+    def wait_list(self, event):
+        """[event] for a side-queue command to wait on (the main queue flushed so it
+        can complete), or None."""
+        if event is None:
             return None
         self.queue.flush()
-        return [ev]
+        return [event]
 
     def _forget_completed(self):
         done = self.cl.command_execution_status.COMPLETE
-        last = self.last_use
-        for k, ev in list(last.items()):        # (a copy: another thread may launch)
-            if ev.command_execution_status == done and last.get(k) is ev:
-                last.pop(k, None)
-        if len(last) > LAST_USE_LIMIT // 2:       # the host runs far ahead: catch up once
+        self.uses.forget(self.uses.snapshot(), lambda ev: ev.command_execution_status == done)
+        if len(self.uses) > self.uses.limit // 2:    # the host runs far ahead: catch up once
             self.synchronize()
 
     # -- kernels --------------------------------------------------------------------
@@ -231,6 +219,7 @@ class Device:
                 f"Compiler log:\n{_log(exc)}\n--- generated source ---\n{_numbered(source)}"
             ) from None
         k.set_scalar_arg_dtypes(spec.arg_types)
+        self.kernel_buffers[k] = buffer_params(source, spec.name)
         return k
 
     def _program(self, source):
@@ -255,17 +244,13 @@ class Device:
 
     def launch(self, kernel, gsize, lsize, args, what):
         """Queue a kernel; returns its event, recorded as the last use of each buffer
-        argument (every buffer an argument counts, read or written)."""
+        argument and the last write of each one its signature does not declare const."""
         try:
             ev = kernel(self.queue, gsize, lsize, *args)
         except self.cl.Error as exc:
             raise KernelLaunchError(f"opencl:{self.index} ({self.name}): launching the kernel for "
                                     f"{what} (global {gsize}, local {lsize}) failed: {exc}") from None
-        last, types = self.last_use, self.buffer_types
-        for a in args:
-            if type(a) in types:
-                last[a.int_ptr] = ev
-        if len(last) > LAST_USE_LIMIT:
+        if self.uses.launched(ev, self.kernel_buffers.get(kernel), args, self.buffer_types):
             self._forget_completed()
         return ev
 

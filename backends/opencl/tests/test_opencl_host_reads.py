@@ -88,6 +88,27 @@ def test_reads_of_untouched_tensors_do_not_wait(gate):
     assert picked.shape == (2, 64) and picked.sum().item() == 128
 
 
+def test_reading_a_tensor_a_queued_kernel_only_reads_does_not_wait(gate):
+    y = dt.tensor([3, 1, 4, 1], device="opencl")
+    x = dt.ones(4, 8, device="opencl")
+    with gate():
+        loss = F.cross_entropy(x * 2, y)       # its kernel reads y, behind the gate
+        picked = x[0][y]                       # a gather reads y too
+        assert returns_while_shut(y.tolist) == [3, 1, 4, 1]
+        assert returns_while_shut(lambda: F.cross_entropy(x, y)) is not None   # the next check
+    assert loss.item() == pytest.approx(np.log(8), rel=1e-6)
+    assert picked.tolist() == [1.0] * 4
+
+
+def test_kernel_signatures_say_which_buffers_are_written():
+    from dispatchtorch_opencl.uses import buffer_params
+    src = ("inline void helper(__global float* q) {}\n"
+           "__kernel void k_name(__global float* p_out, long o_out, __global const float* p_a,\n"
+           "                     long n, __global long* counts, __local float* scratch) { }")
+    assert buffer_params(src, "k_name") == ((0, 2, 4), (0, 4))
+    assert buffer_params(src, "other") is None
+
+
 def must_wait(gate, write, read, want=None):
     """read() blocks while write()'s command is gated, then returns want (returned)."""
     with gate():
@@ -158,15 +179,50 @@ def test_a_compiled_replay_is_waited_for(gate):
 def test_synchronize_forgets_finished_uses(device):
     x = dt.ones(16, device="opencl")
     (x + 1).sum()
-    assert device.last_use
+    assert len(device.uses)
     device.synchronize()
-    assert not device.last_use
+    assert not device.uses.use and not device.uses.write
 
 
 def test_the_record_of_uses_stays_bounded(device, monkeypatch):
-    import dispatchtorch_opencl.device as D
-    monkeypatch.setattr(D, "LAST_USE_LIMIT", 8)
+    monkeypatch.setattr(device.uses, "limit", 8)
     device.synchronize()
     kept = [dt.full((4,), float(i), device="opencl") * 2 for i in range(40)]
-    assert len(device.last_use) <= 8
+    assert len(device.uses) <= 8
     assert [t[1].item() for t in kept] == [2.0 * i for i in range(40)]
+
+
+WRITES = {   # every way a small tensor made from host values is written on the device
+    "in place": lambda t: t.add_(1),
+    "through a view": lambda t: t[1:].mul_(2),
+    "copy_ (buffer copy)": lambda t: t.copy_(dt.arange(4.0, device="opencl") + 10),
+    "copy_ (cast kernel)": lambda t: t.copy_(dt.tensor([7, 8, 9, 10], device="opencl")),
+    "fill_ (buffer fill)": lambda t: t.fill_(3),
+    "fill_ (strided kernel)": lambda t: t[::2].fill_(5),
+    "out=": lambda t: dt.add(t, t, out=t),
+    "index_put_": lambda t: t.index_put_((dt.tensor([0, 3], device="opencl"),),
+                                         dt.tensor([-1.0, -2.0], device="opencl")),
+    "optimizer step": lambda t: _sgd_step(t),
+}
+
+
+def _sgd_step(t):
+    p = dt.nn.Parameter(t)                     # shares t's storage
+    p.grad = dt.ones(4, device="opencl")
+    dt.optim.SGD([p], lr=0.5).step()
+
+
+@pytest.mark.parametrize("how", list(WRITES))
+def test_a_write_drops_the_host_copy(how):
+    start = np.array([1.0, 2.0, 3.0, 4.0], np.float32)
+    t, ref = dt.tensor(start, device="opencl"), dt.tensor(start)
+    assert t._h.storage.host is not None                 # made from host values
+    WRITES[how](t)
+    if how == "optimizer step":
+        want = start - 0.5
+    else:
+        WRITES[how](ref)
+        want = ref.numpy()
+    assert t._h.storage.host is None
+    np.testing.assert_array_equal(t.cpu().numpy(), want)
+    np.testing.assert_array_equal(t[1:3].cpu().numpy(), want[1:3])
