@@ -90,12 +90,15 @@ class BufferUses:
         else:
             pointers, written = params
             for i in pointers:
-                use[args[i].int_ptr] = event
+                a = args[i]
+                if a is not None:                  # (None: an empty tensor's buffer)
+                    use[a.int_ptr] = event
             for i in written:
-                p = args[i].int_ptr
-                write[p] = event
-                if shadows:
-                    self.drop_host_copy(p)
+                a = args[i]
+                if a is not None:
+                    write[a.int_ptr] = event
+                    if shadows:
+                        self.drop_host_copy(a.int_ptr)
         return len(use) > self.limit
 
     def before_read(self, buf):
