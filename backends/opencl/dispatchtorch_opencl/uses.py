@@ -29,8 +29,11 @@ def buffer_params(source, name):
     if m is None:
         return None
     params = [p.strip() for p in m.group(1).split(",")]
-    pointers = tuple(i for i, p in enumerate(params) if p.startswith("__global"))
-    written = tuple(i for i in pointers if not re.search(r"\bconst\b", params[i].split("*")[0]))
+    # buffers: pointers outside local memory (whose arguments are not buffers)
+    pointers = tuple(i for i, p in enumerate(params)
+                     if "*" in p and not re.search(r"\b(__)?local\b", p))
+    written = tuple(i for i in pointers
+                    if not re.search(r"\b(const|__constant|constant)\b", params[i].split("*")[0]))
     return pointers, written
 
 

@@ -104,8 +104,9 @@ def test_kernel_signatures_say_which_buffers_are_written():
     from dispatchtorch_opencl.uses import buffer_params
     src = ("inline void helper(__global float* q) {}\n"
            "__kernel void k_name(__global float* p_out, long o_out, __global const float* p_a,\n"
-           "                     long n, __global long* counts, __local float* scratch) { }")
-    assert buffer_params(src, "k_name") == ((0, 2, 4), (0, 4))
+           "                     long n, __global long* counts, __local float* scratch,\n"
+           "                     global const int* q, __constant float* table, global int* r) { }")
+    assert buffer_params(src, "k_name") == ((0, 2, 4, 6, 7, 8), (0, 4, 8))
     assert buffer_params(src, "other") is None
 
 
