@@ -122,7 +122,7 @@ class OpenCLBackend(Backend):
             dev = dst.dev
             ev = dev.cl.enqueue_copy(dev.queue, dst.buf, src.buf, byte_count=dst.size * item,
                                      src_offset=src.offset * item, dst_offset=dst.offset * item)
-            dev.uses.record(ev, (dst.buf, src.buf), (dst.buf,))
+            dev.uses.record(ev, (dst.buf,))
             return
         copy_kernel(dst, src)
 
@@ -136,7 +136,7 @@ class OpenCLBackend(Backend):
             dev = dst.dev
             ev = dev.cl.enqueue_fill_buffer(dev.queue, dst.buf, bits, dst.offset * item,
                                             dst.size * item)
-            dev.uses.record(ev, (dst.buf,), (dst.buf,))
+            dev.uses.record(ev, (dst.buf,))
         else:
             fill_kernel(dst, bits)
 

@@ -76,8 +76,8 @@ class Device:
             options.append("-cl-fp32-correctly-rounded-divide-sqrt")
         self.build_options = options
         self._ctx = self._queue = self._pool = self._dummy = self._side = None
-        # the last command queued that used / wrote each buffer: a host read waits for
-        # that command only, not the whole queue (see uses.py, transfers.py)
+        # the last command queued that wrote each buffer: a host read waits for that
+        # command only, not the whole queue (see uses.py, transfers.py)
         self.uses = BufferUses()
         self.kernel_buffers = {}   # cl.Kernel -> buffer_params of its signature
         from pyopencl._cl import PooledBuffer
@@ -108,8 +108,8 @@ class Device:
 
     @property
     def side_queue(self):
-        """A second in-order queue for host reads and writes: they wait on the events
-        of the buffers they touch instead of behind every kernel of `queue`."""
+        """A second in-order queue for host reads: they wait on the event of the last
+        command writing their buffer instead of behind every kernel of `queue`."""
         if self._side is None:
             self._side = self.cl.CommandQueue(self.ctx)
         return self._side
@@ -243,8 +243,8 @@ class Device:
         return cl.Program(self.ctx, source).build(options=self.build_options)
 
     def launch(self, kernel, gsize, lsize, args, what):
-        """Queue a kernel; returns its event, recorded as the last use of each buffer
-        argument and the last write of each one its signature does not declare const."""
+        """Queue a kernel; returns its event, recorded as the last write of each buffer
+        argument its signature does not declare const."""
         try:
             ev = kernel(self.queue, gsize, lsize, *args)
         except self.cl.Error as exc:

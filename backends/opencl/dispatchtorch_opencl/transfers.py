@@ -1,15 +1,18 @@
-"""Host reads and writes that wait only for the commands using their buffer.
+"""Host reads that wait only for the command writing their buffer; uploads that do
+not wait at all.
 
 The device queue is in order, so a read on it waits for every kernel queued before
 it: a loss's check of its integer targets (a tensor no kernel writes) idled the
-device for the whole forward pass. Reads and writes run on a second queue instead,
-after the event of the last command queued that used their buffer
-(uses.py: recorded by every launch, copy and fill; a read waits for the last
-command writing the buffer, a write for the last one using it). Every one of them is
-blocking, so nothing on the side queue is still running when the main queue goes on.
+device for the whole forward pass. Reads run on a second queue instead, blocking,
+after the event of the last queued command writing their buffer (uses.py: recorded
+by every launch, copy and fill), so nothing on the side queue still runs when the
+main queue goes on. A small tensor made from host values is read from its host copy
+(uses.py) without any queue.
 
-Pool blocks are reused under the same `int_ptr`, so a write into a fresh tensor also
-waits for the kernels still using its memory under an earlier tensor.
+An upload is queued on the main queue without blocking: in order, so it lands after
+every kernel still using the pool block under an earlier tensor and before every
+kernel that reads it. The transfer reads a private copy of the host values, which
+pyopencl's event keeps alive until it has run (the caller may change its array).
 """
 from __future__ import annotations
 
@@ -30,10 +33,9 @@ def read(dev, host, buf, byte_offset=0):
 
 
 def write(dev, buf, host):
-    """buf := host's bytes, once the commands still using buf's memory have run."""
-    dev.uses.drop_host_copy(buf.int_ptr)
-    dev.cl.enqueue_copy(dev.side_queue, buf, host, wait_for=dev.wait_list(dev.uses.before_write(buf)),
-                        is_blocking=True)
+    """Queue buf := host's bytes (a copy taken now) on the main queue; returns at once."""
+    ev = dev.cl.enqueue_copy(dev.queue, buf, host.copy(), is_blocking=False)
+    dev.uses.record(ev, (buf,))
 
 
 def strided_span(handle):

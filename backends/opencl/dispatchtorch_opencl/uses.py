@@ -1,10 +1,10 @@
-"""Which queued command last used, and last wrote, each buffer of a device.
+"""Which queued command last wrote each buffer of a device.
 
 A host read needs only the last command that writes its buffer (a kernel that merely
-reads the same buffer may run beside the read); a host write into a buffer needs the
-last command that uses it at all. Buffers are keyed by `int_ptr`: views share their
-storage's buffer, and a pool block reused by a later tensor keeps its `int_ptr`, so
-the kernels still using it under an earlier tensor are waited for too.
+reads the same buffer may run beside the read). Buffers are keyed by `int_ptr`: views
+share their storage's buffer, and a pool block reused by a later tensor keeps its
+`int_ptr`. Host writes (uploads) need no record: they are queued in order on the main
+queue like kernels.
 
 Which buffer arguments a kernel may write is read off its OpenCL C signature: a
 `__global` pointer not declared `const` (a kernel cannot write through a const one).
@@ -23,8 +23,8 @@ LIMIT = 4096          # buffers recorded before finished commands are dropped
 
 
 def buffer_params(source, name):
-    """(indices of the __global pointer parameters, of those not const) of kernel
-    `name` in `source`, or None where its signature is not found."""
+    """(indices of the buffer (non-local pointer) parameters, of those it may write:
+    not const) of kernel `name` in `source`, or None where its signature is not found."""
     m = re.search(r"__kernel\s+void\s+" + re.escape(name) + r"\s*\(([^)]*)\)", source)
     if m is None:
         return None
@@ -38,12 +38,12 @@ def buffer_params(source, name):
 
 
 class BufferUses:
-    """int_ptr -> event, for the last use and the last write of each buffer."""
+    """int_ptr -> event of the last queued command writing each buffer, and the host
+    copies of small uploads."""
 
-    __slots__ = ("use", "write", "limit", "shadows")
+    __slots__ = ("write", "limit", "shadows")
 
     def __init__(self, limit=LIMIT):
-        self.use = {}
         self.write = {}
         self.limit = limit
         self.shadows = {}       # int_ptr -> weakref to a storage handle holding `host`
@@ -61,67 +61,51 @@ class BufferUses:
         shadows[p] = weakref.ref(storage, gone)
 
     def drop_host_copy(self, p):
-        """A command or a host write changes the buffer int_ptr p: its host copy is stale."""
+        """A command writes the buffer int_ptr p: its host copy is stale."""
         ref = self.shadows.pop(p, None)
         if ref is not None:
             h = ref()
             if h is not None:
                 h.host = None
 
-    def record(self, event, used, written):
-        """A command (its event) uses the buffers `used` and writes `written` (a
-        subset of them)."""
-        use, write = self.use, self.write
-        for b in used:
-            use[b.int_ptr] = event
+    def record(self, event, written):
+        """A queued command (its event) writes these buffers."""
+        write = self.write
         for b in written:
             write[b.int_ptr] = event
             if self.shadows:
                 self.drop_host_copy(b.int_ptr)
 
     def launched(self, event, params, args, buffer_types):
-        """Record a kernel launch: params from buffer_params (None: every buffer
-        argument counts as written)."""
-        use, write, shadows = self.use, self.write, self.shadows
+        """Record a kernel launch; params from buffer_params (None: every buffer
+        argument counts as written). True when the record should be pruned."""
+        write, shadows = self.write, self.shadows
         if params is None:
-            for a in args:
-                if type(a) in buffer_types:
-                    p = a.int_ptr
-                    use[p] = write[p] = event
-                    if shadows:
-                        self.drop_host_copy(p)
+            written = [a for a in args if type(a) in buffer_types]
         else:
-            pointers, written = params
-            for i in pointers:
-                a = args[i]
-                if a is not None:                  # (None: an empty tensor's buffer)
-                    use[a.int_ptr] = event
-            for i in written:
-                a = args[i]
-                if a is not None:
-                    write[a.int_ptr] = event
-                    if shadows:
-                        self.drop_host_copy(a.int_ptr)
-        return len(use) > self.limit
+            written = [args[i] for i in params[1]]
+        for a in written:
+            if a is not None:                      # (None: an empty tensor's buffer)
+                p = a.int_ptr
+                write[p] = event
+                if shadows:
+                    self.drop_host_copy(p)
+        return len(write) > self.limit
 
     def before_read(self, buf):
         """The event a host read of buf waits for (None: no queued command writes it)."""
         return self.write.get(buf.int_ptr)
 
-    def before_write(self, buf):
-        """The event a host write into buf waits for (None: no queued command uses it)."""
-        return self.use.get(buf.int_ptr)
-
     def snapshot(self):
-        return list(self.use.items()), list(self.write.items())
+        return list(self.write.items())
 
     def forget(self, snapshot, finished=None):
         """Drop the entries of a snapshot whose command has finished (all of them
         when finished is None), unless a newer command replaced them meanwhile."""
-        for table, seen in zip((self.use, self.write), snapshot):
-            for k, ev in seen:
-                if table.get(k) is ev and (finished is None or finished(ev)):
-                    table.pop(k, None)
+        write = self.write
+        for k, ev in snapshot:
+            if write.get(k) is ev and (finished is None or finished(ev)):
+                write.pop(k, None)
 
     def __len__(self):
-        return len(self.use)
+        return len(self.write)
