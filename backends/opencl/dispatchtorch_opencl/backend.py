@@ -45,6 +45,9 @@ class OpenCLBackend(Backend):
     def fuse_elementwise(self, region):
         return fusion.fuse_elementwise(region)
 
+    def fuse_epilogue(self, op, epilogue, dtype):
+        return fusion.fuse_epilogue(op, epilogue, dtype)
+
     # -- memory ----------------------------------------------------------------------
     def empty(self, shape, dtype, device):
         dev = self.device(device)
