@@ -18,7 +18,7 @@ import dispatchtorch as dt
 import dispatchtorch.nn.functional as F
 
 WAIT = 5.0         # seconds a read that must not wait may take
-HELD = 0.3         # seconds a read that must wait is watched before the gate opens
+HELD = 0.2         # seconds a read that must wait is watched before the gate opens
 
 
 @pytest.fixture
