@@ -99,7 +99,11 @@ class OpenCLBackend(Backend):
             if span is not None:
                 transfers.read_strided(handle, bits, *span)
                 return out
-            src = self._contiguous_copy(handle)
+            dev = handle.dev
+            src = CLArray(dev.fresh_buffer(handle.size * T.ITEMSIZE[handle.dtype]), dev,
+                          handle.dtype, handle.shape, contiguous_strides(handle.shape), 0)
+            with dev.aside(handle.buf):           # packed beside the queue's kernels
+                copy_kernel(src, handle)
         transfers.read(src.dev, bits.reshape(-1), src.buf, src.offset * T.ITEMSIZE[src.dtype])
         return out
 

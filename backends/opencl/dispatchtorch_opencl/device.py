@@ -6,6 +6,8 @@ devices and a reason. Contexts, queues and pools are made on first use.
 """
 from __future__ import annotations
 
+import contextlib
+import threading
 import warnings
 
 from dispatchtorch.backend import DTYPE_NAMES, DeviceInfo
@@ -76,6 +78,7 @@ class Device:
             options.append("-cl-fp32-correctly-rounded-divide-sqrt")
         self.build_options = options
         self._ctx = self._queue = self._pool = self._dummy = self._side = None
+        self._aside = threading.local()   # .wait: inside aside(), the side queue's wait list
         # the last command queued that wrote each buffer: a host read waits for that
         # command only, not the whole queue (see uses.py, transfers.py)
         self.uses = BufferUses()
@@ -189,6 +192,27 @@ class Device:
         self.queue.flush()
         return [event]
 
+    @contextlib.contextmanager
+    def aside(self, *reads):
+        """Launches inside run on the side queue, after the last writes of the buffers
+        `reads` (what they read), beside the main queue's kernels: for a host read that
+        needs a kernel first (packing a strided view, an integer zero check). What
+        they write must be fresh, unpooled memory (no main-queue kernel may still use
+        it), and the caller reads it back on the side queue before leaving."""
+        events = [e for e in (self.uses.before_read(b) for b in reads if b is not None)
+                  if e is not None]
+        if events:
+            self.queue.flush()
+        self._aside.wait = events
+        try:
+            yield
+        finally:
+            self._aside.wait = None
+
+    def fresh_buffer(self, nbytes):
+        """An unpooled buffer (for kernels launched aside)."""
+        return self.cl.Buffer(self.ctx, self.cl.mem_flags.READ_WRITE, max(1, nbytes))
+
     def _forget_completed(self):
         done = self.cl.command_execution_status.COMPLETE
         self.uses.forget(self.uses.snapshot(), lambda ev: ev.command_execution_status == done)
@@ -246,7 +270,11 @@ class Device:
         """Queue a kernel; returns its event, recorded as the last write of each buffer
         argument its signature does not declare const."""
         try:
-            ev = kernel(self.queue, gsize, lsize, *args)
+            aside = getattr(self._aside, "wait", None)
+            if aside is None:
+                ev = kernel(self.queue, gsize, lsize, *args)
+            else:
+                ev = kernel(self.side_queue, gsize, lsize, *args, wait_for=aside)
         except self.cl.Error as exc:
             raise KernelLaunchError(f"opencl:{self.index} ({self.name}): launching the kernel for "
                                     f"{what} (global {gsize}, local {lsize}) failed: {exc}") from None

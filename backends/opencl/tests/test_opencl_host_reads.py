@@ -222,3 +222,38 @@ def test_a_write_drops_the_host_copy(how):
     assert t._h.storage.host is None
     np.testing.assert_array_equal(t.cpu().numpy(), want)
     np.testing.assert_array_equal(t[1:3].cpu().numpy(), want[1:3])
+
+
+def _int_div(a, b):
+    """The backend's integer div prim on handles (its zero check reads b back)."""
+    from dispatchtorch_opencl.kernels import KERNELS
+    out = dt.empty(3, dtype=dt.int64, device="opencl")
+    try:
+        KERNELS["div"](out._h, a._h, b._h)
+    except ZeroDivisionError as exc:
+        return str(exc)
+    return out
+
+
+def test_reads_that_pack_or_check_first_do_not_wait(gate):
+    big = dt.arange(64 * 64, device="opencl").reshape(64, 64)   # a kernel's output
+    big.cpu()
+    a = dt.tensor([8, 9, 10], device="opencl") + 0
+    d = dt.tensor([1, 2, 3], device="opencl") + 1               # written, then finished
+    d.cpu()
+    w = dt.ones(64, 64, device="opencl")
+    with gate():
+        w @ w                                                   # queued behind the gate
+        col = returns_while_shut(lambda: big[:, 3].tolist())    # packed by a kernel aside
+        q = returns_while_shut(lambda: _int_div(a, d))          # checked by a kernel aside
+    assert col == list(range(3, 64 * 64, 64))
+    assert q.tolist() == [4, 3, 2]
+
+
+def test_a_packing_or_checking_read_waits_for_the_write_it_reads(gate):
+    big = dt.zeros(64, 64, device="opencl")
+    must_wait(gate, lambda: big.fill_(2.0), lambda: big[:, 5].tolist(), [2.0] * 64)
+    a = dt.tensor([8, 9, 10], device="opencl") + 0
+    d = dt.tensor([1, 2, 3], device="opencl") + 1
+    d.cpu()
+    assert "by zero" in must_wait(gate, lambda: d.mul_(0), lambda: _int_div(a, d))

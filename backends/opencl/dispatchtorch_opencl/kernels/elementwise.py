@@ -242,7 +242,8 @@ def any_zero(h):
                            kinds, D, lambda ix: f"if (p_x[{ix['x']}] == 0) flag[0] = 1;",
                            params=[("__global int*", "flag", None)], dtypes=(h.dtype,),
                            what=f"zero check ({h.dtype})")
-    loop_launch(dev, ("anyzero", h.dtype), make, h.shape, [(h, h.strides)], [flag])
+    with dev.aside(h.buf):                       # beside the queue's kernels
+        loop_launch(dev, ("anyzero", h.dtype), make, h.shape, [(h, h.strides)], [flag])
     host = np.zeros(1, np.int32)
     transfers.read(dev, host, flag)
     return bool(host[0])
