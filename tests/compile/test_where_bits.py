@@ -84,3 +84,18 @@ def test_the_mlp_backward_uses_the_bit_form_and_equals_eager():
     entry, = _entries(cm._compiled)
     assert any("where(t0, 0.0, in1)" in s and "# bits: b & (cond - 1)" in s
                for s in entry.backward.sources)
+
+
+@pytest.mark.parametrize("case,dtype", [(c, d) for c in CASES for d in ("float32", "float64", "int64")
+                                        if not (c == "minus_zero" and d == "int64")])
+@pytest.mark.parametrize("n", [1000, 300_001])       # one call; the pool's chunks
+def test_eager_where_as_bits_equals_numpys_where(case, dtype, n):
+    # the eager CPU kernel (kernels._where_plain through where_bits.where) shares the bit
+    # forms; broadcast operands too (a row of conditions against a column of values)
+    fn, ref, _ = CASES[case]
+    x, g = _data(dtype, n, 1), _data(dtype, n, 2)
+    got = fn(torch, torch.from_numpy(x), torch.from_numpy(g)).numpy()
+    assert got.tobytes() == ref(x, g).tobytes()
+    c, a, b = x[:7] > 0, x[:3].reshape(3, 1), g[:7]
+    assert torch.where(torch.from_numpy(c), torch.from_numpy(a), torch.from_numpy(b)).numpy() \
+        .tobytes() == np.where(c, a, b).tobytes()

@@ -17,6 +17,8 @@ import numpy as np
 
 from .kernels import KERNELS
 from .parallel import POOL
+from .where_bits import BITS as _BITS, select as _where_select, zero_a as _where_zero_a, \
+    zero_b as _where_zero_b
 
 # elements per tile. On the 5-op chain over 4M float32 (one thread, thread CPU time, a
 # loaded 2-core EPYC, 1 MiB L2 per core): 32K 6.0-6.4 ms, 64K 5.7-6.0, 128K 5.4-6.0,
@@ -46,43 +48,6 @@ def can_fuse(op, dtype):
 
 def _cast(out, x):
     np.copyto(out, x, casting="unsafe")
-
-
-# where(cond, a, b) on 4- and 8-byte values as bit operations on their integer views:
-# numpy's masked copy (np.copyto(where=), the where kernel) is ~8x slower than a
-# streaming pass (64K float32: 240 against 30 us), and the ReLU backward's
-# where(x <= 0, 0, g) runs once per layer per step. Bit-identical (NaNs and -0.0 kept).
-_BITS = {"float32": np.int32, "float64": np.int64, "int32": np.int32, "int64": np.int64}
-
-
-def _bits(x, it):
-    return x.view(it)
-
-
-def _where_select(it):
-    def kernel(out, cond, a, b):
-        m = np.negative(cond.view(np.uint8), dtype=it)
-        d = np.bitwise_xor(_bits(a, it), _bits(b, it))
-        np.bitwise_and(d, m, d)
-        np.bitwise_xor(d, _bits(b, it), out.view(it))
-    kernel.text = "bits: b ^ ((a ^ b) & -cond)"
-    return kernel
-
-
-def _where_zero_a(it):
-    def kernel(out, cond, a, b):
-        m = np.subtract(cond.view(np.uint8), 1, dtype=it)
-        np.bitwise_and(_bits(b, it), m, out.view(it))
-    kernel.text = "bits: b & (cond - 1)"
-    return kernel
-
-
-def _where_zero_b(it):
-    def kernel(out, cond, a, b):
-        m = np.negative(cond.view(np.uint8), dtype=it)
-        np.bitwise_and(_bits(a, it), m, out.view(it))
-    kernel.text = "bits: a & -cond"
-    return kernel
 
 
 def _is_plus_zero(arg, consts, j):
