@@ -99,3 +99,12 @@ def test_eager_where_as_bits_equals_numpys_where(case, dtype, n):
     c, a, b = x[:7] > 0, x[:3].reshape(3, 1), g[:7]
     assert torch.where(torch.from_numpy(c), torch.from_numpy(a), torch.from_numpy(b)).numpy() \
         .tobytes() == np.where(c, a, b).tobytes()
+
+
+@pytest.mark.parametrize("shapes", [((), (), ()), ((3,), (), ()), ((), (3,), ()), ((), (), (3,))])
+def test_eager_where_on_zero_dim_operands(shapes):
+    # 0-d operands make numpy return scalars from the bit operations
+    c = np.array([True, False, True])[:1 if shapes[0] == () else 3].reshape(shapes[0])
+    a, b = np.full(shapes[1], 1.5, np.float32), np.full(shapes[2], np.nan, np.float32)
+    got = torch.where(torch.from_numpy(c), torch.from_numpy(a), torch.from_numpy(b)).numpy()
+    assert got.tobytes() == np.where(c, a, b).astype(np.float32).tobytes()

@@ -22,9 +22,9 @@ def select(it):
     def kernel(out, cond, a, b):
         m = np.negative(cond.view(np.uint8), dtype=it)
         d = np.bitwise_xor(_bits(a, it), _bits(b, it))
-        if d.shape == m.shape:
+        if type(d) is np.ndarray and d.shape == m.shape:
             np.bitwise_and(d, m, d)
-        else:                   # operands of broadcast shapes
+        else:                   # operands of broadcast shapes, or 0-d ones (a scalar d)
             d = np.bitwise_and(d, m)
         np.bitwise_xor(d, _bits(b, it), out.view(it))
     kernel.text = "bits: b ^ ((a ^ b) & -cond)"
