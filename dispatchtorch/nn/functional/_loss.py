@@ -9,6 +9,7 @@ from ..._tensor import Tensor
 from ...ops._checks import range_check
 from ...ops import nn_ops as N
 from ...ops.gather_scatter import _bounds
+from ._activation import softplus
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -203,8 +204,9 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
                                      reduction="mean", pos_weight=None):
     reduction = legacy_reduction(size_average, reduce, reduction)
     target = _check_pair("binary_cross_entropy_with_logits", input, target, strict=True)
-    # log(1 + exp(-|x|)) + max(-x, 0) = -log(sigmoid(x)), stable for every x
-    softplus_neg = (-input.abs()).exp().log1p() + (-input).clamp_min(0)
+    # -log(sigmoid(x)) as softplus(-x), PyTorch's log_sigmoid: stable for every x, and its
+    # gradient at x = 0 is -sigmoid(0) (max(-x, 0) + log1p(exp(-|x|)) gave 0 there)
+    softplus_neg = softplus(-input)
     if pos_weight is not None:
         log_weight = (pos_weight - 1) * target + 1
         loss = (1 - target) * input + log_weight * softplus_neg

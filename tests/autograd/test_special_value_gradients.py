@@ -1,0 +1,74 @@
+"""Gradients at special values (inf / NaN / -0.0 incoming gradients, zeros, ignored targets)
+that tools/special_values.py found differing from PyTorch 2.13; each expected value is
+PyTorch's (checked), each test fails with the rule it replaced."""
+import math
+
+import numpy as np
+import pytest
+
+import dispatchtorch as torch
+import dispatchtorch.nn.functional as F
+
+inf, nan = math.inf, math.nan
+
+
+def _dev(dev):
+    if dev == "opencl" and not torch.opencl.is_available():
+        pytest.skip("no OpenCL device")
+    return dev
+
+
+def _same_bits(got, want):
+    """Equal values, NaN at the same places, and the same sign on every zero."""
+    got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
+    np.testing.assert_array_equal(got, want)
+    assert (np.signbit(got) == np.signbit(want))[want == 0].all(), (got, want)
+
+
+@pytest.mark.parametrize("dev", ["cpu", "opencl"])
+@pytest.mark.parametrize("label_smoothing", [0.0, 0.2])
+def test_cross_entropy_of_a_batch_all_ignored_gives_zero_gradients(dev, label_smoothing):
+    # PyTorch's nll_loss_backward writes nothing at an ignored target (the loss is 0/0 =
+    # NaN, the gradient +0.0); w * g / w.sum() gave NaN everywhere
+    x = torch.tensor([[1.0, 2.0, 3.0], [0.5, -1.0, 2.0]], device=_dev(dev), requires_grad=True)
+    t = torch.tensor([2, 2], device=dev)
+    loss = F.cross_entropy(x, t, ignore_index=2, label_smoothing=label_smoothing)
+    assert math.isnan(loss.item())
+    loss.backward()
+    _same_bits(x.grad.cpu().numpy(), np.zeros((2, 3)))
+
+
+@pytest.mark.parametrize("dev", ["cpu", "opencl"])
+def test_nll_loss_ignored_target_takes_no_part_of_an_infinite_gradient(dev):
+    x = torch.tensor([[-1.0, -2.0], [-0.5, -3.0]], device=_dev(dev), requires_grad=True)
+    t = torch.tensor([1, 0], device=dev)
+    F.nll_loss(x, t, ignore_index=0, reduction="none").backward(
+        torch.tensor([2.0, inf], device=dev))
+    _same_bits(x.grad.cpu().numpy(), [[0.0, -2.0], [0.0, 0.0]])
+
+
+@pytest.mark.parametrize("dev", ["cpu", "opencl"])
+def test_cumsum_gradient_of_an_infinite_incoming_gradient_is_a_reversed_cumsum(dev):
+    # PyTorch: flip, cumsum, flip; total - prefix + g gave inf - inf = NaN
+    x = torch.tensor([[1.0, 2.0, 3.0], [1.0, 2.0, 3.0]], device=_dev(dev), requires_grad=True)
+    torch.cumsum(x, 1).backward(torch.tensor([[inf, 1.0, 1.0], [1.0, -inf, 2.0]], device=dev))
+    _same_bits(x.grad.cpu().numpy(), [[inf, 2.0, 1.0], [-inf, -inf, 2.0]])
+
+
+@pytest.mark.parametrize("dev", ["cpu", "opencl"])
+def test_median_of_all_elements_gives_an_infinite_gradient_to_the_median_only(dev):
+    # evenly_distribute_backward is masked_fill on CPU: the others get +0.0, not inf * 0
+    x = torch.tensor([1.0, 3.0, 2.0, 5.0], device=_dev(dev), requires_grad=True)
+    torch.median(x).backward(torch.tensor(inf, device=dev))
+    _same_bits(x.grad.cpu().numpy(), [0.0, 0.0, inf, 0.0])
+    y = torch.tensor([2.0, 1.0, 2.0], device=dev, requires_grad=True)
+    torch.nanmedian(y).backward(torch.tensor(-1.0, device=dev))
+    _same_bits(y.grad.cpu().numpy(), [-0.5, 0.0, -0.5])
+
+
+def test_binary_cross_entropy_with_logits_gradient_at_zero_is_sigmoid_minus_target():
+    # max(-x, 0) + log1p(exp(-|x|)) has a zero gradient at x = 0; PyTorch's is sigmoid(0) - y
+    x = torch.tensor([0.0, 0.0, 1.0], dtype=torch.float64, requires_grad=True)
+    y = torch.tensor([0.0, 1.0, 0.0], dtype=torch.float64)
+    F.binary_cross_entropy_with_logits(x, y, reduction="sum").backward()
+    np.testing.assert_allclose(x.grad.numpy(), [0.5, -0.5, 1 / (1 + math.exp(-1))], rtol=1e-15)
