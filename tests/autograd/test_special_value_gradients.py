@@ -72,3 +72,19 @@ def test_binary_cross_entropy_with_logits_gradient_at_zero_is_sigmoid_minus_targ
     y = torch.tensor([0.0, 1.0, 0.0], dtype=torch.float64)
     F.binary_cross_entropy_with_logits(x, y, reduction="sum").backward()
     np.testing.assert_allclose(x.grad.numpy(), [0.5, -0.5, 1 / (1 + math.exp(-1))], rtol=1e-15)
+
+
+@pytest.mark.parametrize("roots", ["std, mean", "mean, std"])
+def test_backward_from_two_outputs_of_one_node_reaches_the_input(roots):
+    # the engine counted the node's edges once per root: x.grad stayed None
+    x = torch.tensor([1.0, 3.0, 3.0, 2.0], dtype=torch.float64, requires_grad=True)
+    s, m = torch.std_mean(x)
+    outs = [s, m] if roots == "std, mean" else [m, s]
+    torch.autograd.backward(outs, [torch.tensor(1.0, dtype=torch.float64)] * 2)
+    v = np.array([1.0, 3.0, 3.0, 2.0])
+    want = (v - v.mean()) / (3 * v.std(ddof=1)) + 1 / 4
+    np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-14)
+    y = torch.tensor([[2.0, 0.0], [1.0, 1.0]], requires_grad=True)
+    var, mean = torch.var_mean(y, 1)
+    g = torch.autograd.grad([var, mean], [y], [torch.ones(2), torch.ones(2)])[0]
+    np.testing.assert_allclose(g.numpy(), [[2.5, -1.5], [0.5, 0.5]])
