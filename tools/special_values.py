@@ -119,6 +119,38 @@ def _batch(case, g_all):
     yield data, [gv for _ in range(n) for gv in g_all]
 
 
+def _single_rows(case, data, gvals, dtype, create_graph):
+    """PyTorch's answer for one row alone (its scalar kernel path), cached by row."""
+    import torch
+    cache = {}
+
+    def get(r):
+        if r not in cache:
+            cache[r] = _run(torch, case, [a[r:r + 1] for a in data], [gvals[r]], dtype, "cpu",
+                            create_graph)
+        return cache[r]
+    return get if case.batched else None
+
+
+def _by_path(bad, want, got, single, dtype):
+    """Relabel as "path" the mismatches where dispatchtorch agrees with PyTorch on the row
+    alone: PyTorch's vectorised and scalar CPU kernels disagree there (NaN inputs of
+    hardtanh, elu, softshrink...), and the scalar rule is the one its source states."""
+    if single is None or not bad or want.ndim == 0 or want.shape[0] == 0:
+        return bad
+    per = want.size // want.shape[0]
+    out = []
+    for i, kind in bad:
+        if kind != "shape":
+            r, j = divmod(i, per)
+            alone = single(r)
+            if alone is not None and not _mismatch(alone.reshape(-1)[j:j + 1],
+                                                   got.reshape(-1)[i:i + 1], dtype):
+                kind = "path"
+        out.append((i, kind))
+    return out
+
+
 def sweep(case, dtype, device, create_graph, verbose):
     """(forward mismatches, gradient mismatches, error text, examples) of one case."""
     import torch
@@ -135,27 +167,28 @@ def sweep(case, dtype, device, create_graph, verbose):
             got_out, got_g = _run(dt, case, data, gvals, dtype, device, create_graph)
         except Exception as e:
             return nf, ng, f"{type(e).__name__}: {str(e)[:80]}", examples
+        single = _single_rows(case, data, gvals, dtype, create_graph)
         for k, (w, g) in enumerate(zip(want_out, got_out)):
             if w is None or g is None or w.dtype.kind not in "fc":
                 if w is not None and g is not None and not np.array_equal(w, g):
                     nf["index"] += 1
                     examples.append(("out", k, None, w.tolist()[:6], g.tolist()[:6], data))
                 continue
-            bad = _mismatch(w, g, dtype)
+            bad = _by_path(_mismatch(w, g, dtype), w, g, lambda r: single(r)[0][k], dtype)
             nf.update(k for _, k in bad)
             examples += [("out", k, i, w.reshape(-1)[i] if w.size else None,
                           g.reshape(-1)[i] if g.size == w.size else g.shape, data)
-                         for i, _ in bad[:3]]
+                         for i, kd in bad if kd != "path"][:3]
         if len(want_g) != len(got_g):
             ng["count"] += 1
             examples.append(("grad", "count", None, len(want_g), len(got_g), data))
             continue
         for k, (w, g) in enumerate(zip(want_g, got_g)):
-            bad = _mismatch(w, g, dtype)
+            bad = _by_path(_mismatch(w, g, dtype), w, g, lambda r: single(r)[1][k], dtype)
             ng.update(k for _, k in bad)
             examples += [("grad", k, i, w.reshape(-1)[i] if w.size else None,
                           g.reshape(-1)[i] if g.size == w.size else g.shape,
-                          (data, gvals)) for i, _ in bad[:3]]
+                          (data, gvals)) for i, kd in bad if kd != "path"][:3]
     return nf, ng, None, examples
 
 
@@ -177,7 +210,8 @@ def _describe(ex, case):
 
 
 def _kinds(c):
-    """'nan 3 sign 2': the mismatching elements by kind (nan/inf position, value, sign of 0)."""
+    """'nan 3 sign 2': the mismatching elements by kind (nan/inf position, value, sign of
+    0; path: PyTorch itself differs between its vectorised and scalar paths there)."""
     return " ".join(f"{k} {n}" for k, n in sorted(c.items())) or "-"
 
 
@@ -197,7 +231,7 @@ def main(argv=None):
             continue
         total += 1
         nf, ng, err, ex = sweep(case, a.dtype, a.device, a.create_graph, a.verbose)
-        if nf or ng or err:
+        if any(k != "path" for k in nf) or any(k != "path" for k in ng) or err:
             bad += 1
             print(f"{case.name:38} {_kinds(nf):18} {_kinds(ng):18} {err or ''}")
             if a.verbose:

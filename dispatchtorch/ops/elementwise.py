@@ -10,6 +10,7 @@ import math
 
 from .. import _dtype as D
 from .._tensor import Tensor
+from ..autograd.grad_mode import STATE
 from ._elementwise import binary, define
 from ._composite import composite
 from ..dispatch.registry import FORMS as P, NO_FORMS, Forms
@@ -174,7 +175,14 @@ FL = dict(dtypes="floating")      # floating inputs only, as PyTorch (no integer
 
 
 def _logit_grad(g, x):
-    return g / (x * (1 - x))
+    """PyTorch's logit_backward (no eps): NaN outside [0, 1], g * inf at 0 and 1 (g / -0.0
+    would give -inf at x = -0.0), g / (x (1 - x)) inside; under create_graph its
+    infinitely_differentiable_logit_backward, g / (x (1 - x)) on [0, 1]."""
+    inside = g / (x * (1 - x))
+    if STATE.enabled:
+        return P.where((x >= 0) & (x <= 1), inside, math.nan)
+    edge = P.where((x == 0) | (x == 1), g * math.inf, inside)
+    return P.where((x < 0) | (x > 1), math.nan, edge)
 
 
 logit = _c("logit", Forms(written=True, special=("logit",)), lambda x: P.log(x / (1 - x)),

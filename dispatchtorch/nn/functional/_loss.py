@@ -77,20 +77,28 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     target = _check_pair("smooth_l1_loss", input, target)
-    d = (input - target).abs()
+    x = input - target
     if beta == 0:
-        return _reduce(d, reduction, "smooth_l1_loss")
-    loss = _ops.where(d < beta, d * d * (0.5 / beta), d - 0.5 * beta)
-    return _reduce(loss, reduction, "smooth_l1_loss")
+        return _reduce(x.abs(), reduction, "smooth_l1_loss")
+    return _reduce(_two_piece(x, beta, 0.5 / beta, 1.0), reduction, "smooth_l1_loss")
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     target = _check_pair("huber_loss", input, target)
-    d = (input - target).abs()
-    loss = _ops.where(d < delta, d * d * 0.5, (d - 0.5 * delta) * delta)
+    loss = _two_piece(input - target, delta, 0.5, delta)
     return _reduce(loss if weight is None else loss * weight, reduction, "huber_loss")
+
+
+def _two_piece(x, edge, quad, slope):
+    """quad * x^2 where |x| < edge, else slope * (|x| - edge / 2): smooth_l1 and huber.
+    The quadratic piece sees x only where it is taken (0 elsewhere), so an infinite x
+    gives the linear piece's gradient, +-slope * g, as PyTorch's *_backward (not 0 * inf),
+    and a NaN x is in the quadratic piece: its gradient is NaN, as PyTorch's."""
+    big = x.abs() >= edge
+    xs = _ops.where(big, 0.0, x)
+    return _ops.where(big, (x.abs() - 0.5 * edge) * slope, xs * xs * quad)
 
 
 def _class_target(name, input, target):
