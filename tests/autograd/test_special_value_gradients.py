@@ -88,3 +88,51 @@ def test_backward_from_two_outputs_of_one_node_reaches_the_input(roots):
     var, mean = torch.var_mean(y, 1)
     g = torch.autograd.grad([var, mean], [y], [torch.ones(2), torch.ones(2)])[0]
     np.testing.assert_allclose(g.numpy(), [[2.5, -1.5], [0.5, 0.5]])
+
+
+def _grad(dev, fn, xs, gs=None):
+    x = torch.tensor(xs, dtype=torch.float64 if dev == "cpu" else torch.float32, device=dev,
+                     requires_grad=True)
+    y = fn(x)
+    y.backward(torch.ones_like(y) if gs is None else torch.tensor(gs, dtype=x.dtype, device=dev))
+    return y.detach().cpu().numpy(), x.grad.cpu().numpy()
+
+
+@pytest.mark.parametrize("dev", ["cpu", "opencl"])
+def test_smooth_l1_and_huber_gradients_at_infinite_and_nan_differences(dev):
+    # PyTorch's smooth_l1_backward / huber_backward: +-g (+-delta g) beyond the edge, NaN
+    # for NaN; differentiating where(d < beta, d*d/2beta, ...) gave 0 * inf = NaN at inf
+    t = torch.tensor([inf, -inf, 0.0, 0.0], device=_dev(dev))
+    t = t.to(torch.float64) if dev == "cpu" else t
+    y, g = _grad(dev, lambda x: F.smooth_l1_loss(x, t, reduction="none"), [0.0, 5.0, nan, 0.5])
+    _same_bits(y, [inf, inf, nan, 0.125])
+    _same_bits(g, [-1.0, 1.0, nan, 0.5])
+    y, g = _grad(dev, lambda x: F.huber_loss(x, t, reduction="none", delta=0.5),
+                 [0.0, 5.0, nan, 0.25])
+    _same_bits(y, [inf, inf, nan, 0.03125])
+    _same_bits(g, [-0.5, 0.5, nan, 0.25])
+
+
+@pytest.mark.parametrize("dev", ["cpu", "opencl"])
+def test_activation_gradients_at_their_special_values(dev):
+    _dev(dev)
+    e1 = 1 / math.e
+    cases = {   # name: (fn, x, incoming g or None, PyTorch's value, PyTorch's gradient)
+        "elu": (F.elu, [inf, -inf, 0.0, -1.0], None, [inf, -1.0, 0.0, e1 - 1], [1, 0, 1, e1]),
+        "threshold": (lambda x: F.threshold(x, 0.5, -7.0), [nan, 0.5, 1.0], None,
+                      [nan, -7.0, 1.0], [1, 0, 1]),
+        "hardshrink": (F.hardshrink, [nan, 0.5, -1.0], None, [nan, 0.0, -1.0], [1, 0, 1]),
+        "softshrink": (F.softshrink, [nan, 0.5, -1.0], None, [nan, 0.0, -0.5], [1, 0, 1]),
+        "logit": (torch.logit, [-1.0, 0.0, -0.0, 1.0, inf, 0.5], None,
+                  [nan, -inf, -inf, inf, nan, 0.0], [nan, inf, inf, inf, nan, 4.0]),
+        "hardswish": (F.hardswish, [-3.0, 3.0, 0.0, 0.0, -4.0, 1.5], [1, 1, inf, -inf, inf, 1],
+                      [-0.0, 3.0, 0.0, 0.0, -0.0, 1.125], [0, 1, inf, -inf, 0, 1]),
+        "hardsigmoid": (F.hardsigmoid, [-3.0, 3.0, 0.0, -4.0, 5.0], [1, 1, inf, inf, -inf],
+                        [0.0, 1.0, 0.5, 0.0, 1.0], [0, 0, inf, 0, 0]),
+    }
+    for name, (fn, x, gs, want_y, want_g) in cases.items():
+        y, g = _grad(dev, fn, x, gs)
+        np.testing.assert_allclose(y, want_y, rtol=1e-6, err_msg=name)
+        np.testing.assert_allclose(g, want_g, rtol=1e-6, err_msg=name)
+        assert (np.isnan(g) == np.isnan(want_g)).all() and (np.isinf(g) == np.isinf(want_g)).all(), name
+        _same_bits(g[np.asarray(want_g) == 0], np.zeros(int((np.asarray(want_g) == 0).sum())))
