@@ -174,7 +174,7 @@ def sweep(case, dtype, device, create_graph, verbose):
                     nf["index"] += 1
                     examples.append(("out", k, None, w.tolist()[:6], g.tolist()[:6], data))
                 continue
-            bad = _by_path(_mismatch(w, g, dtype), w, g, lambda r: single(r)[0][k], dtype)
+            bad = _by_path(_mismatch(w, g, dtype), w, g, single and (lambda r: single(r)[0][k]), dtype)
             nf.update(k for _, k in bad)
             examples += [("out", k, i, w.reshape(-1)[i] if w.size else None,
                           g.reshape(-1)[i] if g.size == w.size else g.shape, data)
@@ -184,7 +184,7 @@ def sweep(case, dtype, device, create_graph, verbose):
             examples.append(("grad", "count", None, len(want_g), len(got_g), data))
             continue
         for k, (w, g) in enumerate(zip(want_g, got_g)):
-            bad = _by_path(_mismatch(w, g, dtype), w, g, lambda r: single(r)[1][k], dtype)
+            bad = _by_path(_mismatch(w, g, dtype), w, g, single and (lambda r: single(r)[1][k]), dtype)
             ng.update(k for _, k in bad)
             examples += [("grad", k, i, w.reshape(-1)[i] if w.size else None,
                           g.reshape(-1)[i] if g.size == w.size else g.shape,

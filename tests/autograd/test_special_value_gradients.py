@@ -136,3 +136,16 @@ def test_activation_gradients_at_their_special_values(dev):
         np.testing.assert_allclose(g, want_g, rtol=1e-6, err_msg=name)
         assert (np.isnan(g) == np.isnan(want_g)).all() and (np.isinf(g) == np.isinf(want_g)).all(), name
         _same_bits(g[np.asarray(want_g) == 0], np.zeros(int((np.asarray(want_g) == 0).sum())))
+
+
+@pytest.mark.parametrize("dev", ["cpu", "opencl"])
+def test_binary_cross_entropy_gradients_at_saturated_probabilities(dev):
+    # PyTorch's binary_cross_entropy_backward, g (x - y) / max(x (1 - x), 1e-12f), is 0 at
+    # x = y = 1 (a saturated sigmoid); differentiating the clamped logs gave -1/n there.
+    # Its target gradient is -logit(x) g: infinite at x = 0 and 1
+    x = torch.tensor([1.0, 0.0, 0.3], device=_dev(dev), requires_grad=True)
+    y = torch.tensor([1.0, 0.0, 1.0], device=dev, requires_grad=True)
+    F.binary_cross_entropy(x, y).backward()
+    np.testing.assert_allclose(x.grad.cpu().numpy(), [0.0, 0.0, -0.7 / 0.21 / 3], rtol=1e-6)
+    np.testing.assert_allclose(y.grad.cpu().numpy(), [-inf, inf, math.log(7 / 3) / 3],
+                               rtol=1e-6)

@@ -6,6 +6,8 @@ import warnings
 from ... import _dtype as D
 from ... import ops as _ops
 from ..._tensor import Tensor
+from ...autograd.function import Function
+from ...autograd.grad_mode import is_grad_enabled
 from ...ops._checks import range_check
 from ...ops import nn_ops as N
 from ...ops.gather_scatter import _bounds
@@ -190,6 +192,34 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                            label_smoothing=label_smoothing)
 
 
+def _bce_values(input, target):
+    # PyTorch clamps each log at -100 so that 0 * log(0) stays finite
+    log_p = input.log().clamp_min(-100.0)
+    log_q = (1 - input).log().clamp_min(-100.0)
+    return -(target * log_p + (1 - target) * log_q)
+
+
+_BCE_EPSILON = 9.999999960041972e-13      # PyTorch's EPSILON: the float32 literal 1e-12f
+
+
+class _BinaryCrossEntropy(Function):
+    """The unreduced loss with PyTorch's derivatives: binary_cross_entropy_backward,
+    g (x - y) / max(x (1 - x), EPSILON), and binary_cross_entropy_target_backward,
+    -logit(x) g. Differentiating the clamped logs instead gave NaN at x = 0 or 1 (a
+    saturated sigmoid) and a finite target gradient where PyTorch's is infinite."""
+
+    @staticmethod
+    def forward(ctx, input, target):
+        ctx.save_for_backward(input, target)
+        return _bce_values(input, target)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y = ctx.saved_tensors
+        gx = g * (x - y) / ((1 - x) * x).clamp_min(_BCE_EPSILON)
+        return gx, -_ops.logit(x) * g
+
+
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction="mean"):
     reduction = legacy_reduction(size_average, reduce, reduction)
@@ -199,10 +229,10 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if target.numel() and (float(target.amin().item()) < 0 or float(target.amax().item()) > 1):
         raise RuntimeError("binary_cross_entropy: all elements of target should be between 0 "
                            "and 1")
-    # PyTorch clamps each log at -100 so that 0 * log(0) stays finite
-    log_p = input.log().clamp_min(-100.0)
-    log_q = (1 - input).log().clamp_min(-100.0)
-    loss = -(target * log_p + (1 - target) * log_q)
+    if (input.requires_grad or target.requires_grad) and is_grad_enabled():
+        loss = _BinaryCrossEntropy.apply(input, target)
+    else:
+        loss = _bce_values(input, target)
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction, "binary_cross_entropy")
