@@ -125,9 +125,16 @@ def _extreme_grad(pick):
 
 maximum = define("maximum", forms=TT, args=B, grad=_extreme_grad(lambda x, y: x < y))
 minimum = define("minimum", forms=TT, args=B, grad=_extreme_grad(lambda x, y: x > y))
+def _atan2_grad(g, a, b, needs):
+    """PyTorch's atan2_backward, g * b * r and g * -a * r with r = 1 / (a^2 + b^2), and
+    r = 0 where a^2 + b^2 is 0 (PyTorch 2.13 gives (+-0, -+0) at the origin, not NaN)."""
+    d = a * a + b * b
+    r = P.where(d == 0, 0.0, 1 / d)
+    return (g * b * r if needs[0] else None, g * -a * r if needs[1] else None)
+
+
 atan2 = define("atan2", forms=Forms(scalars="none", aliases=("arctan2",)), args=B, **F,
-               grad=lambda g, a, b, needs: (g * b / (a * a + b * b) if needs[0] else None,
-                                            -g * a / (a * a + b * b) if needs[1] else None))
+               grad=_atan2_grad)
 I = dict(args=B, dtypes="integral")
 bitwise_and = define("bitwise_and", forms=FN, **I)
 bitwise_or = define("bitwise_or", forms=FN, **I)
@@ -235,10 +242,13 @@ def _fextreme_grad(wins):
     return grad
 
 
+# derivatives.yaml's g / (1 + exp(other - self)), as g * sigmoid(self - other) (whose own
+# derivative is 0, not inf / inf, at a -inf operand: create_graph through a -inf pad);
+# g * exp(a - result) gave NaN where the result is infinite (logaddexp(inf, 0): inf - inf)
 logaddexp = _c("logaddexp", TT, _logaddexp, args=B, **FL,
-               grad=lambda g, a, b, result, needs: (
-                   g * P.exp(a - result) if needs[0] else None,
-                   g * P.exp(b - result) if needs[1] else None))
+               grad=lambda g, a, b, needs: (
+                   g * P.sigmoid(a - b) if needs[0] else None,
+                   g * P.sigmoid(b - a) if needs[1] else None))
 fmax = _c("fmax", TT, _fextreme(maximum), args=B, grad=_fextreme_grad(lambda a, b: a >= b))
 fmin = _c("fmin", TT, _fextreme(minimum), args=B, grad=_fextreme_grad(lambda a, b: a <= b))
 
@@ -273,8 +283,8 @@ def _xlogy(a, b):
 
 def _xlogy_grad(g, a, b, needs):
     ga = gb = None
-    if needs[0]:
-        ga = P.where((a == 0) & (b <= 0), 0.0, g * _log(b))
+    if needs[0]:    # derivatives.yaml: xlogy(g, other), so a zero g gives 0 even at log = inf
+        ga = P.where((a == 0) & (b <= 0), 0.0, _xlogy(g, b))
     if needs[1]:
         gb = g * a / b
     return ga, gb

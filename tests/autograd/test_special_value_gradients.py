@@ -149,3 +149,39 @@ def test_binary_cross_entropy_gradients_at_saturated_probabilities(dev):
     np.testing.assert_allclose(x.grad.cpu().numpy(), [0.0, 0.0, -0.7 / 0.21 / 3], rtol=1e-6)
     np.testing.assert_allclose(y.grad.cpu().numpy(), [-inf, inf, math.log(7 / 3) / 3],
                                rtol=1e-6)
+
+
+@pytest.mark.parametrize("dev", ["cpu", "opencl"])
+def test_binary_op_gradients_at_special_values(dev):
+    # PyTorch 2.13's values: atan2's gradient is (+-0, -+0) where a^2 + b^2 is 0 (not
+    # 0 * inf); logaddexp's g / (1 + exp(b - a)) is g at (inf, 0) (g * exp(a - result)
+    # gave inf - inf); xlogy's self gradient is xlogy(g, b): 0 for g = 0 at b = inf;
+    # copysign's is g * (result / a masked to 0): NaN for an inf g at a = 0, and the sign
+    # source gets zeros, not None
+    _dev(dev)
+    tiny = 1e-200 if dev == "cpu" else 1e-30      # tiny ** 2 underflows to 0
+    cases = {   # name: (fn, a, b, g, PyTorch's (value, d/da, d/db))
+        "atan2": (torch.atan2, [0.0, -0.0, tiny, 1.0], [0.0, -0.0, 0.0, 1.0],
+                  [-1.0, 1.0, 1.0, 2.0], ([0.0, -math.pi, math.pi / 2, math.pi / 4],
+                                          [-0.0, -0.0, 0.0, 1.0], [0.0, 0.0, -0.0, -1.0])),
+        "logaddexp": (torch.logaddexp, [inf, 0.0, -inf, 1.0], [0.0, inf, 1.0, 1.0], [1.0] * 4,
+                      ([inf, inf, 1.0, 1 + math.log(2)], [1, 0, 0, 0.5], [0, 1, 1, 0.5])),
+        "logaddexp2": (torch.logaddexp2, [inf, 0.0, -inf, 1.0], [0.0, inf, 1.0, 1.0],
+                       [1.0] * 4, ([inf, inf, 1.0, 2.0], [1, 0, 0, 0.5], [0, 1, 1, 0.5])),
+        "xlogy": (torch.xlogy, [0.0, 0.0, 2.0, 1.0], [inf, 0.0, 0.0, math.e],
+                  [0.0, 1.0, 1.0, 1.0], ([0.0, 0.0, -inf, 1.0], [0.0, 0.0, -inf, 1.0],
+                                         [0.0, nan, inf, 1 / math.e])),
+        "copysign": (torch.copysign, [0.0, 0.0, -2.0, 3.0], [1.0, -1.0, 1.0, -0.0],
+                     [inf, -1.0, 1.0, 1.0], ([0.0, -0.0, 2.0, -3.0], [nan, -0.0, -1.0, -1.0],
+                                             [0.0] * 4)),
+    }
+    for name, (fn, a, b, gs, want) in cases.items():
+        dt = torch.float64 if dev == "cpu" else torch.float32
+        x, y = (torch.tensor(v, dtype=dt, device=dev, requires_grad=True) for v in (a, b))
+        out = fn(x, y)
+        out.backward(torch.tensor(gs, dtype=dt, device=dev))
+        for got, w, what in zip((out.detach(), x.grad, y.grad), want, ("value", "d/da", "d/db")):
+            got = got.cpu().numpy()
+            np.testing.assert_allclose(got, w, rtol=1e-6, err_msg=f"{name} {what}")
+            w = np.asarray(w, dtype=np.float64)
+            assert (np.signbit(got) == np.signbit(w))[w == 0].all(), f"{name} {what} {got}"
