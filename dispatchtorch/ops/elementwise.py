@@ -97,15 +97,21 @@ div = define("div", args=B, promote="int_to_float",
 
 
 def _pow_grad(g, a, b, result, needs):
+    """PyTorch's pow_backward(_self, _exponent): g * (b * a^(b-1)) (0 where b == 0), and
+    g * result * log(a) (0 where a == 0 and b >= 0; a negative base's log is NaN)."""
     ga = gb = None
     if needs[0]:
         if isinstance(b, Tensor):
-            ga = P.where(b == 0, 0.0, g * b * P.pow(a, b - 1))
+            ga = P.where(b == 0, 0.0, g * (b * P.pow(a, b - 1)))
         else:
-            ga = _zeros(g) if b == 0 else g * b * P.pow(a, b - 1)
+            ga = _zeros(g) if b == 0 else g * (b * P.pow(a, b - 1))
     if needs[1]:
-        safe = P.where((a == 0) & (b >= 0), 0.0, result * P.log(a)) \
-            if isinstance(a, Tensor) else result * math.log(a) if a > 0 else result * 0
+        if isinstance(a, Tensor):
+            safe = P.where((a == 0) & (b >= 0), 0.0, result * P.log(a))
+        elif a == 0:
+            safe = P.where(b >= 0, 0.0, result * -math.inf)
+        else:
+            safe = result * (math.log(a) if a > 0 else math.nan)
         gb = g * safe
     return ga, gb
 

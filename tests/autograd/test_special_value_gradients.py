@@ -185,3 +185,16 @@ def test_binary_op_gradients_at_special_values(dev):
             np.testing.assert_allclose(got, w, rtol=1e-6, err_msg=f"{name} {what}")
             w = np.asarray(w, dtype=np.float64)
             assert (np.signbit(got) == np.signbit(w))[w == 0].all(), f"{name} {what} {got}"
+
+
+@pytest.mark.parametrize("dev", ["cpu", "opencl"])
+def test_pow_exponent_gradient_of_a_zero_or_negative_number_base(dev):
+    # PyTorch's pow_backward_exponent: base 0 gives 0 for exponents >= 0 and
+    # result * log(0) = -inf below (result * 0 gave NaN); a negative base's log is NaN
+    # (result * 0 gave 0)
+    x = torch.tensor([-1.0, 2.0, -inf, 0.0], device=_dev(dev), requires_grad=True)
+    torch.pow(0.0, x).backward(torch.ones(4, device=dev))
+    _same_bits(x.grad.cpu().numpy(), [-inf, 0.0, -inf, 0.0])
+    y = torch.tensor([2.0, 0.5], device=dev, requires_grad=True)
+    torch.pow(-2.0, y).backward(torch.ones(2, device=dev))
+    assert np.isnan(y.grad.cpu().numpy()).all()
