@@ -173,9 +173,10 @@ relu = _c("relu", FN, lambda x: binary(maximum, x, 0),
           grad=lambda g, result: P.where(result <= 0, 0.0, g),
           dtypes="numeric", error="Boolean inputs not supported for relu")
 rsqrt = _c("rsqrt", FN, lambda x: 1 / P.sqrt(x),
-           domain=(0.05, 100), grad=lambda g, result: -0.5 * g * result * result * result, **F)
+           domain=(0.05, 100),      # PyTorch's order: result^3 first (0 * inf is NaN)
+           grad=lambda g, result: -0.5 * g * (result * result * result), **F)
 reciprocal = _c("reciprocal", FN, lambda x: 1 / x, domain=(0.1, 10), grad=lambda g,
-                result: -g * result * result, **F)
+                result: -g * (result * result), **F)
 square = _c("square", NO_FORMS, lambda x: x * x, grad=lambda g, x: 2 * g * x, dtypes="numeric")
 sign = _c("sign", FN,
           lambda x: (x > 0).to(x.dtype) - (x < 0).to(x.dtype) if x.dtype is not D.bool_

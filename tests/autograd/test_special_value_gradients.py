@@ -198,3 +198,18 @@ def test_pow_exponent_gradient_of_a_zero_or_negative_number_base(dev):
     y = torch.tensor([2.0, 0.5], device=dev, requires_grad=True)
     torch.pow(-2.0, y).backward(torch.ones(2, device=dev))
     assert np.isnan(y.grad.cpu().numpy()).all()
+
+
+@pytest.mark.parametrize("dev", ["cpu", "opencl"])
+def test_reciprocal_and_rsqrt_gradients_square_the_result_first(dev):
+    # PyTorch: -g * (result * result), -0.5 g * result^3: a zero g at an overflowing
+    # square is 0 * inf = NaN, as PyTorch's (-g * result * result gave -0.0)
+    tiny = 1e-300 if dev == "cpu" else 1e-30
+    dt = torch.float64 if dev == "cpu" else torch.float32
+    for fn in (torch.reciprocal, torch.rsqrt):
+        x = torch.tensor([tiny, 2.0], dtype=dt, device=_dev(dev), requires_grad=True)
+        fn(x).backward(torch.tensor([0.0, 1.0], dtype=dt, device=dev))
+        got = x.grad.cpu().numpy()
+        assert np.isnan(got[0]), fn
+        np.testing.assert_allclose(got[1], -0.25 if fn is torch.reciprocal else -0.5 * 2 ** -1.5,
+                                   rtol=1e-6)
