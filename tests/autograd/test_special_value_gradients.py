@@ -213,3 +213,22 @@ def test_reciprocal_and_rsqrt_gradients_square_the_result_first(dev):
         assert np.isnan(got[0]), fn
         np.testing.assert_allclose(got[1], -0.25 if fn is torch.reciprocal else -0.5 * 2 ** -1.5,
                                    rtol=1e-6)
+
+
+@pytest.mark.parametrize("dev", ["cpu", "opencl"])
+@pytest.mark.parametrize("create_graph", [False, True])   # the kernel row / the decomposition
+@pytest.mark.parametrize("x, kernel, stride, padding, want", [
+    # a window with NaN: its last NaN takes g (the decomposition gave nobody g)
+    ([1.0, nan, nan, 2.0], 2, 2, 0, [0, 0, 1, 0]),
+    ([1.0, nan, nan, 2.0], 2, 1, 1, [1, 3, 4, 1]),
+    # -inf maxima beside -inf padding: the first input element takes g, never the padding
+    ([-inf, -inf, 1.0, 2.0], 2, 1, 1, [2, 1, 2, 4]),
+    ([-inf, -inf, -inf, -inf], 2, 1, 1, [4, 2, 2, 1])])
+def test_max_pool2d_gradient_at_nan_and_minus_inf_windows(dev, create_graph, x, kernel, stride,
+                                                          padding, want):
+    # PyTorch's CPU kernel: maxindex starts at the window's first input element and moves
+    # to val > max or to any NaN (values PyTorch 2.13 gives)
+    t = torch.tensor(x, device=_dev(dev)).view(1, 1, 2, 2).requires_grad_()
+    y = F.max_pool2d(t, kernel, stride, padding)
+    got, = torch.autograd.grad(y, t, torch.ones_like(y), create_graph=create_graph)
+    _same_bits(got.detach().cpu().numpy().reshape(-1), want)
