@@ -232,3 +232,18 @@ def test_max_pool2d_gradient_at_nan_and_minus_inf_windows(dev, create_graph, x, 
     y = F.max_pool2d(t, kernel, stride, padding)
     got, = torch.autograd.grad(y, t, torch.ones_like(y), create_graph=create_graph)
     _same_bits(got.detach().cpu().numpy().reshape(-1), want)
+
+
+@pytest.mark.parametrize("dev", ["cpu", "opencl"])
+def test_adaptive_max_pool2d_takes_the_last_nan_of_a_window(dev):
+    # PyTorch's kernel moves to every NaN it meets in scan order; the separable max took
+    # the first, for the index and the gradient
+    t = torch.tensor([[1.0, nan, 3.0], [nan, 2.0, nan], [0.0, 1.0, 2.0]],
+                     device=_dev(dev)).view(1, 1, 3, 3)
+    for size, index, want in [((1, 1), [5], [0, 0, 0, 0, 0, 1, 0, 0, 0]),
+                              ((2, 2), [3, 5, 3, 5], [0, 0, 0, 2, 0, 2, 0, 0, 0])]:
+        x = t.clone().requires_grad_()
+        y, i = F.adaptive_max_pool2d(x, size, return_indices=True)
+        y.sum().backward()
+        assert i.cpu().reshape(-1).tolist() == index
+        _same_bits(x.grad.cpu().numpy().reshape(-1), want)
