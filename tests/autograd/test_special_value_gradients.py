@@ -247,3 +247,15 @@ def test_adaptive_max_pool2d_takes_the_last_nan_of_a_window(dev):
         y.sum().backward()
         assert i.cpu().reshape(-1).tolist() == index
         _same_bits(x.grad.cpu().numpy().reshape(-1), want)
+
+
+@pytest.mark.parametrize("dev", ["cpu", "opencl"])
+def test_det_gradient_of_a_matrix_with_nan_is_nan_not_an_error(dev):
+    # PyTorch gives NaN gradients; the rule's SVD raised "did not converge"
+    x = torch.tensor([[[nan, 1.0], [2.0, 3.0]], [[1.0, 2.0], [3.0, 4.0]]], device=_dev(dev),
+                     requires_grad=True)
+    d = torch.linalg.det(x)
+    d.sum().backward()
+    got = x.grad.cpu().numpy()
+    assert np.isnan(got[0]).all()
+    np.testing.assert_allclose(got[1], [[4.0, -3.0], [-2.0, 1.0]], rtol=1e-5)
