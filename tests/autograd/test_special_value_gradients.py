@@ -259,3 +259,25 @@ def test_det_gradient_of_a_matrix_with_nan_is_nan_not_an_error(dev):
     got = x.grad.cpu().numpy()
     assert np.isnan(got[0]).all()
     np.testing.assert_allclose(got[1], [[4.0, -3.0], [-2.0, 1.0]], rtol=1e-5)
+
+
+@pytest.mark.parametrize("dev", ["cpu", "opencl"])
+def test_div_trunc_gradient_is_zero_even_dividing_by_zero(dev):
+    # derivatives.yaml: div with a rounding mode has a zero gradient; through trunc and
+    # div it was 0 / b = NaN at b = 0
+    a = torch.tensor([1.0, -7.0, 0.0], device=_dev(dev), requires_grad=True)
+    b = torch.tensor([0.0, 2.0, 0.0], device=dev, requires_grad=True)
+    r = torch.div(a, b, rounding_mode="trunc")
+    assert r.requires_grad
+    _same_bits(r.detach().cpu().numpy(), [inf, -3.0, nan])
+    r.backward(torch.tensor([1.0, inf, -1.0], device=dev))
+    _same_bits(a.grad.cpu().numpy(), [0.0, 0.0, 0.0])
+    _same_bits(b.grad.cpu().numpy(), [0.0, 0.0, 0.0])
+
+
+@pytest.mark.parametrize("dev", ["cpu", "opencl"])
+def test_lgamma_of_minus_infinity_is_plus_infinity(dev):
+    # C's lgamma and PyTorch: +inf (scipy's gammaln gives -inf)
+    x = torch.tensor([-inf, 0.0, -2.0, 0.5], device=_dev(dev))
+    got = torch.lgamma(x).cpu().numpy()
+    np.testing.assert_allclose(got, [inf, inf, inf, math.lgamma(0.5)], rtol=1e-6)
