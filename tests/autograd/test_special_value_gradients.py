@@ -281,3 +281,16 @@ def test_lgamma_of_minus_infinity_is_plus_infinity(dev):
     x = torch.tensor([-inf, 0.0, -2.0, 0.5], device=_dev(dev))
     got = torch.lgamma(x).cpu().numpy()
     np.testing.assert_allclose(got, [inf, inf, inf, math.lgamma(0.5)], rtol=1e-6)
+
+
+@pytest.mark.parametrize("dev", ["cpu", "opencl"])
+def test_nansum_gradient_multiplies_by_not_nan(dev):
+    # PyTorch's nansum_backward is g * ~isnan(x): NaN for an inf g at a NaN, -0.0 for a
+    # negative g (the decomposition's where gave +0.0)
+    for g, want in [(inf, [nan, inf]), (-1.0, [-0.0, -1.0])]:
+        x = torch.tensor([nan, 1.0], device=_dev(dev), requires_grad=True)
+        torch.nansum(x).backward(torch.tensor(g, device=dev))
+        _same_bits(x.grad.cpu().numpy(), want)
+    x = torch.tensor([nan, 2.0, 4.0], device=dev, requires_grad=True)
+    torch.nanmean(x).backward(torch.tensor(-1.0, device=dev))
+    _same_bits(x.grad.cpu().numpy(), [-0.0, -0.5, -0.5])
