@@ -259,7 +259,7 @@ for _tag, _kw in [("", {}), ("_ignore", {"ignore_index": 2}), ("_ls", {"label_sm
     def _ce(T, x, t, kw=_kw):
         kw = dict(kw)
         if "weight" in kw:
-            kw["weight"] = T.tensor(kw["weight"], dtype=x.dtype)
+            kw["weight"] = T.tensor(kw["weight"], dtype=x.dtype, device=x.device)
         return T.nn.functional.cross_entropy(x, t, **kw)
     add("cross_entropy" + _tag, _ce, CE_ROWS, batched=False)
 
@@ -267,7 +267,7 @@ for _tag, _kw in [("", {}), ("_ignore", {"ignore_index": 2}), ("_ls", {"label_sm
         kw = dict(kw)
         kw.pop("label_smoothing", None)
         if "weight" in kw:
-            kw["weight"] = T.tensor(kw["weight"], dtype=x.dtype)
+            kw["weight"] = T.tensor(kw["weight"], dtype=x.dtype, device=x.device)
         return T.nn.functional.nll_loss(x, t, **kw)
     if "label_smoothing" not in _kw:
         add("nll_loss" + _tag, _nll, CE_ROWS, batched=False)

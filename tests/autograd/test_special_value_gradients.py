@@ -294,3 +294,20 @@ def test_nansum_gradient_multiplies_by_not_nan(dev):
     x = torch.tensor([nan, 2.0, 4.0], device=dev, requires_grad=True)
     torch.nanmean(x).backward(torch.tensor(-1.0, device=dev))
     _same_bits(x.grad.cpu().numpy(), [-0.0, -0.5, -0.5])
+
+
+@pytest.mark.parametrize("dev", ["cpu", "opencl"])
+def test_vector_norm_gradients_at_nan_and_zero(dev):
+    # PyTorch's norm_backward: for p = inf the maxima and the NaNs share g, times sgn(x)
+    # (0 at NaN; the old mask missed the NaN and gave NaN everywhere); for p = 2,
+    # g * (x / norm masked to 0): an inf g at a zero vector is NaN, a finite one 0
+    x = torch.tensor([nan, 1.0, -3.0, 3.0], device=_dev(dev), requires_grad=True)
+    torch.linalg.vector_norm(x, inf).backward()
+    _same_bits(x.grad.cpu().numpy(), [0.0, 0.0, -0.0, 0.0])
+    x = torch.tensor([1.0, -3.0, 3.0], device=dev, requires_grad=True)
+    torch.linalg.vector_norm(x, inf).backward()
+    _same_bits(x.grad.cpu().numpy(), [0.0, -0.5, 0.5])
+    for g, want in [(inf, [nan, nan]), (1.0, [0.0, 0.0])]:
+        x = torch.tensor([0.0, -0.0], device=dev, requires_grad=True)
+        torch.linalg.vector_norm(x).backward(torch.tensor(g, device=dev))
+        _same_bits(x.grad.cpu().numpy(), want)
