@@ -72,6 +72,11 @@ def test_binary_cross_entropy_with_logits_gradient_at_zero_is_sigmoid_minus_targ
     y = torch.tensor([0.0, 1.0, 0.0], dtype=torch.float64)
     F.binary_cross_entropy_with_logits(x, y, reduction="sum").backward()
     np.testing.assert_allclose(x.grad.numpy(), [0.5, -0.5, 1 / (1 + math.exp(-1))], rtol=1e-15)
+    # an infinite g: (sigmoid(x) - y) g, not g (1 - y) - g sigmoid(-x) = inf - inf
+    x = torch.tensor([0.0, 2.0], requires_grad=True)
+    F.binary_cross_entropy_with_logits(x, torch.tensor([0.0, 1.0]), reduction="none").backward(
+        torch.tensor([inf, -inf]))
+    _same_bits(x.grad.numpy(), [inf, inf])
 
 
 @pytest.mark.parametrize("roots", ["std, mean", "mean, std"])

@@ -238,18 +238,35 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     return _reduce(loss, reduction, "binary_cross_entropy")
 
 
+class _BCEWithLogits(Function):
+    """The unreduced loss (1 - y) x + softplus(-x) with PyTorch's derivatives,
+    binary_cross_entropy_with_logits_backward (sigmoid(x) - y) g and its target's -x g
+    (the formula's own, g (1 - y) - g sigmoid(-x), is inf - inf for an infinite g)."""
+
+    @staticmethod
+    def forward(ctx, input, target):
+        ctx.save_for_backward(input, target)
+        return (1 - target) * input + softplus(-input)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y = ctx.saved_tensors
+        return (_ops.sigmoid(x) - y) * g, -x * g
+
+
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction="mean", pos_weight=None):
     reduction = legacy_reduction(size_average, reduce, reduction)
     target = _check_pair("binary_cross_entropy_with_logits", input, target, strict=True)
     # -log(sigmoid(x)) as softplus(-x), PyTorch's log_sigmoid: stable for every x, and its
     # gradient at x = 0 is -sigmoid(0) (max(-x, 0) + log1p(exp(-|x|)) gave 0 there)
-    softplus_neg = softplus(-input)
     if pos_weight is not None:
         log_weight = (pos_weight - 1) * target + 1
-        loss = (1 - target) * input + log_weight * softplus_neg
+        loss = (1 - target) * input + log_weight * softplus(-input)
+    elif (input.requires_grad or target.requires_grad) and is_grad_enabled():
+        loss = _BCEWithLogits.apply(input, target)
     else:
-        loss = (1 - target) * input + softplus_neg
+        loss = (1 - target) * input + softplus(-input)
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction, "binary_cross_entropy_with_logits")
