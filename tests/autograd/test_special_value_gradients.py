@@ -316,3 +316,21 @@ def test_vector_norm_gradients_at_nan_and_zero(dev):
         x = torch.tensor([0.0, -0.0], device=dev, requires_grad=True)
         torch.linalg.vector_norm(x).backward(torch.tensor(g, device=dev))
         _same_bits(x.grad.cpu().numpy(), want)
+
+
+@pytest.mark.parametrize("dev", ["cpu", "opencl"])
+def test_kl_div_target_gradient_and_mish_gradient_at_special_values(dev):
+    # kl_div is PyTorch's xlogy(t, t) - t x: the target's gradient at t = 0 is NaN (the
+    # where(t == 0, 1, t).log() form gave 0); mish's backward is PyTorch's mish_backward:
+    # an inf g at x = 0 gives inf (the product rule gave inf * 0 = NaN)
+    x = torch.tensor([0.0, -1.0], device=_dev(dev), requires_grad=True)
+    t = torch.tensor([0.0, 0.5], device=dev, requires_grad=True)
+    loss = F.kl_div(x, t, reduction="none")
+    loss.backward(torch.ones(2, device=dev))
+    np.testing.assert_allclose(loss.detach().cpu().numpy(), [0.0, 0.5 * math.log(0.5) + 0.5],
+                               rtol=1e-6)
+    _same_bits(x.grad.cpu().numpy(), [-0.0, -0.5])
+    np.testing.assert_allclose(t.grad.cpu().numpy(), [nan, math.log(0.5) + 2], rtol=1e-6)
+    m = torch.tensor([0.0, 1.0], device=dev, requires_grad=True)
+    F.mish(m).backward(torch.tensor([inf, 1.0], device=dev))
+    np.testing.assert_allclose(m.grad.cpu().numpy(), [inf, 1.0490362200997922], rtol=1e-6)

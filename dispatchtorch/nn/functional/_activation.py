@@ -98,7 +98,27 @@ def softplus(input, beta=1.0, threshold=20.0):
     return _softplus_values(input, beta, threshold)
 
 
+class _Mish(Function):
+    """mish with PyTorch's mish_backward, g (tanh(sp) + x sigmoid(x) (1 - tanh(sp)^2)) with
+    sp = softplus(x) (the product rule of x * tanh(softplus(x)) gave inf * 0 = NaN for an
+    infinite g at x = 0)."""
+
+    @staticmethod
+    def forward(ctx, input):
+        ctx.save_for_backward(input)
+        return input * _softplus_values(input, 1.0, 20.0).tanh()
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        t = _softplus_values(x, 1.0, 20.0).tanh()
+        return g * (t + x * x.sigmoid() * (1 - t * t))
+
+
 def mish(input, inplace=False):
+    _check(input, "mish")
+    if input.requires_grad and is_grad_enabled():
+        return _inplace(input, _Mish.apply(input), inplace)
     return _inplace(input, input * softplus(input).tanh(), inplace)
 
 

@@ -277,9 +277,9 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     if log_target:
         loss = target.exp() * (target - input)
     else:
-        # xlogy(t, t): 0 where t == 0, NaN where t < 0 (PyTorch's value)
-        safe = _ops.where(target == 0, 1.0, target)
-        loss = target * safe.log() - target * input
+        # PyTorch's xlogy(t, t) - t x: 0 where t == 0, NaN where t < 0, and xlogy's
+        # derivatives (the target's is NaN at t = 0, as PyTorch's)
+        loss = _ops.xlogy(target, target) - target * input
     if reduction == "batchmean":
         return loss.sum() / (input.shape[0] if input.dim() else 1)
     if reduction == "mean":
