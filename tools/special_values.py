@@ -215,6 +215,15 @@ def _kinds(c):
     return " ".join(f"{k} {n}" for k, n in sorted(c.items())) or "-"
 
 
+def _category(nf, ng, err):
+    """A mismatching case's worst kind: PyTorch refuses it, dispatchtorch raises, values
+    differ (NaN/inf positions, numbers, shapes, indices), or only signs of zeros."""
+    if err:
+        return "PyTorch refuses" if err.startswith("torch:") else "raises"
+    worst = set(nf) | set(ng)
+    return "values" if worst - {"sign", "path"} else "zero signs only"
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--device", default="cpu")
@@ -225,6 +234,7 @@ def main(argv=None):
     a = p.parse_args(argv)
     pats = a.ops.split(",")
     total = bad = 0
+    kinds = collections.Counter()
     print(f"{'case':38} {'forward':18} {'gradient':18} note")
     for case in CASES:
         if not any(fnmatch.fnmatch(case.name, q) for q in pats):
@@ -233,12 +243,14 @@ def main(argv=None):
         nf, ng, err, ex = sweep(case, a.dtype, a.device, a.create_graph, a.verbose)
         if any(k != "path" for k in nf) or any(k != "path" for k in ng) or err:
             bad += 1
+            kinds[_category(nf, ng, err)] += 1
             print(f"{case.name:38} {_kinds(nf):18} {_kinds(ng):18} {err or ''}")
             if a.verbose:
                 for e in ex[:6]:
                     print(_describe(e, case))
     print(f"{total} cases, {bad} with mismatches ({a.device}, {a.dtype}"
-          f"{', create_graph' if a.create_graph else ''})")
+          f"{', create_graph' if a.create_graph else ''}): " +
+          ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())))
     return 1 if bad else 0
 
 
