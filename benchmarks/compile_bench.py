@@ -4,7 +4,8 @@
 
 Each row times the same workload eagerly and through `dispatchtorch.compile` in
 alternating batches (best batch of each; a shared machine's load hits both alike)
-after checking that both give the same result. --threads 0 keeps the default
+after checking that both give the same result; the paired column is the ratio of
+each eager batch to the compiled batch right after it (median [min-max]). --threads 0 keeps the default
 thread pools; N runs the row in a subprocess with every native pool (BLAS, OpenMP,
 PoCL's worker threads) at N. Prints a markdown table for docs/performance.md.
 """
@@ -98,8 +99,11 @@ def measure(case, dev, quick, repeats=9):
     for _ in range(repeats):
         te.append(time_batch(eager, number, sync))
         tc.append(time_batch(compiled, number, sync))
+    pairs = sorted(a / b for a, b in zip(te, tc))       # each batch against its neighbour
     return {"case": case, "what": what, "device": dev, "eager_ms": min(te) * 1e3,
-            "compiled_ms": min(tc) * 1e3, "speedup": min(te) / min(tc)}
+            "compiled_ms": min(tc) * 1e3, "speedup": min(te) / min(tc),
+            "paired_median": float(np.median(pairs)), "paired_min": pairs[0],
+            "paired_max": pairs[-1]}
 
 
 def _in_subprocess(case, dev, quick, threads, repeats):
@@ -137,12 +141,19 @@ def main(argv=None):
                 rows.append(r)
                 print(f"{r['device']:7} threads={r['threads']!s:7} {case:12} eager "
                       f"{r['eager_ms']:9.2f} ms  compiled {r['compiled_ms']:9.2f} ms  "
-                      f"{r['speedup']:.2f}x", flush=True)
-    print("\n| workload | device | threads | eager (ms) | compiled (ms) | speedup |")
-    print("|---|---|---|---|---|---|")
+                      f"{r['speedup']:.2f}x  (paired {_spread(r)})", flush=True)
+    print("\n| workload | device | threads | eager (ms) | compiled (ms) | speedup | "
+          "paired: median [min-max] |")
+    print("|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['what']} | {r['device']} | {r['threads']} | {r['eager_ms']:.2f} | "
-              f"{r['compiled_ms']:.2f} | {r['speedup']:.2f}x |")
+              f"{r['compiled_ms']:.2f} | {r['speedup']:.2f}x | {_spread(r)} |")
+
+
+def _spread(r):
+    """The batch-by-batch ratios (eager batch i / compiled batch i, run back to back):
+    their median and range say how much a row moved with the load."""
+    return f"{r['paired_median']:.2f}x [{r['paired_min']:.2f}-{r['paired_max']:.2f}]"
 
 
 if __name__ == "__main__":

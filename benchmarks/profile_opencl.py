@@ -27,10 +27,12 @@ def _thread_cpu():
     return out
 
 
-def profile(build, calls, index=0):
+def profile(build, calls, index=0, gaps=None):
     """(wall s, {thread: cpu s}, {(kernel, grid): [launches, device s]}, copies) per call
     of build()'s callable on opencl:<index>, whose queue is swapped for a profiling one
-    (same context, so every buffer stays valid) while it runs."""
+    (same context, so every buffer stays valid) while it runs. A dict `gaps` receives
+    {(kernel, grid): device idle s per call just before it}: where the device waited
+    for the host (a host read, the host's own work between launches)."""
     import pyopencl as cl
     from dispatchtorch.dispatch import get_backend
     from dispatchtorch_opencl.device import Device
@@ -40,7 +42,10 @@ def profile(build, calls, index=0):
     launch, copy, fill = Device.launch, cl.enqueue_copy, cl.enqueue_fill_buffer
 
     def timed_launch(self, kernel, gsize, lsize, args, what):
-        events.append(((what, tuple(gsize)), kernel(self.queue, gsize, lsize, *args)))
+        ev = launch(self, kernel, gsize, lsize, args, what)      # (it records buffer writes)
+        if getattr(self._aside, "wait", None) is None:            # (not on the side queue,
+            events.append(((what, tuple(gsize)), ev))             # which does not profile)
+        return ev
 
     def counted(name, real):
         def call(*a, **k):
@@ -71,6 +76,11 @@ def profile(build, calls, index=0):
         Device.launch = launch
         cl.enqueue_copy, cl.enqueue_fill_buffer = copy, fill
     cpu = {t: (c1[t] - c0.get(t, 0.0)) / calls for t in c1}
+    if gaps is not None:
+        for (_, prev), (key, e) in zip(events, events[1:]):
+            idle = (e.profile.start - prev.profile.end) * 1e-9
+            if idle > 0:
+                gaps[key] = gaps.get(key, 0.0) + idle / calls
     stats = collections.defaultdict(lambda: [0, 0.0])
     for key, e in events:
         s = stats[key]
@@ -82,7 +92,8 @@ def profile(build, calls, index=0):
 def main(argv=None):
     p = case_parser("profile_opencl", __doc__, calls=20, top=15)
     args, case, fw = parse_case(p, argv, "opencl:0")
-    wall, cpu, stats, copies = profile(lambda: case.build(fw, case.size), args.calls)
+    idle = {}
+    wall, cpu, stats, copies = profile(lambda: case.build(fw, case.size), args.calls, gaps=idle)
     me = str(os.getpid())
     others = sorted((v for t, v in cpu.items() if t != me and v > 1e-5), reverse=True)
     launches = sum(c for c, _ in stats.values()) / args.calls
@@ -93,6 +104,10 @@ def main(argv=None):
           f"{busy * 1e3:.2f} ms of kernels; copies/fills {dict(copies)}")
     for (what, grid), (count, t) in sorted(stats.items(), key=lambda kv: -kv[1][1])[:args.top]:
         print(f"  {t * 1e3:8.3f} ms {count / args.calls:5.1f}x  {what}  grid {grid}")
+    print(f"device idle between kernels: {sum(idle.values()) * 1e3:.2f} ms a call; the largest "
+          f"gaps, by the kernel after them:")
+    for (what, grid), t in sorted(idle.items(), key=lambda kv: -kv[1])[:5]:
+        print(f"  {t * 1e3:8.3f} ms  before {what}  grid {grid}")
 
 
 if __name__ == "__main__":

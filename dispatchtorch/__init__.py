@@ -52,6 +52,9 @@ opencl = _DeviceModule("opencl")
 half, float, double = float16, float32, float64  # noqa: A001
 short, int, long = int16, int32, int64  # noqa: A001
 cfloat, cdouble = complex64, complex128
+import math as _math  # noqa: E402
+
+nan, inf, pi, e, newaxis = _math.nan, _math.inf, _math.pi, _math.e, None  # torch.nan ...
 
 
 def is_tensor(obj) -> bool:
@@ -91,7 +94,7 @@ from . import _dynamo  # noqa: E402,F401
 
 
 def __getattr__(name):
-    # torch.export / torch.onnx, imported on first use (they are not needed to train)
-    if name in ("export", "onnx"):
+    # torch.export / .onnx / .distributions / .multiprocessing, imported on first use
+    if name in ("export", "onnx", "distributions", "multiprocessing"):
         return _importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'dispatchtorch' has no attribute {name!r}")

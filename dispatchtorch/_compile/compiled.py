@@ -11,6 +11,7 @@ from .. import _dtype as D
 from .._capture.graph import BUFFER, CONSTANT, GRAD_OUTPUT, INPUT, PARAMETER
 from .._place import place_of
 from .._run import make_view, storage_of, wrap
+from .._shape import contiguous_strides
 from .._tensor import Tensor
 from ..autograd.function import Function
 from ..autograd.grad_mode import STATE
@@ -412,7 +413,10 @@ class Entry:
             if gr is None:
                 from ..ops import zeros
                 gr = zeros(v.shape, dtype=v.dtype, device=v.device)
-            elif gr._storage is not None or gr._stride is not None or gr._offset:
+            elif gr._offset or (gr._stride is not None
+                                and tuple(gr._stride) != contiguous_strides(gr._shape)):
+                # (a contiguous view at offset 0, reshape's backward of a loss on
+                # out.reshape(-1, C), holds the graph's layout: bound as it is)
                 from ..ops.memory import clone
                 gr = clone(gr)
             b.append((p.value, gr._h))

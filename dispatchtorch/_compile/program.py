@@ -22,6 +22,7 @@ from ..dispatch import OPS
 from .._run import kernel_for
 from . import passes
 from .draws import Draws
+from .epilogue import fuse_epilogues
 from .hoist import hoist_checks
 from .reuse import reuse_forward
 
@@ -61,13 +62,18 @@ class Program:
                 nodes, rename = passes.cse(again, root, set(keep) | keep_roots, prior)
             nodes = passes.dce(nodes, keep, provided, root)
         nodes = hoist_checks(nodes, provided, root)
+        self.epilogues = {}
+        if options.get("fusion", True):
+            nodes, self.epilogues = fuse_epilogues(nodes, values, keep, root, _offer_epilogue)
+            if self.epilogues:          # (the intermediate's allocation is unused now)
+                nodes = passes.dce(nodes, keep, provided, root)
         self.constants = {p.value: p for p in graph.placeholders if p.kind == CONSTANT}
         self.written = {o for n in graph.nodes if n.op not in ("as_strided", "empty")
                         for o in n.outputs}
         self.producer = {o: n for n in nodes for o in n.outputs}
         fuse = options.get("fusion", True)
         items = passes.group(nodes, values, self._can_fuse) if fuse else list(nodes)
-        self.sources = []
+        self.sources = [text for _, text in self.epilogues.values()]
         self.n_regions = 0
         steps, step_refs = [], []
         self.literals = []
@@ -207,7 +213,8 @@ class Program:
         if n.kind == RANDOM:
             return (_random_step(bk, place, n.params["draw"], D.BY_NAME[n.params["dtype"]]),
                     (n.outputs[0],), -1, "random")
-        k = _unwrap(kernel_for(OPS[n.op], place))
+        k = self.epilogues[n.id][0] if n.id in self.epilogues else \
+            _unwrap(kernel_for(OPS[n.op], place))
         # (a kernel updating its output, scatter_, has it among its recorded inputs)
         args = [] if n.op.endswith("_") else list(n.outputs)
         for a in n.inputs:
@@ -385,13 +392,20 @@ class Program:
     def describe(self):
         kept, fresh = self.allocations()
         checks = f", {self.n_checks} index checks" if self.n_checks else ""
+        epi = f", {len(self.epilogues)} fused epilogues" if self.epilogues else ""
         return (f"{self.n_eager_kernels} kernel launches eager -> {self.n_kernels} compiled "
-                f"({self.n_regions} fused regions{checks}); {fresh} buffers allocated per "
+                f"({self.n_regions} fused regions{epi}{checks}); {fresh} buffers allocated per "
                 f"call, {kept} kept between calls")
 
 
 def _same(h):
     return h
+
+
+def _offer_epilogue(op, epilogue, dtype, device):
+    """The backend's fused kernel for `op` followed by `epilogue`, or None."""
+    hook = getattr(place_of(device).bk, "fuse_epilogue", None)    # (a duck-typed backend)
+    return hook(op, epilogue, dtype) if hook is not None else None
 
 
 def _prim_nodes_and_checks(graph, phase):

@@ -181,3 +181,10 @@ class Backend:
         `dispatchtorch.backend.fusion.FusedRegion`, or None to run its prims one by
         one. Cache what you generate: the compiler asks once per region and device."""
         return None
+
+    def fuse_epilogue(self, op: str, epilogue: str, dtype: str) -> Callable | None:
+        """A kernel `fn(out, *op's inputs)` computing `epilogue(op(...))` (e.g. "relu"
+        of "linear": the GEMM's output rectified before it is stored), equal to the two
+        kernels one after the other, or None. The compiler asks only where nothing
+        else reads op's result (dispatchtorch/_compile/epilogue.py). Default: none."""
+        return None

@@ -51,5 +51,7 @@ class FusedRegion:
 
     def key(self):
         """What the generated code depends on (the shape only through the backend's
-        own launch geometry): a cache key."""
-        return (self.inputs, self.ops, self.outputs, len(self.shape))
+        own launch geometry): a cache key. Constants also by repr: -0.0 == 0.0 and
+        1 == 1.0 == True as numbers, not as generated code."""
+        return (self.inputs, self.ops, self.outputs, len(self.shape),
+                tuple(repr(v) for o in self.ops for kind, v in o.args if kind == CONST))

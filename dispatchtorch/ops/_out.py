@@ -16,6 +16,10 @@ live here once and each op says only which dtype rule and which aliasing rule it
   shares memory with an input: partly ("partial", TensorIterator's rule: the very same
   tensor is allowed) or at all ("any", the indexing ops, cat, kthvalue).
 
+- autograd: in grad mode a result that requires grad (an input does), or an `out` that
+  requires grad, raises PyTorch's "functions with out=... arguments don't support
+  automatic differentiation" (the result would silently have no graph);
+
 Every tensor is left as it was when a check fails. A wrong-shaped `out` is resized to
 the result's shape, as PyTorch's resize_output does.
 """
@@ -29,6 +33,7 @@ from .. import _dtype as D
 from .._inplace import check_no_internal_overlap
 from .._run import storage_of, strides_of
 from .._tensor import Tensor
+from ..autograd.grad_mode import STATE
 
 _ALIAS_MSG = ("unsupported operation: some elements of the input tensor and the written-to "
               "tensor refer to a single memory location. Please clone() the tensor before "
@@ -122,6 +127,8 @@ def write_out(out, r, op="out=", inputs=(), dtype="safe", alias="partial"):
     differs). r may be a tuple (or named tuple) of results, out then a tuple as long."""
     if out is None:
         return r
+    if STATE.enabled:
+        _check_no_autograd(op, out, r)
     if isinstance(r, tuple):
         if not isinstance(out, (tuple, list)) or len(out) != len(r):
             raise TypeError(f"{op}(): argument 'out' must be tuple of {len(r)} Tensors, not "
@@ -133,6 +140,14 @@ def write_out(out, r, op="out=", inputs=(), dtype="safe", alias="partial"):
     check_out(op, out, r, inputs, dtype, alias)
     return _assign(out, r)
 
+
+
+def _check_no_autograd(op, out, r):
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    results = r if isinstance(r, tuple) else (r,)
+    if any(isinstance(x, Tensor) and x._rg for x in (*results, *outs)):
+        raise RuntimeError(f"{op}(): functions with out=... arguments don't support automatic "
+                           f"differentiation, but one of the arguments requires grad.")
 
 
 def _tensor_args(args, kwargs):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections import abc as _abc
 import operator
 import warnings
 
@@ -65,6 +66,8 @@ def _infer(data):
         return np.asarray(data, dtype=np.complex128), D.default_complex_dtype()
     if isinstance(data, Tensor):
         return np.asarray(data.detach()._host()), data.dtype
+    if _is_other_sequence(data):              # deque, range ...: PyTorch takes any sequence
+        data = list(data)
     if isinstance(data, (list, tuple)):
         flat = _plain(data)
         try:
@@ -97,7 +100,17 @@ def _plain(data):
         return data.tolist()
     if isinstance(data, (list, tuple)):
         return [_plain(x) for x in data]
-    return data
+    if type(data) in _SCALARS:              # the common leaf: no ABC check
+        return data
+    return [_plain(x) for x in data] if _is_other_sequence(data) else data
+
+
+_SCALARS = (float, int, bool, complex)
+
+
+def _is_other_sequence(data):
+    return isinstance(data, _abc.Sequence) and \
+        not isinstance(data, (list, tuple, str, bytes, bytearray))
 
 
 def _tensors_in(data):
@@ -214,14 +227,24 @@ def _dtype_or(dtype, default):
 
 
 @takes_out("empty", "cast", factory=True)
-def empty(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None,
+def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None,
           pin_memory=False, memory_format=None):
-    shape = as_shape(size, "empty")
+    shape = as_shape(size_arg(sizes, size, "empty"), "empty")
     _check_sizes(shape, "empty")
     dt = _dtype_or(dtype, D.get_default_dtype())
     place = _place(device)
     place.check_dtype(dt, "empty")
     return _finish(wrap(place.empty(shape, dt.name, place.index), shape, dt, place), requires_grad)
+
+
+def size_arg(sizes, size, op):
+    """The size given as f(2, 3), f((2, 3)) or f(size=(2, 3)), as PyTorch's factories."""
+    if size is None:
+        return sizes
+    if sizes:
+        raise TypeError(f"{op}() received an invalid combination of arguments - got the size "
+                        "both positionally and as size=")
+    return (size,)
 
 
 def _check_sizes(shape, op):
@@ -255,16 +278,16 @@ def _fill(value, dt):
 
 
 @takes_out("zeros", "cast", factory=True)
-def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None,
+def zeros(*sizes, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None,
           pin_memory=False):
-    return full(as_shape(size, "zeros"), 0, dtype=_dtype_or(dtype, D.get_default_dtype()),
+    return full(as_shape(size_arg(sizes, size, "zeros"), "zeros"), 0, dtype=_dtype_or(dtype, D.get_default_dtype()),
                 device=device, requires_grad=requires_grad)
 
 
 @takes_out("ones", "cast", factory=True)
-def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None,
+def ones(*sizes, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None,
          pin_memory=False):
-    return full(as_shape(size, "ones"), 1, dtype=_dtype_or(dtype, D.get_default_dtype()),
+    return full(as_shape(size_arg(sizes, size, "ones"), "ones"), 1, dtype=_dtype_or(dtype, D.get_default_dtype()),
                 device=device, requires_grad=requires_grad)
 
 

@@ -399,7 +399,14 @@ def vander(x, N=None, increasing=False):
     return v if increasing else v.flip(-1)
 
 
-PUBLIC = {"addr": addr, "addbmm": addbmm, "inner": inner, "kron": kron, "trace": trace,
+def spmm(input, mat2):
+    """torch.spmm: for strided (dense) operands PyTorch computes mm; there are no sparse
+    layouts here, so that is all it does (GCN's GraphConv calls it)."""
+    from .linalg import mm
+    return mm(input, mat2)
+
+
+PUBLIC = {"spmm": spmm, "addr": addr, "addbmm": addbmm, "inner": inner, "kron": kron, "trace": trace,
           "cross": cross, "cdist": cdist, "dist": dist, "block_diag": block_diag,
           "cartesian_prod": cartesian_prod, "combinations": combinations, "cov": cov,
           "corrcoef": corrcoef, "matrix_power": matrix_power, "vander": vander}

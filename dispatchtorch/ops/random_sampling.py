@@ -17,7 +17,7 @@ from .._shape import as_shape
 from .._tensor import Tensor
 from . import _random_streams as S
 from . import random as R
-from .creation import _cast_host, _dtype_or, _from_host, _like, _place, empty
+from .creation import _cast_host, _dtype_or, _from_host, _like, _place, empty, size_arg
 from .memory import copy_
 from ._out import takes_out
 
@@ -44,9 +44,9 @@ def _drawn(values, shape, dt, device, requires_grad, op):
 
 
 @takes_out("rand", "cast", factory=True)
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None,
+def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False, out=None,
          layout=None, pin_memory=False):
-    shape = as_shape(size, "rand")
+    shape = as_shape(size_arg(sizes, size, "rand"), "rand")
     dt = _float_dtype(dtype, "check_uniform_bounds")
     if _shape_only(device):
         return empty(shape, dtype=dt, device=device, requires_grad=requires_grad)
@@ -59,9 +59,9 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, ou
 
 
 @takes_out("randn", "cast", factory=True)
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None,
+def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False, out=None,
           layout=None, pin_memory=False):
-    shape = as_shape(size, "randn")
+    shape = as_shape(size_arg(sizes, size, "randn"), "randn")
     dt = _float_dtype(dtype, "normal_kernel_cpu")
     if _shape_only(device):
         return empty(shape, dtype=dt, device=device, requires_grad=requires_grad)

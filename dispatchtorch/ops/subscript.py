@@ -41,7 +41,7 @@ def _parse(x, key):
         key = (key,)
     items = []
     for k in key:
-        if isinstance(k, (list, np.ndarray)) or (isinstance(k, Tensor) and k.dim() > 0) or \
+        if isinstance(k, (list, range, np.ndarray)) or (isinstance(k, Tensor) and k.dim() > 0) or \
                 (isinstance(k, Tensor) and k.dtype is D.bool_):
             t = _as_index_tensor(k, x.device)
             if t.dtype is D.bool_:

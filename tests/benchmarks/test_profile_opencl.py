@@ -16,7 +16,10 @@ def test_counts_launches_and_restores_the_queue():
     dev = x._h.dev
     queue, launch = dev.queue, Device.launch
     w = dt.ones(8, 16, device="opencl")
-    wall, cpu, stats, copies = profile(lambda: (lambda: float((x @ w).sum(0).sum())), calls=3)
+    gaps = {}
+    wall, cpu, stats, copies = profile(lambda: (lambda: float((x @ w).sum(0).sum())), calls=3,
+                                       gaps=gaps)
+    assert set(gaps) <= set(stats) and all(t > 0 for t in gaps.values())
     assert dev.queue is queue and Device.launch is launch
     matmul = [v for (what, _), v in stats.items() if what.startswith("matmul")]
     assert len(matmul) == 1 and matmul[0][0] == 3 and matmul[0][1] > 0

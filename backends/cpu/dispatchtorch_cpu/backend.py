@@ -94,6 +94,9 @@ class CPUBackend(Backend):
     def fuse_elementwise(self, region):
         return fusion.fuse_elementwise(region, NP_DTYPES)
 
+    def fuse_epilogue(self, op, epilogue, dtype):
+        return fusion.fuse_epilogue(self.kernels, op, epilogue, dtype)
+
     def data_ptr(self, storage):
         """The storage's first byte's address, as PyTorch's data_ptr() gives."""
         return storage.ctypes.data if storage.nbytes else 0      # PyTorch: 0 when unallocated

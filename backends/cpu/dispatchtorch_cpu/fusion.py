@@ -17,6 +17,8 @@ import numpy as np
 
 from .kernels import KERNELS
 from .parallel import POOL
+from .where_bits import BITS as _BITS, select as _where_select, zero_a as _where_zero_a, \
+    zero_b as _where_zero_b
 
 # elements per tile. On the 5-op chain over 4M float32 (one thread, thread CPU time, a
 # loaded 2-core EPYC, 1 MiB L2 per core): 32K 6.0-6.4 ms, 64K 5.7-6.0, 128K 5.4-6.0,
@@ -46,6 +48,30 @@ def can_fuse(op, dtype):
 
 def _cast(out, x):
     np.copyto(out, x, casting="unsafe")
+
+
+def _is_plus_zero(arg, consts, j):
+    kind, v = arg
+    return kind == "const" and not any(np.asarray(consts[(j, v)]).tobytes())
+
+
+def _where_kernel(j, o, consts, region):
+    """The bit-select kernel for ops[j], a where, or None (other dtypes, a non-bool
+    condition: the where kernel)."""
+    def dtype(arg):
+        kind, v = arg
+        return region.inputs[v] if kind == "in" else region.ops[v].dtype if kind == "tmp" \
+            else None
+    it = _BITS.get(o.dtype)
+    cond, a, b = o.args
+    if it is None or o.in_dtype != o.dtype or dtype(cond) != "bool" or \
+            any(dtype(x) not in (None, o.dtype) for x in (a, b)):
+        return None
+    if _is_plus_zero(a, consts, j):
+        return _where_zero_a(it)
+    if _is_plus_zero(b, consts, j):
+        return _where_zero_b(it)
+    return _where_select(it)
 
 
 def _last_uses(ops):
@@ -136,7 +162,6 @@ def fuse_elementwise(region, dtypes):
     ops = region.ops
     n_out = len(region.outputs)
     out_of = {j: i for i, j in enumerate(region.outputs)}
-    kernels = [_cast if o.op == "cast" else KERNELS[o.op] for o in ops]
     last = _last_uses(ops)
     borrow = _borrowers(ops, region.outputs, last)
     consts = {}
@@ -144,6 +169,9 @@ def fuse_elementwise(region, dtypes):
         for kind, v in o.args:
             if kind == "const":
                 consts[(j, v)] = np.asarray(v).astype(dtypes[o.in_dtype])
+    kernels = [_cast if o.op == "cast" else
+               (o.op == "where" and _where_kernel(j, o, consts, region)) or KERNELS[o.op]
+               for j, o in enumerate(ops)]
     shape = tuple(region.shape)
     # a reduction runs per tile when the tiles keep its dims whole (cut before them)
     k = _split_axis(shape) if shape else 0
@@ -193,11 +221,11 @@ def fuse_elementwise(region, dtypes):
             step = max(1, len(tiles) // (4 * n))
             chunks = by_threads[n] = [tiles[i:i + step] for i in range(0, len(tiles), step)]
         POOL.run(len(chunks), lambda i: go(outs, ins, chunks[i]))
-    kernel.source = describe(region)
+    kernel.source = describe(region, kernels)
     return kernel
 
 
-def describe(region):
+def describe(region, kernels=()):
     """The tile program as text (what explain shows)."""
     lines = [f"# cpu tiled numpy: {len(region.ops)} ops over {list(region.shape)}, tiles of "
              f"{TILE} elements over {POOL.threads} threads; inputs {', '.join(f'in{i}: {d}' for i, d in enumerate(region.inputs))}"]
@@ -211,7 +239,8 @@ def describe(region):
         mark = f"  -> out{region.outputs.index(j)}" if j in region.outputs else \
             f"  (in out{region.outputs.index(borrow[j])}'s tile)" if j in borrow else ""
         extra = "".join(f", {k}={v!r}" for k, v in o.params)
-        lines.append(f"t{j}: {o.dtype} = {o.op}({args}{extra}){mark}")
+        how = getattr(kernels[j], "text", None) if kernels else None
+        lines.append(f"t{j}: {o.dtype} = {o.op}({args}{extra}){mark}" + (f"  # {how}" if how else ""))
     return "\n".join(lines)
 
 
@@ -301,3 +330,19 @@ def _straight_line(ops, kernels, consts, out_of, dtypes, shape, n_in, kw):
         lines.append(f"    K{j}(t{j}, {', '.join(args)})")
     exec("\n".join(lines), env)     # noqa: S102  (source built from op indices only)
     return env["single"]
+
+
+def fuse_epilogue(kernels, op, epilogue, dtype):
+    """linear + relu as one call (dispatchtorch/_compile/epilogue.py): the GEMM writes
+    the output, the bias add and the ReLU then run in place on it while it is in cache
+    (no second buffer, no pass into cold memory); the backend's own two kernels, so
+    the numbers are eager's."""
+    if (op, epilogue) != ("linear", "relu") or dtype not in ("float32", "float64"):
+        return None
+    linear, relu = kernels["linear"], kernels["relu"]
+
+    def kernel(out, x, weight, bias):
+        linear(out, x, weight, bias)
+        relu(out, out)
+    kernel.text = "cpu: x @ w.T (BLAS) + bias, then relu in place on the GEMM's output"
+    return kernel

@@ -10,6 +10,7 @@ from .blas_sums import MIN as _SUM_BLAS_MIN, blas_sum as _blas_sum
 from .erf32 import erf as _erf32
 from .parallel import THRESHOLD as _BIG
 from .threaded import _LOWP, chunked as _chunked, reduce_large as _reduce_large
+from .where_bits import where as _where_bits
 
 _F32 = np.dtype(np.float32)
 
@@ -153,6 +154,8 @@ def _relu(out, x):
 
 
 def _where_plain(out, cond, a, b):
+    if _where_bits(out, cond, a, b):
+        return
     np.copyto(out, b)
     np.copyto(out, a, where=cond)
 

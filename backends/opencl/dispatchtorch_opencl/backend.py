@@ -10,7 +10,7 @@ from dispatchtorch.backend import Backend
 from . import cltypes as T
 from .device import discover
 from .handle import CLArray, contiguous_strides, overlaps
-from . import fusion
+from . import fusion, transfers
 from .kernels import KERNELS
 from .kernels.elementwise import copy_kernel, fill_kernel
 
@@ -45,6 +45,9 @@ class OpenCLBackend(Backend):
     def fuse_elementwise(self, region):
         return fusion.fuse_elementwise(region)
 
+    def fuse_epilogue(self, op, epilogue, dtype):
+        return fusion.fuse_epilogue(op, epilogue, dtype)
+
     # -- memory ----------------------------------------------------------------------
     def empty(self, shape, dtype, device):
         dev = self.device(device)
@@ -73,20 +76,35 @@ class OpenCLBackend(Backend):
             buf = None
         elif nbytes <= _SMALL_UPLOAD:
             buf = cl.Buffer(dev.ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=bits)
+            h = CLArray(buf, dev, dtype, shape, contiguous_strides(shape), 0)
+            dev.uses.keep_host_copy(h, bits)
+            return h
         else:
             buf = dev.alloc(nbytes)
-            cl.enqueue_copy(dev.queue, buf, bits, is_blocking=True)
+            transfers.write(dev, buf, bits)
         return CLArray(buf, dev, dtype, shape, contiguous_strides(shape), 0)
 
     def to_host(self, handle):
         out = np.empty(handle.shape, T.NUMPY[handle.dtype])
         if handle.size == 0:
             return out
-        src = handle if handle.contiguous else self._contiguous_copy(handle)
-        dev = src.dev
-        bits = out.reshape(-1).view(T.BITS_NUMPY[handle.dtype])
-        dev.cl.enqueue_copy(dev.queue, bits, src.buf, src_offset=src.offset * T.ITEMSIZE[src.dtype],
-                            is_blocking=True)
+        bits = out.view(T.BITS_NUMPY[handle.dtype])
+        if handle.storage.host is not None:          # no command has written it
+            transfers.from_host_copy(handle, bits)
+            return out
+        if handle.contiguous:
+            src = handle
+        else:
+            span = transfers.strided_span(handle)
+            if span is not None:
+                transfers.read_strided(handle, bits, *span)
+                return out
+            dev = handle.dev
+            src = CLArray(dev.fresh_buffer(handle.size * T.ITEMSIZE[handle.dtype]), dev,
+                          handle.dtype, handle.shape, contiguous_strides(handle.shape), 0)
+            with dev.aside(handle.buf):           # packed beside the queue's kernels
+                copy_kernel(src, handle)
+        transfers.read(src.dev, bits.reshape(-1), src.buf, src.offset * T.ITEMSIZE[src.dtype])
         return out
 
     def as_strided(self, storage, shape, strides, offset):
@@ -108,8 +126,10 @@ class OpenCLBackend(Backend):
             src = self._contiguous_copy(src)
         if dst.dtype == src.dtype and dst.contiguous and src.contiguous:
             item = T.ITEMSIZE[dst.dtype]
-            dst.dev.cl.enqueue_copy(dst.dev.queue, dst.buf, src.buf, byte_count=dst.size * item,
-                                    src_offset=src.offset * item, dst_offset=dst.offset * item)
+            dev = dst.dev
+            ev = dev.cl.enqueue_copy(dev.queue, dst.buf, src.buf, byte_count=dst.size * item,
+                                     src_offset=src.offset * item, dst_offset=dst.offset * item)
+            dev.uses.record(ev, (dst.buf,))
             return
         copy_kernel(dst, src)
 
@@ -120,8 +140,10 @@ class OpenCLBackend(Backend):
         bits = np.asarray(value, dtype=T.NUMPY[dt]).view(T.BITS_NUMPY[dt])[()]
         if dst.contiguous:
             item = T.ITEMSIZE[dt]
-            dst.dev.cl.enqueue_fill_buffer(dst.dev.queue, dst.buf, bits, dst.offset * item,
-                                           dst.size * item)
+            dev = dst.dev
+            ev = dev.cl.enqueue_fill_buffer(dev.queue, dst.buf, bits, dst.offset * item,
+                                            dst.size * item)
+            dev.uses.record(ev, (dst.buf,))
         else:
             fill_kernel(dst, bits)
 

@@ -6,11 +6,14 @@ devices and a reason. Contexts, queues and pools are made on first use.
 """
 from __future__ import annotations
 
+import contextlib
+import threading
 import warnings
 
 from dispatchtorch.backend import DTYPE_NAMES, DeviceInfo
 
 from . import hugepages
+from .uses import BufferUses, buffer_params
 from .errors import KernelBuildError, KernelLaunchError, OutOfMemoryError, mib
 
 HUGE_FROM = 4 << 20        # buffers from this size get huge-page advice on CPU devices
@@ -74,7 +77,14 @@ class Device:
         if _query(dev, "single_fp_config", 0) & cl.device_fp_config.CORRECTLY_ROUNDED_DIVIDE_SQRT:
             options.append("-cl-fp32-correctly-rounded-divide-sqrt")
         self.build_options = options
-        self._ctx = self._queue = self._pool = self._dummy = None
+        self._ctx = self._queue = self._pool = self._dummy = self._side = None
+        self._aside = threading.local()   # .wait: inside aside(), the side queue's wait list
+        # the last command queued that wrote each buffer: a host read waits for that
+        # command only, not the whole queue (see uses.py, transfers.py)
+        self.uses = BufferUses()
+        self.kernel_buffers = {}   # cl.Kernel -> buffer_params of its signature
+        from pyopencl._cl import PooledBuffer
+        self.buffer_types = frozenset((cl.Buffer, PooledBuffer))
         self._advised = set()      # pool blocks already given huge-page advice
         self.kernels = {}          # cache key -> (cl.Kernel, description)
         self.plans = {}            # launch plans keyed by op and layout
@@ -98,6 +108,14 @@ class Device:
         if self._queue is None:
             self._start()
         return self._queue
+
+    @property
+    def side_queue(self):
+        """A second in-order queue for host reads: they wait on the event of the last
+        command writing their buffer instead of behind every kernel of `queue`."""
+        if self._side is None:
+            self._side = self.cl.CommandQueue(self.ctx)
+        return self._side
 
     @property
     def pool(self):
@@ -158,8 +176,48 @@ class Device:
         return self._dummy
 
     def synchronize(self):
-        if self._queue is not None:
-            self._queue.finish()
+        """Wait for the whole queue; forget the uses it finished (not those another
+        thread queued meanwhile)."""
+        if self._queue is None:
+            return
+        seen = self.uses.snapshot()
+        self._queue.finish()
+        self.uses.forget(seen)
+
+    def wait_list(self, event):
+        """[event] for a side-queue command to wait on (the main queue flushed so it
+        can complete), or None."""
+        if event is None:
+            return None
+        self.queue.flush()
+        return [event]
+
+    @contextlib.contextmanager
+    def aside(self, *reads):
+        """Launches inside run on the side queue, after the last writes of the buffers
+        `reads` (what they read), beside the main queue's kernels: for a host read that
+        needs a kernel first (packing a strided view, an integer zero check). What
+        they write must be fresh, unpooled memory (no main-queue kernel may still use
+        it), and the caller reads it back on the side queue before leaving."""
+        events = [e for e in (self.uses.before_read(b) for b in reads if b is not None)
+                  if e is not None]
+        if events:
+            self.queue.flush()
+        self._aside.wait = events
+        try:
+            yield
+        finally:
+            self._aside.wait = None
+
+    def fresh_buffer(self, nbytes):
+        """An unpooled buffer (for kernels launched aside)."""
+        return self.cl.Buffer(self.ctx, self.cl.mem_flags.READ_WRITE, max(1, nbytes))
+
+    def _forget_completed(self):
+        done = self.cl.command_execution_status.COMPLETE
+        self.uses.forget(self.uses.snapshot(), lambda ev: ev.command_execution_status == done)
+        if len(self.uses) > self.uses.limit // 2:    # the host runs far ahead: catch up once
+            self.synchronize()
 
     # -- kernels --------------------------------------------------------------------
     def kernel(self, key, make):
@@ -185,6 +243,7 @@ class Device:
                 f"Compiler log:\n{_log(exc)}\n--- generated source ---\n{_numbered(source)}"
             ) from None
         k.set_scalar_arg_dtypes(spec.arg_types)
+        self.kernel_buffers[k] = buffer_params(source, spec.name)
         return k
 
     def _program(self, source):
@@ -208,11 +267,20 @@ class Device:
         return cl.Program(self.ctx, source).build(options=self.build_options)
 
     def launch(self, kernel, gsize, lsize, args, what):
+        """Queue a kernel; returns its event, recorded as the last write of each buffer
+        argument its signature does not declare const."""
         try:
-            kernel(self.queue, gsize, lsize, *args)
+            aside = getattr(self._aside, "wait", None)
+            if aside is None:
+                ev = kernel(self.queue, gsize, lsize, *args)
+            else:
+                ev = kernel(self.side_queue, gsize, lsize, *args, wait_for=aside)
         except self.cl.Error as exc:
             raise KernelLaunchError(f"opencl:{self.index} ({self.name}): launching the kernel for "
                                     f"{what} (global {gsize}, local {lsize}) failed: {exc}") from None
+        if self.uses.launched(ev, self.kernel_buffers.get(kernel), args, self.buffer_types):
+            self._forget_completed()
+        return ev
 
     # -- launch geometry ---------------------------------------------------------------
     def split(self, n, min_chunk=16384, per_item_cost=1, chunked=False):

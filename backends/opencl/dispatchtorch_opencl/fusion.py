@@ -176,3 +176,13 @@ def fuse_elementwise(region):
 
     kernel.source = _Source()
     return kernel
+
+
+def fuse_epilogue(op, epilogue, dtype):
+    """linear + relu as one GEMM launch (dispatchtorch/_compile/epilogue.py): the
+    direct "nt" kernel rectifies each value before its store (kernels/linear.py
+    linear_relu); other layouts run linear, then relu in place."""
+    if (op, epilogue) != ("linear", "relu") or dtype not in ("float32", "float64"):
+        return None
+    from .kernels.linear import linear_relu
+    return linear_relu

@@ -18,7 +18,7 @@ def contiguous_strides(shape):
 
 class CLArray:
     __slots__ = ("buf", "dev", "dtype", "shape", "strides", "offset", "size", "_root",
-                 "capacity", "__weakref__")
+                 "capacity", "host", "__weakref__")
 
     def __init__(self, buf, dev, dtype, shape, strides, offset, storage=None, capacity=None):
         self.buf = buf                   # pyopencl buffer (None when the storage is empty)
@@ -31,6 +31,8 @@ class CLArray:
         self._root = storage          # None for a storage itself (no reference cycle, so
         #                               a dropped tensor's buffer goes back to the pool at once)
         self.capacity = self.size if capacity is None else capacity   # elements in the buffer
+        self.host = None                 # storages only: a host copy of the buffer's bits
+        #                                  while no command has written it (uses.py)
 
     def __repr__(self):
         return (f"<opencl:{self.dev.index} {self.dtype} shape={self.shape} strides={self.strides} "

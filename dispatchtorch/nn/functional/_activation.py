@@ -9,6 +9,7 @@ from ..._tensor import Tensor
 from ...autograd.function import Function
 from ...autograd.grad_mode import is_grad_enabled
 from ...ops import nn_ops as N
+from ...ops._out import takes_out, write_out
 
 
 def _check(input, name):
@@ -91,6 +92,7 @@ class _Softplus(Function):
         return _ops.where(scaled > ctx.threshold, g, g * z / (z + 1)), None, None
 
 
+@takes_out("softplus")
 def softplus(input, beta=1.0, threshold=20.0):
     _check(input, "softplus")
     if input.requires_grad and is_grad_enabled():
@@ -122,15 +124,18 @@ def mish(input, inplace=False):
     return _inplace(input, input * softplus(input).tanh(), inplace)
 
 
+@takes_out("logsigmoid")
 def logsigmoid(input):
     return -softplus(-input)
 
 
-def gelu(input, approximate="none"):
+def gelu(input, approximate="none", *, out=None):
     _check(input, "gelu")
     if approximate not in ("none", "tanh"):
         raise RuntimeError(f"approximate argument must be either none or tanh, got {approximate!r}")
-    return N.GELU(input, approximate=approximate)
+    r = N.GELU(input, approximate=approximate)
+    # out= inline, not through takes_out's wrapper: gelu is on the training hot path
+    return r if out is None else write_out(out, r, "gelu", (input,))
 
 
 def silu(input, inplace=False):
@@ -289,12 +294,14 @@ def hardswish(input, inplace=False):
     return _inplace(input, input * (input + 3).clamp(0.0, 6.0) / 6, inplace)
 
 
+@takes_out("hardshrink")
 def hardshrink(input, lambd=0.5):
     _check(input, "hardshrink")
     # PyTorch's: 0 inside [-lambd, lambd], x elsewhere (a NaN stays NaN and passes g)
     return _ops.where((input >= -lambd) & (input <= lambd), 0.0, input)
 
 
+@takes_out("softshrink")
 def softshrink(input, lambd=0.5):
     _check(input, "softshrink")
     if lambd < 0:

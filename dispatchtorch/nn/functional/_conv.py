@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..._tensor import Tensor
 from ...ops import nn_ops as N
+from ...ops._out import takes_out
 from ...ops.nn_ops import windows as W
 from .._tuples import adaptive_size, check_nonnegative, pair, single
 from ._pad import pad
@@ -228,6 +229,7 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return _unbatch(r.squeeze(2), added)
 
 
+@takes_out("avg_pool2d")
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
     x, added = _batched(input, "avg_pool2d", 2)

@@ -2,6 +2,8 @@
 alpha dropouts, each a Bernoulli mask and an affine map."""
 from __future__ import annotations
 
+import warnings
+
 from ... import ops as _ops
 from ..._tensor import Tensor
 
@@ -19,15 +21,30 @@ def _noise(input, p, feature):
 
 
 def _feature_dropout(name, input, p, training, inplace, dims):
+    """ATen's feature_dropout over (N, C, *spatial): one draw per (n, c). As PyTorch's
+    functional.py: dropout1d raises for other ranks; dropout2d/3d only warn, and
+    dropout2d reads a 3D input as batched (N, C, L), PyTorch's historical behaviour."""
     _check_p(p)
     if not isinstance(input, Tensor):
         raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(input).__name__}")
-    if input.dim() not in (dims + 1, dims + 2):
-        raise RuntimeError(f"{name}: Expected {dims + 1}D or {dims + 2}D input, but received a "
-                           f"{input.dim()}D input. ")
+    rank = input.dim()
+    if rank not in (dims + 1, dims + 2):
+        if dims == 1:
+            raise RuntimeError(
+                f"{name}: Expected {dims + 1}D or {dims + 2}D input, but received a {rank}D "
+                "input. ")
+        warnings.warn(f"{name}: Received a {rank}-D input to {name}, which is deprecated and "
+                      "will result in an error in a future release. To retain the behavior "
+                      "and silence this warning, please use dropout instead.", stacklevel=3)
+    if rank < 2:
+        raise RuntimeError(f"{name}: Feature dropout requires at least 2 dimensions in the input")
+    if dims == 2 and rank == 3:
+        warnings.warn(f"{name}: Received a 3D input to {name} and assuming that channel-wise "
+                      "1D dropout behavior is desired - input is interpreted as shape "
+                      "(N, C, L), where C is the channel dim.", stacklevel=3)
     if not training or p == 0.0:
         return input
-    unbatched = input.dim() == dims + 1
+    unbatched = rank == dims + 1 and not (dims == 2 and rank == 3)
     x = input.unsqueeze(0) if unbatched else input
     out = x * 0.0 if p == 1.0 else x * (_noise(x, p, True) / (1.0 - p))
     out = out.squeeze(0) if unbatched else out

@@ -6,10 +6,11 @@ from ... import ops as _ops
 from ..._tensor import Tensor
 from ...ops import nn_ops as N
 from ...ops._checks import range_check
+from ...ops._out import write_out
 from ...ops.gather_scatter import _bounds
 
 
-def linear(input, weight, bias=None):
+def linear(input, weight, bias=None, *, out=None):
     if not isinstance(input, Tensor) or not isinstance(weight, Tensor):
         bad = input if not isinstance(input, Tensor) else weight
         raise TypeError(f"linear(): argument must be Tensor, not {type(bad).__name__}")
@@ -17,19 +18,23 @@ def linear(input, weight, bias=None):
         raise RuntimeError(f"linear: expected a 1-D or 2-D weight and an input with at least one "
                            f"dim, got weight {list(weight.shape)} and input {list(input.shape)}")
     if weight.dim() == 1:
-        out = input @ weight
-        return out if bias is None else out + bias
-    if input.shape[-1] != weight.shape[1]:
-        rows = input.numel() // input.shape[-1] if input.shape[-1] else 0
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} "
-                           f"and {weight.shape[1]}x{weight.shape[0]})")
-    if input.dtype is not weight.dtype:
-        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {input.dtype.pt_name} "
-                           f"and {weight.dtype.pt_name}")
-    if bias is not None and bias.shape[-1:] != weight.shape[:1] and bias.numel() != 1:
-        raise RuntimeError(f"linear: bias of shape {list(bias.shape)} does not match "
-                           f"{weight.shape[0]} output features")
-    return N.LINEAR(input, weight, bias)
+        r = input @ weight
+        if bias is not None:
+            r = r + bias
+    else:
+        if input.shape[-1] != weight.shape[1]:
+            rows = input.numel() // input.shape[-1] if input.shape[-1] else 0
+            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} "
+                               f"and {weight.shape[1]}x{weight.shape[0]})")
+        if input.dtype is not weight.dtype:
+            raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
+                               f"{input.dtype.pt_name} and {weight.dtype.pt_name}")
+        if bias is not None and bias.shape[-1:] != weight.shape[:1] and bias.numel() != 1:
+            raise RuntimeError(f"linear: bias of shape {list(bias.shape)} does not match "
+                               f"{weight.shape[0]} output features")
+        r = N.LINEAR(input, weight, bias)
+    # out= inline, not through takes_out's wrapper: linear is on the training hot path
+    return r if out is None else write_out(out, r, "linear", (input, weight, bias))
 
 
 def bilinear(input1, input2, weight, bias=None):

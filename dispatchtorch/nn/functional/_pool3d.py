@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ... import ops as _ops
 from ..._tensor import Tensor
+from ...ops._out import takes_out
 from .._tuples import adaptive_size, check_nonnegative, single, triple
 from ._conv import (_adaptive_matrix, _batched, _unbatch, avg_pool1d, avg_pool2d, max_pool2d)
 
@@ -74,6 +75,7 @@ def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation
     return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
+@takes_out("avg_pool3d")
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None):
     x, added = _batched(input, "avg_pool3d", 3)

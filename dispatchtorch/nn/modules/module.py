@@ -565,8 +565,13 @@ class Module:
         return self._apply(lambda t: _ops.empty_like(t, device=device), recurse)
 
     def share_memory(self):
-        """Parameters already live in memory every process of a fork shares."""
-        return self
+        """Absent: there are no shared-memory tensors. A forked or spawned child gets a
+        copy of the parameters, so Hogwild-style training (every process updating one
+        model) would silently train only the copies."""
+        raise NotImplementedError(
+            "Module.share_memory: tensors in memory shared across processes are not "
+            "implemented in dispatchtorch (a child process would update a copy of the "
+            "parameters that the parent never sees)")
 
     def xpu(self, device=None):
         return self._apply(lambda t: t.to("xpu" if device is None else f"xpu:{device}"))

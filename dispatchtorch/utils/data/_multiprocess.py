@@ -13,8 +13,7 @@ import multiprocessing
 import os
 import queue
 
-from ... import _dtype as D
-from ... import ops as _ops
+from ._base_seed import draw_base_seed
 from ._fetch import FetcherFactory
 from ._worker import ExceptionWrapper, IterableEnd, Resume, worker_loop
 
@@ -33,8 +32,7 @@ class MultiProcessIter:
             ctx = multiprocessing
         elif isinstance(ctx, str):
             ctx = multiprocessing.get_context(ctx)
-        self._base_seed = int(_ops.randint(0, 2 ** 62, (), dtype=D.int64,
-                                           generator=loader.generator).item())
+        self._base_seed = draw_base_seed(loader)
         fetch = FetcherFactory(loader._iterable, loader.collate_fn, loader._auto_collation,
                                loader.batch_size, loader.drop_last)
         self._data_queue = ctx.Queue()

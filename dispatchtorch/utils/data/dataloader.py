@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warnings
 
+from ._base_seed import draw_base_seed
 from ._fetch import FetcherFactory
 from .collate import default_collate, default_convert
 from .dataset import IterableDataset
@@ -24,6 +25,7 @@ class _SingleProcessIter:
         self._fetch = FetcherFactory(loader._iterable, loader.collate_fn, loader._auto_collation,
                                      loader.batch_size, loader.drop_last)(loader.dataset)
         self._indices = None if loader._iterable else iter(loader._index_sampler)
+        self._base_seed = draw_base_seed(loader)
 
     def __iter__(self):
         return self

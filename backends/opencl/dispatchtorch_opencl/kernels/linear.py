@@ -9,7 +9,7 @@ from __future__ import annotations
 from .. import cltypes as T
 from ..handle import CLArray, contiguous_strides
 from .elementwise import KERNELS as _ELEMENTWISE, copy_kernel
-from .matmul import matmul_bias
+from .matmul import matmul_bias, relu_epilogue_ok
 
 
 def _view(h, shape, strides):
@@ -42,8 +42,24 @@ def linear(out, x, weight, bias):
     _linear(out, x, weight, bias)
 
 
-def _linear(out, x, weight, bias):
-    """out (*lead, N) contiguous = x (*lead, K) @ weight (N, K).T + bias."""
+def linear_relu(out, x, weight, bias):
+    """relu(linear(x, weight, bias)) (dispatchtorch.compile's epilogue fusion): the
+    ReLU in the direct GEMM kernel's store, where its nt kernel takes the product and
+    the bias is a contiguous row; otherwise linear, then relu in place on its output.
+    float32/float64 only (the compiler asks for no other)."""
+    if out.size and _linear(out, x, weight, bias, relu=True):
+        return
+    linear(out, x, weight, bias)
+    _ELEMENTWISE["relu"](out, out)
+
+
+linear_relu.text = ("opencl: the ReLU in the direct GEMM kernel's store (its nt kernel "
+                    "mmnt_*_relu) where it takes the product; else linear, then relu in place")
+
+
+def _linear(out, x, weight, bias, relu=False):
+    """out (*lead, N) contiguous = x (*lead, K) @ weight (N, K).T + bias. relu: only
+    where the kernel rectifies too (else nothing is launched): returns whether it ran."""
     (N, K), lead = weight.shape, x.shape[:-1]
     M = lead[-1] if lead else 1
     batch = lead[:-1]
@@ -51,6 +67,10 @@ def _linear(out, x, weight, bias):
     b = _view(weight, batch + (K, N), (0,) * len(batch) + (weight.strides[1], weight.strides[0]))
     o = _view(out, batch + (M, N), contiguous_strides(batch + (M, N)))
     row = bias if bias is not None and bias.shape == (N,) and (bias.strides == (1,) or N == 1) else None
+    if relu:
+        if (bias is not None and row is None) or not relu_epilogue_ok(o, a, b):
+            return False
+        return matmul_bias(o, a, b, row, relu=True)
     if matmul_bias(o, a, b, row) and row is not None:
         return
     if bias is not None:

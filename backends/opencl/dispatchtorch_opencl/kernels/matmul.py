@@ -23,7 +23,7 @@ import numpy as np
 from .. import cltypes as T
 from ..codegen import KernelSpec, coords, dot, kernel_name, signature
 from ..handle import coalesce
-from .matmul_direct import direct
+from .matmul_direct import direct, takes_relu
 
 I64 = np.int64
 TILE = 16
@@ -178,13 +178,20 @@ def _tiled(out, a, b, batch, bstrides, M, N, K):
                 M, N, K, a.strides[-2], a.strides[-1], b.strides[-2], b.strides[-1]], what)
 
 
+def relu_epilogue_ok(out, a, b):
+    """Whether matmul_bias(..., relu=True) applies the ReLU in its kernel here."""
+    return out.dev.matmul_path == "direct" and \
+        takes_relu(out, a, b, a.shape[-2], b.shape[-1], a.shape[-1])
+
+
 def matmul(out, a, b):
     matmul_bias(out, a, b, None)
 
 
-def matmul_bias(out, a, b, bias):
+def matmul_bias(out, a, b, bias, relu=False):
     """out = a @ b, plus bias (a contiguous (N,) handle or None) where the kernel can
-    add it before its store; returns whether it did (else the caller adds it)."""
+    add it before its store; returns whether it did (else the caller adds it).
+    relu: rectified before the store too (the caller checked matmul_direct.takes_relu)."""
     if out.size == 0:
         return True
     M, K = a.shape[-2:]
@@ -192,8 +199,10 @@ def matmul_bias(out, a, b, bias):
     nb = len(a.shape) - 2
     batch, bstrides = coalesce(tuple(a.shape[:nb]), [tuple(a.strides[:nb]), tuple(b.strides[:nb])])
     path = out.dev.matmul_path
-    if path == "direct" and direct(out, a, b, batch, bstrides, M, N, K, bias):
+    if path == "direct" and direct(out, a, b, batch, bstrides, M, N, K, bias, relu):
         return True
+    if relu:
+        raise ValueError("matmul: a ReLU epilogue only on the direct path")
     (_tiled if path == "tiled" else _packed)(out, a, b, batch, bstrides, M, N, K)
     return bias is None
 

@@ -5,8 +5,13 @@ vector FMAs, for float32 and float64 when the layout lets rows be vector-loaded.
   computes a ROWS x 2*W block (W = the 256-bit vector width: 8 floats, 4 doubles),
   one broadcast of a and two vector loads of b per k - 8 accumulators, which fill
   the FMA pipes of an AVX2 core without spilling (an 8x8 block with 8 accumulators
-  and one load of b per k ran at half the rate on PoCL). a transposed (the weight
-  gradient `g.T @ x`) costs nothing extra: its broadcasts are strided loads.
+  and one load of b per k ran at half the rate on PoCL). Not for a stored column by
+  column (the weight gradient `g.T @ x`: a's k-stride is its row length, often a power
+  of two, so the blocks' strided broadcasts alias in L1): there the packed kernels
+  were faster at every size measured (one PoCL thread, device time, g.T @ x with
+  M,N,K = 512,512,128: 766 against 941 us; 512,512,512: 4.0 against 9.4 ms;
+  1024,1024,64: 2.1 against 3.2 ms; 64,512,64: 56 against 66 us; equal below
+  MIN_PACKED_T multiply-adds, where the packing's two launches cost host time).
 - "nt" (a's and b's columns contiguous: `a @ w.T`, the Linear forward): each
   work-item computes ROWS x COLS dot products along k, W at a time, and reduces the
   vectors at the end; a scalar loop takes k's tail.
@@ -33,7 +38,22 @@ WIDTH = {"float32": 8, "float64": 4}     # elements per 256-bit vector
 # 48-59 core-ms on PoCL): b's rows a power-of-two stride apart alias in the L1 cache and
 # the packing pass, O(n^2), is paid back; at 512x1024x512 the two were even
 MAX_WORK = 1 << 28
+# a column-major a (stride 1 along m, not along k) goes to the packed kernels from
+# this many multiply-adds on (10x512x128, the MLP head's weight gradient: equal)
+MIN_PACKED_T = 1 << 20
 CTYPE = {"float32": "float", "float64": "double"}
+
+
+# the ReLU epilogue (dispatchtorch.compile's linear + relu): elementwise.py's relu
+# expression on the value about to be stored (NaN stays NaN)
+_RELU = " v = (v > ({c})0 || v != v) ? v : ({c})0;"
+
+
+def takes_relu(out, a, b, M, N, K):
+    """Whether direct() applies a ReLU epilogue for this product (its "nt" kernel:
+    the Linear forward's layout)."""
+    return (out.dtype in WIDTH and M * N * K <= MAX_WORK and a.strides[-1] == 1
+            and b.strides[-2] == 1 and not (b.strides[-1] == 1 and N >= 2 * WIDTH[out.dtype]))
 
 
 def _params(dt, db, extra, bias):
@@ -74,7 +94,7 @@ def nn_spec(dt, db, bias):
     c, w = CTYPE[dt], WIDTH[dt]
     vec = f"{c}{w}"
     sig, types = _params(dt, db, (), bias)
-    add = (f" + e_0", f" + e_1") if bias else ("", "")
+    add = (" + e_0", " + e_1") if bias else ("", "")
     body = ["long mb = get_global_id(0), nb = get_global_id(1);", *_bases(db, "get_global_id(2)"),
             f"long m0 = mb * {ROWS};", *_rows(c, "sam"),
             f"__global const {c}* ap = pa0;",
@@ -101,7 +121,7 @@ def nn_spec(dt, db, bias):
     return KernelSpec(name, _program(dt, name, sig, body), types, f"matmul ({dt})")
 
 
-def nt_spec(dt, db, bias):
+def nt_spec(dt, db, bias, relu=False):
     c, w = CTYPE[dt], WIDTH[dt]
     vec = f"{c}{w}"
     pairs = [(i, j) for i in range(ROWS) for j in range(NT_COLS)]
@@ -121,10 +141,12 @@ def nt_spec(dt, db, bias):
             *(f"  t{i}_{j} += pa0[r{i} + k] * pb0[s{j} + k];" for i, j in pairs),
             "}",
             "__global " + c + "* cp = pc0 + m0 * N + n0;",
-            *(f"if (m0 + {i} < M && n0 + {j} < N) cp[{i} * N + {j}] = t{i}_{j}"
-              + (f" + p_bias[o_bias + n0 + {j}];" if bias else ";") for i, j in pairs)]
+            *(f"if (m0 + {i} < M && n0 + {j} < N) {{ {c} v = t{i}_{j}"
+              + (f" + p_bias[o_bias + n0 + {j}];" if bias else ";")
+              + (_RELU.format(c=c) if relu else "") + f" cp[{i} * N + {j}] = v; }}"
+              for i, j in pairs)]
     sig, types = _params(dt, db, (), bias)
-    name = kernel_name("mmnt", dt, db, "bias" if bias else "")
+    name = kernel_name("mmnt", dt, db, "bias" if bias else "", "relu" if relu else "")
     return KernelSpec(name, _program(dt, name, sig, body), types, f"matmul ({dt})")
 
 
@@ -153,10 +175,11 @@ def _local(grid, want):
     return (l0, 1, 1)
 
 
-def direct(out, a, b, batch, bstrides, M, N, K, bias=None):
+def direct(out, a, b, batch, bstrides, M, N, K, bias=None, relu=False):
     """Run the matmul with the in-place kernels and return True, or return False
     (nothing launched) when dtype or layout is not theirs. bias: None, or a
-    contiguous (N,) handle added to every row (F.linear's epilogue)."""
+    contiguous (N,) handle added to every row (F.linear's epilogue); relu: rectify
+    before the store (only where takes_relu holds)."""
     dt = out.dtype
     if dt not in WIDTH or M * N * K > MAX_WORK:
         return False
@@ -164,6 +187,8 @@ def direct(out, a, b, batch, bstrides, M, N, K, bias=None):
     sbk, sbn = b.strides[-2:]
     lanes = 2 * WIDTH[dt]
     if sbn == 1 and N >= lanes:
+        if sam == 1 and sak != 1 and M > 1 and K > 1 and M * N * K >= MIN_PACKED_T:
+            return False                 # a column-major: the packed kernels (see above)
         kind = "nn"
     elif sak == 1 and sbk == 1:
         kind = "nt"
@@ -184,8 +209,13 @@ def direct(out, a, b, batch, bstrides, M, N, K, bias=None):
     else:
         NB = -(-N // NT_COLS)
         grid, N0 = (NB, MB, Bt), N
-    spec = nn_spec if kind == "nn" else nt_spec
-    kernel, what = dev.kernel(("mm" + kind, dt, db, fused), lambda: spec(dt, db, fused))
+    if relu and kind != "nt":
+        raise ValueError("matmul: a ReLU epilogue only in the nt kernel (takes_relu)")
+    if kind == "nn":
+        kernel, what = dev.kernel(("mmnn", dt, db, fused), lambda: nn_spec(dt, db, fused))
+    else:
+        key = ("mmnt", dt, db, fused) + (("relu",) if relu else ())
+        kernel, what = dev.kernel(key, lambda: nt_spec(dt, db, fused, relu))
     dev.launch(kernel, grid, _local(grid, 8 * dev.compute_units), common + tail, what)
     if N0 < N:                   # nn: the columns past the last full block
         items = M * (N - N0)
