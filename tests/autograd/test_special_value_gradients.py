@@ -334,3 +334,14 @@ def test_kl_div_target_gradient_and_mish_gradient_at_special_values(dev):
     m = torch.tensor([0.0, 1.0], device=dev, requires_grad=True)
     F.mish(m).backward(torch.tensor([inf, 1.0], device=dev))
     np.testing.assert_allclose(m.grad.cpu().numpy(), [inf, 1.0490362200997922], rtol=1e-6)
+
+
+def test_mvlgamma_below_its_old_domain_check_gives_lgamma_values():
+    # PyTorch 2.13 has no "(p-1)/2" check (it was also a host read): lgamma's values, inf
+    # at the poles; the gradient at -0.0 is digamma(+0.0) = -inf (offsets start at +0.0)
+    x = torch.tensor([0.3, 0.5, -2.25], dtype=torch.float64)
+    np.testing.assert_allclose(torch.mvlgamma(x, 2).numpy(),
+                               [3.4296605285767137, inf, 1.1323543854813034], rtol=1e-12)
+    z = torch.tensor([-0.0, 0.0], dtype=torch.float64, requires_grad=True)
+    torch.mvlgamma(z, 1).backward(torch.ones(2, dtype=torch.float64))
+    _same_bits(z.grad.numpy(), [-inf, -inf])
