@@ -193,10 +193,12 @@ class _Run:
 
     def _count(self):
         deps, seen = {}, set()
-        stack = [t for t, _ in self.edges if isinstance(t, Node)]
+        stack = []
+        for t, _ in self.edges:        # two roots on one node (std_mean's std and mean):
+            if isinstance(t, Node) and id(t) not in seen:   # count its edges once
+                seen.add(id(t))
+                stack.append(t)
         nodes = []
-        for n in stack:
-            seen.add(id(n))
         while stack:
             n = stack.pop()
             nodes.append(n)

@@ -4,6 +4,8 @@ composites built on them (solve, inv, det, slogdet, lu_solve, cholesky_solve, pi
 lstsq, matrix_rank, cond, ...; see linalg_more.py). Batched everywhere: (*B, m, n)."""
 from __future__ import annotations
 
+import math
+
 from .. import _dtype as D
 from .. import return_types as RT
 from .._run import apply, same_place
@@ -519,7 +521,10 @@ def _det(A):
 
 def _det_grad(g, A, result):
     """PyTorch's det backward through the SVD, so singular matrices get the true
-    gradient: d det / dA = conj(det(U) det(V^H)) U diag(prod_{j != i} s_j) V^H."""
+    gradient: d det / dA = conj(det(U) det(V^H)) U diag(prod_{j != i} s_j) V^H. A matrix
+    with an inf or NaN gets NaN everywhere, as PyTorch's (its SVD would not converge)."""
+    finite = ((A == A) & (A.abs() != math.inf)).all(-1).all(-1).unsqueeze(-1).unsqueeze(-1)
+    A = pointwise.where(finite, A, 0.0)
     U, S, Vh = svd(A, full_matrices=False)
     n = S.shape[-1]
     ones = creation.ones(tuple(S.shape[:-1]) + (1,), dtype=S.dtype, device=S.device)
@@ -528,7 +533,8 @@ def _det_grad(g, A, result):
     others = before * after
     sgn = _det(U) * _det(Vh)
     sgn = sgn.conj() if sgn.dtype.is_complex else sgn
-    return matmul(U * (others * (g * sgn).unsqueeze(-1)).unsqueeze(-2), Vh)
+    return pointwise.where(finite, matmul(U * (others * (g * sgn).unsqueeze(-1)).unsqueeze(-2),
+                                          Vh), math.nan)
 
 
 DET = composite("linalg_det", _det, kind="linalg", args=("A",), grad=_det_grad, dtypes="float",

@@ -10,6 +10,7 @@ import math
 
 from .. import _dtype as D
 from .._tensor import Tensor
+from ..autograd.grad_mode import STATE
 from ._elementwise import binary, define
 from ._composite import composite
 from ..dispatch.registry import FORMS as P, NO_FORMS, Forms
@@ -96,15 +97,21 @@ div = define("div", args=B, promote="int_to_float",
 
 
 def _pow_grad(g, a, b, result, needs):
+    """PyTorch's pow_backward(_self, _exponent): g * (b * a^(b-1)) (0 where b == 0), and
+    g * result * log(a) (0 where a == 0 and b >= 0; a negative base's log is NaN)."""
     ga = gb = None
     if needs[0]:
         if isinstance(b, Tensor):
-            ga = P.where(b == 0, 0.0, g * b * P.pow(a, b - 1))
+            ga = P.where(b == 0, 0.0, g * (b * P.pow(a, b - 1)))
         else:
-            ga = _zeros(g) if b == 0 else g * b * P.pow(a, b - 1)
+            ga = _zeros(g) if b == 0 else g * (b * P.pow(a, b - 1))
     if needs[1]:
-        safe = P.where((a == 0) & (b >= 0), 0.0, result * P.log(a)) \
-            if isinstance(a, Tensor) else result * math.log(a) if a > 0 else result * 0
+        if isinstance(a, Tensor):
+            safe = P.where((a == 0) & (b >= 0), 0.0, result * P.log(a))
+        elif a == 0:
+            safe = P.where(b >= 0, 0.0, result * -math.inf)
+        else:
+            safe = result * (math.log(a) if a > 0 else math.nan)
         gb = g * safe
     return ga, gb
 
@@ -124,9 +131,16 @@ def _extreme_grad(pick):
 
 maximum = define("maximum", forms=TT, args=B, grad=_extreme_grad(lambda x, y: x < y))
 minimum = define("minimum", forms=TT, args=B, grad=_extreme_grad(lambda x, y: x > y))
+def _atan2_grad(g, a, b, needs):
+    """PyTorch's atan2_backward, g * b * r and g * -a * r with r = 1 / (a^2 + b^2), and
+    r = 0 where a^2 + b^2 is 0 (PyTorch 2.13 gives (+-0, -+0) at the origin, not NaN)."""
+    d = a * a + b * b
+    r = P.where(d == 0, 0.0, 1 / d)
+    return (g * b * r if needs[0] else None, g * -a * r if needs[1] else None)
+
+
 atan2 = define("atan2", forms=Forms(scalars="none", aliases=("arctan2",)), args=B, **F,
-               grad=lambda g, a, b, needs: (g * b / (a * a + b * b) if needs[0] else None,
-                                            -g * a / (a * a + b * b) if needs[1] else None))
+               grad=_atan2_grad)
 I = dict(args=B, dtypes="integral")
 bitwise_and = define("bitwise_and", forms=FN, **I)
 bitwise_or = define("bitwise_or", forms=FN, **I)
@@ -159,9 +173,10 @@ relu = _c("relu", FN, lambda x: binary(maximum, x, 0),
           grad=lambda g, result: P.where(result <= 0, 0.0, g),
           dtypes="numeric", error="Boolean inputs not supported for relu")
 rsqrt = _c("rsqrt", FN, lambda x: 1 / P.sqrt(x),
-           domain=(0.05, 100), grad=lambda g, result: -0.5 * g * result * result * result, **F)
+           domain=(0.05, 100),      # PyTorch's order: result^3 first (0 * inf is NaN)
+           grad=lambda g, result: -0.5 * g * (result * result * result), **F)
 reciprocal = _c("reciprocal", FN, lambda x: 1 / x, domain=(0.1, 10), grad=lambda g,
-                result: -g * result * result, **F)
+                result: -g * (result * result), **F)
 square = _c("square", NO_FORMS, lambda x: x * x, grad=lambda g, x: 2 * g * x, dtypes="numeric")
 sign = _c("sign", FN,
           lambda x: (x > 0).to(x.dtype) - (x < 0).to(x.dtype) if x.dtype is not D.bool_
@@ -174,7 +189,14 @@ FL = dict(dtypes="floating")      # floating inputs only, as PyTorch (no integer
 
 
 def _logit_grad(g, x):
-    return g / (x * (1 - x))
+    """PyTorch's logit_backward (no eps): NaN outside [0, 1], g * inf at 0 and 1 (g / -0.0
+    would give -inf at x = -0.0), g / (x (1 - x)) inside; under create_graph its
+    infinitely_differentiable_logit_backward, g / (x (1 - x)) on [0, 1]."""
+    inside = g / (x * (1 - x))
+    if STATE.enabled:
+        return P.where((x >= 0) & (x <= 1), inside, math.nan)
+    edge = P.where((x == 0) | (x == 1), g * math.inf, inside)
+    return P.where((x < 0) | (x > 1), math.nan, edge)
 
 
 logit = _c("logit", Forms(written=True, special=("logit",)), lambda x: P.log(x / (1 - x)),
@@ -227,10 +249,13 @@ def _fextreme_grad(wins):
     return grad
 
 
+# derivatives.yaml's g / (1 + exp(other - self)), as g * sigmoid(self - other) (whose own
+# derivative is 0, not inf / inf, at a -inf operand: create_graph through a -inf pad);
+# g * exp(a - result) gave NaN where the result is infinite (logaddexp(inf, 0): inf - inf)
 logaddexp = _c("logaddexp", TT, _logaddexp, args=B, **FL,
-               grad=lambda g, a, b, result, needs: (
-                   g * P.exp(a - result) if needs[0] else None,
-                   g * P.exp(b - result) if needs[1] else None))
+               grad=lambda g, a, b, needs: (
+                   g * P.sigmoid(a - b) if needs[0] else None,
+                   g * P.sigmoid(b - a) if needs[1] else None))
 fmax = _c("fmax", TT, _fextreme(maximum), args=B, grad=_fextreme_grad(lambda a, b: a >= b))
 fmin = _c("fmin", TT, _fextreme(minimum), args=B, grad=_fextreme_grad(lambda a, b: a <= b))
 
@@ -265,8 +290,8 @@ def _xlogy(a, b):
 
 def _xlogy_grad(g, a, b, needs):
     ga = gb = None
-    if needs[0]:
-        ga = P.where((a == 0) & (b <= 0), 0.0, g * _log(b))
+    if needs[0]:    # derivatives.yaml: xlogy(g, other), so a zero g gives 0 even at log = inf
+        ga = P.where((a == 0) & (b <= 0), 0.0, _xlogy(g, b))
     if needs[1]:
         gb = g * a / b
     return ga, gb

@@ -36,12 +36,14 @@ def _vector_norm_grad(g, x, result, ord, dims, keepdim):
     n = expand_back(result, x.shape, dims, keepdim)
     if ord == 1:
         return g * pointwise.sign(x)
-    if ord == 2:
-        return x * pointwise.where(n == 0, 0.0, g / n)
+    if ord == 2:        # g * (x / n masked to 0 where n == 0): an inf g at 0 is NaN there
+        return g * pointwise.where(n == 0, 0.0, x / n)
     if abs(ord) == INF:
-        mask = (x.abs() == n).to(x.dtype)
+        # amax(|x|)'s derivative respecting NaN: the maxima and the NaNs share g
+        ax = x.abs()
+        mask = ((ax == n) | (ax != ax)).to(x.dtype)
         count = mask.sum(dims, keepdim=True) if x.dim() else mask
-        return pointwise.sign(x) * g * mask / count
+        return pointwise.sign(x) * ((g / count) * mask)
     if ord < 1:
         scaled = pointwise.sign(x) * pointwise.where(x == 0, 0.0, pointwise.pow(x.abs(), ord - 1))
         return scaled * g * pointwise.pow(n, 1 - ord)

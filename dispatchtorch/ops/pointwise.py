@@ -13,7 +13,7 @@ from .._tensor import Tensor
 from . import elementwise as E
 from ._elementwise import _SPECS as _ROWS, binary, inplace, nary, result_type, unary
 from .._run import decompose, scalar_handle, wrap
-from ..autograd.grad_mode import no_grad
+from ..autograd.grad_mode import STATE, no_grad
 from ..dispatch.registry import OPS, form_of, grad_not_implemented
 from ._composite import composite as _composite, run as _run_composite
 from ._args import write_out
@@ -220,7 +220,17 @@ def _as(x, dt, ref):
 def _div_trunc(a, b):
     a, b, dt = _promoted(a, b)
     if dt.is_floating_point:
-        return trunc(binary(E.div, a, b))
+        tracked = [t for t in (a, b) if isinstance(t, Tensor) and t.requires_grad]
+        if not tracked or not STATE.enabled:
+            return trunc(binary(E.div, a, b))
+        # PyTorch's gradient is zero (derivatives.yaml, div.Tensor_mode); through trunc
+        # and div it was 0 / b: NaN at b = 0. where(False, t, r) gives each t +0.0
+        with no_grad():
+            r = trunc(binary(E.div, a, b))
+        off = creation.zeros(r._shape, dtype=D.bool_, device=r.device)
+        for t in tracked:
+            r = where(off, t, r)
+        return r
     _check_int_divisor(b, "div", a)
     return binary(_INT_DIV, a, b)
 

@@ -40,10 +40,13 @@ def _copysign(a, b):
     return pointwise.where(neg, -m, m) if isinstance(neg, Tensor) else (-m if neg else m)
 
 
-def _copysign_grad(g, a, result, needs):
-    # derivatives.yaml: copysign_tensor_self_backward; the sign source gets no gradient
-    ga = pointwise.where(a == 0, 0.0, g * result / pointwise.where(a == 0, 1.0, a)) if needs[0] else None
-    return ga, None
+def _copysign_grad(g, a, b, result, needs):
+    # derivatives.yaml: copysign_tensor_self_backward, g * (result / self masked to 0 where
+    # self == 0) (an inf g there gives NaN, as PyTorch's); the sign source: zeros_like
+    ratio = pointwise.where(a == 0, 0.0, result / pointwise.where(a == 0, 1.0, a))
+    ga = g * ratio if needs[0] else None
+    gb = creation.zeros_like(b) if needs[1] and isinstance(b, Tensor) else None
+    return ga, gb
 
 
 COPYSIGN = define("copysign", args=("a", "b"), forms=Forms(scalars="other"), decomp=_copysign,
@@ -90,9 +93,9 @@ def _logaddexp2(a, b):
 
 LOGADDEXP2 = define("logaddexp2", args=("a", "b"), forms=Forms(inplace=False, scalars="none"),
                     decomp=_logaddexp2, dtypes="floating",
-                    grad=lambda g, a, b, result, needs: (
-                        g * pointwise.exp2(a - result) if needs[0] else None,
-                        g * pointwise.exp2(b - result) if needs[1] else None),
+                    grad=lambda g, a, b, needs: (   # as logaddexp's: no inf - inf
+                        g * pointwise.sigmoid((a - b) * math.log(2)) if needs[0] else None,
+                        g * pointwise.sigmoid((b - a) * math.log(2)) if needs[1] else None),
                     signature="logaddexp2(a, b)", doc="log2(2**a + 2**b) without overflow")
 
 

@@ -94,7 +94,14 @@ def _nansum(x, dims, keepdim, dtype):
     return sum(x, dims, keepdim, dtype=dtype)
 
 
-NANSUM = composite("nansum", _nansum, kind="reduction",
+def _nansum_grad(g, x, dims, keepdim, dtype):
+    """PyTorch's nansum_backward: g * ~isnan(x), a product (an inf g gives NaN at a NaN x,
+    as PyTorch's; the where of the decomposition gave +0.0)."""
+    g = expand_back(g, x.shape, dims, keepdim)
+    return g * (x == x) if x.dtype.is_floating_point else g
+
+
+NANSUM = composite("nansum", _nansum, kind="reduction", grad=_nansum_grad,
                    signature="nansum(x, dim=None, keepdim=False, *, dtype=None)",
                    doc="sum treating NaN as zero", opmath=True)
 
@@ -107,7 +114,8 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
 
 
 def _nanmean(x, dims, keepdim):
-    return _nansum(x, dims, keepdim, None) / sum(x == x, dims, keepdim)
+    return run(NANSUM, (x,), {"dims": dims, "keepdim": keepdim, "dtype": None}) / \
+        sum(x == x, dims, keepdim)
 
 
 NANMEAN = composite("nanmean", _nanmean, kind="reduction", dtypes="floating",

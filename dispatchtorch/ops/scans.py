@@ -19,8 +19,9 @@ from . import creation, memory, pointwise
 
 
 def _reverse_cumsum(g, dim):
-    """sum_{j >= i} g_j, without flipping: total - inclusive prefix + g."""
-    return g.sum(dim, keepdim=True) - cumsum(g, dim) + g
+    """sum_{j >= i} g_j, as PyTorch's cumsum_backward: flip, cumsum, flip (total - prefix
+    + g would give inf - inf = NaN for an infinite g)."""
+    return cumsum(g.flip(dim), dim).flip(dim)
 
 
 def _cumsum_grad(g, dim):

@@ -150,9 +150,10 @@ def _median_all(ignore_nan):
 
 
 def _evenly_distribute(g, x, result):
-    """PyTorch's backward of full-reduction median: ties share the gradient."""
+    """PyTorch's evenly_distribute_backward (median, max and min of all elements): ties
+    share the gradient, the rest get +0.0 (masked_fill: an inf g gives no NaN there)."""
     mask = (x == result) | ((x != x) & (result != result))
-    return mask * (g / mask.sum())
+    return pointwise.where(mask, g / mask.sum(), 0.0)
 
 
 MEDIAN = composite("median", _median_all(False), kind="sort", grad=_evenly_distribute,

@@ -118,9 +118,10 @@ def mvlgamma(input, p):
         raise RuntimeError("p has to be greater than or equal to 1")
     if not input.dtype.is_floating_point:
         raise RuntimeError("mvlgamma: input must be a floating point tensor")
-    if bool((input <= (p - 1) / 2).any()):
-        raise RuntimeError("All elements must be greater than (p-1)/2")
-    offsets = creation.arange(p, dtype=input.dtype, device=input.device) / -2
+    # no domain check: PyTorch 2.13 gives lgamma's values (inf at its poles) below (p-1)/2
+    # 0, -1/2, ..., as PyTorch's arange(-p/2 + 1/2, 1/2, 1/2): +0.0 first (x + -0.0 would
+    # keep x = -0.0, whose digamma in the gradient is +inf where PyTorch's is -inf)
+    offsets = creation.arange(p, dtype=input.dtype, device=input.device) / -2 + 0.0
     return lgamma(input.unsqueeze(-1) + offsets).sum(-1) + p * (p - 1) / 4 * math.log(math.pi)
 
 

@@ -409,6 +409,16 @@ from dispatchtorch.backend.prims import SPECIAL_BINARY, SPECIAL_UNARY  # noqa: E
 
 # special functions: scipy.special's ufuncs (nextafter: numpy's)
 KERNELS.update({name: _unary(_lazy(f)) for name, (f, _) in SPECIAL_UNARY.items()})
+
+
+def _lgamma(x, out=None):
+    """scipy's gammaln, but +inf at -inf as C's lgamma and PyTorch's (scipy gives -inf)."""
+    r = np.asarray(_scipy_special("gammaln")(x, out=out))
+    r[x == -np.inf] = np.inf
+    return r
+
+
+KERNELS["lgamma"] = _unary(_lgamma)
 KERNELS.update({name: _binary(np.nextafter if f == "nextafter" else _lazy(f))
                 for name, (f, _) in SPECIAL_BINARY.items()})
 

@@ -148,7 +148,10 @@ def max_pool2d_backward(out, grad_output, x, result, *, kernel_size, stride, pad
         if tiles:
             _max_tiles_backward(out[s], grad_output[s], x[s], result[s], kh, kw, nan)
             return
-        src = _spatial_major(x[s], padding, extra, _fill(x.dtype))
+        # padding never takes the gradient (PyTorch looks at the input's elements only):
+        # NaN there never equals a maximum, and the NaN pass reads a zero-padded copy
+        float_fill = _fill(x.dtype) == -np.inf
+        src = _spatial_major(x[s], padding, extra, np.nan if float_fill else _fill(x.dtype))
         g = _spatial_major(grad_output[s], (0, 0), (0, 0), 0)
         r = _spatial_major(result[s], (0, 0), (0, 0), 0)
         acc = _zeros_like(src, out.dtype)
@@ -166,6 +169,10 @@ def max_pool2d_backward(out, grad_output, x, result, *, kernel_size, stride, pad
                 np.add(dst, _at(hit, g), out=dst, casting="unsafe")
         if nan:                                    # the last NaN, where the window has one
             want = np.isnan(r)
+            if float_fill and (any(padding) or any(extra)):
+                pairs = list(zip(_offsets(_spatial_major(x[s], padding, extra, 0), kernel_size,
+                                          dilation, stride, count),
+                                 _offsets(acc, kernel_size, dilation, stride, count)))
             for v, dst in reversed(pairs):
                 np.isnan(v, out=hit)
                 hit &= want

@@ -52,9 +52,17 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     return _inplace(input, out, inplace)
 
 
+def _exp_branch(input, fn):
+    """where(x <= 0, fn(x), x) as PyTorch's elu family: the exponential piece sees x only
+    where it is taken (0 elsewhere), so the gradient at x = inf is g, not 0 * inf = NaN,
+    and a NaN x takes the identity piece (gradient g), as elu_backward's scalar rule."""
+    neg = input <= 0
+    return _ops.where(neg, fn(_ops.where(neg, input, 0.0)), input)
+
+
 def elu(input, alpha=1.0, inplace=False):
     _check(input, "elu")
-    return _inplace(input, _ops.where(input > 0, input, input.expm1() * alpha), inplace)
+    return _inplace(input, _exp_branch(input, lambda x: x.expm1() * alpha), inplace)
 
 
 def _softplus_values(input, beta, threshold):
@@ -92,7 +100,27 @@ def softplus(input, beta=1.0, threshold=20.0):
     return _softplus_values(input, beta, threshold)
 
 
+class _Mish(Function):
+    """mish with PyTorch's mish_backward, g (tanh(sp) + x sigmoid(x) (1 - tanh(sp)^2)) with
+    sp = softplus(x) (the product rule of x * tanh(softplus(x)) gave inf * 0 = NaN for an
+    infinite g at x = 0)."""
+
+    @staticmethod
+    def forward(ctx, input):
+        ctx.save_for_backward(input)
+        return input * _softplus_values(input, 1.0, 20.0).tanh()
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        t = _softplus_values(x, 1.0, 20.0).tanh()
+        return g * (t + x * x.sigmoid() * (1 - t * t))
+
+
 def mish(input, inplace=False):
+    _check(input, "mish")
+    if input.requires_grad and is_grad_enabled():
+        return _inplace(input, _Mish.apply(input), inplace)
     return _inplace(input, input * softplus(input).tanh(), inplace)
 
 
@@ -176,7 +204,7 @@ def leaky_relu_(input, negative_slope=0.01):
 
 def selu(input, inplace=False):
     _check(input, "selu")
-    out = _ops.where(input > 0, input, input.expm1() * _SELU_ALPHA) * _SELU_SCALE
+    out = _exp_branch(input, lambda x: x.expm1() * _SELU_ALPHA) * _SELU_SCALE
     return _inplace(input, out, inplace)
 
 
@@ -188,7 +216,7 @@ def celu(input, alpha=1.0, inplace=False):
     _check(input, "celu")
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: celu: alpha must not be 0")
-    return _inplace(input, _ops.where(input > 0, input, (input / alpha).expm1() * alpha), inplace)
+    return _inplace(input, _exp_branch(input, lambda x: (x / alpha).expm1() * alpha), inplace)
 
 
 def celu_(input, alpha=1.0):
@@ -197,7 +225,8 @@ def celu_(input, alpha=1.0):
 
 def threshold(input, threshold, value, inplace=False):
     _check(input, "threshold")
-    return _inplace(input, _ops.where(input > threshold, input, value), inplace)
+    # x <= threshold takes value, as PyTorch's: a NaN stays NaN and passes g
+    return _inplace(input, _ops.where(input <= threshold, value, input), inplace)
 
 
 def threshold_(input, threshold, value):
@@ -216,20 +245,60 @@ def glu(input, dim=-1):
     return a * b.sigmoid()
 
 
+# PyTorch's hardsigmoid_backward multiplies by (scalar_t)(1.0f / 6.0f): float32's 1/6
+_ONE_SIXTH = 0.1666666716337204
+
+
+class _Hardsigmoid(Function):
+    """hardsigmoid with PyTorch's hardsigmoid_backward, g / 6 inside (-3, 3) and 0 outside
+    whatever g is (the clamp's formula gave inf * 0 = NaN there for an infinite g)."""
+
+    @staticmethod
+    def forward(ctx, input):
+        ctx.save_for_backward(input)
+        return (input / 6 + 0.5).clamp(0.0, 1.0)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return _ops.where((x > -3) & (x < 3), g * _ONE_SIXTH, 0.0)
+
+
+class _Hardswish(Function):
+    """hardswish with PyTorch 2.13's hardswish_backward: 0 for x <= -3, g (x / 3 + 1/2) on
+    (-3, 3), g from 3 up and at NaN (the product rule of x * clamp(x + 3, 0, 6) / 6 gave
+    inf * 0 = NaN for an infinite g, and -g/2 at -3)."""
+
+    @staticmethod
+    def forward(ctx, input):
+        ctx.save_for_backward(input)
+        return input * (input + 3).clamp(0.0, 6.0) / 6
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return _ops.where(x <= -3, 0.0, _ops.where(x < 3, g * (x / 3 + 0.5), g))
+
+
 def hardsigmoid(input, inplace=False):
     _check(input, "hardsigmoid")
+    if input.requires_grad and is_grad_enabled():
+        return _inplace(input, _Hardsigmoid.apply(input), inplace)
     return _inplace(input, (input / 6 + 0.5).clamp(0.0, 1.0), inplace)
 
 
 def hardswish(input, inplace=False):
     _check(input, "hardswish")
+    if input.requires_grad and is_grad_enabled():
+        return _inplace(input, _Hardswish.apply(input), inplace)
     return _inplace(input, input * (input + 3).clamp(0.0, 6.0) / 6, inplace)
 
 
 @takes_out("hardshrink")
 def hardshrink(input, lambd=0.5):
     _check(input, "hardshrink")
-    return _ops.where(input.abs() > lambd, input, 0.0)
+    # PyTorch's: 0 inside [-lambd, lambd], x elsewhere (a NaN stays NaN and passes g)
+    return _ops.where((input >= -lambd) & (input <= lambd), 0.0, input)
 
 
 @takes_out("softshrink")
@@ -237,7 +306,11 @@ def softshrink(input, lambd=0.5):
     _check(input, "softshrink")
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
-    return _ops.where(input > lambd, input - lambd, _ops.where(input < -lambd, input + lambd, 0.0))
+    # PyTorch's: x * 0 inside [-lambd, lambd] (a gradient of 0), x -+ lambd elsewhere (a
+    # NaN stays NaN and passes g)
+    inside = (input >= -lambd) & (input <= lambd)
+    return _ops.where(inside, input.detach() * 0,
+                      _ops.where(input > lambd, input - lambd, input + lambd))
 
 
 def tanhshrink(input):

@@ -6,9 +6,12 @@ import warnings
 from ... import _dtype as D
 from ... import ops as _ops
 from ..._tensor import Tensor
+from ...autograd.function import Function
+from ...autograd.grad_mode import is_grad_enabled
 from ...ops._checks import range_check
 from ...ops import nn_ops as N
 from ...ops.gather_scatter import _bounds
+from ._activation import softplus
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -76,20 +79,28 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     target = _check_pair("smooth_l1_loss", input, target)
-    d = (input - target).abs()
+    x = input - target
     if beta == 0:
-        return _reduce(d, reduction, "smooth_l1_loss")
-    loss = _ops.where(d < beta, d * d * (0.5 / beta), d - 0.5 * beta)
-    return _reduce(loss, reduction, "smooth_l1_loss")
+        return _reduce(x.abs(), reduction, "smooth_l1_loss")
+    return _reduce(_two_piece(x, beta, 0.5 / beta, 1.0), reduction, "smooth_l1_loss")
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     target = _check_pair("huber_loss", input, target)
-    d = (input - target).abs()
-    loss = _ops.where(d < delta, d * d * 0.5, (d - 0.5 * delta) * delta)
+    loss = _two_piece(input - target, delta, 0.5, delta)
     return _reduce(loss if weight is None else loss * weight, reduction, "huber_loss")
+
+
+def _two_piece(x, edge, quad, slope):
+    """quad * x^2 where |x| < edge, else slope * (|x| - edge / 2): smooth_l1 and huber.
+    The quadratic piece sees x only where it is taken (0 elsewhere), so an infinite x
+    gives the linear piece's gradient, +-slope * g, as PyTorch's *_backward (not 0 * inf),
+    and a NaN x is in the quadratic piece: its gradient is NaN, as PyTorch's."""
+    big = x.abs() >= edge
+    xs = _ops.where(big, 0.0, x)
+    return _ops.where(big, (x.abs() - 0.5 * edge) * slope, xs * xs * quad)
 
 
 def _class_target(name, input, target):
@@ -181,6 +192,34 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                            label_smoothing=label_smoothing)
 
 
+def _bce_values(input, target):
+    # PyTorch clamps each log at -100 so that 0 * log(0) stays finite
+    log_p = input.log().clamp_min(-100.0)
+    log_q = (1 - input).log().clamp_min(-100.0)
+    return -(target * log_p + (1 - target) * log_q)
+
+
+_BCE_EPSILON = 9.999999960041972e-13      # PyTorch's EPSILON: the float32 literal 1e-12f
+
+
+class _BinaryCrossEntropy(Function):
+    """The unreduced loss with PyTorch's derivatives: binary_cross_entropy_backward,
+    g (x - y) / max(x (1 - x), EPSILON), and binary_cross_entropy_target_backward,
+    -logit(x) g. Differentiating the clamped logs instead gave NaN at x = 0 or 1 (a
+    saturated sigmoid) and a finite target gradient where PyTorch's is infinite."""
+
+    @staticmethod
+    def forward(ctx, input, target):
+        ctx.save_for_backward(input, target)
+        return _bce_values(input, target)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y = ctx.saved_tensors
+        gx = g * (x - y) / ((1 - x) * x).clamp_min(_BCE_EPSILON)
+        return gx, -_ops.logit(x) * g
+
+
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction="mean"):
     reduction = legacy_reduction(size_average, reduce, reduction)
@@ -190,26 +229,44 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if target.numel() and (float(target.amin().item()) < 0 or float(target.amax().item()) > 1):
         raise RuntimeError("binary_cross_entropy: all elements of target should be between 0 "
                            "and 1")
-    # PyTorch clamps each log at -100 so that 0 * log(0) stays finite
-    log_p = input.log().clamp_min(-100.0)
-    log_q = (1 - input).log().clamp_min(-100.0)
-    loss = -(target * log_p + (1 - target) * log_q)
+    if (input.requires_grad or target.requires_grad) and is_grad_enabled():
+        loss = _BinaryCrossEntropy.apply(input, target)
+    else:
+        loss = _bce_values(input, target)
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction, "binary_cross_entropy")
+
+
+class _BCEWithLogits(Function):
+    """The unreduced loss (1 - y) x + softplus(-x) with PyTorch's derivatives,
+    binary_cross_entropy_with_logits_backward (sigmoid(x) - y) g and its target's -x g
+    (the formula's own, g (1 - y) - g sigmoid(-x), is inf - inf for an infinite g)."""
+
+    @staticmethod
+    def forward(ctx, input, target):
+        ctx.save_for_backward(input, target)
+        return (1 - target) * input + softplus(-input)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y = ctx.saved_tensors
+        return (_ops.sigmoid(x) - y) * g, -x * g
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction="mean", pos_weight=None):
     reduction = legacy_reduction(size_average, reduce, reduction)
     target = _check_pair("binary_cross_entropy_with_logits", input, target, strict=True)
-    # log(1 + exp(-|x|)) + max(-x, 0) = -log(sigmoid(x)), stable for every x
-    softplus_neg = (-input.abs()).exp().log1p() + (-input).clamp_min(0)
+    # -log(sigmoid(x)) as softplus(-x), PyTorch's log_sigmoid: stable for every x, and its
+    # gradient at x = 0 is -sigmoid(0) (max(-x, 0) + log1p(exp(-|x|)) gave 0 there)
     if pos_weight is not None:
         log_weight = (pos_weight - 1) * target + 1
-        loss = (1 - target) * input + log_weight * softplus_neg
+        loss = (1 - target) * input + log_weight * softplus(-input)
+    elif (input.requires_grad or target.requires_grad) and is_grad_enabled():
+        loss = _BCEWithLogits.apply(input, target)
     else:
-        loss = (1 - target) * input + softplus_neg
+        loss = (1 - target) * input + softplus(-input)
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction, "binary_cross_entropy_with_logits")
@@ -220,9 +277,9 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     if log_target:
         loss = target.exp() * (target - input)
     else:
-        # xlogy(t, t): 0 where t == 0, NaN where t < 0 (PyTorch's value)
-        safe = _ops.where(target == 0, 1.0, target)
-        loss = target * safe.log() - target * input
+        # PyTorch's xlogy(t, t) - t x: 0 where t == 0, NaN where t < 0, and xlogy's
+        # derivatives (the target's is NaN at t = 0, as PyTorch's)
+        loss = _ops.xlogy(target, target) - target * input
     if reduction == "batchmean":
         return loss.sum() / (input.shape[0] if input.dim() else 1)
     if reduction == "mean":

@@ -121,7 +121,8 @@ def _separable_max(x, positions, return_indices):
     """Max over windows that are products of per-dim position lists. positions[k]
     (N, C, o_k, K_k) lists the input positions of each output's window along spatial
     dim k; position n_k (one past the end) reads -inf. Returns values and, when asked,
-    each maximum's flat index in the input plane (first maximum in scan order)."""
+    each maximum's flat index in the input plane (first maximum in scan order, or the
+    last NaN)."""
     dims = len(positions)
     spatial = tuple(x.shape[2:])
     n, c = x.shape[:2]
@@ -135,7 +136,12 @@ def _separable_max(x, positions, return_indices):
         fill = _ops.full(lead + (1,), float("-inf"), dtype=x.dtype, device=x.device)
         view = pos.reshape((n, c) + (1,) * (dims - 1) + (o, width)).expand(lead + (o, width))
         gathered = _ops.cat([moved, fill], -1).gather(-1, view.reshape(lead + (o * width,)))
-        values, arg = gathered.reshape(lead + (o, width)).max(-1)
+        windows = gathered.reshape(lead + (o, width))
+        values, arg = windows.max(-1)
+        if x.dtype.is_floating_point:     # a window with NaN: its last NaN, as PyTorch's kernel
+            last = (width - 1) - windows.flip(-1).argmax(-1)
+            arg = _ops.where(values != values, last, arg)
+            values = windows.gather(-1, arg.unsqueeze(-1)).squeeze(-1)   # g goes there too
         chosen = view.gather(-1, arg.unsqueeze(-1)).squeeze(-1).movedim(-1, dim)
         out = values.movedim(-1, dim)
         idx = [t.gather(dim, chosen) for t in idx] + [chosen]

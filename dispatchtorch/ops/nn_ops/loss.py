@@ -33,12 +33,11 @@ def _nll_loss(x, target, weight, reduction, ignore_index):
 
 
 def _nll_loss_grad(g, x, target, weight, reduction, ignore_index):
+    # PyTorch's nll_loss_backward: -weight[t] * g (/ total weight) at each kept target and
+    # +0.0 at an ignored one, whatever g and the total (a batch all ignored divides by 0)
     cdim, safe, w = _nll_parts(x, target, weight, ignore_index)
-    if reduction == "mean":
-        w = w * (g / w.sum())
-    else:
-        w = w * g
-    coef = (-w).unsqueeze(cdim)
+    scale = g / w.sum() if reduction == "mean" else g
+    coef = pointwise.where(target != ignore_index, -(w * scale), 0.0).unsqueeze(cdim)
     gx = creation.zeros(x._shape, dtype=x._dtype, device=x.device)
     return gather_scatter._scatter(gx, cdim, safe.unsqueeze(cdim), coef, "none",
                                    gather_scatter.SCATTER, checked=True), None, None
@@ -75,7 +74,7 @@ def _cross_entropy(x, target, weight, reduction, ignore_index, label_smoothing):
     _, _, w = _nll_parts(x, target, weight, ignore_index)
     valid = target != ignore_index
     terms = logp if weight is None else logp * weight.reshape(wshape)
-    smooth = -terms.sum(cdim) * valid
+    smooth = pointwise.where(valid, -terms.sum(cdim), 0.0)   # masked_fill, as PyTorch's
     if reduction == "sum":
         smooth = smooth.sum()
     elif reduction == "mean":

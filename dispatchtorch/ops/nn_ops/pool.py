@@ -39,20 +39,23 @@ def _max_pool2d_grad(g, x, result, kernel_size, stride, padding, dilation, ceil_
 
 
 def _max_pool2d_backward(g, x, result, kernel_size, stride, padding, dilation, ceil_mode):
-    """The gradient goes to the first maximum of each window (PyTorch's choice)."""
-    buf, count = _pool_buffer(x, kernel_size, stride, padding, dilation, ceil_mode,
-                              _max_fill(x._dtype))
+    """PyTorch's choice per window: its first maximum among the input's elements (never
+    the padding), or its last NaN where it has one. Each window's offset is found by
+    elementwise ops (no host read asks whether there is a NaN), then g is placed at it."""
+    geometry = (kernel_size, stride, padding, dilation, ceil_mode)
+    # NaN padding never equals a maximum; the NaN positions come from a False-padded mask
+    buf, count = _pool_buffer(x, *geometry, float("nan"))
+    nans, _ = _pool_buffer(x != x, *geometry, False)
+    offsets = list(range(kernel_size[0] * kernel_size[1]))
+    vals = list(W.offset_views(buf, kernel_size, dilation, stride, count))
+    pos = creation.full(result._shape, -1.0, dtype=g._dtype, device=g.device)
+    for k in reversed(offsets):                    # the earliest maximum wins
+        pos = P.where(vals[k] == result, float(k), pos)
+    for k, v in enumerate(W.offset_views(nans, kernel_size, dilation, stride, count)):
+        pos = P.where(v, float(k), pos)            # the latest NaN wins (only NaN windows)
     acc = W.accumulate_buffer(x._shape[2:], kernel_size, dilation, padding, stride, count, g)
-    taken = None
-    for v, dst in zip(W.offset_views(buf, kernel_size, dilation, stride, count),
-                      W.offset_views(acc, kernel_size, dilation, stride, count)):
-        hit = v == result
-        if taken is None:
-            taken = hit
-        else:
-            hit = hit & ~taken
-            taken = taken | hit
-        dst.add_(P.where(hit, g, 0.0))      # not g * hit: an inf g would put NaN elsewhere
+    for k, dst in zip(offsets, W.offset_views(acc, kernel_size, dilation, stride, count)):
+        dst.add_(P.where(pos == k, g, 0.0))   # not g * hit: an inf g would put NaN elsewhere
     return W.crop(acc, x._shape[2:], padding)
 
 

@@ -171,7 +171,7 @@ for _op, _np in (("var_mean", np.var), ("std_mean", np.std)):
     reduction(_op, lambda T, x, d, k, op=_op: getattr(T, op)(x, d, keepdim=k),
               lambda x, d, k, f=_np: (f(x, axis=_axis(d), ddof=1, keepdims=k),
                                       np.mean(x, axis=_axis(d), keepdims=k)), ALL,
-              dims=[None, 0, (0, 1)], gradgrad=True)
+              dims=[None, 0, (0, 1)], gradgrad=True, grad0d=False)   # 0-d: dof 0, NaN (as var)
     add(Case(_op, lambda T, x, op=_op: getattr(T, op)(x, 1, correction=0), (A(),), FLOATS,
              lambda x, f=_np: (f(x, 1), np.mean(x, 1)), name="correction=0"))
 reduction("logsumexp", lambda T, x, d, k: T.logsumexp(x, tuple(range(x.dim())) if d is None
