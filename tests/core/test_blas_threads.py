@@ -1,7 +1,8 @@
-"""Who threads BLAS-shaped work (blas_threads.py): large full sums, matmuls and linears
-run on BLAS's own threads or on the pool's single-threaded chunks, with the same
-results; a stalled threaded call moves that work to the pool for a back-off period;
-one thread means BLAS on one thread."""
+"""Who threads BLAS-shaped work (blas_threads.py): large matmuls and linears run on
+BLAS's own threads or on the pool's single-threaded chunks, with the same results; a
+stalled threaded call moves that work to the pool for a back-off period; one thread
+means BLAS on one thread. Large full sums (the pool's einsum row sums) give the same
+bits at every thread count, near numpy's pairwise error, PyTorch's special values."""
 import math
 
 import numpy as np
@@ -55,17 +56,15 @@ def _full_sum(x, threads):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("size", [P.THRESHOLD + 5,                                # short rows tail
-                                  T.SUM_CHUNK * 2 + T.SUM_ROW * 37 + 3,          # ragged groups
+                                  T.SUM_CHUNK * 2 + T.SUM_ROW * 37 + 3,          # ragged chunks
                                   T.SUM_CHUNK * 3 - T.SUM_ROW * 5])
-def test_full_sum_is_the_same_bits_on_every_path_and_thread_count(size, dtype, path):
-    """BLAS's own threads (their parts aligned to SUM_ALIGN rows), the pool's pieces and
-    one thread compute every row sum alike: 1, 2 and 3 threads give the same bits."""
+def test_full_sum_is_the_same_bits_at_every_thread_count(size, dtype):
+    """Each chunk writes its own row sums and the pairwise sum of them runs in one
+    order: 1, 2 and 3 threads give the same bits."""
     x = rng.standard_normal(size).astype(dtype)
     one = _full_sum(x, 1).tobytes()
-    for which in ("blas", "pool"):
-        path(which)
-        for n in (2, 3):
-            assert _full_sum(x, n).tobytes() == one, (which, n)
+    for n in (2, 3):
+        assert _full_sum(x, n).tobytes() == one, n
 
 
 def _adversarial(i, n):
@@ -75,11 +74,10 @@ def _adversarial(i, n):
     return x
 
 
-@pytest.mark.parametrize("which", ["blas", "pool"])
-def test_full_sum_is_as_accurate_as_numpys_pairwise_sum(which, path):
-    """Against the float64 sum, over eight adversarial arrays: the gemv rows' error is
-    no larger than numpy's pairwise float32 sum's on average, and never far above it."""
-    path(which)
+def test_full_sum_error_stays_near_numpys_pairwise_sum():
+    """Against the float64 sum, over eight adversarial arrays: the einsum rows' error is
+    within 2.5x numpy's pairwise float32 sum's on average (measured 1.69x over 48
+    arrays; PyTorch's own sum 2.12x; one sequential float32 pass: ~10^4-10^5x)."""
     ours, numpys = [], []
     for i in range(8):
         x = _adversarial(i, (1 << 21) + 1000 * i + 3)
@@ -87,16 +85,13 @@ def test_full_sum_is_as_accurate_as_numpys_pairwise_sum(which, path):
         scale = np.add.reduce(np.abs(x.astype(np.float64)))
         ours.append(abs(float(_full_sum(x, 2)) - exact) / scale)
         numpys.append(abs(float(np.add.reduce(x)) - exact) / scale)
-    assert sum(ours) <= sum(numpys)
-    assert max(ours) <= 2 * max(numpys)
+    assert sum(ours) <= 2.5 * sum(numpys)
 
 
-@pytest.mark.parametrize("which", ["blas", "pool"])
-def test_full_sum_special_values_as_pytorch(which, path):
+def test_full_sum_special_values_as_pytorch():
     """-0.0 terms sum to +0.0 (PyTorch: torch.zeros(n).neg().sum() is 0.), infinities
-    and NaN propagate, on both paths, small and large."""
+    and NaN propagate, small and large."""
     torch = pytest.importorskip("torch")
-    path(which)
     n = T.SUM_CHUNK * 2 + 7
     cases = {"neg_zero": np.full(n, -0.0, np.float32)}
     for name, vals in {"inf": [np.inf], "ninf": [-np.inf], "inf_ninf": [np.inf, -np.inf],

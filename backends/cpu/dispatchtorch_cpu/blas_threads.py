@@ -1,5 +1,6 @@
-"""Who threads BLAS-shaped work (large GEMMs, large full sums as gemv): OpenBLAS's own
-threads while they keep up, this backend's pool (parallel.py) when they do not.
+"""Who threads BLAS-shaped work (large GEMMs and linears): OpenBLAS's own threads while
+they keep up, this backend's pool (parallel.py) when they do not. (Full sums as gemv
+row sums on these threads were measured and not kept: threaded.py's full sum.)
 
 OpenBLAS's workers spin between calls, so a threaded call starts them at once: on an
 idle 2-core machine a 128x512 @ 512x512 float32 matmul took 389-515 us on 2 OpenBLAS

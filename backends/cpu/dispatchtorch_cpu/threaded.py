@@ -84,77 +84,40 @@ def _full_by_columns(out, x, reduce):
         out[...] = reduce(partial[:n])
 
 
-SUM_ROW = 64         # terms per gemv row sum (below)
-SUM_ALIGN = 16       # row sums computed in pieces that start at multiples of this
+SUM_ROW = 512        # terms per einsum row sum (below)
 SUM_CHUNK = 1 << 20  # elements: at least this many per pool task of the full sum
 
 
-def _row_sums(rows, matrix, ones, a, b):
-    np.matmul(matrix[a:b], ones, out=rows[a:b])
-
-
-def _row_sums_blas(rows, matrix, ones):
-    """All row sums in one BLAS gemv on BLAS's threads. OpenBLAS cuts the rows into
-    ceil(left / threads_left) parts; a row count that is a multiple of SUM_ALIGN x
-    threads makes every part start at a multiple of SUM_ALIGN, the rest (fewer rows
-    than that) is a second call."""
-    nrows = matrix.shape[0]
-    aligned = nrows - nrows % (SUM_ALIGN * P.POOL.threads)
-    if aligned:
-        _row_sums(rows, matrix, ones, 0, aligned)
-    if aligned < nrows:
-        _row_sums(rows, matrix, ones, aligned, nrows)
-
-
-def _row_sums_pool(rows, matrix, ones):
-    """The row sums on the pool: single-threaded gemv calls on pieces of at least
-    SUM_CHUNK elements, one a thread, each starting at a multiple of SUM_ALIGN rows."""
-    nrows = matrix.shape[0]
-    groups = -(-nrows // SUM_ALIGN)
-    parts = max(1, min(P.POOL.threads, nrows // (SUM_CHUNK // SUM_ROW)))
-    ranges = [(a * SUM_ALIGN, min(nrows, b * SUM_ALIGN)) for a, b in P.bounds(groups, parts)]
-    P.POOL.run(len(ranges), lambda i: _row_sums(rows, matrix, ones, *ranges[i]))
-
-
 def _full_sum_by_rows(out, x):
-    """A full sum of a large contiguous float32/float64 array: rows of SUM_ROW summed
-    by BLAS gemv (`rows @ ones`: SIMD accumulators, a few sequential terms each), then
-    the row sums with numpy's pairwise add, on BLAS's own threads or on the pool
-    (blas_threads.py). Over 48 adversarial float32 arrays (equal values plus a few
-    large ones) the error was 0.64x that of numpy's pairwise sum on average (einsum
-    rows of 512, used before, 1.69x; gemv rows of 128 1.03x, of 512 3.3x); one core's
-    time is 1.6-2x PyTorch's, 0.7x numpy's (docs/performance.md, fifth pass).
-    The gemv kernel sums each row the same way wherever a piece starts on a multiple
-    of 4 rows (it takes rows four at a time), so the row sums, and the fixed-order
-    pairwise sum of them, are the same bits on BLAS's threads, on the pool or on one
-    thread, whatever the thread count (tests/core/test_blas_threads.py)."""
+    """A full sum of a large contiguous float32/float64 array: rows of SUM_ROW summed by
+    einsum('ij->i') (SIMD accumulators, SUM_ROW / 32 or fewer sequential terms each),
+    then the row sums with numpy's pairwise add. numpy's own pairwise loop is scalar
+    (8 accumulators, 16 sequential terms per block of 128), so this keeps its error
+    near numpy's (1.69x numpy's pairwise error over 48 adversarial float32 arrays;
+    PyTorch's own sum 2.12x) at about 2x its speed on one core (316 vs 712 us on 4M
+    float32). One chunk a thread (of at least SUM_CHUNK). Tried and not kept: gemv
+    rows of 64 on BLAS's own threads (blas_threads.py; 0.64x numpy's error): at 2
+    threads 1.12 / 1.78x PyTorch's time against this kernel's 1.45 / 1.32x on a quiet
+    machine, at one thread 1.71 / 2.17x against 1.15 / 1.16x (docs/performance.md).
+    Each chunk writes its own slice of the row sums and the final pairwise sum runs in
+    one fixed order, so the result does not depend on the thread count, the chunking
+    or on which thread took which chunk."""
     flat = x.reshape(-1)
     nrows = flat.size // SUM_ROW
     whole = nrows * SUM_ROW
     rows = np.empty(nrows + 1, out.dtype)
+    ranges = P.bounds(nrows, max(1, min(P.POOL.threads, nrows // (SUM_CHUNK // SUM_ROW))))
     matrix = flat[:whole].reshape(nrows, SUM_ROW)
-    ones = _ones(out.dtype)
-    if P.POOL.threads == 1:
-        _row_sums(rows, matrix, ones, 0, nrows)
-    else:
-        BLAS.call(("sum", nrows, out.dtype.char), _row_sums_blas, _row_sums_pool,
-                  rows, matrix, ones)
+
+    def part(i):
+        a, b = ranges[i]
+        np.einsum("ij->i", matrix[a:b], out=rows[a:b])
+    P.POOL.run(len(ranges), part)
     if whole < flat.size:
         rows[nrows] = np.add.reduce(flat[whole:])
         out[...] = np.add.reduce(rows)
     else:
         out[...] = np.add.reduce(rows[:nrows])
-
-
-_ONES: dict = {}
-
-
-def _ones(dtype):
-    v = _ONES.get(dtype)
-    if v is None:
-        v = _ONES[dtype] = np.ones(SUM_ROW, dtype)
-        v.flags.writeable = False
-    return v
 
 
 def reduce_large(kernel, ufunc, accumulate_dtype, out, x, dims, keepdim):
