@@ -1,8 +1,7 @@
 """Who threads BLAS-shaped work (blas_threads.py): large matmuls and linears run on
 BLAS's own threads or on the pool's single-threaded chunks, with the same results; a
 stalled threaded call moves that work to the pool for a back-off period; one thread
-means BLAS on one thread. Large full sums (the pool's einsum row sums) give the same
-bits at every thread count, near numpy's pairwise error, PyTorch's special values."""
+means BLAS on one thread. (Large full sums stay on the pool: test_threaded_kernels.)"""
 import math
 
 import numpy as np
@@ -42,74 +41,6 @@ def _threads(n):
     old = P.POOL.threads
     P.POOL.resize(n)
     return old
-
-
-def _full_sum(x, threads):
-    old = _threads(threads)
-    try:
-        out = np.empty((), x.dtype)
-        KERNELS["sum"](out, x, dims=tuple(range(x.ndim)), keepdim=False)
-        return out
-    finally:
-        P.POOL.resize(old)
-
-
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("size", [P.THRESHOLD + 5,                                # short rows tail
-                                  T.SUM_CHUNK * 2 + T.SUM_ROW * 37 + 3,          # ragged chunks
-                                  T.SUM_CHUNK * 3 - T.SUM_ROW * 5])
-def test_full_sum_is_the_same_bits_at_every_thread_count(size, dtype):
-    """Each chunk writes its own row sums and the pairwise sum of them runs in one
-    order: 1, 2 and 3 threads give the same bits."""
-    x = rng.standard_normal(size).astype(dtype)
-    one = _full_sum(x, 1).tobytes()
-    for n in (2, 3):
-        assert _full_sum(x, n).tobytes() == one, n
-
-
-def _adversarial(i, n):
-    """Many equal values and a few large ones (the drift a sequential sum shows)."""
-    x = np.full(n, [0.1, 1 / 3, 0.7, 1.1][i % 4], np.float32)
-    x[rng.integers(0, n, 20)] = [1e6, 3e4][i % 2]
-    return x
-
-
-def test_full_sum_error_stays_near_numpys_pairwise_sum():
-    """Against the float64 sum, over eight adversarial arrays: the einsum rows' error is
-    within 2.5x numpy's pairwise float32 sum's on average (measured 1.69x over 48
-    arrays; PyTorch's own sum 2.12x; one sequential float32 pass: ~10^4-10^5x)."""
-    ours, numpys = [], []
-    for i in range(8):
-        x = _adversarial(i, (1 << 21) + 1000 * i + 3)
-        exact = np.add.reduce(x.astype(np.float64))
-        scale = np.add.reduce(np.abs(x.astype(np.float64)))
-        ours.append(abs(float(_full_sum(x, 2)) - exact) / scale)
-        numpys.append(abs(float(np.add.reduce(x)) - exact) / scale)
-    assert sum(ours) <= 2.5 * sum(numpys)
-
-
-def test_full_sum_special_values_as_pytorch():
-    """-0.0 terms sum to +0.0 (PyTorch: torch.zeros(n).neg().sum() is 0.), infinities
-    and NaN propagate, small and large."""
-    torch = pytest.importorskip("torch")
-    n = T.SUM_CHUNK * 2 + 7
-    cases = {"neg_zero": np.full(n, -0.0, np.float32)}
-    for name, vals in {"inf": [np.inf], "ninf": [-np.inf], "inf_ninf": [np.inf, -np.inf],
-                       "nan": [np.nan]}.items():
-        x = np.ones(n, np.float32)
-        x[[1000 + 700001 * i for i in range(len(vals))]] = vals
-        cases[name] = x
-    old = dt.get_num_threads()
-    dt.set_num_threads(2)
-    try:
-        for name, x in cases.items():
-            for arr in (x, x[:10]):
-                got = dt.tensor(arr).sum().numpy()
-                want = torch.tensor(arr).sum().numpy()
-                assert got.tobytes() == want.tobytes() or (np.isnan(got) and np.isnan(want)), name
-        assert dt.zeros(n).neg().sum().numpy().tobytes() == torch.zeros(n).neg().sum().numpy().tobytes()
-    finally:
-        dt.set_num_threads(old)
 
 
 @pytest.mark.parametrize("which", ["blas", "pool"])
