@@ -312,6 +312,16 @@ def build_kernels(am) -> dict:
     # special functions: cupyx.scipy.special (scipy.special under numpy)
     from dispatchtorch.backend.prims import SPECIAL_BINARY, SPECIAL_UNARY
     table.update({name: unary(am.special(f)) for name, (f, _) in SPECIAL_UNARY.items()})
+    gammaln = am.special("gammaln")
+
+    def lgamma(x, out=None, **kw):
+        """gammaln, but +inf at -inf as C's lgamma and PyTorch's (scipy's gives -inf)."""
+        r = gammaln(x, out=out, **kw)
+        if out is None:
+            return xp.where(xp.isneginf(x), xp.inf, r).astype(r.dtype, copy=False)
+        xp.copyto(out, xp.inf, where=xp.isneginf(x))
+        return out
+    table["lgamma"] = unary(lgamma)
     table.update({name: binary(xp.nextafter if f == "nextafter" else _computing_in(am.special(f)))
                   for name, (f, _) in SPECIAL_BINARY.items()})
 
