@@ -103,7 +103,7 @@ def _scan(op, name):
         if not input.dim():
             r = r.reshape(())
         if out is not None:
-            return write_out(out, r)
+            return write_out(out, r, name)
         return r
     fn.__name__ = fn.__qualname__ = name
     return fn

@@ -8,6 +8,7 @@ import math
 import operator
 
 from .. import _dtype as D
+from .._run import same_place
 from .._shape import norm_dim
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
@@ -194,6 +195,7 @@ def index_copy(input, dim, index, source):
     if source.dtype is not input.dtype:
         raise RuntimeError("index_copy_(): self and source expected to have the same dtype, but "
                            f"got (self) {input.dtype.pt_name} and (source) {source.dtype.pt_name}")
+    same_place("index_copy", (input, index, source))
     d = norm_dim(dim, max(input.dim(), 1), "index_copy")
     idx = index.reshape(-1)
     if input.dim() == 0:
@@ -250,6 +252,7 @@ def put(input, index, source, accumulate=False):
         raise RuntimeError("put_(): self and source expected to have the same dtype, but got "
                            f"self.dtype = {input.dtype.pt_name} and source.dtype = "
                            f"{source.dtype.pt_name}")
+    same_place("put", (input, index, source))
     if index.numel() != source.numel():
         raise RuntimeError(f"put_(): Expected source and index to have the same number of "
                            f"elements, but got source.numel() = {source.numel()}, "
