@@ -265,6 +265,30 @@ def put(input, index, source, accumulate=False):
 
 # -- renorm, constant_pad_nd --------------------------------------------------------------
 
+def _renorm(x, p, dim, maxnorm):
+    from .norms import vector_norm
+    others = [i for i in range(x.dim()) if i != dim]
+    norm = vector_norm(x, p, dim=others, keepdim=True) if others else x.abs()
+    factor = pointwise.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
+    return x * factor
+
+
+def _renorm_grad(g, x, p, dim, maxnorm):
+    """PyTorch's renorm_backward: g itself where the slice's norm is within maxnorm (a
+    NaN norm too: the decomposition's where gave NaN there, 0 * d norm)."""
+    from .norms import _vector_norm_grad, vector_norm
+    dims = tuple(i for i in range(x.dim()) if i != dim)
+    norm = vector_norm(x, p, dim=dims, keepdim=True)
+    nb = _vector_norm_grad((x * g).sum(dims, keepdim=True), x, norm, p, dims, True)
+    invnorm = 1 / (norm + 1e-7)
+    return pointwise.where(norm > maxnorm, maxnorm * invnorm * (g - invnorm * nb), g)
+
+
+RENORM = composite("renorm", _renorm, kind="reduction", dtypes="floating", grad=_renorm_grad,
+                   signature="renorm(x, p, dim, maxnorm)",
+                   doc="each slice along dim scaled to p-norm at most maxnorm")
+
+
 @takes_out("renorm", dtype="exact")
 def renorm(input, p, dim, maxnorm):
     _tensor(input, "input", "renorm")
@@ -276,11 +300,9 @@ def renorm(input, p, dim, maxnorm):
     if maxnorm < 0:
         raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
     d = norm_dim(dim, input.dim(), "renorm")
-    others = [i for i in range(input.dim()) if i != d]
-    from .norms import vector_norm
-    norm = vector_norm(input, p, dim=others, keepdim=True) if others else input.abs()
-    factor = pointwise.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
-    return input * factor
+    if input.dtype.is_complex:      # the decomposition's derivative (PyTorch's is NaN at p=inf)
+        return _renorm(input, p, d, maxnorm)
+    return run(RENORM, (input,), {"p": p, "dim": d, "maxnorm": maxnorm})
 
 
 def constant_pad_nd(input, pad, value=0):
