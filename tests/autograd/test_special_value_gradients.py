@@ -367,3 +367,11 @@ def test_renorm_passes_the_gradient_of_a_slice_within_maxnorm_or_with_nan():
     np.testing.assert_allclose(x.grad.numpy()[1], [0.12171612277892581, 0.06085806305612953,
                                                    3.333333251012681e-09, -0.060858056389463025],
                                rtol=1e-7)
+
+
+def test_cumprod_gradient_at_a_zero_after_an_infinity():
+    # the first zero's gradient sums g_i * (the product without it) over i >= zero:
+    # multiplying by the mask (seen >= 1) made the inf before it 0 * inf = NaN
+    x = torch.tensor([[inf, 0.0, 1.0, 2.0]], dtype=torch.float64, requires_grad=True)
+    torch.cumprod(x, 1).backward(torch.tensor([[1.0, -1.0, 2.5, 1.0]], dtype=torch.float64))
+    _same_bits(x.grad.numpy(), [[nan, inf, 0.0, 0.0]])
