@@ -6,25 +6,12 @@ along a dim value_selecting_reduction_backward (g scattered to the returned inde
 expected values are PyTorch's, written out."""
 import math
 
-import numpy as np
 import pytest
 
 import dispatchtorch as torch
+from test_special_value_gradients import _dev, _same_bits
 
 inf, nan = math.inf, math.nan
-
-
-def _dev(dev):
-    if dev == "opencl" and not torch.opencl.is_available():
-        pytest.skip("no OpenCL device")
-    return dev
-
-
-def _same_bits(got, want):
-    """Equal values, NaN at the same places, and the same sign on every zero."""
-    got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
-    np.testing.assert_array_equal(got, want)
-    assert (np.signbit(got) == np.signbit(want))[want == 0].all(), (got, want)
 
 
 def _grad(f, x, g, dev, dtype=torch.float32):
