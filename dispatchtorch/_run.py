@@ -204,6 +204,9 @@ def _save(op, getters, inputs, params, outs, edges):
         elif kind == PARAM:
             v = params[key]
         elif kind == OUT:
+            if key >= len(outs):    # a row whose one form returns fewer (max(x) / max(x, dim))
+                saved.append(None)
+                continue
             v = outs[key].detach()
             outsaved.append((len(saved), key))
         else:

@@ -135,6 +135,31 @@ class Tensor:
         storage = self._storage if self._storage is not None else self._h
         return self._place.bk.data_ptr(storage) + self._offset * self._dtype.itemsize
 
+    def share_memory_(self):
+        """Move the storage into memory shared with processes forked afterwards (cpu:
+        torch.multiprocessing's Hogwild training), keeping this tensor's identity,
+        geometry and autograd state. Other tensors already aliasing the old storage (views
+        made before, `.data` results) keep the old memory. Other devices raise
+        NotImplementedError naming the device."""
+        bk = self._place.bk
+        storage = self._storage if self._storage is not None else self._h
+        if bk.is_shared(storage):
+            return self
+        shared = bk.share_memory(storage)
+        base = self._base
+        if self._storage is None:
+            self._h = shared
+        else:
+            self._storage = shared
+            self._h = bk.as_strided(shared, self._shape, self.stride(), self._offset)
+            if base is not None and base._storage is None and base._h is storage:
+                base._h = shared
+        _share_with_children(type(self), shared)
+        return self
+
+    def is_shared(self):
+        return self._place.bk.is_shared(self._storage if self._storage is not None else self._h)
+
     def untyped_storage_id(self):
         return id(self._storage if self._storage is not None else self._h)
 
@@ -402,3 +427,39 @@ class Tensor:
 
     def get_device(self):
         return -1 if self._place.type == "cpu" else self._place.index
+
+
+# -- tensors in shared memory sent to child processes --------------------------------------
+# Shared storages by key: a process forked after share_memory_() inherits this table and
+# the MAP_SHARED mappings, so a shared tensor pickled to it (a multiprocessing Queue,
+# Process arguments) is rebuilt on the same memory; any other process (spawn, forkserver,
+# forked before the share) cannot find the key and raises instead of silently copying.
+_SHARED_STORAGES = None
+_REDUCED_TYPES = set()
+
+
+def _share_with_children(cls, storage):
+    global _SHARED_STORAGES
+    import weakref
+    from multiprocessing.reduction import ForkingPickler
+    if _SHARED_STORAGES is None:
+        _SHARED_STORAGES = weakref.WeakValueDictionary()
+    _SHARED_STORAGES[id(storage)] = storage
+    if cls not in _REDUCED_TYPES:
+        ForkingPickler.register(cls, _reduce_for_child)
+        _REDUCED_TYPES.add(cls)
+
+
+def shared_storage(key):
+    """The shared storage `key` names in this process, or None."""
+    return None if _SHARED_STORAGES is None else _SHARED_STORAGES.get(key)
+
+
+def _reduce_for_child(t):
+    if not t.is_shared():
+        return t.__reduce_ex__(2)
+    from . import serialization
+    storage = t._storage if t._storage is not None else t._h
+    return (serialization._rebuild_shared,
+            (id(storage), tuple(storage.shape), t._dtype.name, tuple(t._shape), t.stride(),
+             t._offset, t._rebuilder, t._rg))

@@ -349,6 +349,29 @@ def _rebuild_tensor(array, device, requires_grad):
     return t.requires_grad_(True) if requires_grad else t
 
 
+def _rebuild_shared(key, storage_shape, dtype, shape, stride, offset, rebuilder, requires_grad):
+    """A shared cpu tensor sent to a child process (see _tensor._reduce_for_child): a view
+    of the storage the child inherited when it was forked."""
+    from . import _dtype as D
+    from ._run import make_view, wrap
+    from ._place import place_of
+    from ._tensor import shared_storage
+    storage = shared_storage(key)
+    if storage is None:
+        raise RuntimeError(
+            "a tensor in shared memory (share_memory_) reached a process that does not share "
+            "that memory: dispatchtorch shares cpu tensors only with processes forked after "
+            "share_memory_() (torch.multiprocessing start method 'fork'), not with 'spawn' "
+            "or 'forkserver' ones")
+    root = wrap(storage, tuple(storage_shape), D.to_dtype(dtype), place_of("cpu"))
+    t = root if (tuple(shape), tuple(stride), offset) == (root.shape, root.stride(), 0) \
+        else make_view(root, tuple(shape), tuple(stride), offset)
+    if rebuilder == "_rebuild_parameter":
+        from .nn.parameter import Parameter
+        return Parameter(t, requires_grad)
+    return t.requires_grad_(True) if requires_grad else t
+
+
 def _rebuild_parameter(array, device, requires_grad):
     from .nn.parameter import Parameter
     return Parameter(_rebuild_tensor(array, device, False), requires_grad)

@@ -150,6 +150,19 @@ class Backend:
         """What `set_num_threads` set (`torch.get_num_threads`). Default: 1."""
         return 1
 
+    # -- optional: memory shared with child processes (Tensor.share_memory_) ----------
+    def share_memory(self, storage):
+        """A storage holding `storage`'s values (same shape and dtype, C-contiguous) in
+        memory that processes forked after this call share with this one; the core puts
+        it in place of `storage`. Default: NotImplementedError naming the device."""
+        raise NotImplementedError(
+            f"share_memory_: tensors on device '{self.name}' cannot be moved to memory "
+            f"shared across processes in dispatchtorch (cpu tensors can)")
+
+    def is_shared(self, storage) -> bool:
+        """Whether `storage` lives in memory `share_memory` made. Default: False."""
+        return False
+
     # -- optional: complex views (view_as_real, view_as_complex, .real, .imag) ------
     def reinterpret(self, storage, dtype: str):
         """The memory of `storage` (a root handle, C-contiguous) as a flat storage of

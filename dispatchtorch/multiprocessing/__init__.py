@@ -1,7 +1,7 @@
 """torch.multiprocessing: Python's multiprocessing plus PyTorch's spawn/start_processes
-(spawn.py) and the sharing-strategy calls. Tensors sent to another process are pickled
-by value here: there is no shared-memory tensor transport (PyTorch's reductions), so a
-child's in-place writes to a tensor it received are not seen by the parent."""
+(spawn.py) and the sharing-strategy calls. Tensors in shared memory
+(`Tensor.share_memory_`) are shared with processes forked afterwards, also when sent
+through a Queue (see _tensor._reduce_for_child); other tensors are pickled by value."""
 import multiprocessing
 from multiprocessing import *  # noqa: F401,F403
 
@@ -18,7 +18,7 @@ _strategy = ["file_descriptor"]
 
 
 def set_sharing_strategy(new_strategy):
-    """Recorded only (tensors are pickled by value, see the module docstring)."""
+    """Recorded only (see the module docstring for what is shared)."""
     if new_strategy not in _STRATEGIES:
         raise AssertionError(f"invalid sharing strategy {new_strategy!r}; expected one of "
                              f"{_STRATEGIES}")

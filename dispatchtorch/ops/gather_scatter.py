@@ -386,6 +386,7 @@ def _index_add_args(input, dim, index, op, source):
     index = _vector_index(index, op)
     if not isinstance(source, Tensor):
         raise TypeError(f"{op}(): argument 'source' must be Tensor, not {type(source).__name__}")
+    same_place(op, (input, index, source))      # PyTorch's RuntimeError, nothing copied
     if index._dtype not in (D.int64, D.int32):
         raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: "
                            f"{index._dtype.pt_name}")

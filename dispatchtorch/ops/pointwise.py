@@ -12,7 +12,7 @@ from .._shape import broadcast_shapes2
 from .._tensor import Tensor
 from . import elementwise as E
 from ._elementwise import _SPECS as _ROWS, binary, inplace, nary, result_type, unary
-from .._run import decompose, scalar_handle, wrap
+from .._run import decompose, record, scalar_handle, wrap
 from ..autograd.grad_mode import STATE, no_grad
 from ..dispatch.registry import OPS, form_of, grad_not_implemented
 from ._composite import composite as _composite, run as _run_composite
@@ -407,7 +407,22 @@ def pow(input, exponent, *, out=None):
             return write_out(out, _int_pow(input, exponent, dt))
         if exponent < 0:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
+    elif isinstance(exponent, numbers.Real) and (exponent == 0.5 or exponent == -0.5) \
+            and dt.is_floating_point and dt is not D.float16:   # PyTorch's half: C's pow
+        return write_out(out, _root_pow(input, exponent, dt))
     return write_out(out, binary(E.pow_, input, exponent))
+
+
+def _root_pow(input, exponent, dt):
+    """PyTorch's pow(Tensor, Scalar) computes a real exponent 0.5 as sqrt and -0.5 as
+    rsqrt (pow_tensor_scalar_kernel), so sqrt(-inf) = NaN and rsqrt(-0.0) = -inf where
+    C's pow gives +inf and +inf; recorded as pow, whose rule's x ** -0.5 comes here too."""
+    x = input if input._dtype is dt else input.to(dt)
+    with no_grad():
+        r = unary(E.sqrt, x) if exponent > 0 else 1 / unary(E.sqrt, x)
+    if STATE.enabled and input._rg:
+        record(OPS["pow"], (input, exponent), {}, (r,))
+    return r
 
 
 def _int_pow(a, b, dt):
@@ -439,6 +454,8 @@ def float_power(input, exponent, *, out=None):
         return complex_float_power(input, exponent, out=out)
     a = input.double() if isinstance(input, Tensor) else float(input)
     b = exponent.double() if isinstance(exponent, Tensor) else float(exponent)
+    if isinstance(a, Tensor) and not isinstance(b, Tensor) and (b == 0.5 or b == -0.5):
+        return write_out(out, _root_pow(a, b, D.float64))     # pow's, as PyTorch's
     return write_out(out, binary(E.pow_, a, b))
 
 

@@ -4,6 +4,7 @@ cartesian_prod, combinations, cov, corrcoef, matrix_power (n >= 0), linalg.vande
 from __future__ import annotations
 
 import itertools
+import math
 import warnings
 
 from .. import _dtype as D
@@ -192,7 +193,39 @@ def _cdist(x1, x2, p):
     return vector_norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), p, dim=-1)
 
 
-CDIST = composite("cdist", _cdist, args=("x1", "x2"), **L, dtypes="floating",
+def distance_grad(g, diff, dist, p):
+    """g times d dist / d diff, as PyTorch's CPU cdist / pdist backward kernels (their
+    `*dist_calc::backward`): 0 at a zero distance (not 0 / 0), and for p = inf the full g
+    to every coordinate tied for the maximum. g, dist: (...); diff: (..., M)."""
+    g, d = g.unsqueeze(-1), dist.unsqueeze(-1)
+    if p == 0:
+        return creation.zeros_like(diff)
+    if p == 2:
+        return P.where(d == 0, 0.0, g * diff / d)
+    sign = P.where(diff == diff, diff.sign(), diff)    # the kernels' sign keeps a NaN
+    if p == 1:
+        return g * sign
+    if p == math.inf:
+        return g * sign * (1 - (diff.abs() - d).abs().ceil().clamp_max(1))
+    if p < 2:
+        r = sign * diff.abs() ** (p - 1) * g / d ** (p - 1)
+        if p < 1:
+            r = P.where(diff == 0, 0.0, r)
+    else:
+        r = diff * diff.abs() ** (p - 2) * g / d ** (p - 1)
+    return P.where(d == 0, 0.0, r)
+
+
+def _cdist_grad(g, x1, x2, result, p, needs):
+    # x2's from its own differences (x2 - x1), as PyTorch's, not -(x1's): signs of zeros
+    g1 = distance_grad(g, x1.unsqueeze(-2) - x2.unsqueeze(-3), result, p).sum(-2) \
+        if needs[0] else None
+    g2 = distance_grad(g.mT, x2.unsqueeze(-2) - x1.unsqueeze(-3), result.mT, p).sum(-2) \
+        if needs[1] else None
+    return g1, g2
+
+
+CDIST = composite("cdist", _cdist, args=("x1", "x2"), **L, dtypes="floating", grad=_cdist_grad,
                   signature="cdist(x1: (*, P, M), x2: (*, R, M), p=2.0) -> (*, P, R)",
                   doc="p-norm distance between each pair of rows")
 
@@ -213,6 +246,39 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     a = x1.expand(batch + tuple(x1.shape[-2:]))
     b = x2.expand(batch + tuple(x2.shape[-2:]))
     return run(CDIST, (a, b), {"p": float(p)})
+
+
+def _pairs(n, device):
+    return creation.triu_indices(n, n, 1, device=device)
+
+
+def _pdist(x, p):
+    i, j = _pairs(x.shape[0], x.device)
+    return vector_norm(x.index_select(0, i) - x.index_select(0, j), p, dim=1)
+
+
+def _pdist_grad(g, x, result, p):
+    # PyTorch's _pdist_backward: each pair's kernel gradient added to row i, taken from j
+    i, j = _pairs(x.shape[0], x.device)
+    gd = distance_grad(g, x.index_select(0, i) - x.index_select(0, j), result, p)
+    return creation.zeros_like(x).index_add(0, i, gd).index_add(0, j, -gd)
+
+
+PDIST = composite("pdist", _pdist, **L, dtypes="floating", grad=_pdist_grad,
+                  signature="pdist(x: (N, M), p=2.0) -> (N * (N - 1) / 2,)",
+                  doc="p-norm distance between each pair of rows i < j (upper triangle)")
+
+
+def pdist(input, p=2):
+    """Distances between every pair of rows i < j, in row-major upper-triangle order."""
+    if not isinstance(input, Tensor) or input.dim() != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: "
+                           f"{input.dim() if isinstance(input, Tensor) else type(input).__name__}D")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("pdist only supports floating-point dtypes")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    return run(PDIST, (input,), {"p": float(p)})
 
 
 def dist(input, other, p=2):
@@ -407,7 +473,7 @@ def spmm(input, mat2):
 
 
 PUBLIC = {"spmm": spmm, "addr": addr, "addbmm": addbmm, "inner": inner, "kron": kron, "trace": trace,
-          "cross": cross, "cdist": cdist, "dist": dist, "block_diag": block_diag,
+          "cross": cross, "cdist": cdist, "pdist": pdist, "dist": dist, "block_diag": block_diag,
           "cartesian_prod": cartesian_prod, "combinations": combinations, "cov": cov,
           "corrcoef": corrcoef, "matrix_power": matrix_power, "vander": vander}
 METHODS = {"addr": addr, "addr_": inplace_variant(addr, "addr_"), "addbmm": addbmm,
@@ -420,4 +486,5 @@ LINALG = {"cross": linalg_cross, "matrix_power": matrix_power, "vander": linalg_
 # The op modules this one's derivative rules and decompositions call (at run time
 # only). Imported last: they import this module in turn (see docs/architecture.md).
 from . import _elementwise, creation, memory, scans  # noqa: E402
+from . import pointwise as P  # noqa: E402
 from .einsum import tensordot  # noqa: E402  (the package binds `einsum` to the function)

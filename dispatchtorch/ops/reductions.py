@@ -16,7 +16,7 @@ from .reduction_prims import (AMAX, AMIN, ARGMAX, ARGMIN, LOWP, SUM, _ALL_DIMS, 
                               _dims, _geometry, _reduce, _sum_dtype, _write, expand_back,
                               reduction_input, reduction_meta, reduction_row, sum, sum_to,
                               sum_to_size)
-from . import creation, gather_scatter, memory, pointwise, scans, shape_ops
+from . import creation, gather_scatter, memory, pointwise, scans, shape_ops, sorting
 
 
 def _prod_grad(g, x, result, dims, keepdim):
@@ -219,13 +219,22 @@ def _value_index(extreme, arg, name):
     return decomp
 
 
+def _max_min_grad(g, x, result, result1, dim, keepdim):
+    """PyTorch's two rules: of all elements, evenly_distribute_backward (ties share g, a
+    NaN maximum's g goes to the NaNs, the rest +0.0 even for an inf g); along a dim,
+    value_selecting_reduction_backward (g to the returned index)."""
+    if dim is None:
+        return sorting.evenly_distribute(g, x, result)
+    return sorting.value_selecting(g[0], x, result1, dim, keepdim)
+
+
 MAX = composite("max", _value_index(amax, lambda x, d, keepdim: _arg(ARGMAX, "max", x, d, keepdim),
-                                    "max"), kind="reduction", n_out=2,
+                                    "max"), kind="reduction", n_out=2, grad=_max_min_grad,
                 signature="max(x) | max(x, dim, keepdim=False) -> (values, indices) | max(x, other)",
                 doc="full: amax (NaN propagates); along a dim: values and the first index of the "
                     "maximum; with a tensor: maximum")
 MIN = composite("min", _value_index(amin, lambda x, d, keepdim: _arg(ARGMIN, "min", x, d, keepdim),
-                                    "min"), kind="reduction", n_out=2,
+                                    "min"), kind="reduction", n_out=2, grad=_max_min_grad,
                 signature="min(x) | min(x, dim, keepdim=False) -> (values, indices) | min(x, other)",
                 doc="full: amin (NaN propagates); along a dim: values and the first index of the "
                     "minimum; with a tensor: minimum")

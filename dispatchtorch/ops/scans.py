@@ -42,9 +42,11 @@ def _cumprod_grad(g, x, result, dim):
     first = zero & (seen == 1)
     safe_x = pointwise.where(before, x, 1.0)
     grad_before = _reverse_cumsum(g * result, dim) / safe_x
-    # with the first zero replaced by one, the running product skips it
-    skip = cumprod(pointwise.where(first, 1.0, x), dim)
-    at_first = (g * skip * (seen >= 1)).sum(dim, keepdim=True)
+    # PyTorch's order: (the product before the zero) * sum_{i >= z} g_i * prod_{z < j <= i}
+    # x_j, so an inf before the zero is not inf - inf (nor 0 * inf) among the terms
+    prefix = pointwise.where(before, x, 1.0).prod(dim, keepdim=True)
+    after = cumprod(pointwise.where(before | first, 1.0, x), dim)
+    at_first = prefix * pointwise.where(seen >= 1, g * after, 0.0).sum(dim, keepdim=True)
     return pointwise.where(before, grad_before, pointwise.where(first, at_first, 0.0))
 
 
@@ -103,7 +105,7 @@ def _scan(op, name):
         if not input.dim():
             r = r.reshape(())
         if out is not None:
-            return write_out(out, r)
+            return write_out(out, r, name)
         return r
     fn.__name__ = fn.__qualname__ = name
     return fn

@@ -8,6 +8,7 @@ import math
 import operator
 
 from .. import _dtype as D
+from .._run import same_place
 from .._shape import norm_dim
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
@@ -194,6 +195,7 @@ def index_copy(input, dim, index, source):
     if source.dtype is not input.dtype:
         raise RuntimeError("index_copy_(): self and source expected to have the same dtype, but "
                            f"got (self) {input.dtype.pt_name} and (source) {source.dtype.pt_name}")
+    same_place("index_copy", (input, index, source))
     d = norm_dim(dim, max(input.dim(), 1), "index_copy")
     idx = index.reshape(-1)
     if input.dim() == 0:
@@ -250,6 +252,7 @@ def put(input, index, source, accumulate=False):
         raise RuntimeError("put_(): self and source expected to have the same dtype, but got "
                            f"self.dtype = {input.dtype.pt_name} and source.dtype = "
                            f"{source.dtype.pt_name}")
+    same_place("put", (input, index, source))
     if index.numel() != source.numel():
         raise RuntimeError(f"put_(): Expected source and index to have the same number of "
                            f"elements, but got source.numel() = {source.numel()}, "
@@ -262,6 +265,30 @@ def put(input, index, source, accumulate=False):
 
 # -- renorm, constant_pad_nd --------------------------------------------------------------
 
+def _renorm(x, p, dim, maxnorm):
+    from .norms import vector_norm
+    others = [i for i in range(x.dim()) if i != dim]
+    norm = vector_norm(x, p, dim=others, keepdim=True) if others else x.abs()
+    factor = pointwise.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
+    return x * factor
+
+
+def _renorm_grad(g, x, p, dim, maxnorm):
+    """PyTorch's renorm_backward: g itself where the slice's norm is within maxnorm (a
+    NaN norm too: the decomposition's where gave NaN there, 0 * d norm)."""
+    from .norms import _vector_norm_grad, vector_norm
+    dims = tuple(i for i in range(x.dim()) if i != dim)
+    norm = vector_norm(x, p, dim=dims, keepdim=True)
+    nb = _vector_norm_grad((x * g).sum(dims, keepdim=True), x, norm, p, dims, True)
+    invnorm = 1 / (norm + 1e-7)
+    return pointwise.where(norm > maxnorm, maxnorm * invnorm * (g - invnorm * nb), g)
+
+
+RENORM = composite("renorm", _renorm, kind="reduction", dtypes="floating", grad=_renorm_grad,
+                   signature="renorm(x, p, dim, maxnorm)",
+                   doc="each slice along dim scaled to p-norm at most maxnorm")
+
+
 @takes_out("renorm", dtype="exact")
 def renorm(input, p, dim, maxnorm):
     _tensor(input, "input", "renorm")
@@ -273,11 +300,9 @@ def renorm(input, p, dim, maxnorm):
     if maxnorm < 0:
         raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
     d = norm_dim(dim, input.dim(), "renorm")
-    others = [i for i in range(input.dim()) if i != d]
-    from .norms import vector_norm
-    norm = vector_norm(input, p, dim=others, keepdim=True) if others else input.abs()
-    factor = pointwise.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
-    return input * factor
+    if input.dtype.is_complex:      # the decomposition's derivative (PyTorch's is NaN at p=inf)
+        return _renorm(input, p, d, maxnorm)
+    return run(RENORM, (input,), {"p": p, "dim": d, "maxnorm": maxnorm})
 
 
 def constant_pad_nd(input, pad, value=0):

@@ -22,6 +22,28 @@ def _sort_grad(g, shape, result1, dim):
     return creation.zeros(shape, dtype=g[0].dtype, device=g[0].device).scatter(dim, result1, g[0])
 
 
+def evenly_distribute(g, x, result):
+    """PyTorch's evenly_distribute_backward (median, max and min of all elements): ties
+    share the gradient, the rest get +0.0 (masked_fill: an inf g gives no NaN there); a
+    NaN result's gradient goes to the NaNs."""
+    mask = (x == result) | ((x != x) & (result != result))
+    return pointwise.where(mask, g / mask.sum(), 0.0)
+
+
+def value_selecting(g, x, indices, dim, keepdim):
+    """PyTorch's value_selecting_reduction_backward (max, min, median, kthvalue along a
+    dim): g scattered into zeros at the chosen indices, so a -0.0 g stays -0.0 there."""
+    if x.dim() == 0:
+        return g
+    if not keepdim:
+        g, indices = g.unsqueeze(dim), indices.unsqueeze(dim)
+    return creation.zeros(x.shape, dtype=g.dtype, device=g.device).scatter(dim, indices, g)
+
+
+def _selected_grad(g, x, result1, dim, keepdim):
+    return value_selecting(g[0], x, result1, dim, keepdim)
+
+
 SORT = prim_row("sort", kind="sort", n_out=2, grad=_sort_grad)
 SEARCHSORTED = prim_row("searchsorted", kind="sort", args=("sorted_seq", "values"),
                         differentiable=False)
@@ -101,7 +123,7 @@ def _kthvalue(x, k, dim, keepdim):
     return (v, i) if keepdim else (v.squeeze(dim), i.squeeze(dim))
 
 
-KTHVALUE = composite("kthvalue", _kthvalue, kind="sort", n_out=2,
+KTHVALUE = composite("kthvalue", _kthvalue, kind="sort", n_out=2, grad=_selected_grad,
                      signature="kthvalue(x, k, dim=-1, keepdim=False) -> (values, indices)",
                      doc="the k-th smallest along dim (NaN sorts last)")
 
@@ -149,21 +171,16 @@ def _median_all(ignore_nan):
     return decomp
 
 
-def _evenly_distribute(g, x, result):
-    """PyTorch's evenly_distribute_backward (median, max and min of all elements): ties
-    share the gradient, the rest get +0.0 (masked_fill: an inf g gives no NaN there)."""
-    mask = (x == result) | ((x != x) & (result != result))
-    return pointwise.where(mask, g / mask.sum(), 0.0)
-
-
-MEDIAN = composite("median", _median_all(False), kind="sort", grad=_evenly_distribute,
+MEDIAN = composite("median", _median_all(False), kind="sort", grad=evenly_distribute,
                    signature="median(x)", doc="lower median of all elements; NaN if any is NaN")
-NANMEDIAN = composite("nanmedian", _median_all(True), kind="sort", grad=_evenly_distribute,
+NANMEDIAN = composite("nanmedian", _median_all(True), kind="sort", grad=evenly_distribute,
                       signature="nanmedian(x)", doc="lower median of the non-NaN elements")
 MEDIAN_DIM = composite("median_dim", _median_dim(False), kind="sort", n_out=2,
+                       grad=_selected_grad,
                        signature="median(x, dim, keepdim=False) -> (values, indices)",
                        doc="lower median along dim; a slice with NaN gives its first NaN")
 NANMEDIAN_DIM = composite("nanmedian_dim", _median_dim(True), kind="sort", n_out=2,
+                          grad=_selected_grad,
                           signature="nanmedian(x, dim, keepdim=False) -> (values, indices)",
                           doc="lower median of the non-NaN elements along dim")
 

@@ -166,8 +166,3 @@ def test_spmm_of_dense_operands_and_constants():
         dt.spmm(dt.ones(2), a)
     assert math.isnan(dt.nan) and dt.inf == math.inf and dt.pi == math.pi and dt.e == math.e
     assert dt.newaxis is None
-
-
-def test_share_memory_says_it_is_absent_instead_of_sharing_nothing():
-    with pytest.raises(NotImplementedError, match="Module.share_memory"):
-        dt.nn.Linear(2, 2).share_memory()

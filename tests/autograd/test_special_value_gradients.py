@@ -345,3 +345,33 @@ def test_mvlgamma_below_its_old_domain_check_gives_lgamma_values():
     z = torch.tensor([-0.0, 0.0], dtype=torch.float64, requires_grad=True)
     torch.mvlgamma(z, 1).backward(torch.ones(2, dtype=torch.float64))
     _same_bits(z.grad.numpy(), [-inf, -inf])
+
+
+def test_prelu_weight_gradient_at_an_infinite_input_is_zero():
+    # PyTorch's prelu backward: weight where(x > 0, 0, x * g), x g * slope; the where
+    # decomposition gave the weight 0 * inf = NaN at x = inf, and +0.0 for x's -0.0
+    x = torch.tensor([inf, 0.0, -2.0, 3.0], dtype=torch.float64, requires_grad=True)
+    w = torch.tensor([0.25], dtype=torch.float64, requires_grad=True)
+    F.prelu(x, w).backward(torch.tensor([1.0, -1.0, 2.0, -0.0], dtype=torch.float64))
+    _same_bits(x.grad.numpy(), [1.0, -0.25, 0.5, -0.0])
+    _same_bits(w.grad.numpy(), [-4.0])
+
+
+def test_renorm_passes_the_gradient_of_a_slice_within_maxnorm_or_with_nan():
+    # PyTorch's renorm_backward: g where norm <= maxnorm or NaN; 0 * d norm gave NaN
+    x = torch.tensor([[nan, 1.0, 2.0, 3.0], [1.0, 2.0, 3.0, 4.0]], dtype=torch.float64,
+                     requires_grad=True)
+    torch.renorm(x, 2, 0, 1.0).backward(
+        torch.tensor([[1.0, 2.0, -1.0, 0.5], [1.0, 1.0, 1.0, 1.0]], dtype=torch.float64))
+    _same_bits(x.grad.numpy()[0], [1.0, 2.0, -1.0, 0.5])
+    np.testing.assert_allclose(x.grad.numpy()[1], [0.12171612277892581, 0.06085806305612953,
+                                                   3.333333251012681e-09, -0.060858056389463025],
+                               rtol=1e-7)
+
+
+def test_cumprod_gradient_at_a_zero_after_an_infinity():
+    # the first zero's gradient sums g_i * (the product without it) over i >= zero:
+    # multiplying by the mask (seen >= 1) made the inf before it 0 * inf = NaN
+    x = torch.tensor([[inf, 0.0, 1.0, 2.0]], dtype=torch.float64, requires_grad=True)
+    torch.cumprod(x, 1).backward(torch.tensor([[1.0, -1.0, 2.5, 1.0]], dtype=torch.float64))
+    _same_bits(x.grad.numpy(), [[nan, inf, 0.0, 0.0]])

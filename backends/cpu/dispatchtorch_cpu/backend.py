@@ -1,6 +1,7 @@
 """The CPU Backend: numpy arrays are the handles, numpy views are the views."""
 from __future__ import annotations
 
+import mmap
 import os
 import warnings
 
@@ -58,6 +59,20 @@ class CPUBackend(Backend):
 
     def to_host(self, handle):
         return handle
+
+    def share_memory(self, storage):
+        # an anonymous MAP_SHARED mapping: fork-started children see the parent's writes
+        # and the parent theirs (PyTorch's file_descriptor strategy, without the fd passing)
+        buf = mmap.mmap(-1, max(storage.nbytes, 1), flags=mmap.MAP_SHARED)
+        shared = np.frombuffer(buf, storage.dtype, storage.size).reshape(storage.shape)
+        np.copyto(shared, storage)
+        return shared
+
+    def is_shared(self, storage):
+        base = storage
+        while isinstance(base, np.ndarray):
+            base = base.base
+        return isinstance(base, memoryview) and isinstance(base.obj, mmap.mmap)
 
     def as_strided(self, storage, shape, strides, offset):
         item = storage.itemsize

@@ -58,6 +58,8 @@ CASES = [
     Case("cross", lambda a, b: torch.linalg.cross(a, b), _one((4, 3), (1, 3)),
          dtypes=FL + ("int64",)),
     Case("cdist", torch.cdist, _one((4, 3), (5, 3)), dtypes=FL, tol=ORDER),
+    Case("pdist", torch.pdist, _one((5, 3)), dtypes=FL, tol=ORDER),
+    Case("renorm", lambda x: torch.renorm(x, 2, 0, 1.0), _one((3, 4)), dtypes=FL, tol=ORDER),
     Case("block_diag", lambda a, b: torch.block_diag(a, b), _one((2, 3), (4,)),
          dtypes=FL + ("int64",)),
     Case("diagonal_scatter", torch.diagonal_scatter, _one((3, 3), (3,)), dtypes=FL + ("int64",)),

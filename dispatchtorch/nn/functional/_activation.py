@@ -341,7 +341,9 @@ def prelu(input, weight):
         if input.dim() > 1:
             shape[1] = weight.numel()
         weight = weight.reshape(shape)
-    return _ops.where(input > 0, input, input * weight)
+    # x times its slope (1 or the weight): PyTorch's prelu backward in one path each,
+    # x: g * slope (-0.0 kept), weight: where(x > 0, 0, x * g) (0 at x = inf, not 0 * inf)
+    return input * _ops.where(input > 0, 1.0, weight)
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):

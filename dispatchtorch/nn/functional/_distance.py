@@ -36,14 +36,5 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
 
 
 def pdist(input, p=2):
-    """Distances between every pair of rows i < j, in row-major upper-triangle order."""
-    if not isinstance(input, Tensor) or input.dim() != 2:
-        raise RuntimeError(f"pdist only supports 2D tensors, got: "
-                           f"{input.dim() if isinstance(input, Tensor) else type(input).__name__}D")
-    if p < 0:
-        raise RuntimeError("pdist only supports non-negative p values")
-    n = input.shape[0]
-    if n < 2:
-        return _ops.zeros(0, dtype=input.dtype, device=input.device)
-    ij = _ops.triu_indices(n, n, 1, device=input.device)
-    return _norm(input.index_select(0, ij[0]) - input.index_select(0, ij[1]), p, 1)
+    """Distances between every pair of rows i < j (torch.pdist)."""
+    return _ops.pdist(input, p)

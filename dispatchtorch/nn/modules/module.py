@@ -565,13 +565,9 @@ class Module:
         return self._apply(lambda t: _ops.empty_like(t, device=device), recurse)
 
     def share_memory(self):
-        """Absent: there are no shared-memory tensors. A forked or spawned child gets a
-        copy of the parameters, so Hogwild-style training (every process updating one
-        model) would silently train only the copies."""
-        raise NotImplementedError(
-            "Module.share_memory: tensors in memory shared across processes are not "
-            "implemented in dispatchtorch (a child process would update a copy of the "
-            "parameters that the parent never sees)")
+        """Every parameter, gradient and buffer moved to memory shared with processes
+        forked afterwards (Tensor.share_memory_: cpu only), for Hogwild-style training."""
+        return self._apply(lambda t: t.share_memory_())
 
     def xpu(self, device=None):
         return self._apply(lambda t: t.to("xpu" if device is None else f"xpu:{device}"))

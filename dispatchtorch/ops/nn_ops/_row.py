@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ... import _dtype as D
-from ..._run import apply, decompose, resolve
+from ..._run import apply, decompose, resolve, same_place, to_place
 from ..._tensor import Tensor
 from ...autograd.grad_mode import STATE
 from ...dispatch import DECOMPOSE, OpDef, register_op
@@ -29,10 +29,17 @@ class Composite:
     def __call__(self, *inputs, **params):
         if self.check is not None:
             params = self.check(self.op.name, *inputs, **params)
+        place = None
         for x in inputs:
             if isinstance(x, Tensor):
-                place = x._place
-                break
+                if place is None:
+                    place = x._place
+                elif x._place is not place:
+                    # PyTorch's RuntimeError for a mix (a 0-d cpu tensor joins the others)
+                    place = same_place(self.op.name, inputs)
+                    inputs = tuple(to_place(t, place) if isinstance(t, Tensor) else t
+                                   for t in inputs)
+                    break
         k = self.kernels.get(place.type)
         if k is None:
             k = resolve(self.op, place.rt)
