@@ -485,9 +485,14 @@ def _random_step(bk, place, draw, dt):
     def host():
         return _cast_host(np.asarray(draw()), dt)
 
+    # the drawn array is fresh and read once: the CPU reference may hold it as it is
+    # (from_host's copy=False) instead of copying a 512K-element mask before the copy
+    share = place.type == "cpu"
+
     def step(out, drawn=None):
         """drawn: the values made ahead (draws.py), a future."""
-        copy(out, from_host(host() if drawn is None else drawn.result(), index))
+        values = host() if drawn is None else drawn.result()
+        copy(out, from_host(values, index, copy=False) if share else from_host(values, index))
     if place.type != "cpu":
         # made ahead where the calling thread only enqueues kernels (OpenCL, CUDA); the
         # CPU's kernels run in the calling thread and its pool, which a drawing thread
