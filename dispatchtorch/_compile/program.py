@@ -71,6 +71,8 @@ class Program:
         self.written = {o for n in graph.nodes if n.op not in ("as_strided", "empty")
                         for o in n.outputs}
         self.producer = {o: n for n in nodes for o in n.outputs}
+        # (producer names a buffer's last writer: a kernel's out is among its outputs)
+        self.allocated = {n.outputs[0] for n in nodes if n.op == "empty"}
         fuse = options.get("fusion", True)
         items = passes.group(nodes, values, self._can_fuse) if fuse else list(nodes)
         self.sources = [text for _, text in self.epilogues.values()]
@@ -259,8 +261,7 @@ class Program:
                 made.add(res)
             out.append(st)
             for r in frees.get(i, ()):
-                if r in made and r not in fixed and self.producer.get(r) is not None \
-                        and self.producer[r].op == "empty":
+                if r in made and r not in fixed and r in self.allocated:
                     v = values[r]
                     pool.setdefault((v.shape, v.dtype, v.device), []).append(r)
         return out
@@ -484,9 +485,14 @@ def _random_step(bk, place, draw, dt):
     def host():
         return _cast_host(np.asarray(draw()), dt)
 
+    # the drawn array is fresh and read once: the CPU reference may hold it as it is
+    # (from_host's copy=False) instead of copying a 512K-element mask before the copy
+    share = place.type == "cpu"
+
     def step(out, drawn=None):
         """drawn: the values made ahead (draws.py), a future."""
-        copy(out, from_host(host() if drawn is None else drawn.result(), index))
+        values = host() if drawn is None else drawn.result()
+        copy(out, from_host(values, index, copy=False) if share else from_host(values, index))
     if place.type != "cpu":
         # made ahead where the calling thread only enqueues kernels (OpenCL, CUDA); the
         # CPU's kernels run in the calling thread and its pool, which a drawing thread

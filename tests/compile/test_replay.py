@@ -1,6 +1,7 @@
 """The replay: intermediates live in buffers made once and kept between calls (only
 outputs and what the backward reads are allocated per call), and a program run by
 two threads at once still gives each its own results."""
+import copy
 import threading
 
 import numpy as np
@@ -73,3 +74,49 @@ def test_two_threads_running_one_program_get_their_own_results():
     for t in ts:
         t.join()
     assert not errors
+
+
+def test_an_intermediate_takes_the_buffer_of_one_whose_uses_have_passed():
+    def f(x, w):
+        h = x @ w                             # four same-shape matmul results in a row:
+        for _ in range(3):                    # each read only by the next
+            h = h @ w
+        return h.sum()
+
+    x, w = torch.randn(16, 16), torch.randn(16, 16)
+    with torch.no_grad():
+        counts = {}
+        for reuse in (True, False):
+            cf = torch.compile(f, options={"buffer_reuse": reuse})
+            cf(x, w)
+            for _ in range(2):
+                x2 = torch.randn(16, 16)
+                _close(cf(x2, w), f(x2, w), "cpu")
+            entry, = _entries(cf)
+            counts[reuse] = entry.forward.allocations()
+    assert counts[False] == (4, 1)            # a buffer per intermediate, the sum fresh
+    assert counts[True] == (2, 1)             # the third and fourth reuse the first two
+
+
+def test_gradients_with_reused_backward_buffers_equal_eager():
+    torch.manual_seed(0)
+    layers = []
+    for _ in range(3):
+        layers += [torch.nn.Linear(12, 12), torch.nn.Tanh()]
+    net = torch.nn.Sequential(*layers, torch.nn.Linear(12, 3))
+    twin = copy.deepcopy(net)
+    cm = torch.compile(twin, options={"buffer_reuse": True})
+    for _ in range(3):                        # capture, then two replays
+        x = torch.randn(10, 12)
+        net.zero_grad()
+        twin.zero_grad()
+        net(x).square().sum().backward()
+        cm(x).square().sum().backward()
+        for a, b in zip(net.parameters(), twin.parameters()):
+            np.testing.assert_array_equal(_np(b.grad), _np(a.grad))
+    entry, = _entries(cm._compiled)
+    kept, _ = entry.backward.allocations()
+    unshared = torch.compile(copy.deepcopy(net), options={"buffer_reuse": False})
+    unshared(x).square().sum().backward()
+    entry2, = _entries(unshared._compiled)
+    assert kept < entry2.backward.allocations()[0]      # the tanh backward's buffers shared
