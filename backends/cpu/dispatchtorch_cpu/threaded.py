@@ -15,19 +15,27 @@ import ml_dtypes
 import numpy as np
 
 from . import parallel as P
+from .blas_sums import _ones
 from .blas_threads import BLAS
 
 _ndarray = np.ndarray
 _LOWP = frozenset({np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)})
 
 
+PIECE_MAX = 1 << 20    # elements: the longest chunk of an elementwise op
+PIECE_MIN = 1 << 16    # elements: the shortest (erf switches method on short arrays)
+
+
 def chunked(kernel, out, inputs):
     """kernel(out, *inputs) on chunks of out and of the inputs (all of out's shape;
     otherwise, or when the pool has one thread, one call). C-contiguous operands are cut
-    as flat arrays, so that a (4, 1024, 1024) tensor gets as many chunks as a flat one;
-    the chunks shrink towards the end (parallel.guided), so that the threads finish
-    together however late a worker woke."""
-    if P.POOL.threads == 1 or out.size < P.THRESHOLD \
+    as flat arrays, so that a (4, 1024, 1024) tensor gets as many chunks as a flat one.
+    Equal chunks, two a thread (a multiple of the threads), of at most PIECE_MAX
+    elements: each chunk costs a GIL hand-over and, on this VM, often a thread wake-up,
+    so fewer chunks beat finer balance (figures: docs/performance.md, "bigops"). A
+    descheduled worker still holds up at most one chunk: the caller takes the others."""
+    threads = P.POOL.threads
+    if threads == 1 or out.size < P.THRESHOLD \
             or any(type(x) is _ndarray and x.shape != out.shape for x in inputs):
         return kernel(out, *inputs)
     if out.ndim != 1 and out.flags.c_contiguous \
@@ -38,15 +46,15 @@ def chunked(kernel, out, inputs):
     if cut is None:
         return kernel(out, *inputs)
     axis = cut[0]
-    row = out.size // out.shape[axis]             # elements per index along the axis
-    most = -(-P.CHUNK // row)
-    idx = P.blocks(axis, P.guided(out.shape[axis], -(-most // 4), most))
-    n = len(idx)
+    length = out.shape[axis]
+    parts = max(2 * threads, -(-out.size // PIECE_MAX))
+    parts = min(-(-parts // threads) * threads, max(1, out.size // PIECE_MIN), length)
+    idx = P.blocks(axis, P.bounds(length, parts))
 
     def part(i):
         s = idx[i]
         kernel(out[s], *(x[s] if type(x) is _ndarray else x for x in inputs))
-    P.POOL.run(n, part)
+    P.POOL.run(parts, part)
 
 
 def elementwise(kernel):
@@ -84,35 +92,42 @@ def _full_by_columns(out, x, reduce):
         out[...] = reduce(partial[:n])
 
 
-SUM_ROW = 512        # terms per einsum row sum (below)
-SUM_CHUNK = 1 << 20  # elements: at least this many per pool task of the full sum
+SUM_ROW = 128          # terms per gemv row sum (below)
+SUM_PIECE = 1 << 23    # elements: at least this many per pool task of the full sum
+_SUM_ALIGN = 16        # rows: pool tasks start on multiples of this (same bits, below)
 
 
 def _full_sum_by_rows(out, x):
     """A full sum of a large contiguous float32/float64 array: rows of SUM_ROW summed by
-    einsum('ij->i') (SIMD accumulators, SUM_ROW / 32 or fewer sequential terms each),
-    then the row sums with numpy's pairwise add. numpy's own pairwise loop is scalar
-    (8 accumulators, 16 sequential terms per block of 128), so this keeps its error
-    near numpy's (1.69x numpy's pairwise error over 48 adversarial float32 arrays;
-    PyTorch's own sum 2.12x) at about 2x its speed on one core (316 vs 712 us on 4M
-    float32). One chunk a thread (of at least SUM_CHUNK). Tried and not kept: gemv
-    rows of 64 on BLAS's own threads (blas_threads.py; 0.64x numpy's error): at 2
-    threads 1.12 / 1.78x PyTorch's time against this kernel's 1.45 / 1.32x on a quiet
-    machine, at one thread 1.71 / 2.17x against 1.15 / 1.16x (docs/performance.md).
-    Each chunk writes its own slice of the row sums and the final pairwise sum runs in
-    one fixed order, so the result does not depend on the thread count, the chunking
-    or on which thread took which chunk."""
+    one BLAS gemv (`rows @ ones`, SIMD accumulators), then the row sums with numpy's
+    pairwise add. Error over 48 adversarial float32 arrays 1.04x numpy's pairwise
+    sum's (PyTorch's own sum 2.29x; rows of 256 2.07x, 512 4.18x; einsum rows of 512,
+    before, 1.69x). On one thread below SUM_PIECE elements a task: this VM's two
+    vCPUs share one core's memory bandwidth, which one gemv thread already fills, so a
+    second thread only adds its wake-up and the contention (4M float32, alternating
+    with PyTorch at 2 threads: one gemv thread 0.84-0.88x PyTorch's time, two 0.97-1.03x,
+    the einsum rows on two threads of before 0.98-1.03x, under one core of other load;
+    docs/performance.md, "bigops"). OpenBLAS's gemv takes rows four at a time, so
+    tasks that start on multiples of _SUM_ALIGN rows give every row the bits of one
+    call over all rows; the final pairwise sum runs in one fixed order: the result
+    does not depend on the thread count or on which thread took which task."""
     flat = x.reshape(-1)
     nrows = flat.size // SUM_ROW
     whole = nrows * SUM_ROW
     rows = np.empty(nrows + 1, out.dtype)
-    ranges = P.bounds(nrows, max(1, min(P.POOL.threads, nrows // (SUM_CHUNK // SUM_ROW))))
     matrix = flat[:whole].reshape(nrows, SUM_ROW)
+    ones = _ones(out.dtype, SUM_ROW)
+    tasks = min(P.POOL.threads, flat.size // SUM_PIECE)
+    if tasks > 1:
+        step = -(-nrows // tasks // _SUM_ALIGN) * _SUM_ALIGN
+        starts = range(0, nrows, step)
 
-    def part(i):
-        a, b = ranges[i]
-        np.einsum("ij->i", matrix[a:b], out=rows[a:b])
-    P.POOL.run(len(ranges), part)
+        def part(i):
+            a = starts[i]
+            np.matmul(matrix[a:a + step], ones, out=rows[a:min(a + step, nrows)])
+        P.POOL.run(len(starts), part)
+    else:
+        np.matmul(matrix, ones, out=rows[:nrows])
     if whole < flat.size:
         rows[nrows] = np.add.reduce(flat[whole:])
         out[...] = np.add.reduce(rows)
