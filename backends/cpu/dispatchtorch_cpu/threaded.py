@@ -32,8 +32,11 @@ def chunked(kernel, out, inputs):
     as flat arrays, so that a (4, 1024, 1024) tensor gets as many chunks as a flat one.
     Equal chunks, two a thread (a multiple of the threads), of at most PIECE_MAX
     elements: each chunk costs a GIL hand-over and, on this VM, often a thread wake-up,
-    so fewer chunks beat finer balance (figures: docs/performance.md, "bigops"). A
-    descheduled worker still holds up at most one chunk: the caller takes the others."""
+    so fewer chunks beat finer balance. 4M float32 `a + b` against PyTorch's 2 threads,
+    alternating in one process: 4 equal chunks 0.87x, 2 chunks 0.88x, 3 chunks 1.11x,
+    the 20 guided (shrinking) chunks of before 1.17x; through the frontend, 11 runs
+    under load, 0.85x (0.64-1.26) against 1.08x (0.76-1.48) (docs/performance.md,
+    "bigops"). A descheduled worker still holds up at most one chunk."""
     threads = P.POOL.threads
     if threads == 1 or out.size < P.THRESHOLD \
             or any(type(x) is _ndarray and x.shape != out.shape for x in inputs):
@@ -103,11 +106,13 @@ def _full_sum_by_rows(out, x):
     pairwise add. Error over 48 adversarial float32 arrays 1.04x numpy's pairwise
     sum's (PyTorch's own sum 2.29x; rows of 256 2.07x, 512 4.18x; einsum rows of 512,
     before, 1.69x). On one thread below SUM_PIECE elements a task: this VM's two
-    vCPUs share one core's memory bandwidth, which one gemv thread already fills, so a
-    second thread only adds its wake-up and the contention (4M float32, alternating
-    with PyTorch at 2 threads: one gemv thread 0.84-0.88x PyTorch's time, two 0.97-1.03x,
-    the einsum rows on two threads of before 0.98-1.03x, under one core of other load;
-    docs/performance.md, "bigops"). OpenBLAS's gemv takes rows four at a time, so
+    vCPUs share the memory bandwidth one gemv thread already fills, so a second thread
+    only adds its wake-up and the contention (4M float32 against PyTorch's 2 threads,
+    alternating in one process, 14 runs under load: one gemv thread 0.84x (0.31-1.00),
+    two 0.98x (0.62-1.30), the einsum rows on two threads of before 1.08x (0.94-1.46);
+    quieter, rows of 512 and up: one gemv thread 287-354 us, two 406-439 us, PyTorch
+    376 us; docs/performance.md, "bigops"). Not kept before: gemv rows of 64 on
+    OpenBLAS's own threads (blas_threads.py). OpenBLAS's gemv takes rows four at a time, so
     tasks that start on multiples of _SUM_ALIGN rows give every row the bits of one
     call over all rows; the final pairwise sum runs in one fixed order: the result
     does not depend on the thread count or on which thread took which task."""
