@@ -231,21 +231,32 @@ def _full_sum(x, threads):
         P.POOL.resize(old)
 
 
-@pytest.fixture(params=[T.SUM_PIECE, 1 << 16], ids=["as_set", "small_tasks"])
-def sum_piece(request, monkeypatch):
-    """SUM_PIECE as set (a 4M sum on one thread) or small, so that the test sizes run
-    as several pool tasks (of unaligned lengths: the rows are cut at _SUM_ALIGN)."""
-    monkeypatch.setattr(T, "SUM_PIECE", request.param)
+class _Way:
+    """A stand-in for threaded.SUM_CHOICE that always takes one way (0: one call,
+    1: the pool's tasks)."""
+
+    def __init__(self, way):
+        self.way = way
+
+    def run(self, key, first, second, *args):
+        (second if self.way else first)(*args)
+
+
+@pytest.fixture(params=[None, 0, 1], ids=["timed", "one_call", "pool_tasks"])
+def sum_way(request, monkeypatch):
+    """The full sum's gemv as timed_choice picks it, or pinned to one way."""
+    if request.param is not None:
+        monkeypatch.setattr(T, "SUM_CHOICE", _Way(request.param))
     return request.param
 
 
 @pytest.mark.parametrize("size", [P.THRESHOLD, P.THRESHOLD * 3 + T.SUM_ROW * 5 + 17,
                                   P.THRESHOLD * 8 + 3])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_full_sum_is_the_same_on_any_thread_count(size, dtype, sum_piece):
+def test_full_sum_is_the_same_on_any_thread_count(size, dtype, sum_way):
     """The row sums and their pairwise combination run in one fixed order whoever
-    takes a task: 1, 2 or 3 threads, one task or several, give the same bits, within a
-    few ulp of the float64 sum."""
+    takes a task: 1, 2 or 3 threads, one call or the pool's tasks, give the same bits,
+    within a few ulp of the float64 sum."""
     x = rng.standard_normal(size).astype(dtype)
     one = _full_sum(x, 1)
     assert _full_sum(x, 2).tobytes() == one.tobytes() == _full_sum(x, 3).tobytes()
@@ -255,9 +266,9 @@ def test_full_sum_is_the_same_on_any_thread_count(size, dtype, sum_piece):
 
 
 def test_full_sum_tasks_split_the_rows(monkeypatch):
-    """With small tasks the rows really are cut over the pool (the identity above is
+    """The pool's way really cuts the rows over the threads (the identity above is
     not one call compared with itself), on multiples of _SUM_ALIGN rows."""
-    monkeypatch.setattr(T, "SUM_PIECE", 1 << 16)
+    monkeypatch.setattr(T, "SUM_CHOICE", _Way(1))
     cuts = []
     real = np.matmul
 
@@ -337,9 +348,9 @@ def test_full_sum_error_stays_near_numpys_pairwise_sum():
     assert sum(ours) <= sum(torchs)
 
 
-def test_full_sum_special_values_as_pytorch(sum_piece):
+def test_full_sum_special_values_as_pytorch(sum_way):
     """-0.0 terms sum to +0.0 (PyTorch: torch.zeros(n).neg().sum() is 0.), infinities
-    and NaN propagate, small and large, on one task or several."""
+    and NaN propagate, small and large, on one call or the pool's tasks."""
     torch = pytest.importorskip("torch")
     n = P.THRESHOLD * 8 + 7
     cases = {"neg_zero": np.full(n, -0.0, np.float32)}

@@ -17,6 +17,7 @@ import numpy as np
 from . import parallel as P
 from .blas_sums import _ones
 from .blas_threads import BLAS
+from .timed_choice import TimedChoice
 
 _ndarray = np.ndarray
 _LOWP = frozenset({np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)})
@@ -96,43 +97,52 @@ def _full_by_columns(out, x, reduce):
 
 
 SUM_ROW = 128          # terms per gemv row sum (below)
-SUM_PIECE = 1 << 23    # elements: at least this many per pool task of the full sum
 _SUM_ALIGN = 16        # rows: pool tasks start on multiples of this (same bits, below)
+SUM_CHOICE = TimedChoice()
+
+
+def _row_sums_one(matrix, ones, rows):
+    np.matmul(matrix, ones, out=rows)
+
+
+def _row_sums_pool(matrix, ones, rows):
+    nrows = rows.shape[0]
+    step = -(-nrows // P.POOL.threads // _SUM_ALIGN) * _SUM_ALIGN
+    starts = range(0, nrows, step)
+
+    def part(i):
+        a = starts[i]
+        np.matmul(matrix[a:a + step], ones, out=rows[a:a + step])
+    P.POOL.run(len(starts), part)
 
 
 def _full_sum_by_rows(out, x):
     """A full sum of a large contiguous float32/float64 array: rows of SUM_ROW summed by
-    one BLAS gemv (`rows @ ones`, SIMD accumulators), then the row sums with numpy's
+    BLAS gemv (`rows @ ones`, SIMD accumulators), then the row sums with numpy's
     pairwise add. Error over 48 adversarial float32 arrays 1.04x numpy's pairwise
     sum's (PyTorch's own sum 2.29x; rows of 256 2.07x, 512 4.18x; einsum rows of 512,
-    before, 1.69x). On one thread below SUM_PIECE elements a task: this VM's two
-    vCPUs share the memory bandwidth one gemv thread already fills, so a second thread
-    only adds its wake-up and the contention (4M float32 against PyTorch's 2 threads,
-    alternating in one process, 14 runs under load: one gemv thread 0.84x (0.31-1.00),
-    two 0.98x (0.62-1.30), the einsum rows on two threads of before 1.08x (0.94-1.46);
-    quieter, rows of 512 and up: one gemv thread 287-354 us, two 406-439 us, PyTorch
-    376 us; docs/performance.md, "bigops"). Not kept before: gemv rows of 64 on
-    OpenBLAS's own threads (blas_threads.py). OpenBLAS's gemv takes rows four at a time, so
-    tasks that start on multiples of _SUM_ALIGN rows give every row the bits of one
-    call over all rows; the final pairwise sum runs in one fixed order: the result
-    does not depend on the thread count or on which thread took which task."""
+    before, 1.69x). The gemv runs as one call or as one task a pool thread, whichever
+    was faster lately (timed_choice.py): on this VM neither wins in every state of its
+    load (4M float32 against PyTorch's 2 threads, alternating in one process: with
+    other jobs holding a core, one call 0.84x (0.31-1.00) over 14 runs, the pool 0.98x
+    (0.62-1.30); quiet, one call 1.25-1.30x, the pool 1.08-1.14x; the einsum rows on
+    the pool of before 1.08x and 1.22x; docs/performance.md, "bigops"). OpenBLAS's
+    gemv takes rows four at a time, so tasks that start on multiples of _SUM_ALIGN
+    rows give every row the bits of one call over all rows, and the final pairwise sum
+    runs in one fixed order: the result does not depend on the thread count, on the
+    way chosen or on which thread took which task. Not kept before: gemv rows of 64 on
+    OpenBLAS's own threads (blas_threads.py)."""
     flat = x.reshape(-1)
     nrows = flat.size // SUM_ROW
     whole = nrows * SUM_ROW
     rows = np.empty(nrows + 1, out.dtype)
-    matrix = flat[:whole].reshape(nrows, SUM_ROW)
-    ones = _ones(out.dtype, SUM_ROW)
-    tasks = min(P.POOL.threads, flat.size // SUM_PIECE)
-    if tasks > 1:
-        step = -(-nrows // tasks // _SUM_ALIGN) * _SUM_ALIGN
-        starts = range(0, nrows, step)
-
-        def part(i):
-            a = starts[i]
-            np.matmul(matrix[a:a + step], ones, out=rows[a:min(a + step, nrows)])
-        P.POOL.run(len(starts), part)
+    args = (flat[:whole].reshape(nrows, SUM_ROW), _ones(out.dtype, SUM_ROW), rows[:nrows])
+    threads = P.POOL.threads
+    if threads == 1 or nrows < 2 * _SUM_ALIGN * threads:
+        _row_sums_one(*args)
     else:
-        np.matmul(matrix, ones, out=rows[:nrows])
+        SUM_CHOICE.run((out.dtype.char, nrows.bit_length(), threads),
+                       _row_sums_one, _row_sums_pool, *args)
     if whole < flat.size:
         rows[nrows] = np.add.reduce(flat[whole:])
         out[...] = np.add.reduce(rows)
