@@ -3,14 +3,17 @@ by their recent times: whichever was faster lately runs, the other every EXPLORE
 call, so that a change of load is noticed. Used where neither way wins on this
 2-vCPU VM in every state of its load (the full sum: one thread vs the pool,
 threaded.py): a machine whose other jobs hold a core makes the single thread faster,
-a quiet one the pool.
+a quiet one the pool. One call's time is noisy (+-20% here), so a way is judged by
+the median of its last KEPT calls; 4M sums, 3 runs each under load: KEPT 5 and
+EXPLORE 32 came within 0.02-0.05 of the best fixed way's ratio to PyTorch, KEPT 3 and
+EXPLORE 16 within 0.05-0.07.
 """
 from __future__ import annotations
 
 from time import perf_counter
 
-EXPLORE = 16          # every EXPLORE-th call of a key runs the way not chosen
-KEPT = 3              # recent times kept per way; their median is its estimate
+EXPLORE = 32          # every EXPLORE-th call of a key runs the way not chosen
+KEPT = 5              # recent times kept per way; their median is its estimate
 _MAX_KEYS = 1024
 
 
