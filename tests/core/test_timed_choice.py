@@ -20,6 +20,15 @@ def _ways(clock, cost, log):
     return way(0), way(1)
 
 
+def _setup(monkeypatch, cost):
+    """A fresh TimedChoice on a fake clock, and two ways costing cost[0], cost[1]."""
+    clock = _Clock()
+    monkeypatch.setattr(TC, "perf_counter", clock)
+    log = []
+    first, second = _ways(clock, cost, log)
+    return TC.TimedChoice(), first, second, log
+
+
 def _calls(choice, key, n, first, second, log):
     del log[:]
     for k in range(n):
@@ -28,11 +37,8 @@ def _calls(choice, key, n, first, second, log):
 
 
 def test_tries_both_then_keeps_the_faster_and_explores(monkeypatch):
-    clock = _Clock()
-    monkeypatch.setattr(TC, "perf_counter", clock)
-    cost, log = [3.0, 1.0], []
-    first, second = _ways(clock, cost, log)
-    choice = TC.TimedChoice()
+    cost = [3.0, 1.0]
+    choice, first, second, log = _setup(monkeypatch, cost)
     ways = _calls(choice, "k", 6 + 4 * TC.EXPLORE, first, second, log)
     assert sorted(ways[:2 * TC.KEPT]) == [0] * TC.KEPT + [1] * TC.KEPT     # both timed
     later = ways[2 * TC.KEPT:]
@@ -41,11 +47,8 @@ def test_tries_both_then_keeps_the_faster_and_explores(monkeypatch):
 
 
 def test_follows_a_change_of_load(monkeypatch):
-    clock = _Clock()
-    monkeypatch.setattr(TC, "perf_counter", clock)
-    cost, log = [1.0, 2.0], []
-    first, second = _ways(clock, cost, log)
-    choice = TC.TimedChoice()
+    cost = [1.0, 2.0]
+    choice, first, second, log = _setup(monkeypatch, cost)
     assert _calls(choice, "k", 3 * TC.EXPLORE, first, second, log)[-TC.EXPLORE + 1:].count(0) \
         >= TC.EXPLORE - 2
     cost[0] = 5.0                                  # the first way became slow
@@ -55,11 +58,8 @@ def test_follows_a_change_of_load(monkeypatch):
 
 
 def test_keys_are_timed_apart(monkeypatch):
-    clock = _Clock()
-    monkeypatch.setattr(TC, "perf_counter", clock)
-    cost, log = [1.0, 2.0], []
-    first, second = _ways(clock, cost, log)
-    choice = TC.TimedChoice()
+    cost = [1.0, 2.0]
+    choice, first, second, log = _setup(monkeypatch, cost)
     _calls(choice, "a", 20, first, second, log)
     assert choice.state["a"][0] == 20 and "b" not in choice.state
     _calls(choice, "b", 1, first, second, log)
