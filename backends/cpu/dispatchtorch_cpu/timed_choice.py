@@ -39,7 +39,10 @@ class TimedChoice:
         return 1 - best if s[0] % EXPLORE == 0 else best
 
     def record(self, key, way, seconds):
-        times = self.state[key][1 + way]
+        s = self.state.get(key)
+        if s is None:
+            return                # cleared meanwhile (another thread's new key)
+        times = s[1 + way]
         times.append(seconds)
         if len(times) > KEPT:
             del times[0]
