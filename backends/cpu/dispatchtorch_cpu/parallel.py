@@ -147,23 +147,6 @@ def bounds(length, parts):
     return out
 
 
-def guided(length, least, most):
-    """Contiguous (start, stop) ranges covering range(length), each 1 / (2 * threads) of
-    what is left, between `least` and `most` long (OpenMP's guided schedule, capped): the
-    caller starts at once and a woken worker tens of microseconds later, so equal chunks
-    end with one thread idle for up to a chunk; shrinking ones end within a small one.
-    The cap keeps what a descheduled worker can hold up (a loaded machine) at one
-    ordinary chunk; every range is at least `least` long (the last takes the rest)."""
-    out, start, share = [], 0, 2 * POOL.threads
-    while start < length:
-        stop = start + max(least, min(most, (length - start) // share))
-        if length - stop < least:
-            stop = length         # no short tail: kernels may switch method on size (erf)
-        out.append((start, stop))
-        start = stop
-    return out
-
-
 def split_axis(shape, size):
     """The axis to cut a `size`-element array of `shape` along, and into how many
     chunks; None when it is too small or has no axis long enough."""

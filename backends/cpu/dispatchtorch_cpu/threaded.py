@@ -15,19 +15,31 @@ import ml_dtypes
 import numpy as np
 
 from . import parallel as P
+from .blas_sums import _ones
 from .blas_threads import BLAS
+from .timed_choice import TimedChoice
 
 _ndarray = np.ndarray
 _LOWP = frozenset({np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)})
 
 
+PIECE_MAX = 1 << 20    # elements: the longest chunk of an elementwise op
+PIECE_MIN = 1 << 16    # elements: the shortest (erf switches method on short arrays)
+
+
 def chunked(kernel, out, inputs):
     """kernel(out, *inputs) on chunks of out and of the inputs (all of out's shape;
     otherwise, or when the pool has one thread, one call). C-contiguous operands are cut
-    as flat arrays, so that a (4, 1024, 1024) tensor gets as many chunks as a flat one;
-    the chunks shrink towards the end (parallel.guided), so that the threads finish
-    together however late a worker woke."""
-    if P.POOL.threads == 1 or out.size < P.THRESHOLD \
+    as flat arrays, so that a (4, 1024, 1024) tensor gets as many chunks as a flat one.
+    Equal chunks, two a thread (a multiple of the threads), of at most PIECE_MAX
+    elements: each chunk costs a GIL hand-over and, on this VM, often a thread wake-up,
+    so fewer chunks beat finer balance. 4M float32 `a + b` against PyTorch's 2 threads,
+    alternating in one process: 4 equal chunks 0.87x, 2 chunks 0.88x, 3 chunks 1.11x,
+    the 20 guided (shrinking) chunks of before 1.17x; through the frontend, 11 runs
+    under load, 0.85x (0.64-1.26) against 1.08x (0.76-1.48) (docs/performance.md,
+    "bigops"). A descheduled worker still holds up at most one chunk."""
+    threads = P.POOL.threads
+    if threads == 1 or out.size < P.THRESHOLD \
             or any(type(x) is _ndarray and x.shape != out.shape for x in inputs):
         return kernel(out, *inputs)
     if out.ndim != 1 and out.flags.c_contiguous \
@@ -38,15 +50,15 @@ def chunked(kernel, out, inputs):
     if cut is None:
         return kernel(out, *inputs)
     axis = cut[0]
-    row = out.size // out.shape[axis]             # elements per index along the axis
-    most = -(-P.CHUNK // row)
-    idx = P.blocks(axis, P.guided(out.shape[axis], -(-most // 4), most))
-    n = len(idx)
+    length = out.shape[axis]
+    parts = max(2 * threads, -(-out.size // PIECE_MAX))
+    parts = min(-(-parts // threads) * threads, max(1, out.size // PIECE_MIN), length)
+    idx = P.blocks(axis, P.bounds(length, parts))
 
     def part(i):
         s = idx[i]
         kernel(out[s], *(x[s] if type(x) is _ndarray else x for x in inputs))
-    P.POOL.run(n, part)
+    P.POOL.run(parts, part)
 
 
 def elementwise(kernel):
@@ -84,35 +96,53 @@ def _full_by_columns(out, x, reduce):
         out[...] = reduce(partial[:n])
 
 
-SUM_ROW = 512        # terms per einsum row sum (below)
-SUM_CHUNK = 1 << 20  # elements: at least this many per pool task of the full sum
+SUM_ROW = 128          # terms per gemv row sum (below)
+_SUM_ALIGN = 16        # rows: pool tasks start on multiples of this (same bits, below)
+SUM_CHOICE = TimedChoice()
+
+
+def _row_sums_one(matrix, ones, rows):
+    np.matmul(matrix, ones, out=rows)
+
+
+def _row_sums_pool(matrix, ones, rows):
+    nrows = rows.shape[0]
+    step = -(-nrows // P.POOL.threads // _SUM_ALIGN) * _SUM_ALIGN
+    starts = range(0, nrows, step)
+
+    def part(i):
+        a = starts[i]
+        np.matmul(matrix[a:a + step], ones, out=rows[a:a + step])
+    P.POOL.run(len(starts), part)
 
 
 def _full_sum_by_rows(out, x):
     """A full sum of a large contiguous float32/float64 array: rows of SUM_ROW summed by
-    einsum('ij->i') (SIMD accumulators, SUM_ROW / 32 or fewer sequential terms each),
-    then the row sums with numpy's pairwise add. numpy's own pairwise loop is scalar
-    (8 accumulators, 16 sequential terms per block of 128), so this keeps its error
-    near numpy's (1.69x numpy's pairwise error over 48 adversarial float32 arrays;
-    PyTorch's own sum 2.12x) at about 2x its speed on one core (316 vs 712 us on 4M
-    float32). One chunk a thread (of at least SUM_CHUNK). Tried and not kept: gemv
-    rows of 64 on BLAS's own threads (blas_threads.py; 0.64x numpy's error): at 2
-    threads 1.12 / 1.78x PyTorch's time against this kernel's 1.45 / 1.32x on a quiet
-    machine, at one thread 1.71 / 2.17x against 1.15 / 1.16x (docs/performance.md).
-    Each chunk writes its own slice of the row sums and the final pairwise sum runs in
-    one fixed order, so the result does not depend on the thread count, the chunking
-    or on which thread took which chunk."""
+    BLAS gemv (`rows @ ones`, SIMD accumulators), then the row sums with numpy's
+    pairwise add. Error over 48 adversarial float32 arrays 1.04x numpy's pairwise
+    sum's (PyTorch's own sum 2.29x; rows of 256 2.07x, 512 4.18x; einsum rows of 512,
+    before, 1.69x). The gemv runs as one call or as one task a pool thread, whichever
+    was faster lately (timed_choice.py): on this VM neither wins in every state of its
+    load (4M float32 against PyTorch's 2 threads, alternating in one process: with
+    other jobs holding a core, one call 0.84x (0.31-1.00) over 14 runs, the pool 0.98x
+    (0.62-1.30); quiet, one call 1.25-1.30x, the pool 1.08-1.14x; the einsum rows on
+    the pool of before 1.08x and 1.22x; docs/performance.md, "bigops"). OpenBLAS's
+    gemv takes rows four at a time, so tasks that start on multiples of _SUM_ALIGN
+    rows give every row the bits of one call over all rows, and the final pairwise sum
+    runs in one fixed order: the result does not depend on the thread count, on the
+    way chosen or on which thread took which task. Not kept before: gemv rows of 64 on
+    OpenBLAS's own threads (blas_threads.py)."""
     flat = x.reshape(-1)
     nrows = flat.size // SUM_ROW
     whole = nrows * SUM_ROW
     rows = np.empty(nrows + 1, out.dtype)
-    ranges = P.bounds(nrows, max(1, min(P.POOL.threads, nrows // (SUM_CHUNK // SUM_ROW))))
-    matrix = flat[:whole].reshape(nrows, SUM_ROW)
-
-    def part(i):
-        a, b = ranges[i]
-        np.einsum("ij->i", matrix[a:b], out=rows[a:b])
-    P.POOL.run(len(ranges), part)
+    args = (flat[:whole].reshape(nrows, SUM_ROW), _ones(out.dtype, SUM_ROW), rows[:nrows])
+    threads = P.POOL.threads
+    if threads == 1 or nrows < 2 * _SUM_ALIGN * threads:
+        _row_sums_one(*args)
+    else:
+        SUM_CHOICE.run((out.dtype.char, nrows.bit_length(), threads),
+                       _row_sums_one, _row_sums_pool, *args)
     if whole < flat.size:
         rows[nrows] = np.add.reduce(flat[whole:])
         out[...] = np.add.reduce(rows)
