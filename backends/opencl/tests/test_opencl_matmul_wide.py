@@ -118,7 +118,8 @@ def test_wide_devices_route_nt_products(ocl, device, rng, monkeypatch):
         L.linear(out, place(ocl, x), place(ocl, w), place(ocl, bias))
         assert names[-1] == want, (lead, k, n, names)
         if want.startswith("mmmicro"):
-            assert names[:2] == ["mmpack_a_float32_1", "mmpack_b_float32_1"], names
+            # both operands' rows contiguous along k: the packs' vector-load form
+            assert names[:2] == ["mmpack_a_float32_1_rows", "mmpack_b_float32_1_rows"], names
         assert_close(ocl.to_host(out), x.astype(np.float64) @ w.T + bias, "float32",
                      rtol=1e-4, atol=1e-4, what=f"linear {lead} {k} {n}")
     monkeypatch.setattr(device, "vector_width", {"float32": 8, "float64": 4})

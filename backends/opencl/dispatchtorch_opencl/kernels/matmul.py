@@ -82,6 +82,51 @@ def pack_spec(dt, db, which, block):
     return KernelSpec(name, src, types, f"matmul packing {which} ({dt})")
 
 
+PACK_K = {"float32": 8, "float64": 4}      # k values a vector load of the rows form
+
+
+def pack_rows_spec(dt, db, which, block):
+    """pack_spec where each panel row is contiguous along k (sk == 1: a row-major a, the
+    Linear weight as b = w.T), float32/float64: a panel row's next PACK_K values are
+    one vector load, spread over the panel, instead of one strided load each (one PoCL
+    thread, packing a 512x512 float32 weight: see docs/performance.md). The panel's
+    rows at k..k+PACK_K are then PACK_K vector stores (a transpose in registers): the
+    panel (g * K * w elements from a fresh buffer's start) is aligned for them."""
+    rows, lanes = block
+    w = rows if which == "a" else lanes
+    c, v = T.STORAGE[dt], PACK_K[dt]
+    vec = f"{c}{v}"
+    lane = [f"s{x:x}" for x in range(v)]
+    params = [(T.pointer(dt, True), "p_x", None), ("long", "o_x", I64)]
+    params += [("long", f"bs{d}", I64) for d in range(db)]
+    params += [("long", f"bx{d}", I64) for d in range(db)]
+    params += [("long", "R", I64), ("long", "K", I64), ("long", "sr", I64), ("long", "sk", I64),
+               ("long", "panels", I64), ("long", "items", I64), (f"__global {c}*", "p_out", None)]
+    sig, types = signature(params)
+    body = [
+        "long g = get_global_id(0); if (g >= items) return;",
+        "long batch = g / panels, pn = g - batch * panels;",
+        coords("batch", [f"bs{d}" for d in range(db)], "b"),
+        f"long xb = o_x + {dot('b', [f'bx{d}' for d in range(db)])};",
+        f"__global {c}* dst = p_out + g * K * {w};",
+        f"long valid = R - pn * {w}; if (valid > {w}) valid = {w};",
+        f"__global const {c}* src = p_x + xb + pn * {w} * sr;",
+        f"long kv = K - K % {v}, k = 0;",
+        f"for (; k < kv; k += {v}) {{",
+        f"  __global {c}{w}* d = (__global {c}{w}*)(dst + k * {w});",
+        *(f"  {vec} x{i} = {i} < valid ? DT_LOAD(src + {i} * sr + k) : ({vec})(0);" for i in range(w)),
+        *(f"  d[{j}] = ({c}{w})(" + ", ".join(f"x{i}.{lane[j]}" for i in range(w)) + ");"
+          for j in range(v)),
+        "}",
+        "for (; k < K; k++)",
+        f"  for (long i = 0; i < {w}; i++) dst[k * {w} + i] = i < valid ? src[i * sr + k] : ({c})0;",
+    ]
+    name = kernel_name("mmpack", which, dt, db, "rows")
+    src = (T.preamble((dt,)) + T.vector_io(c, v) + f"\n__kernel void {name}({sig}) {{\n  "
+           + "\n  ".join(body) + "\n}\n")
+    return KernelSpec(name, src, types, f"matmul packing {which} ({dt})")
+
+
 def micro_spec(dt, block, bias=False, relu=False):
     """The register-blocked product of packed panels; bias (float32/float64 only): a
     contiguous (N,) row added before the store (F.linear's), relu: then rectified
@@ -146,8 +191,9 @@ def _packed(out, a, b, batch, bstrides, M, N, K, bias=None, relu=False):
             ("b", b, bstrides[1], N, b.strides[-1], b.strides[-2], NB, pb)):
         if K == 0:
             continue
-        kernel, what = dev.kernel(("mmpack", which, dt, db, block),
-                                  lambda: pack_spec(dt, db, which, block))
+        rows_form = sk == 1 and dt in PACK_K and K >= PACK_K[dt]
+        kernel, what = dev.kernel(("mmpack", which, dt, db, block, rows_form),
+                                  lambda: (pack_rows_spec if rows_form else pack_spec)(dt, db, which, block))
         items = Bt * panels
         gsize = (items,) if dev.loop else (-(-items // dev.group) * dev.group,)
         dev.launch(kernel, gsize, (1,) if dev.loop else (dev.group,),
