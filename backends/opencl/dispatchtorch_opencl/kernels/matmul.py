@@ -52,26 +52,33 @@ def register_block(ctype, dev):
 
 # -- CPU: pack + register-blocked micro-kernel ------------------------------------------
 
-def pack_spec(dt, db, which, block):
-    """Pack a (which='a': panels [batch][M/ROWS][K][ROWS]) or b (which='b': panels
-    [batch][N/LANES][K][LANES]); rows past the matrix are zero. block: (ROWS, LANES)."""
-    ctype = compute_type(dt)
-    rows, lanes = block
-    w = rows if which == "a" else lanes
+def _pack_head(dt, db, w, ctype):
+    """(signature, arg types, prologue) both pack kernels share: the panel `g` of this
+    work-item, its source rows `src` (valid of them) and its destination `dst`."""
     params = [(T.pointer(dt, True), "p_x", None), ("long", "o_x", I64)]
     params += [("long", f"bs{d}", I64) for d in range(db)]
     params += [("long", f"bx{d}", I64) for d in range(db)]
     params += [("long", "R", I64), ("long", "K", I64), ("long", "sr", I64), ("long", "sk", I64),
                ("long", "panels", I64), ("long", "items", I64), (f"__global {ctype}*", "p_out", None)]
     sig, types = signature(params)
-    body = [
+    return sig, types, [
         "long g = get_global_id(0); if (g >= items) return;",
         "long batch = g / panels, pn = g - batch * panels;",
         coords("batch", [f"bs{d}" for d in range(db)], "b"),
         f"long xb = o_x + {dot('b', [f'bx{d}' for d in range(db)])};",
         f"__global {ctype}* dst = p_out + g * K * {w};",
         f"long valid = R - pn * {w}; if (valid > {w}) valid = {w};",
-        f"__global const {T.STORAGE[dt]}* src = p_x + xb + pn * {w} * sr;",
+        f"__global const {T.STORAGE[dt]}* src = p_x + xb + pn * {w} * sr;"]
+
+
+def pack_spec(dt, db, which, block):
+    """Pack a (which='a': panels [batch][M/ROWS][K][ROWS]) or b (which='b': panels
+    [batch][N/LANES][K][LANES]); rows past the matrix are zero. block: (ROWS, LANES)."""
+    ctype = compute_type(dt)
+    rows, lanes = block
+    w = rows if which == "a" else lanes
+    sig, types, body = _pack_head(dt, db, w, ctype)
+    body += [
         "for (long k = 0; k < K; k++) {",
         f"  for (long i = 0; i < {w}; i++)",
         f"    dst[k * {w} + i] = i < valid ? ({ctype})({T.load(dt, 'src', 'i * sr + k * sk')}) : ({ctype})0;",
@@ -97,20 +104,8 @@ def pack_rows_spec(dt, db, which, block):
     c, v = T.STORAGE[dt], PACK_K[dt]
     vec = f"{c}{v}"
     lane = [f"s{x:x}" for x in range(v)]
-    params = [(T.pointer(dt, True), "p_x", None), ("long", "o_x", I64)]
-    params += [("long", f"bs{d}", I64) for d in range(db)]
-    params += [("long", f"bx{d}", I64) for d in range(db)]
-    params += [("long", "R", I64), ("long", "K", I64), ("long", "sr", I64), ("long", "sk", I64),
-               ("long", "panels", I64), ("long", "items", I64), (f"__global {c}*", "p_out", None)]
-    sig, types = signature(params)
-    body = [
-        "long g = get_global_id(0); if (g >= items) return;",
-        "long batch = g / panels, pn = g - batch * panels;",
-        coords("batch", [f"bs{d}" for d in range(db)], "b"),
-        f"long xb = o_x + {dot('b', [f'bx{d}' for d in range(db)])};",
-        f"__global {c}* dst = p_out + g * K * {w};",
-        f"long valid = R - pn * {w}; if (valid > {w}) valid = {w};",
-        f"__global const {c}* src = p_x + xb + pn * {w} * sr;",
+    sig, types, body = _pack_head(dt, db, w, c)
+    body += [
         f"long kv = K - K % {v}, k = 0;",
         f"for (; k < kv; k += {v}) {{",
         f"  __global {c}{w}* d = (__global {c}{w}*)(dst + k * {w});",
