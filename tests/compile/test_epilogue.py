@@ -80,7 +80,7 @@ def test_a_linear_result_read_elsewhere_is_not_fused(dev):
 @pytest.mark.skipif(not _opencl_ready(), reason="no OpenCL device")
 def test_opencl_epilogue_fallback_equals_eager(monkeypatch):
     from dispatchtorch_opencl.kernels import matmul_direct
-    monkeypatch.setattr(matmul_direct, "MAX_WORK", 16)    # the packed kernels, then relu
+    monkeypatch.setattr(matmul_direct, "MAX_WORK", 16)    # the packed kernels (their relu epilogue)
     F = torch.nn.functional
     w, b = torch.randn(6, 5, device="opencl"), torch.randn(6, device="opencl")
     x = torch.randn(4, 5, device="opencl")

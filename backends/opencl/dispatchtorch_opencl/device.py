@@ -58,6 +58,9 @@ class Device:
         self.fp64 = "cl_khr_fp64" in ext or bool(_query(dev, "double_fp_config", 0))
         self.fp16 = "cl_khr_fp16" in ext
         self.is_cpu = bool(dev.type & cl.device_type.CPU)
+        # native vector lanes (16 floats on AVX-512): the CPU matmul kernels' block widths
+        self.vector_width = {"float32": _query(dev, "native_vector_width_float", 0),
+                             "float64": _query(dev, "native_vector_width_double", 0)}
         self.compute_units = dev.max_compute_units
         self.max_alloc = dev.max_mem_alloc_size
         self.global_mem = dev.global_mem_size

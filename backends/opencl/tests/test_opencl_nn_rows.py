@@ -40,6 +40,29 @@ def test_softmax_rows(ocl, rng, fn):
         _close(*_both(lambda x: fn(x.double(), dim=1), a), rtol=1e-12, atol=1e-13)
 
 
+@pytest.mark.parametrize("fn", [F.softmax, F.log_softmax])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_softmax_vector_rows(ocl, rng, fn, dtype):
+    """Rows contiguous along the last dim, from one vector's lanes up (the vector form:
+    a tail past the last full vector, a NaN, +inf and -inf rows, a row of -inf but one,
+    masked attention scores), then the same through a strided view (the scalar form)."""
+    for n in (4, 8, 13, 64, 67):
+        a = rng.standard_normal((6, n)).astype(dtype) * 4
+        a[1, n // 2] = np.nan
+        a[2, :] = np.inf
+        a[3, :] = -np.inf
+        a[4, :] = -np.inf
+        a[4, n - 1] = 0.5
+        a[5, 1:] = -np.inf
+        tol = (1e-5, 1e-6) if dtype == "float32" else (1e-12, 1e-13)
+        _close(*_both(lambda x: fn(x, dim=-1), a), *tol)
+        _close(*_both(lambda x: fn(x, dim=1), a[:, ::2].copy()), *tol)
+        c, o = _both(lambda x: fn(x, dim=-1), a)
+        want = np.exp(a[0] - a[0].max())
+        want = np.log(want / want.sum()) if fn is F.log_softmax else want / want.sum()
+        np.testing.assert_allclose(o.cpu().numpy()[0], want, rtol=tol[0] * 10, atol=tol[1])
+
+
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 def test_nll_loss_rows(ocl, rng, reduction):
     x = rng.standard_normal((16, 5)).astype(np.float32)

@@ -6,6 +6,8 @@ only. float16/bfloat16 run in float32 and round once, as the decomposition does.
 """
 from __future__ import annotations
 
+from math import prod
+
 from .. import cltypes as T
 from ..handle import CLArray, contiguous_strides
 from .elementwise import KERNELS as _ELEMENTWISE, copy_kernel
@@ -44,8 +46,8 @@ def linear(out, x, weight, bias):
 
 def linear_relu(out, x, weight, bias):
     """relu(linear(x, weight, bias)) (dispatchtorch.compile's epilogue fusion): the
-    ReLU in the direct GEMM kernel's store, where its nt kernel takes the product and
-    the bias is a contiguous row; otherwise linear, then relu in place on its output.
+    ReLU in the CPU GEMM kernels' store (direct nt or packed), where the bias is a
+    contiguous row; otherwise linear, then relu in place on its output.
     float32/float64 only (the compiler asks for no other)."""
     if out.size and _linear(out, x, weight, bias, relu=True):
         return
@@ -53,8 +55,8 @@ def linear_relu(out, x, weight, bias):
     _ELEMENTWISE["relu"](out, out)
 
 
-linear_relu.text = ("opencl: the ReLU in the direct GEMM kernel's store (its nt kernel "
-                    "mmnt_*_relu) where it takes the product; else linear, then relu in place")
+linear_relu.text = ("opencl: the ReLU in the GEMM kernel's store (the direct nt kernel "
+                    "mmnt_*_relu or the packed mmmicro_*_relu); else linear, then relu in place")
 
 
 def _linear(out, x, weight, bias, relu=False):
@@ -63,7 +65,12 @@ def _linear(out, x, weight, bias, relu=False):
     (N, K), lead = weight.shape, x.shape[:-1]
     M = lead[-1] if lead else 1
     batch = lead[:-1]
-    a = _view(x, batch + (M, K), x.strides[:-1] + x.strides[-1:] if lead else (0, x.strides[0]))
+    a_strides = x.strides[:-1] + x.strides[-1:] if lead else (0, x.strides[0])
+    if batch and all(x.strides[i] == x.strides[i + 1] * lead[i + 1] for i in range(len(batch))):
+        # lead dims laid out as one (a contiguous (B, T, K) input): one (B*T, K) product,
+        # whose kernels pack the weight once, not once per batch
+        M, batch, a_strides = prod(lead), (), x.strides[-2:]
+    a = _view(x, batch + (M, K), a_strides)
     b = _view(weight, batch + (K, N), (0,) * len(batch) + (weight.strides[1], weight.strides[0]))
     o = _view(out, batch + (M, N), contiguous_strides(batch + (M, N)))
     row = bias if bias is not None and bias.shape == (N,) and (bias.strides == (1,) or N == 1) else None

@@ -23,7 +23,7 @@ import numpy as np
 from .. import cltypes as T
 from ..codegen import KernelSpec, coords, dot, kernel_name, signature
 from ..handle import coalesce
-from .matmul_direct import direct, takes_relu
+from .matmul_direct import _RELU, direct
 
 I64 = np.int64
 TILE = 16
@@ -35,34 +35,50 @@ def compute_type(dt):
     return T.WRAP[dt]
 
 
-def register_block(ctype):
+def register_block(ctype, dev):
     """(ROWS, LANES): ROWS x LANES accumulators fill the vector registers (float: 4x16,
-    two 8-wide vectors a row, ~10% fewer core-ms than 8x8 at 1024^3 on PoCL)."""
+    two 8-wide vectors a row, ~10% fewer core-ms than 8x8 at 1024^3 on PoCL). Where the
+    device's native vectors are 512 bits (PoCL on AVX-512) a 16-float row is one
+    register and 4 rows leave the FMA pipes waiting: 8x16 (one PoCL thread, the
+    micro-kernel of 512x128 @ 128x512: 0.45-0.50 ms against 0.62-0.66; 6x16 0.60,
+    12x16 and 16x16 no better than 8)."""
+    wide = dev.vector_width
+    if ctype == "float" and wide.get("float32", 0) >= 16:
+        return 8, 16
+    if ctype == "double" and wide.get("float64", 0) >= 8:
+        return 8, 8
     return {"float": (4, 16), "uint": (8, 8), "double": (4, 8), "ulong": (4, 4)}[ctype]
 
 
 # -- CPU: pack + register-blocked micro-kernel ------------------------------------------
 
-def pack_spec(dt, db, which):
-    """Pack a (which='a': panels [batch][M/ROWS][K][ROWS]) or b (which='b': panels
-    [batch][N/LANES][K][LANES]); rows past the matrix are zero."""
-    ctype = compute_type(dt)
-    rows, lanes = register_block(ctype)
-    w = rows if which == "a" else lanes
+def _pack_head(dt, db, w, ctype):
+    """(signature, arg types, prologue) both pack kernels share: the panel `g` of this
+    work-item, its source rows `src` (valid of them) and its destination `dst`."""
     params = [(T.pointer(dt, True), "p_x", None), ("long", "o_x", I64)]
     params += [("long", f"bs{d}", I64) for d in range(db)]
     params += [("long", f"bx{d}", I64) for d in range(db)]
     params += [("long", "R", I64), ("long", "K", I64), ("long", "sr", I64), ("long", "sk", I64),
                ("long", "panels", I64), ("long", "items", I64), (f"__global {ctype}*", "p_out", None)]
     sig, types = signature(params)
-    body = [
+    return sig, types, [
         "long g = get_global_id(0); if (g >= items) return;",
         "long batch = g / panels, pn = g - batch * panels;",
         coords("batch", [f"bs{d}" for d in range(db)], "b"),
         f"long xb = o_x + {dot('b', [f'bx{d}' for d in range(db)])};",
         f"__global {ctype}* dst = p_out + g * K * {w};",
         f"long valid = R - pn * {w}; if (valid > {w}) valid = {w};",
-        f"__global const {T.STORAGE[dt]}* src = p_x + xb + pn * {w} * sr;",
+        f"__global const {T.STORAGE[dt]}* src = p_x + xb + pn * {w} * sr;"]
+
+
+def pack_spec(dt, db, which, block):
+    """Pack a (which='a': panels [batch][M/ROWS][K][ROWS]) or b (which='b': panels
+    [batch][N/LANES][K][LANES]); rows past the matrix are zero. block: (ROWS, LANES)."""
+    ctype = compute_type(dt)
+    rows, lanes = block
+    w = rows if which == "a" else lanes
+    sig, types, body = _pack_head(dt, db, w, ctype)
+    body += [
         "for (long k = 0; k < K; k++) {",
         f"  for (long i = 0; i < {w}; i++)",
         f"    dst[k * {w} + i] = i < valid ? ({ctype})({T.load(dt, 'src', 'i * sr + k * sk')}) : ({ctype})0;",
@@ -73,13 +89,51 @@ def pack_spec(dt, db, which):
     return KernelSpec(name, src, types, f"matmul packing {which} ({dt})")
 
 
-def micro_spec(dt):
+PACK_K = {"float32": 8, "float64": 4}      # k values a vector load of the rows form
+
+
+def pack_rows_spec(dt, db, which, block):
+    """pack_spec where each panel row is contiguous along k (sk == 1: a row-major a, the
+    Linear weight as b = w.T), float32/float64: a panel row's next PACK_K values are
+    one vector load, spread over the panel, instead of one strided load each (one PoCL
+    thread, packing a 512x512 float32 weight: see docs/performance.md). The panel's
+    rows at k..k+PACK_K are then PACK_K vector stores (a transpose in registers): the
+    panel (g * K * w elements from a fresh buffer's start) is aligned for them."""
+    rows, lanes = block
+    w = rows if which == "a" else lanes
+    c, v = T.STORAGE[dt], PACK_K[dt]
+    vec = f"{c}{v}"
+    lane = [f"s{x:x}" for x in range(v)]
+    sig, types, body = _pack_head(dt, db, w, c)
+    body += [
+        f"long kv = K - K % {v}, k = 0;",
+        f"for (; k < kv; k += {v}) {{",
+        f"  __global {c}{w}* d = (__global {c}{w}*)(dst + k * {w});",
+        *(f"  {vec} x{i} = {i} < valid ? DT_LOAD(src + {i} * sr + k) : ({vec})(0);" for i in range(w)),
+        *(f"  d[{j}] = ({c}{w})(" + ", ".join(f"x{i}.{lane[j]}" for i in range(w)) + ");"
+          for j in range(v)),
+        "}",
+        "for (; k < K; k++)",
+        f"  for (long i = 0; i < {w}; i++) dst[k * {w} + i] = i < valid ? src[i * sr + k] : ({c})0;",
+    ]
+    name = kernel_name("mmpack", which, dt, db, "rows")
+    src = (T.preamble((dt,)) + T.vector_io(c, v) + f"\n__kernel void {name}({sig}) {{\n  "
+           + "\n  ".join(body) + "\n}\n")
+    return KernelSpec(name, src, types, f"matmul packing {which} ({dt})")
+
+
+def micro_spec(dt, block, bias=False, relu=False):
+    """The register-blocked product of packed panels; bias (float32/float64 only): a
+    contiguous (N,) row added before the store (F.linear's), relu: then rectified
+    (dispatchtorch.compile's linear + relu epilogue)."""
     ctype = compute_type(dt)
-    rows, lanes = register_block(ctype)
+    rows, lanes = block
     vec = f"{ctype}{lanes}"
     params = [(f"__global const {ctype}*", "pa", None), (f"__global const {vec}*", "pb", None),
               (T.pointer(dt), "p_out", None), ("long", "o_out", I64), ("long", "M", I64), ("long", "N", I64),
               ("long", "K", I64), ("long", "MB", I64), ("long", "NB", I64)]
+    if bias:
+        params += [(T.pointer(dt, True), "p_bias", None), ("long", "o_bias", I64)]
     sig, types = signature(params)
     lane = [f"s{i:x}" for i in range(lanes)]
     body = [
@@ -96,20 +150,31 @@ def micro_spec(dt):
         "__global " + T.STORAGE[dt] + "* cp = p_out + o_out + batch * M * N;",
     ]
     store_dt = "float64" if ctype == "double" else "float32" if ctype == "float" else dt
-    for i in range(rows):
-        stores = " ".join(
-            f"if (n0 + {v} < N) {{ {T.store_cast(dt, 'cp', f'(m0 + {i}) * N + n0 + {v}', f'acc{i}.{lane[v]}', store_dt)} }}"
-            for v in range(lanes))
-        body.append(f"if (m0 + {i} < M) {{ {stores} }}")
-    name = kernel_name("mmmicro", dt)
+    if bias or relu:
+        if dt not in ("float32", "float64"):
+            raise ValueError(f"matmul: a bias or ReLU epilogue only for float32/float64, not {dt}")
+        plus = " + p_bias[o_bias + n0 + {v}]" if bias else ""
+        tail = _RELU.format(c=ctype) if relu else ""
+        for i in range(rows):
+            stores = " ".join(
+                f"if (n0 + {v} < N) {{ {ctype} v = acc{i}.{lane[v]}{plus.format(v=v)};{tail} "
+                f"cp[(m0 + {i}) * N + n0 + {v}] = v; }}" for v in range(lanes))
+            body.append(f"if (m0 + {i} < M) {{ {stores} }}")
+    else:
+        for i in range(rows):
+            stores = " ".join(
+                f"if (n0 + {v} < N) {{ {T.store_cast(dt, 'cp', f'(m0 + {i}) * N + n0 + {v}', f'acc{i}.{lane[v]}', store_dt)} }}"
+                for v in range(lanes))
+            body.append(f"if (m0 + {i} < M) {{ {stores} }}")
+    name = kernel_name("mmmicro", dt, "bias" if bias else "", "relu" if relu else "")
     src = T.preamble((dt,)) + f"\n__kernel void {name}({sig}) {{\n  " + "\n  ".join(body) + "\n}\n"
     return KernelSpec(name, src, types, f"matmul ({dt})")
 
 
-def _packed(out, a, b, batch, bstrides, M, N, K):
+def _packed(out, a, b, batch, bstrides, M, N, K, bias=None, relu=False):
     dev, dt = out.dev, out.dtype
     ctype = compute_type(dt)
-    rows, lanes = register_block(ctype)
+    block = rows, lanes = register_block(ctype, dev)
     item = 8 if ctype in ("double", "ulong") else 4
     Bt = prod(batch)
     MB, NB = -(-M // rows), -(-N // lanes)
@@ -121,13 +186,18 @@ def _packed(out, a, b, batch, bstrides, M, N, K):
             ("b", b, bstrides[1], N, b.strides[-1], b.strides[-2], NB, pb)):
         if K == 0:
             continue
-        kernel, what = dev.kernel(("mmpack", which, dt, db), lambda: pack_spec(dt, db, which))
+        rows_form = sk == 1 and dt in PACK_K and K >= PACK_K[dt]
+        kernel, what = dev.kernel(("mmpack", which, dt, db, block, rows_form),
+                                  lambda: (pack_rows_spec if rows_form else pack_spec)(dt, db, which, block))
         items = Bt * panels
         gsize = (items,) if dev.loop else (-(-items // dev.group) * dev.group,)
         dev.launch(kernel, gsize, (1,) if dev.loop else (dev.group,),
                    [x.buf, x.offset, *batch, *st, R, K, sr, sk, panels, items, dst], what)
-    kernel, what = dev.kernel(("mmmicro", dt), lambda: micro_spec(dt))
-    dev.launch(kernel, (NB, MB, Bt), None, [pa, pb, out.buf, out.offset, M, N, K, MB, NB], what)
+    fused = bias is not None
+    kernel, what = dev.kernel(("mmmicro", dt, block, fused, relu),
+                              lambda: micro_spec(dt, block, fused, relu))
+    tail = [bias.buf, bias.offset] if fused else []
+    dev.launch(kernel, (NB, MB, Bt), None, [pa, pb, out.buf, out.offset, M, N, K, MB, NB] + tail, what)
 
 
 # -- GPU: local-memory tiles ---------------------------------------------------------------
@@ -179,9 +249,9 @@ def _tiled(out, a, b, batch, bstrides, M, N, K):
 
 
 def relu_epilogue_ok(out, a, b):
-    """Whether matmul_bias(..., relu=True) applies the ReLU in its kernel here."""
-    return out.dev.matmul_path == "direct" and \
-        takes_relu(out, a, b, a.shape[-2], b.shape[-1], a.shape[-1])
+    """Whether matmul_bias(..., relu=True) applies the ReLU in its kernel here: on
+    CPUs, in the direct nt kernel or the packed micro-kernel."""
+    return out.dev.matmul_path == "direct" and out.dtype in ("float32", "float64")
 
 
 def matmul(out, a, b):
@@ -191,7 +261,7 @@ def matmul(out, a, b):
 def matmul_bias(out, a, b, bias, relu=False):
     """out = a @ b, plus bias (a contiguous (N,) handle or None) where the kernel can
     add it before its store; returns whether it did (else the caller adds it).
-    relu: rectified before the store too (the caller checked matmul_direct.takes_relu)."""
+    relu: rectified before the store too (the caller checked relu_epilogue_ok)."""
     if out.size == 0:
         return True
     M, K = a.shape[-2:]
@@ -201,10 +271,16 @@ def matmul_bias(out, a, b, bias, relu=False):
     path = out.dev.matmul_path
     if path == "direct" and direct(out, a, b, batch, bstrides, M, N, K, bias, relu):
         return True
-    if relu:
-        raise ValueError("matmul: a ReLU epilogue only on the direct path")
-    (_tiled if path == "tiled" else _packed)(out, a, b, batch, bstrides, M, N, K)
-    return bias is None
+    if path == "tiled":
+        if relu:
+            raise ValueError("matmul: a ReLU epilogue only on CPU devices")
+        _tiled(out, a, b, batch, bstrides, M, N, K)
+        return bias is None
+    epilogue = out.dtype in ("float32", "float64")      # the micro-kernel's bias and relu
+    if relu and not epilogue:
+        raise ValueError(f"matmul: a ReLU epilogue only for float32/float64, not {out.dtype}")
+    _packed(out, a, b, batch, bstrides, M, N, K, bias if epilogue else None, relu)
+    return bias is None or epilogue
 
 
 KERNELS = {"matmul": matmul}

@@ -34,6 +34,11 @@ I64 = np.int64
 ROWS = 4              # rows of a work-item's block (both kernels)
 NT_COLS = 2           # columns of an "nt" block
 WIDTH = {"float32": 8, "float64": 4}     # elements per 256-bit vector
+# the nn kernel on a device whose native vectors are 512 bits (PoCL on AVX-512): a
+# ROWS x 2*16 float block, 8 accumulators of 16 lanes. One PoCL thread, device time,
+# 128x512 @ 512x512: 0.47-0.48 ms against 0.79-0.84 with 256-bit vectors (8 ROWS: 0.47,
+# 6: 0.46; the nt kernel gains little from them: 0.70-0.74 against 0.79)
+WIDE = {"float32": 16, "float64": 8}
 # past this many multiply-adds per matrix the packed kernels win (1024^3: 28 against
 # 48-59 core-ms on PoCL): b's rows a power-of-two stride apart alias in the L1 cache and
 # the packing pass, O(n^2), is paid back; at 512x1024x512 the two were even
@@ -42,18 +47,12 @@ MAX_WORK = 1 << 28
 # this many multiply-adds on (10x512x128, the MLP head's weight gradient: equal)
 MIN_PACKED_T = 1 << 20
 CTYPE = {"float32": "float", "float64": "double"}
+NT_LONG_K = 2048      # from this k on, 512-bit devices keep "nt" products direct
 
 
 # the ReLU epilogue (dispatchtorch.compile's linear + relu): elementwise.py's relu
 # expression on the value about to be stored (NaN stays NaN)
 _RELU = " v = (v > ({c})0 || v != v) ? v : ({c})0;"
-
-
-def takes_relu(out, a, b, M, N, K):
-    """Whether direct() applies a ReLU epilogue for this product (its "nt" kernel:
-    the Linear forward's layout)."""
-    return (out.dtype in WIDTH and M * N * K <= MAX_WORK and a.strides[-1] == 1
-            and b.strides[-2] == 1 and not (b.strides[-1] == 1 and N >= 2 * WIDTH[out.dtype]))
 
 
 def _params(dt, db, extra, bias):
@@ -78,8 +77,8 @@ def _bases(db, batch_id):
             "__global {S}* pc0 = p_out + o_out + batch * M * N;"]
 
 
-def _program(dt, name, sig, body):
-    head = T.preamble((dt,)) + T.vector_io(CTYPE[dt], WIDTH[dt])
+def _program(dt, name, sig, body, w=None):
+    head = T.preamble((dt,)) + T.vector_io(CTYPE[dt], w or WIDTH[dt])
     text = "\n  ".join(body).replace("{S}", T.STORAGE[dt])
     return head + f"\n__kernel void {name}({sig}) {{\n  {text}\n}}\n"
 
@@ -90,8 +89,17 @@ def _rows(c, stride):
     return [f"long r{i} = (m0 + {i} < M ? m0 + {i} : M - 1) * {stride};" for i in range(ROWS)]
 
 
-def nn_spec(dt, db, bias):
-    c, w = CTYPE[dt], WIDTH[dt]
+def nn_width(dev, dt, N):
+    """The nn kernel's vector width for dtype dt and N columns: the device's native
+    width where it is 512 bits and the wide blocks leave the edge kernel no more
+    columns than the narrow ones (N % 32 < 16 floats), else 256 bits."""
+    w = WIDE[dt]
+    return w if dev.vector_width.get(dt, 0) >= w and N >= 2 * w and N % (2 * w) < w \
+        else WIDTH[dt]
+
+
+def nn_spec(dt, db, bias, w=None):
+    c, w = CTYPE[dt], w or WIDTH[dt]
     vec = f"{c}{w}"
     sig, types = _params(dt, db, (), bias)
     add = (" + e_0", " + e_1") if bias else ("", "")
@@ -117,8 +125,8 @@ def nn_spec(dt, db, bias):
              f"nb * {2 * w} + {w});" if bias else ""),
             *(f"if (m0 + {i} < M) {{ DT_STORE(c{i}_0{add[0]}, cp + {i} * N); "
               f"DT_STORE(c{i}_1{add[1]}, cp + {i} * N + {w}); }}" for i in range(ROWS))]
-    name = kernel_name("mmnn", dt, db, "bias" if bias else "")
-    return KernelSpec(name, _program(dt, name, sig, body), types, f"matmul ({dt})")
+    name = kernel_name("mmnn", dt, db, "bias" if bias else "", "" if w == WIDTH[dt] else f"w{w}")
+    return KernelSpec(name, _program(dt, name, sig, body, w), types, f"matmul ({dt})")
 
 
 def nt_spec(dt, db, bias, relu=False):
@@ -175,26 +183,39 @@ def _local(grid, want):
     return (l0, 1, 1)
 
 
+def _nt_packed(dev, dt, M, N, K):
+    """Whether an "nt" product goes to the packed kernels instead: on 512-bit devices,
+    where their 8x16 block wins (one PoCL thread, device time, nt against packed:
+    128x512x512 0.92 / 0.71 ms, 2048x64x256 1.92 / 0.81, 64x64x512 0.12 / 0.06,
+    128 batches of 64x16x64 1.27 / 0.52), except for a narrow b (N < 16: 64x512x10
+    0.010 / 0.028) and long dot products (K >= NT_LONG_K: 32x5120x144 0.96 / 1.01)."""
+    return dev.vector_width.get(dt, 0) >= WIDE[dt] and N >= 2 * WIDTH[dt] and K < NT_LONG_K
+
+
 def direct(out, a, b, batch, bstrides, M, N, K, bias=None, relu=False):
     """Run the matmul with the in-place kernels and return True, or return False
     (nothing launched) when dtype or layout is not theirs. bias: None, or a
     contiguous (N,) handle added to every row (F.linear's epilogue); relu: rectify
-    before the store (only where takes_relu holds)."""
+    before the store (the nt kernel only: other layouts return False, and the packed
+    micro-kernel rectifies)."""
     dt = out.dtype
     if dt not in WIDTH or M * N * K > MAX_WORK:
         return False
     sam, sak = a.strides[-2:]
     sbk, sbn = b.strides[-2:]
-    lanes = 2 * WIDTH[dt]
+    dev = out.dev
+    w = nn_width(dev, dt, N)
+    lanes = 2 * w
     if sbn == 1 and N >= lanes:
         if sam == 1 and sak != 1 and M > 1 and K > 1 and M * N * K >= MIN_PACKED_T:
             return False                 # a column-major: the packed kernels (see above)
         kind = "nn"
     elif sak == 1 and sbk == 1:
+        if _nt_packed(out.dev, dt, M, N, K):
+            return False
         kind = "nt"
     else:
         return False
-    dev = out.dev
     db = len(batch)
     Bt = prod(batch)
     # (K = 0 leaves a and b without a buffer; OpenCL 1.2 takes no null buffers)
@@ -210,9 +231,9 @@ def direct(out, a, b, batch, bstrides, M, N, K, bias=None, relu=False):
         NB = -(-N // NT_COLS)
         grid, N0 = (NB, MB, Bt), N
     if relu and kind != "nt":
-        raise ValueError("matmul: a ReLU epilogue only in the nt kernel (takes_relu)")
+        return False
     if kind == "nn":
-        kernel, what = dev.kernel(("mmnn", dt, db, fused), lambda: nn_spec(dt, db, fused))
+        kernel, what = dev.kernel(("mmnn", dt, db, fused, w), lambda: nn_spec(dt, db, fused, w))
     else:
         key = ("mmnt", dt, db, fused) + (("relu",) if relu else ())
         kernel, what = dev.kernel(key, lambda: nt_spec(dt, db, fused, relu))
