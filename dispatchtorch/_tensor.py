@@ -460,7 +460,7 @@ def _detach(dup):
     """The fd a DupFd brought to this process (an int, memoized once per message)."""
     try:
         return dup.detach()
-    except OSError as e:
+    except (OSError, EOFError) as e:      # the sender's resource_sharer is gone
         raise RuntimeError(
             "a tensor in shared memory (share_memory_) could not be received: the process "
             "that sent it must stay alive until the receiver has taken it from the Queue or "

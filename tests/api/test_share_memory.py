@@ -1,8 +1,8 @@
 """Tensor.share_memory_ / Module.share_memory on the cpu: a process forked afterwards
 updates the parent's tensors in place (Hogwild training, pytorch/examples'
-mnist_hogwild), also when the tensor reaches it through a Queue; a spawn child raises
-instead of updating a copy; other devices raise NotImplementedError naming the device."""
-import multiprocessing
+mnist_hogwild), also when the tensor reaches it through a Queue (spawn and forkserver
+children: test_share_memory_spawn.py); other devices raise NotImplementedError naming the
+device."""
 import sys
 
 import numpy as np
@@ -55,19 +55,6 @@ def test_forked_workers_updates_are_seen_by_the_parent():
     # autograd still works on the shared parameters
     model(torch.ones(1, 3)).sum().backward()
     np.testing.assert_array_equal(model.weight.grad.numpy(), np.ones((2, 3)))
-
-
-def _spawned(t, q):
-    q.put("ran")
-
-
-def test_a_spawned_child_cannot_receive_a_shared_tensor():
-    ctx = multiprocessing.get_context("spawn")
-    q = ctx.Queue()
-    p = ctx.Process(target=_spawned, args=(torch.zeros(2).share_memory_(), q))
-    p.start()
-    p.join(60)
-    assert p.exitcode == 1 and q.empty()      # the child's unpickling raised RuntimeError
 
 
 def test_unshared_tensors_pickle_by_value_and_deepcopy_unshares():
