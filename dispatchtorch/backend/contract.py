@@ -153,8 +153,8 @@ class Backend:
     # -- optional: memory shared with child processes (Tensor.share_memory_) ----------
     def share_memory(self, storage):
         """A storage holding `storage`'s values (same shape and dtype, C-contiguous) in
-        memory that processes forked after this call share with this one, and that other
-        processes can map from `shared_fd`; the core puts it in place of `storage`.
+        memory that processes forked after this call share with this one and that other
+        processes map from `shared_fd` (see `open_shared`); the core puts it in place of `storage`.
         Default: NotImplementedError naming the device."""
         raise NotImplementedError(
             f"share_memory_: tensors on device '{self.name}' cannot be moved to memory "
