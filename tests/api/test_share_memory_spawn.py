@@ -1,7 +1,7 @@
 """Shared cpu tensors reach spawn and forkserver children (pytorch/examples'
 mnist_hogwild sets the start method to spawn): the child maps the parent's memory, so its
 in-place updates and optimizer steps are the parent's; views and parameters of one
-storage stay on one storage; Queues carry shared tensors both ways; nothing is left in
+storage stay on one storage; Queues carry shared tensors both ways, Pipes too; nothing is left in
 /dev/shm afterwards."""
 import gc
 import multiprocessing
@@ -22,7 +22,7 @@ def _shm():
     return set(os.listdir("/dev/shm"))
 
 
-def _child(model, base, view, inq, outq, done):
+def _child(model, base, view, inq, outq, done, conn):
     x = torch.tensor([[1.0, 2.0, 3.0], [0.5, -1.0, 4.0]])
     with torch.no_grad():
         for p in model.parameters():
@@ -34,6 +34,7 @@ def _child(model, base, view, inq, outq, done):
     opt.step()
     got = inq.get(timeout=20)           # a shared tensor through a Queue
     got.fill_(7.0)
+    conn.recv().add_(3.0)               # a strided view through a Pipe
     mine = torch.zeros(3).share_memory_()
     outq.put((view.data_ptr() - base.data_ptr(), model.weight.is_shared(), got, mine))
     done.wait(20)                       # the sender stays alive until its tensor is taken
@@ -51,10 +52,13 @@ def test_a_child_updates_the_parents_shared_tensors_in_place(method):
     base = torch.ones(4, 4).share_memory_()
     view = base[1:, ::2]
     sent = torch.zeros(2).share_memory_()
+    piped = torch.zeros(2, 3).share_memory_()
     inq, outq, done = ctx.Queue(), ctx.Queue(), ctx.Event()
-    p = ctx.Process(target=_child, args=(model, base, view, inq, outq, done))
+    mine, theirs_end = ctx.Pipe()
+    p = ctx.Process(target=_child, args=(model, base, view, inq, outq, done, theirs_end))
     p.start()
     inq.put(sent)
+    mine.send(piped[:, 1])
     offset, weight_shared, back, theirs = outq.get(timeout=30)
     theirs.fill_(5.0)                   # the child's own shared tensor, written here
     done.set()
@@ -70,6 +74,7 @@ def test_a_child_updates_the_parents_shared_tensors_in_place(method):
     np.testing.assert_array_equal(base.numpy(), [[1, 1, 1, 1], [2, 1, 2, 1], [2, 1, 2, 1],
                                                  [2, 1, 2, 1]])
     assert sent.tolist() == [7.0, 7.0]
+    assert piped.tolist() == [[0.0, 3.0, 0.0], [0.0, 3.0, 0.0]]
     # sent back to its creator, a shared tensor is rebuilt on the creator's own storage
     assert back.data_ptr() == sent.data_ptr() and back.is_shared()
     # autograd still works on the shared parameters
@@ -79,7 +84,9 @@ def test_a_child_updates_the_parents_shared_tensors_in_place(method):
     for q in (inq, outq):
         q.close()
         q.join_thread()
-    del model, base, view, sent, back, theirs, inq, outq, q, done, p
+    mine.close()
+    theirs_end.close()
+    del model, base, view, sent, piped, back, theirs, inq, outq, q, done, p, mine, theirs_end
     gc.collect()
     assert _shm() - before == set()
 
