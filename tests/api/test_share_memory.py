@@ -75,3 +75,19 @@ def test_other_devices_raise_naming_the_device():
     assert not x.is_shared() and x.tolist() == [1.0, 1.0]
     with pytest.raises(NotImplementedError, match="opencl"):
         torch.nn.Linear(2, 2).to("opencl").share_memory()
+
+
+def test_the_shared_memory_lives_as_long_as_any_view_and_its_fds_close_with_it():
+    import gc
+    import os
+    fds = len(os.listdir("/proc/self/fd"))
+    t = torch.arange(6.0).share_memory_()
+    v = t[2:]
+    assert len(os.listdir("/proc/self/fd")) == fds + 2    # the storage's fd, mmap's own
+    del t
+    gc.collect()
+    v.add_(1)
+    assert v.is_shared() and v.tolist() == [3.0, 4.0, 5.0, 6.0]
+    del v
+    gc.collect()
+    assert len(os.listdir("/proc/self/fd")) == fds
