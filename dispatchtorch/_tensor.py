@@ -136,10 +136,12 @@ class Tensor:
         return self._place.bk.data_ptr(storage) + self._offset * self._dtype.itemsize
 
     def share_memory_(self):
-        """Move the storage into memory shared with processes forked afterwards (cpu:
+        """Move the storage into memory shared with other processes (cpu:
         torch.multiprocessing's Hogwild training), keeping this tensor's identity,
-        geometry and autograd state. Other tensors already aliasing the old storage (views
-        made before, `.data` results) keep the old memory. Other devices raise
+        geometry and autograd state: processes forked afterwards inherit it, and sent to
+        any child (spawn, forkserver or fork; Process args, Queue, Pipe) it is rebuilt on
+        the same memory. Other tensors already aliasing the old storage (views made
+        before, `.data` results) keep the old memory. Other devices raise
         NotImplementedError naming the device."""
         bk = self._place.bk
         storage = self._storage if self._storage is not None else self._h
@@ -154,7 +156,7 @@ class Tensor:
             self._h = bk.as_strided(shared, self._shape, self.stride(), self._offset)
             if base is not None and base._storage is None and base._h is storage:
                 base._h = shared
-        _share_with_children(type(self), shared)
+        _share_with_children(type(self), bk, shared)
         return self
 
     def is_shared(self):
@@ -429,30 +431,84 @@ class Tensor:
         return -1 if self._place.type == "cpu" else self._place.index
 
 
-# -- tensors in shared memory sent to child processes --------------------------------------
-# Shared storages by key: a process forked after share_memory_() inherits this table and
-# the MAP_SHARED mappings, so a shared tensor pickled to it (a multiprocessing Queue,
-# Process arguments) is rebuilt on the same memory; any other process (spawn, forkserver,
-# forked before the share) cannot find the key and raises instead of silently copying.
-_SHARED_STORAGES = None
+# -- tensors in shared memory sent to other processes ---------------------------------------
+# A shared storage travels as an fd of its memory (multiprocessing's DupFd: passed at
+# launch to spawn/forkserver children, through the sender's resource_sharer for Queues and
+# Pipes), so the receiver maps the same pages. The fd is pickled through one _SharedFd
+# object per storage, so pickle's memo sends it once per message however many tensors
+# view it (spawn's launch refuses an fd passed twice). Each process keeps its shared
+# storages by the memory's identity (st_dev, st_ino of the fd): tensors of one storage,
+# sent together or apart, are rebuilt on one storage, and a storage sent back to its
+# creator is its own.
+_SHARED_STORAGES = None      # memory key -> storage (weak)
+_FDS = {}                    # memory key -> _SharedFd, dropped with the storage
 _REDUCED_TYPES = set()
 
 
-def _share_with_children(cls, storage):
+class _SharedFd:
+    __slots__ = ("fd", "__weakref__")
+
+    def __init__(self, fd):
+        self.fd = fd
+
+    def __reduce__(self):
+        from multiprocessing.reduction import DupFd
+        return _detach, (DupFd(self.fd),)
+
+
+def _detach(dup):
+    """The fd a DupFd brought to this process (an int, memoized once per message)."""
+    try:
+        return dup.detach()
+    except (OSError, EOFError) as e:      # the sender's resource_sharer is gone
+        raise RuntimeError(
+            "a tensor in shared memory (share_memory_) could not be received: the process "
+            "that sent it must stay alive until the receiver has taken it from the Queue or "
+            f"Pipe ({type(e).__name__}: {e})") from e
+
+
+def _memory_key(fd):
+    import os
+    st = os.fstat(fd)
+    return st.st_dev, st.st_ino
+
+
+def _share_with_children(cls, bk, storage):
     global _SHARED_STORAGES
     import weakref
-    from multiprocessing.reduction import ForkingPickler
     if _SHARED_STORAGES is None:
         _SHARED_STORAGES = weakref.WeakValueDictionary()
-    _SHARED_STORAGES[id(storage)] = storage
+    fd = bk.shared_fd(storage)
+    key = _memory_key(fd)
+    _SHARED_STORAGES[key] = storage
+    _FDS[key] = _SharedFd(fd)
+    weakref.finalize(storage, _FDS.pop, key, None)
+    register_reducer(cls)
+
+
+def register_reducer(cls):
+    """Pickle `cls` for other processes (multiprocessing's ForkingPickler) with shared
+    storages sent as fds: done once a process has a shared tensor of that class."""
     if cls not in _REDUCED_TYPES:
+        from multiprocessing.reduction import ForkingPickler
         ForkingPickler.register(cls, _reduce_for_child)
         _REDUCED_TYPES.add(cls)
 
 
-def shared_storage(key):
-    """The shared storage `key` names in this process, or None."""
-    return None if _SHARED_STORAGES is None else _SHARED_STORAGES.get(key)
+def adopt_shared(bk, fd, shape, dtype):
+    """The storage of shared memory whose fd `fd` came from another process: the storage
+    this process already has on that memory (then `fd` is closed unless it is that
+    storage's own, as when two tensors of one message view it), else a new one that owns
+    `fd`."""
+    import os
+    key = _memory_key(fd)
+    storage = None if _SHARED_STORAGES is None else _SHARED_STORAGES.get(key)
+    if storage is None:
+        storage = bk.open_shared(fd, shape, dtype)
+        _share_with_children(Tensor, bk, storage)
+    elif bk.shared_fd(storage) != fd:
+        os.close(fd)
+    return storage
 
 
 def _reduce_for_child(t):
@@ -460,6 +516,11 @@ def _reduce_for_child(t):
         return t.__reduce_ex__(2)
     from . import serialization
     storage = t._storage if t._storage is not None else t._h
+    fd = t._place.bk.shared_fd(storage)
+    handle = _FDS.get(_memory_key(fd))
+    if handle is None:          # shared in a fork parent after this process was forked
+        _share_with_children(type(t), t._place.bk, storage)
+        handle = _FDS[_memory_key(fd)]
     return (serialization._rebuild_shared,
-            (id(storage), tuple(storage.shape), t._dtype.name, tuple(t._shape), t.stride(),
+            (handle, tuple(storage.shape), t._dtype.name, tuple(t._shape), t.stride(),
              t._offset, t._rebuilder, t._rg))

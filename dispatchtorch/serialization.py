@@ -349,26 +349,23 @@ def _rebuild_tensor(array, device, requires_grad):
     return t.requires_grad_(True) if requires_grad else t
 
 
-def _rebuild_shared(key, storage_shape, dtype, shape, stride, offset, rebuilder, requires_grad):
-    """A shared cpu tensor sent to a child process (see _tensor._reduce_for_child): a view
-    of the storage the child inherited when it was forked."""
+def _rebuild_shared(fd, storage_shape, dtype, shape, stride, offset, rebuilder, requires_grad):
+    """A shared cpu tensor sent from another process (see _tensor._reduce_for_child): a
+    view of the storage on the memory of `fd` (an fd this process received)."""
     from . import _dtype as D
     from ._run import make_view, wrap
     from ._place import place_of
-    from ._tensor import shared_storage
-    storage = shared_storage(key)
-    if storage is None:
-        raise RuntimeError(
-            "a tensor in shared memory (share_memory_) reached a process that does not share "
-            "that memory: dispatchtorch shares cpu tensors only with processes forked after "
-            "share_memory_() (torch.multiprocessing start method 'fork'), not with 'spawn' "
-            "or 'forkserver' ones")
-    root = wrap(storage, tuple(storage_shape), D.to_dtype(dtype), place_of("cpu"))
+    from ._tensor import adopt_shared, register_reducer
+    place = place_of("cpu")
+    storage = adopt_shared(place.bk, fd, tuple(storage_shape), dtype)
+    root = wrap(storage, tuple(storage_shape), D.to_dtype(dtype), place)
     t = root if (tuple(shape), tuple(stride), offset) == (root.shape, root.stride(), 0) \
         else make_view(root, tuple(shape), tuple(stride), offset)
     if rebuilder == "_rebuild_parameter":
         from .nn.parameter import Parameter
-        return Parameter(t, requires_grad)
+        t = Parameter(t, requires_grad)
+        register_reducer(Parameter)
+        return t
     return t.requires_grad_(True) if requires_grad else t
 
 

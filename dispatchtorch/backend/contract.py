@@ -153,8 +153,9 @@ class Backend:
     # -- optional: memory shared with child processes (Tensor.share_memory_) ----------
     def share_memory(self, storage):
         """A storage holding `storage`'s values (same shape and dtype, C-contiguous) in
-        memory that processes forked after this call share with this one; the core puts
-        it in place of `storage`. Default: NotImplementedError naming the device."""
+        memory that processes forked after this call share with this one and that other
+        processes map from `shared_fd` (see `open_shared`); the core puts it in place of `storage`.
+        Default: NotImplementedError naming the device."""
         raise NotImplementedError(
             f"share_memory_: tensors on device '{self.name}' cannot be moved to memory "
             f"shared across processes in dispatchtorch (cpu tensors can)")
@@ -162,6 +163,16 @@ class Backend:
     def is_shared(self, storage) -> bool:
         """Whether `storage` lives in memory `share_memory` made. Default: False."""
         return False
+
+    def shared_fd(self, storage) -> int:
+        """An fd of the memory a shared `storage` maps (owned by the storage: the caller
+        duplicates it to send it to another process, see multiprocessing's DupFd)."""
+        raise NotImplementedError(f"shared_fd: device '{self.name}' has no shared memory")
+
+    def open_shared(self, fd, shape, dtype):
+        """A storage of `shape` and `dtype` (a dtype name) mapping the memory of `fd`, an
+        fd received from another process's `shared_fd`; it owns `fd` from now on."""
+        raise NotImplementedError(f"open_shared: device '{self.name}' has no shared memory")
 
     # -- optional: complex views (view_as_real, view_as_complex, .real, .imag) ------
     def reinterpret(self, storage, dtype: str):

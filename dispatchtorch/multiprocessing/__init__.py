@@ -1,7 +1,8 @@
 """torch.multiprocessing: Python's multiprocessing plus PyTorch's spawn/start_processes
 (spawn.py) and the sharing-strategy calls. Tensors in shared memory
-(`Tensor.share_memory_`) are shared with processes forked afterwards, also when sent
-through a Queue (see _tensor._reduce_for_child); other tensors are pickled by value."""
+(`Tensor.share_memory_`) sent to another process (fork, spawn or forkserver children;
+Process arguments, Queues, Pipes) travel as an fd of their memory, so the receiver maps
+the same pages (see _tensor._reduce_for_child); other tensors are pickled by value."""
 import multiprocessing
 from multiprocessing import *  # noqa: F401,F403
 
@@ -18,7 +19,8 @@ _strategy = ["file_descriptor"]
 
 
 def set_sharing_strategy(new_strategy):
-    """Recorded only (see the module docstring for what is shared)."""
+    """Recorded only: shared tensors always travel as fds (PyTorch's file_descriptor
+    strategy; see the module docstring)."""
     if new_strategy not in _STRATEGIES:
         raise AssertionError(f"invalid sharing strategy {new_strategy!r}; expected one of "
                              f"{_STRATEGIES}")

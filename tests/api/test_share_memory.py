@@ -1,8 +1,8 @@
 """Tensor.share_memory_ / Module.share_memory on the cpu: a process forked afterwards
 updates the parent's tensors in place (Hogwild training, pytorch/examples'
-mnist_hogwild), also when the tensor reaches it through a Queue; a spawn child raises
-instead of updating a copy; other devices raise NotImplementedError naming the device."""
-import multiprocessing
+mnist_hogwild), also when the tensor reaches it through a Queue (spawn and forkserver
+children: test_share_memory_spawn.py); other devices raise NotImplementedError naming the
+device."""
 import sys
 
 import numpy as np
@@ -57,19 +57,6 @@ def test_forked_workers_updates_are_seen_by_the_parent():
     np.testing.assert_array_equal(model.weight.grad.numpy(), np.ones((2, 3)))
 
 
-def _spawned(t, q):
-    q.put("ran")
-
-
-def test_a_spawned_child_cannot_receive_a_shared_tensor():
-    ctx = multiprocessing.get_context("spawn")
-    q = ctx.Queue()
-    p = ctx.Process(target=_spawned, args=(torch.zeros(2).share_memory_(), q))
-    p.start()
-    p.join(60)
-    assert p.exitcode == 1 and q.empty()      # the child's unpickling raised RuntimeError
-
-
 def test_unshared_tensors_pickle_by_value_and_deepcopy_unshares():
     import copy
     import pickle
@@ -88,3 +75,19 @@ def test_other_devices_raise_naming_the_device():
     assert not x.is_shared() and x.tolist() == [1.0, 1.0]
     with pytest.raises(NotImplementedError, match="opencl"):
         torch.nn.Linear(2, 2).to("opencl").share_memory()
+
+
+def test_the_shared_memory_lives_as_long_as_any_view_and_its_fds_close_with_it():
+    import gc
+    import os
+    fds = len(os.listdir("/proc/self/fd"))
+    t = torch.arange(6.0).share_memory_()
+    v = t[2:]
+    assert len(os.listdir("/proc/self/fd")) == fds + 2    # the storage's fd, mmap's own
+    del t
+    gc.collect()
+    v.add_(1)
+    assert v.is_shared() and v.tolist() == [3.0, 4.0, 5.0, 6.0]
+    del v
+    gc.collect()
+    assert len(os.listdir("/proc/self/fd")) == fds

@@ -32,6 +32,41 @@ _BYTE_STRIDES: dict = {}       # (element strides, itemsize) -> byte strides: vi
 warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"dispatchtorch_cpu(\.|$)")
 
 
+class _Segment(mmap.mmap):
+    """A shared mapping that owns the fd of the memory it maps, so that its storage can
+    be sent to another process for as long as any array views it; the fd closes with it."""
+    __slots__ = ("fd",)
+
+    def __del__(self, _close=os.close):
+        fd = getattr(self, "fd", None)
+        if fd is not None:
+            _close(fd)
+
+
+def _segment(storage):
+    base = storage
+    while isinstance(base, np.ndarray):
+        base = base.base
+    return base.obj if isinstance(base, memoryview) and isinstance(base.obj, _Segment) else None
+
+
+def _memory_file(nbytes):
+    """An fd of `nbytes` of zeroed memory with no name anywhere (memfd on Linux; an
+    unlinked temporary file elsewhere)."""
+    if hasattr(os, "memfd_create"):
+        fd = os.memfd_create("dispatchtorch-shared", os.MFD_CLOEXEC)
+    else:
+        import tempfile
+        with tempfile.TemporaryFile() as f:
+            fd = os.dup(f.fileno())
+    try:
+        os.ftruncate(fd, nbytes)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 class CPUBackend(Backend):
     name = "cpu"
     api_version = (1, 0)
@@ -61,18 +96,39 @@ class CPUBackend(Backend):
         return handle
 
     def share_memory(self, storage):
-        # an anonymous MAP_SHARED mapping: fork-started children see the parent's writes
-        # and the parent theirs (PyTorch's file_descriptor strategy, without the fd passing)
-        buf = mmap.mmap(-1, max(storage.nbytes, 1), flags=mmap.MAP_SHARED)
-        shared = np.frombuffer(buf, storage.dtype, storage.size).reshape(storage.shape)
+        # a MAP_SHARED mapping of a nameless memory file (PyTorch's file_descriptor
+        # strategy): forked children inherit the mapping, others get the fd itself
+        # (multiprocessing's fd passing, see shared_fd) and map the same pages. Nothing
+        # is named in /dev/shm, so nothing can leak: the kernel frees the memory when the
+        # last mapping and fd anywhere are gone.
+        fd = _memory_file(max(storage.nbytes, 1))
+        shared = self.open_shared(fd, storage.shape, storage.dtype)
         np.copyto(shared, storage)
         return shared
 
     def is_shared(self, storage):
-        base = storage
-        while isinstance(base, np.ndarray):
-            base = base.base
-        return isinstance(base, memoryview) and isinstance(base.obj, mmap.mmap)
+        return _segment(storage) is not None
+
+    def shared_fd(self, storage):
+        return _segment(storage).fd
+
+    def open_shared(self, fd, shape, dtype):
+        dtype = NP_DTYPES[dtype] if isinstance(dtype, str) else np.dtype(dtype)
+        size = 1
+        for n in shape:
+            size *= n
+        nbytes = os.fstat(fd).st_size
+        if nbytes < size * dtype.itemsize:
+            os.close(fd)
+            raise RuntimeError(f"share_memory_: the shared memory received holds {nbytes} "
+                               f"bytes, fewer than a {dtype} storage of shape {tuple(shape)}")
+        try:
+            seg = _Segment(fd, nbytes)
+        except BaseException:
+            os.close(fd)
+            raise
+        seg.fd = fd
+        return np.frombuffer(seg, dtype, size).reshape(shape)
 
     def as_strided(self, storage, shape, strides, offset):
         item = storage.itemsize

@@ -565,8 +565,9 @@ class Module:
         return self._apply(lambda t: _ops.empty_like(t, device=device), recurse)
 
     def share_memory(self):
-        """Every parameter, gradient and buffer moved to memory shared with processes
-        forked afterwards (Tensor.share_memory_: cpu only), for Hogwild-style training."""
+        """Every parameter, gradient and buffer moved to memory shared with the processes
+        it is sent to or forked into (Tensor.share_memory_: cpu only), for Hogwild-style
+        training with any start method."""
         return self._apply(lambda t: t.share_memory_())
 
     def xpu(self, device=None):
