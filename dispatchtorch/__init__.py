@@ -35,6 +35,9 @@ signal = _importlib.import_module(".signal", __name__)
 fft = _importlib.import_module(".fft", __name__)
 from . import nn, optim, utils  # noqa: F401,E402
 from . import masked  # noqa: F401,E402  (torch.masked: written in public ops)
+from . import sparse  # noqa: F401,E402  (torch.sparse: the COO layout)
+from .sparse import sparse_coo_tensor  # noqa: F401,E402
+from ._layout import layout, sparse_coo, strided  # noqa: F401,E402
 from .serialization import load, save  # noqa: F401,E402
 from . import distributed  # noqa: F401,E402  (torch.distributed; mpi4py loads on first use)
 

@@ -411,11 +411,10 @@ class Tensor:
 
     @property
     def layout(self):
-        return "strided"
+        from ._layout import strided
+        return strided
 
-    @property
-    def is_sparse(self):
-        return False
+    is_sparse = False     # a class attribute: dispatchtorch.sparse's COO class sets True
 
     @property
     def is_quantized(self):

@@ -466,8 +466,7 @@ def vander(x, N=None, increasing=False):
 
 
 def spmm(input, mat2):
-    """torch.spmm: for strided (dense) operands PyTorch computes mm; there are no sparse
-    layouts here, so that is all it does (GCN's GraphConv calls it)."""
+    """torch.spmm: mm, whose sparse COO path (dispatchtorch.sparse) GCN's GraphConv uses."""
     from .linalg import mm
     return mm(input, mat2)
 

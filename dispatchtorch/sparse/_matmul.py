@@ -1,0 +1,76 @@
+"""sparse @ dense (and dense @ sparse) in public ops: out = index_add over rows of
+values * dense[cols], so the gradient reaches the dense operand and the values (on
+exactly the nonzero pattern, as torch.sparse.mm's sparse gradient)."""
+from __future__ import annotations
+
+from .. import ops
+from ..autograd.grad_mode import is_grad_enabled
+from .._tensor import Tensor
+from ._coo import SparseCOOTensor
+
+
+_SCALAR = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+           "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+           "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
+def _scalar_name(dt):
+    """PyTorch's ScalarType name, as its dtype-mismatch messages spell it."""
+    return _SCALAR.get(dt.name, dt.name)
+
+
+def _dense_arg(x, op, name):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}(): argument '{name}' must be Tensor, not {type(x).__name__}")
+    if x.is_sparse:
+        raise NotImplementedError(f"{op}: sparse @ sparse is not implemented for sparse COO "
+                                  f"tensors; call .to_dense() on one operand")
+    if x.dim() != 2:
+        raise NotImplementedError(f"{op}: a sparse COO operand needs a 2-D dense operand, got "
+                                  f"{x.dim()}-D")
+
+
+def _sparse_times_dense(s, d, op):
+    if s.sparse_dim() != 2 or s.dense_dim() != 0:
+        raise NotImplementedError(f"{op}: only 2-D sparse COO matrices (sparse_dim 2, "
+                                  f"dense_dim 0) are implemented, got sparse_dim "
+                                  f"{s.sparse_dim()}, dense_dim {s.dense_dim()}")
+    if s.shape[1] != d.shape[0]:
+        raise RuntimeError(f"addmm: Argument #3 (dense): Expected dim 0 size {s.shape[1]}, "
+                           f"got {d.shape[0]}")
+    if s.dtype is not d.dtype:
+        raise RuntimeError(f"expected scalar type {_scalar_name(s.dtype)} but found "
+                           f"{_scalar_name(d.dtype)}")
+    if s.device != d.device:
+        raise RuntimeError(f"{op}: expected all tensors to be on the same device, but found "
+                           f"{s.device} and {d.device}")
+    out = ops.zeros((s.shape[0], d.shape[1]), dtype=d.dtype, device=d.device)
+    if not s._nnz():
+        return out + 0 * d.sum()       # keeps the graph to d (its gradient: zeros)
+    rows, cols = s._indices_t[0], s._indices_t[1]
+    return out.index_add(0, rows, s._values_t.unsqueeze(1) * d.index_select(0, cols))
+
+
+def sparse_mm(a, b, op="mm"):
+    """torch.sparse.mm: sparse @ dense, or dense @ sparse (= (sparseᵀ @ denseᵀ)ᵀ)."""
+    if isinstance(a, SparseCOOTensor):
+        _dense_arg(b, op, "mat2")
+        return _sparse_times_dense(a, b, op)
+    if isinstance(b, SparseCOOTensor):
+        _dense_arg(a, op, "mat1")
+        return _sparse_times_dense(b.t(), a.t(), op).t()
+    return ops.mm(a, b)
+
+
+def mm_entry(a, b, op):
+    """torch.mm / matmul / spmm / @ with a sparse operand. Their gradient for a sparse
+    leaf is dense in PyTorch (every entry of grad @ mat2ᵀ, not only the pattern), which
+    a values-only leaf cannot hold: that case raises, pointing at torch.sparse.mm."""
+    for x in (a, b):
+        if isinstance(x, SparseCOOTensor) and x.requires_grad and x.is_leaf \
+                and is_grad_enabled():
+            raise NotImplementedError(
+                f"{op}: the gradient of a sparse COO leaf through {op} is dense in PyTorch "
+                f"and is not implemented here; use torch.sparse.mm (sparse gradient on the "
+                f"nonzero pattern)")
+    return sparse_mm(a, b, op)
