@@ -2,10 +2,9 @@
 https://github.com/pytorch/examples/tree/main/gcn and .../gat (main.py's GraphConv, GCN,
 GraphAttentionLayer, GAT, train_iter and test; load_cora's feature scaling). BSD
 3-Clause License, Copyright (c) 2017, Pytorch contributors: see
-LICENSE-pytorch-examples. Changes: a random 30-node graph instead of the Cora download;
-the adjacency is dense (GCN's upstream loader stores it with torch.sparse_coo_tensor /
-to_sparse, which dispatchtorch has not: torch.spmm of dense operands is mm); 5 epochs;
-the losses are collected instead of printed."""
+LICENSE-pytorch-examples. Changes: a random 30-node graph instead of the Cora download
+(load_cora's sparse COO steps kept: sparse_coo_tensor, to_sparse, sparse @ dense,
+torch.spmm); 5 epochs; the losses are collected instead of printed."""
 import numpy as np
 
 import dispatchtorch as torch
@@ -139,28 +138,31 @@ class GAT(nn.Module):
         return F.log_softmax(x, dim=1) # Apply log softmax activation function
 
 
-def load_graph(normalize_adjacency, V=30, n_features=12, n_classes=3, seed=0):
-    """load_cora's steps on a random graph (features scaled by their row sums, self
-    loops added; GCN's D^-1/2 A D^-1/2 renormalisation when asked)."""
+def load_graph(gcn, V=30, n_features=12, n_classes=3, seed=0):
+    """load_cora's steps on a random graph, as upstream writes them: features scaled by a
+    sparse diagonal of their reciprocal row sums, a sparse COO adjacency (repeated edges
+    summed) plus self loops; for GCN the D^-1/2 A D^-1/2 renormalisation and sparse
+    features and adjacency, for GAT dense ones."""
     rng = np.random.default_rng(seed)
     features = torch.FloatTensor((rng.random((V, n_features)) < 0.3).astype(np.int32)) # Extract feature values
     scale_vector = torch.sum(features, dim=1) # Compute sum of features for each node
     scale_vector = 1 / scale_vector # Compute reciprocal of the sums
     scale_vector[scale_vector == float('inf')] = 0 # Handle division by zero cases
-    scale_vector = torch.diag(scale_vector)
+    scale_vector = torch.diag(scale_vector).to_sparse() # Convert the scale vector to a sparse diagonal matrix
     features = scale_vector @ features # Scale the features using the scale vector
     labels = torch.LongTensor(rng.integers(0, n_classes, V))
-    edges = rng.integers(0, V, (2, 2 * V))
-    adj_mat = torch.zeros(V, V)
-    adj_mat[torch.from_numpy(edges[0]), torch.from_numpy(edges[1])] = 1
+    edges = rng.integers(0, V, (2, 2 * V)).T.astype(np.int32)
+    E = edges.shape[0] # Number of edges
+    adj_mat = torch.sparse_coo_tensor(edges.T, torch.ones(E), (V, V), dtype=torch.int64) # Create the initial adjacency matrix as a sparse tensor
     adj_mat = torch.eye(V) + adj_mat # Add self-loops to the adjacency matrix
-    if normalize_adjacency:
-        degree_mat = torch.sum(adj_mat, dim=1) # Compute the sum of each row in the adjacency matrix (degree matrix)
-        degree_mat = torch.sqrt(1 / degree_mat) # Compute the reciprocal square root of the degrees
-        degree_mat[degree_mat == float('inf')] = 0 # Handle division by zero cases
-        degree_mat = torch.diag(degree_mat)
-        adj_mat = degree_mat @ adj_mat @ degree_mat # Apply the renormalization trick
-    return features, labels, adj_mat
+    if not gcn:
+        return features, labels, adj_mat
+    degree_mat = torch.sum(adj_mat, dim=1) # Compute the sum of each row in the adjacency matrix (degree matrix)
+    degree_mat = torch.sqrt(1 / degree_mat) # Compute the reciprocal square root of the degrees
+    degree_mat[degree_mat == float('inf')] = 0 # Handle division by zero cases
+    degree_mat = torch.diag(degree_mat).to_sparse() # Convert the degree matrix to a sparse diagonal matrix
+    adj_mat = degree_mat @ adj_mat @ degree_mat # Apply the renormalization trick
+    return features.to_sparse().to('cpu'), labels, adj_mat.to_sparse().to('cpu')
 
 
 def train_iter(epoch, model, optimizer, criterion, input, target, mask_train, mask_val, print_every=10):
@@ -189,10 +191,10 @@ def test(model, criterion, input, target, mask):
     return loss.item(), acc.item()
 
 
-def _run(build, seed, lr, epochs, normalize):
+def _run(build, seed, lr, epochs, gcn):
     del LOSSES[:]
     torch.manual_seed(seed)
-    features, labels, adj_mat = load_graph(normalize)
+    features, labels, adj_mat = load_graph(gcn)
     idx = torch.randperm(len(labels))
     idx_test, idx_val, idx_train = idx[:8], idx[8:14], idx[14:]
     net = build(features.shape[1], labels.max().item() + 1)
