@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _repr
+from ._layout import strided as _strided
 from ._shape import Size, contiguous_strides, numel as _numel
 from .autograd.grad_mode import STATE
 
@@ -409,12 +410,9 @@ class Tensor:
     def output_nr(self):
         return self._out_nr
 
-    @property
-    def layout(self):
-        from ._layout import strided
-        return strided
-
-    is_sparse = False     # a class attribute: dispatchtorch.sparse's COO class sets True
+    # class attributes: dispatchtorch.sparse's COO class sets its own
+    layout = _strided
+    is_sparse = False
 
     @property
     def is_quantized(self):
