@@ -9,16 +9,6 @@ from .._tensor import Tensor
 from ._coo import SparseCOOTensor
 
 
-_SCALAR = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-           "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-           "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
-
-
-def _scalar_name(dt):
-    """PyTorch's ScalarType name, as its dtype-mismatch messages spell it."""
-    return _SCALAR.get(dt.name, dt.name)
-
-
 def _dense_arg(x, op, name):
     if not isinstance(x, Tensor):
         raise TypeError(f"{op}(): argument '{name}' must be Tensor, not {type(x).__name__}")
@@ -39,8 +29,8 @@ def _sparse_times_dense(s, d, op):
         raise RuntimeError(f"addmm: Argument #3 (dense): Expected dim 0 size {s.shape[1]}, "
                            f"got {d.shape[0]}")
     if s.dtype is not d.dtype:
-        raise RuntimeError(f"expected scalar type {_scalar_name(s.dtype)} but found "
-                           f"{_scalar_name(d.dtype)}")
+        raise RuntimeError(f"expected scalar type {s.dtype.pt_name} but found "
+                           f"{d.dtype.pt_name}")
     if s.device != d.device:
         raise RuntimeError(f"{op}: expected all tensors to be on the same device, but found "
                            f"{s.device} and {d.device}")
