@@ -188,3 +188,20 @@ def test_to_device_and_dtype():
     assert s64.dtype is dt.float64 and not s64.is_coalesced()
     np.testing.assert_array_equal(_np(s64.to_dense()), t64.to_dense().numpy())
     np.testing.assert_array_equal(_np(s.t().to_dense()), t.t().to_dense().numpy())
+
+
+def test_on_opencl_equal_to_cpu():
+    """Everything is public ops, so a sparse tensor moved to OpenCL multiplies there."""
+    if not dt.opencl.is_available():
+        pytest.skip("no OpenCL device")
+    s, _ = _pair()
+    so = s.to("opencl")
+    assert so.device.type == "opencl" and so._indices().device.type == "opencl"
+    y = np.random.default_rng(6).standard_normal((5, 3)).astype(np.float32)
+    yc, yo = dt.tensor(y, requires_grad=True), dt.tensor(y, device="opencl", requires_grad=True)
+    oc, oo = dt.spmm(s, yc), dt.spmm(so, yo)
+    np.testing.assert_allclose(_np(oo), _np(oc), rtol=1e-6, atol=1e-6)
+    oc.sum().backward()
+    oo.sum().backward()
+    np.testing.assert_allclose(_np(yo.grad), _np(yc.grad), rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(_np(so.coalesce().to_dense()), _np(s.coalesce().to_dense()))
