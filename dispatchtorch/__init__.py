@@ -33,6 +33,7 @@ special = _importlib.import_module(".special", __name__)
 random = _importlib.import_module(".random", __name__)
 signal = _importlib.import_module(".signal", __name__)
 fft = _importlib.import_module(".fft", __name__)
+from .signal.spectral_windows import *  # noqa: F401,F403,E402  (torch.hann_window, ...)
 from . import nn, optim, utils  # noqa: F401,E402
 from . import masked  # noqa: F401,E402  (torch.masked: written in public ops)
 from . import sparse  # noqa: F401,E402  (torch.sparse: the COO layout)

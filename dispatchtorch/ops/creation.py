@@ -13,6 +13,7 @@ import warnings
 
 import numpy as np
 
+from .._layout import require_strided as _require_strided
 from .. import _dtype as D
 from .._place import place_of
 from .._run import wrap
@@ -229,6 +230,7 @@ def _dtype_or(dtype, default):
 @takes_out("empty", "cast", factory=True)
 def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None,
           pin_memory=False, memory_format=None):
+    _require_strided(layout, "empty")
     shape = as_shape(size_arg(sizes, size, "empty"), "empty")
     _check_sizes(shape, "empty")
     dt = _dtype_or(dtype, D.get_default_dtype())
@@ -257,6 +259,7 @@ def _check_sizes(shape, op):
 @takes_out("full", "cast", factory=True)
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None,
          layout=None, pin_memory=False):
+    _require_strided(layout, "full")
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     if dtype is None:
@@ -280,6 +283,7 @@ def _fill(value, dt):
 @takes_out("zeros", "cast", factory=True)
 def zeros(*sizes, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None,
           pin_memory=False):
+    _require_strided(layout, "zeros")
     return full(as_shape(size_arg(sizes, size, "zeros"), "zeros"), 0, dtype=_dtype_or(dtype, D.get_default_dtype()),
                 device=device, requires_grad=requires_grad)
 
@@ -287,6 +291,7 @@ def zeros(*sizes, size=None, dtype=None, device=None, requires_grad=False, out=N
 @takes_out("ones", "cast", factory=True)
 def ones(*sizes, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None,
          pin_memory=False):
+    _require_strided(layout, "ones")
     return full(as_shape(size_arg(sizes, size, "ones"), "ones"), 1, dtype=_dtype_or(dtype, D.get_default_dtype()),
                 device=device, requires_grad=requires_grad)
 
@@ -297,24 +302,28 @@ def _like(input, dtype, device):
 
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, layout=None,
                memory_format=None):
+    _require_strided(layout, "empty_like")
     dt, dev = _like(input, dtype, device)
     return empty(input._shape, dtype=dt, device=dev, requires_grad=requires_grad)
 
 
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, layout=None,
                memory_format=None):
+    _require_strided(layout, "zeros_like")
     dt, dev = _like(input, dtype, device)
     return full(input._shape, 0, dtype=dt, device=dev, requires_grad=requires_grad)
 
 
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, layout=None,
               memory_format=None):
+    _require_strided(layout, "ones_like")
     dt, dev = _like(input, dtype, device)
     return full(input._shape, 1, dtype=dt, device=dev, requires_grad=requires_grad)
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None,
               memory_format=None):
+    _require_strided(layout, "full_like")
     dt, dev = _like(input, dtype, device)
     return full(input._shape, fill_value, dtype=dt, device=dev, requires_grad=requires_grad)
 
@@ -330,6 +339,7 @@ def _number(x, name):
 @takes_out("arange", "cast", factory=True)
 def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False, out=None,
            layout=None, pin_memory=False):
+    _require_strided(layout, "arange")
     if end is None:
         start, end = 0, start
     start, end, step = _number(start, "start"), _number(end, "end"), _number(step, "step")
@@ -370,6 +380,7 @@ def range_(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=
 @takes_out("linspace", "cast", factory=True)
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, out=None,
              layout=None):
+    _require_strided(layout, "linspace")
     steps = operator.index(steps)
     if steps < 0:
         raise RuntimeError("linspace: number of steps must be non-negative")
@@ -403,6 +414,7 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
 
 @takes_out("eye", "cast", factory=True)
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    _require_strided(layout, "eye")
     if n < 0 or (m is not None and m < 0):
         raise RuntimeError(f"eye: n and m must be non-negative, got {n}, {m}")
     dt = _dtype_or(dtype, D.get_default_dtype())
@@ -426,11 +438,13 @@ def _triangle_indices(row, col, offset, lower, dtype, device):
 
 def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
     """The (2, N) coordinates of the lower triangle of a row x col matrix, row-major."""
+    _require_strided(layout, "tril_indices")
     return _triangle_indices(row, col, offset, True, dtype, device)
 
 
 def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
     """The (2, N) coordinates of the upper triangle of a row x col matrix, row-major."""
+    _require_strided(layout, "triu_indices")
     return _triangle_indices(row, col, offset, False, dtype, device)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import operator
 
+from .._layout import require_strided as _require_strided
 from .. import _dtype as D
 from .._run import apply
 from .._shape import norm_dim
@@ -327,6 +328,7 @@ def hfftn(input, s=None, dim=None, norm=None, *, out=None):
 
 def fftfreq(n, d=1.0, *, dtype=None, layout=None, device=None, requires_grad=False, out=None):
     """[0, 1, ..., (n - 1) // 2, -(n // 2), ..., -1] / (d * n), as ATen computes it."""
+    _require_strided(layout, "fftfreq")
     r = creation.arange(n, dtype=dtype, device=device) if dtype is not None else \
         creation.arange(n, dtype=D.get_default_dtype(), device=device)
     right = (n + 1) // 2
@@ -337,6 +339,7 @@ def fftfreq(n, d=1.0, *, dtype=None, layout=None, device=None, requires_grad=Fal
 
 
 def rfftfreq(n, d=1.0, *, dtype=None, layout=None, device=None, requires_grad=False, out=None):
+    _require_strided(layout, "rfftfreq")
     r = creation.arange(n // 2 + 1, dtype=dtype or D.get_default_dtype(), device=device)
     r = r * (1.0 / (n * d))
     return _write(out, r.requires_grad_(requires_grad) if requires_grad else r)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+from .._layout import require_strided as _require_strided
 from .. import _dtype as D
 from .._tensor import Tensor
 from . import elementwise as E
@@ -236,6 +237,7 @@ def frexp(input, *, out=None):
 
 def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=None,
                   requires_grad=False):
+    _require_strided(layout, "scalar_tensor")
     return creation.full((), s, dtype=dtype or D.get_default_dtype(), device=device,
                      requires_grad=requires_grad)
 

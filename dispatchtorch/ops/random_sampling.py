@@ -12,6 +12,7 @@ import operator
 
 import numpy as np
 
+from .._layout import require_strided as _require_strided
 from .. import _dtype as D
 from .._shape import as_shape
 from .._tensor import Tensor
@@ -46,6 +47,7 @@ def _drawn(values, shape, dt, device, requires_grad, op):
 @takes_out("rand", "cast", factory=True)
 def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False, out=None,
          layout=None, pin_memory=False):
+    _require_strided(layout, "rand")
     shape = as_shape(size_arg(sizes, size, "rand"), "rand")
     dt = _float_dtype(dtype, "check_uniform_bounds")
     if _shape_only(device):
@@ -61,6 +63,7 @@ def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_gr
 @takes_out("randn", "cast", factory=True)
 def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False, out=None,
           layout=None, pin_memory=False):
+    _require_strided(layout, "randn")
     shape = as_shape(size_arg(sizes, size, "randn"), "randn")
     dt = _float_dtype(dtype, "normal_kernel_cpu")
     if _shape_only(device):
@@ -81,6 +84,7 @@ _WIDE_DRAWS = ("int64", "float64", "float32", "bfloat16")
 @takes_out("randint", "cast", factory=True)
 def randint(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False,
             low=None, high=None, out=None, layout=None, pin_memory=False):
+    _require_strided(layout, "randint")
     args = list(args)
     if size is None and args and isinstance(args[-1], (tuple, list)):
         size = args.pop()
@@ -108,6 +112,7 @@ def randint(*args, size=None, generator=None, dtype=None, device=None, requires_
 @takes_out("randperm", "cast", factory=True)
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False, out=None,
              layout=None, pin_memory=False):
+    _require_strided(layout, "randperm")
     try:
         if isinstance(n, bool):
             raise TypeError

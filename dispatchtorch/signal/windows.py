@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from .._layout import require_strided as _require_strided
 from .. import ops as _ops
 from .._dtype import float32, float64, get_default_dtype
 
@@ -37,6 +38,7 @@ def _finish(w, requires_grad):
 
 def exponential(M, *, center=None, tau=1.0, sym=True, dtype=None, layout=None, device=None,
                 requires_grad=False):
+    _require_strided(layout, "exponential")
     _check("exponential", M, dtype)
     if tau <= 0:
         raise ValueError(f"Tau must be positive, got: {tau} instead.")
@@ -51,6 +53,7 @@ def exponential(M, *, center=None, tau=1.0, sym=True, dtype=None, layout=None, d
 
 
 def cosine(M, *, sym=True, dtype=None, layout=None, device=None, requires_grad=False):
+    _require_strided(layout, "cosine")
     _check("cosine", M, dtype)
     if M <= 1:
         return _trivial(M, dtype, device, requires_grad)
@@ -59,6 +62,7 @@ def cosine(M, *, sym=True, dtype=None, layout=None, device=None, requires_grad=F
 
 
 def gaussian(M, *, std=1.0, sym=True, dtype=None, layout=None, device=None, requires_grad=False):
+    _require_strided(layout, "gaussian")
     _check("gaussian", M, dtype)
     if std <= 0:
         raise ValueError(f"Standard deviation must be positive, got: {std} instead.")
@@ -71,6 +75,7 @@ def gaussian(M, *, std=1.0, sym=True, dtype=None, layout=None, device=None, requ
 
 
 def kaiser(M, *, beta=12.0, sym=True, dtype=None, layout=None, device=None, requires_grad=False):
+    _require_strided(layout, "kaiser")
     _check("kaiser", M, dtype)
     if beta < 0:
         raise ValueError(f"beta must be non-negative, got: {beta} instead.")
@@ -89,6 +94,7 @@ def kaiser(M, *, beta=12.0, sym=True, dtype=None, layout=None, device=None, requ
 
 
 def general_cosine(M, *, a, sym=True, dtype=None, layout=None, device=None, requires_grad=False):
+    _require_strided(layout, "general_cosine")
     _check("general_cosine", M, dtype)
     if M <= 1:
         return _trivial(M, dtype, device, requires_grad)
@@ -107,30 +113,36 @@ def general_cosine(M, *, a, sym=True, dtype=None, layout=None, device=None, requ
 
 def general_hamming(M, *, alpha=0.54, sym=True, dtype=None, layout=None, device=None,
                     requires_grad=False):
+    _require_strided(layout, "general_hamming")
     return general_cosine(M, a=[alpha, 1.0 - alpha], sym=sym, dtype=dtype, device=device,
                           requires_grad=requires_grad)
 
 
 def hamming(M, *, sym=True, dtype=None, layout=None, device=None, requires_grad=False):
+    _require_strided(layout, "hamming")
     return general_hamming(M, sym=sym, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def hann(M, *, sym=True, dtype=None, layout=None, device=None, requires_grad=False):
+    _require_strided(layout, "hann")
     return general_hamming(M, alpha=0.5, sym=sym, dtype=dtype, device=device,
                            requires_grad=requires_grad)
 
 
 def blackman(M, *, sym=True, dtype=None, layout=None, device=None, requires_grad=False):
+    _require_strided(layout, "blackman")
     return general_cosine(M, a=[0.42, 0.5, 0.08], sym=sym, dtype=dtype, device=device,
                           requires_grad=requires_grad)
 
 
 def nuttall(M, *, sym=True, dtype=None, layout=None, device=None, requires_grad=False):
+    _require_strided(layout, "nuttall")
     return general_cosine(M, a=[0.3635819, 0.4891775, 0.1365995, 0.0106411], sym=sym,
                           dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def bartlett(M, *, sym=True, dtype=None, layout=None, device=None, requires_grad=False):
+    _require_strided(layout, "bartlett")
     _check("bartlett", M, dtype)
     if M <= 1:
         return _trivial(M, dtype, device, requires_grad)
