@@ -13,6 +13,7 @@ from . import fusion
 from .complex_kernels import KERNELS as COMPLEX_KERNELS
 from .composites import KERNELS as COMPOSITE_KERNELS
 from .conv_kernels import KERNELS as CONV_KERNELS
+from .fresh import fresh_kernels
 from . import parallel
 from .gelu import KERNELS as GELU_KERNELS
 from .kernels import KERNELS
@@ -37,6 +38,7 @@ class CPUBackend(Backend):
     kernels = threaded_kernels({**KERNELS, **COMPOSITE_KERNELS, **OPTIM_KERNELS,
                                 **COMPLEX_KERNELS, **GELU_KERNELS, **CONV_KERNELS,
                                 **POOL_KERNELS})
+    fresh_kernels = fresh_kernels(kernels)
 
     def __init__(self):
         super().__init__()
