@@ -97,3 +97,23 @@ def test_a_recorder_sees_every_call():
     x = dt.ones(4)
     x + x
     assert any(f is CPUBackend.fresh_kernels["add"] for f in OPS["add"].fresh.values())
+
+
+def test_an_allocation_failure_inside_the_kernel_names_the_op_and_changes_nothing():
+    x = dt.arange(6.0)
+    x + x                                             # resolved: the allocating form is in
+    op = OPS["add"]
+    saved = dict(op.fresh)
+
+    def refuse(a, b):
+        raise MemoryError("simulated: device out of memory")
+    try:
+        for k in op.fresh:
+            op.fresh[k] = refuse
+        with pytest.raises(dt.backend.BackendError,
+                           match=r"^add failed on backend 'cpu'.*out of memory"):
+            x + x
+    finally:
+        op.fresh.clear()
+        op.fresh.update(saved)
+    assert x.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
