@@ -70,6 +70,10 @@ def resolve(op, rt):
             fn = _fallback(op, rt, get_backend("cpu"))
     if _recorder is not None and fn is not DECOMPOSE:
         fn = _recorded(op, rt, fn, op.name in rt.kernels)
+    elif fn is not DECOMPOSE and fn is rt.backend.kernels.get(op.name):
+        fresh = rt.backend.fresh_kernels.get(op.name)    # its allocating form, if any
+        if fresh is not None:
+            op.fresh[fn] = fresh
     op.kernels[rt.name] = fn
     return fn
 

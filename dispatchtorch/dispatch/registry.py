@@ -77,7 +77,9 @@ class OpDef:
     Tensor methods read them.
     `kernels` caches, per backend name, what a call runs there: the backend's
     kernel, a CPU fallback wrapper, or DECOMPOSE. It is filled on first use, so
-    the per-call cost is one dict lookup.
+    the per-call cost is one dict lookup. `fresh` maps a backend's own kernel to
+    its allocating form (`Backend.fresh_kernels`), keyed by the kernel itself, so a
+    wrapped kernel (tracer, recorder) finds none.
     """
     name: str
     kind: str
@@ -100,6 +102,7 @@ class OpDef:
     getters: tuple = field(init=False, default=())
     save_masks: tuple = field(init=False, default=())
     kernels: dict = field(init=False, default=None)
+    fresh: dict = field(init=False, default=None)
     function: Callable | None = field(init=False, default=None)
     inplace_function: Callable | None = field(init=False, default=None)
 
@@ -141,6 +144,7 @@ class OpDef:
         if self.differentiable is None:
             self.differentiable = grad is not None or self.decomp is not None
         self.kernels = {}
+        self.fresh = {}
 
     def __repr__(self):
         return f"<op {self.name} ({'prim' if self.prim else 'composite'})>"

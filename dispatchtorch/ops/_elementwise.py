@@ -39,7 +39,8 @@ class Elementwise:
     """A frontend elementwise op. promote: 'default' (PyTorch's result type) or
     'int_to_float' (integers and bool compute in the default float dtype)."""
 
-    __slots__ = ("op", "name", "promote", "dtypes", "out_bool", "table", "kernels", "error")
+    __slots__ = ("op", "name", "promote", "dtypes", "out_bool", "table", "kernels", "fresh",
+                 "error")
 
     def __init__(self, op: OpDef, promote=None, dtypes=None, out_bool=False, error=None):
         self.op = op
@@ -48,6 +49,7 @@ class Elementwise:
         self.dtypes = dtypes or op.dtypes
         self.out_bool = out_bool
         self.kernels = op.kernels
+        self.fresh = op.fresh       # kernel -> its allocating form (Backend.fresh_kernels)
         self.error = error
         self.table = {}
         _SPECS.append(self)
@@ -170,11 +172,19 @@ def unary(spec, x):
         return decompose(op, (x if dt is ct else _cast(x, ct),), _NOPARAMS)
     shape = x._shape
     od = D.bool_ if spec.out_bool else ct
-    h = x._h if dt is ct else operand_handle(x, ct, shape, place)
+    if dt is ct:
+        h = x._h
+        fresh = spec.fresh.get(k) if shape else None
+    else:
+        h = operand_handle(x, ct, shape, place)
+        fresh = None
     # the unary specialisation of _run.execute1 (the hottest path: no argument tuples)
     try:        # allocation inside: out of device memory names the op
-        out = place.empty(shape, od.name, place.index)
-        k(out, h)
+        if fresh is None:
+            out = place.empty(shape, od.name, place.index)
+            k(out, h)
+        else:       # the backend's kernel allocates its result (0.13 us less)
+            out = fresh(h)
     except Exception as exc:
         raise kernel_error(spec.name, place.type, (ct,), exc) from exc
     r = wrap(out, shape, od, place)
@@ -227,10 +237,16 @@ def binary(spec, a, b):
         b = _cast(b, wide) if tb and b._dtype is not wide else b
         r = decompose(op, (a, b), _NOPARAMS)
         return r if wide is ct or r._dtype is not wide else r.to(ct)
+    fresh = None
     if sa == sb:                    # the usual case: one shape comparison, not three
         shape = sa
-        ha = a._h if ta and a._dtype is ct else operand_handle(a, ct, shape, place)
-        hb = b._h if tb and b._dtype is ct else operand_handle(b, ct, shape, place)
+        if ta and tb and a._dtype is ct and b._dtype is ct:
+            ha, hb = a._h, b._h
+            if shape:               # operands ready as they are: the kernel may allocate
+                fresh = spec.fresh.get(k)
+        else:
+            ha = a._h if ta and a._dtype is ct else operand_handle(a, ct, shape, place)
+            hb = b._h if tb and b._dtype is ct else operand_handle(b, ct, shape, place)
     else:
         shape = broadcast_shapes2(sa, sb, spec.name)
         ha = a._h if ta and sa == shape and a._dtype is ct else operand_handle(a, ct, shape, place)
@@ -238,8 +254,11 @@ def binary(spec, a, b):
     od = D.bool_ if spec.out_bool else ct
     # the binary specialisation of _run.execute1
     try:
-        out = place.empty(shape, od.name, place.index)
-        k(out, ha, hb)
+        if fresh is None:
+            out = place.empty(shape, od.name, place.index)
+            k(out, ha, hb)
+        else:       # the backend's kernel allocates its result (0.13 us less)
+            out = fresh(ha, hb)
     except Exception as exc:
         raise kernel_error(spec.name, place.type, (ct,), exc) from exc
     r = _new(Tensor)                # _run.wrap inline: one Python call less per op

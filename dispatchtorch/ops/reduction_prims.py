@@ -8,13 +8,15 @@ layers in pyproject.toml)."""
 from __future__ import annotations
 
 from .. import _dtype as D
-from .._run import decompose, kernel_error, record, resolve, storage_of, wrap
+from .._run import decompose, kernel_error, record, resolve, storage_of
 from .._run import make_view
 from .._shape import check_keepdim, norm_dims, reduced_shape
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ..dispatch import DECOMPOSE, OpDef, register_op
 from ._args import check_tensor, write_out
+
+_new = object.__new__
 
 
 def expand_back(g, shape, dims, keepdim):
@@ -85,7 +87,8 @@ def _geometry(shape, dims, keepdim):
 def _reduce(op, input, dims, keepdim, out_dtype):
     """Run a reduction prim over normalised dims (a sorted tuple; () = every dim): the
     per-call work is a cached geometry lookup, an allocation and the kernel."""
-    out_shape, kdims, kkeep = _geometry(input._shape, dims, keepdim)
+    g = _GEOMETRY.get((input._shape, dims, keepdim))        # inline: one call less a sum
+    out_shape, kdims, kkeep = _geometry(input._shape, dims, keepdim) if g is None else g
     place = input._place
     k = op.kernels.get(place.type)
     if k is None:
@@ -103,7 +106,11 @@ def _reduce(op, input, dims, keepdim, out_dtype):
         k(out, h, dims=kdims, keepdim=kkeep)
     except Exception as exc:
         raise kernel_error(op.name, place.type, (input._dtype,), exc) from exc
-    r = wrap(out, out_shape, out_dtype, place)
+    r = _new(Tensor)                # _run.wrap inline
+    r._h = out
+    r._shape = out_shape
+    r._dtype = out_dtype
+    r._place = place
     if track and out_dtype.is_grad:
         record(op, (input,), {"dims": dims, "keepdim": keepdim, "shape": input._shape}, (r,))
     return r
@@ -138,7 +145,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
             input = input.to(dt)
     if keepdim is not False:
         check_keepdim(keepdim, "sum")
-    r = _reduce(SUM, input, _dims(input, dim, "sum"), keepdim, dt)
+    dims = _ALL_DIMS[len(input._shape)] if dim is None else _dims(input, dim, "sum")
+    r = _reduce(SUM, input, dims, keepdim, dt)
     return r if out is None else _write(out, r)
 
 

@@ -5,6 +5,7 @@ import pytest
 import dispatchtorch as torch
 from dispatchtorch._place import place_of
 from dispatchtorch.backend import BackendError
+from dispatchtorch.dispatch import OPS
 
 REFUSED = (7, 7)
 
@@ -19,6 +20,18 @@ def refuse_7x7(monkeypatch):
             raise MemoryError("simulated: device out of memory")
         return real(shape, dtype, device)
     monkeypatch.setattr(place, "empty", empty)       # what every op allocates through
+    # except the CPU's allocating elementwise kernels (Backend.fresh_kernels), whose
+    # ufunc allocates: off here (their own allocation failure: test_fresh_kernels.py)
+    monkeypatch.setattr(place.bk, "fresh_kernels", {})    # ops resolved from now on
+    saved = {name: dict(op.fresh) for name, op in OPS.items() if op.fresh}
+    for name in saved:
+        OPS[name].fresh.clear()
+    yield
+    for name, fresh in saved.items():
+        OPS[name].fresh.update(fresh)
+    monkeypatch.undo()
+    for op in OPS.values():      # ops first resolved in the test: again, with their forms
+        op.kernels.clear()
 
 
 @pytest.mark.parametrize("op,name", [

@@ -14,9 +14,11 @@ from . import fusion
 from .complex_kernels import KERNELS as COMPLEX_KERNELS
 from .composites import KERNELS as COMPOSITE_KERNELS
 from .conv_kernels import KERNELS as CONV_KERNELS
+from .fresh import fresh_kernels
 from . import parallel
 from .gelu import KERNELS as GELU_KERNELS
 from .kernels import KERNELS
+from .norm_backward import KERNELS as NORM_BACKWARD_KERNELS
 from .optim_kernels import KERNELS as OPTIM_KERNELS
 from .pool_kernels import KERNELS as POOL_KERNELS
 from .threaded import threaded_kernels
@@ -72,7 +74,8 @@ class CPUBackend(Backend):
     api_version = (1, 0)
     kernels = threaded_kernels({**KERNELS, **COMPOSITE_KERNELS, **OPTIM_KERNELS,
                                 **COMPLEX_KERNELS, **GELU_KERNELS, **CONV_KERNELS,
-                                **POOL_KERNELS})
+                                **POOL_KERNELS, **NORM_BACKWARD_KERNELS})
+    fresh_kernels = fresh_kernels(kernels)
 
     def __init__(self):
         super().__init__()

@@ -203,10 +203,14 @@ def _sum(out, x, *, dims, keepdim):
             return _reduce_large(_sum_plain, np.add, True, out, x, dims, keepdim)
         if _blas_sum(out, x, dims):
             return
-    _add_plain(out, x, dims=dims, keepdim=keepdim)
+    if x.dtype in _LOWP or out.dtype in _LOWP:      # _add_plain's body inline: a tiny sum
+        out[...] = _add_reduce(x.astype(_F32), axis=dims, dtype=_F32, keepdims=keepdim)
+    else:                                           # pays one Python call less
+        _add_reduce(x, dims, None, out, keepdim)
 
 
 _add_plain = _reduce(np.add).plain
+_add_reduce = np.add.reduce
 
 
 def _extreme(ufunc):

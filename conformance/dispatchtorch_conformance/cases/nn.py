@@ -144,6 +144,30 @@ def _norm_samples(kind):
     return gen
 
 
+def _layer_norm_backward(grad_output, x, normalized_shape, weight=None, bias=None, wrt="all",
+                         **kw):
+    """layer_norm's backward without a graph: autograd runs the layer_norm_backward row
+    (for the gradients `wrt` asks for)."""
+    x = x.detach().requires_grad_(wrt in ("all", "x"))
+    weight = None if weight is None else weight.detach().requires_grad_(wrt in ("all", "weight"))
+    bias = None if bias is None else bias.detach().requires_grad_(wrt == "all")
+    ins = [t for t in (x, weight, bias) if t is not None and t.requires_grad]
+    return torch.autograd.grad(F.layer_norm(x, normalized_shape, weight, bias, **kw), ins,
+                               grad_output)
+
+
+def _layer_norm_backward_samples(g):
+    a = g.arr
+    yield g.sample("affine", a((4, 6, 8)), a((4, 6, 8)), (8,), a((8,)), a((8,)))
+    yield g.sample("2d-shape", a((3, 6, 8)), a((3, 6, 8)), (6, 8), a((6, 8)), a((6, 8)),
+                   eps=1e-3)
+    yield g.sample("plain", a((5, 7)), a((5, 7)), (7,))
+    yield g.sample("T", a((6, 5), layout="T"), a((6, 5), layout="T"), (5,), a((5,)), a((5,)))
+    yield g.sample("weight-only", a((9, 16)), a((9, 16)), (16,), a((16,)), a((16,)),
+                   wrt="weight")
+    yield g.sample("rows", a((300, 64)), a((300, 64)), (64,), a((64,)), a((64,)))
+
+
 def _batch_norm_samples(g):
     a = g.arr
     x = a((4, 3, 5, 5))
@@ -252,6 +276,8 @@ CASES = [
     Case("im2col", F.unfold, _unfold_samples, dtypes=FLOATS),
     Case("col2im", F.fold, _fold_samples, dtypes=FLOATS, tol=SUMS),
     Case("layer_norm", F.layer_norm, _norm_samples("layer"), dtypes=FLOATS, tol=SUMS),
+    Case("layer_norm_backward", _layer_norm_backward, _layer_norm_backward_samples,
+         dtypes=FLOATS, tol=SUMS, grad=False),
     Case("rms_norm", F.rms_norm, _norm_samples("rms"), dtypes=FLOATS, tol=SUMS),
     Case("group_norm", F.group_norm, _norm_samples("group"), dtypes=FLOATS, tol=SUMS),
     Case("batch_norm", F.batch_norm, _batch_norm_samples, dtypes=FLOATS, tol=SUMS),
