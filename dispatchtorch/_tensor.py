@@ -157,7 +157,8 @@ class Tensor:
             self._h = bk.as_strided(shared, self._shape, self.stride(), self._offset)
             if base is not None and base._storage is None and base._h is storage:
                 base._h = shared
-        _share_with_children(type(self), bk, shared)
+        from ._shared_storage import share_with_children
+        share_with_children(type(self), bk, shared)
         return self
 
     def is_shared(self):
@@ -427,97 +428,3 @@ class Tensor:
     def get_device(self):
         return -1 if self._place.type == "cpu" else self._place.index
 
-
-# -- tensors in shared memory sent to other processes ---------------------------------------
-# A shared storage travels as an fd of its memory (multiprocessing's DupFd: passed at
-# launch to spawn/forkserver children, through the sender's resource_sharer for Queues and
-# Pipes), so the receiver maps the same pages. The fd is pickled through one _SharedFd
-# object per storage, so pickle's memo sends it once per message however many tensors
-# view it (spawn's launch refuses an fd passed twice). Each process keeps its shared
-# storages by the memory's identity (st_dev, st_ino of the fd): tensors of one storage,
-# sent together or apart, are rebuilt on one storage, and a storage sent back to its
-# creator is its own.
-_SHARED_STORAGES = None      # memory key -> storage (weak)
-_FDS = {}                    # memory key -> _SharedFd, dropped with the storage
-_REDUCED_TYPES = set()
-
-
-class _SharedFd:
-    __slots__ = ("fd", "__weakref__")
-
-    def __init__(self, fd):
-        self.fd = fd
-
-    def __reduce__(self):
-        from multiprocessing.reduction import DupFd
-        return _detach, (DupFd(self.fd),)
-
-
-def _detach(dup):
-    """The fd a DupFd brought to this process (an int, memoized once per message)."""
-    try:
-        return dup.detach()
-    except (OSError, EOFError) as e:      # the sender's resource_sharer is gone
-        raise RuntimeError(
-            "a tensor in shared memory (share_memory_) could not be received: the process "
-            "that sent it must stay alive until the receiver has taken it from the Queue or "
-            f"Pipe ({type(e).__name__}: {e})") from e
-
-
-def _memory_key(fd):
-    import os
-    st = os.fstat(fd)
-    return st.st_dev, st.st_ino
-
-
-def _share_with_children(cls, bk, storage):
-    global _SHARED_STORAGES
-    import weakref
-    if _SHARED_STORAGES is None:
-        _SHARED_STORAGES = weakref.WeakValueDictionary()
-    fd = bk.shared_fd(storage)
-    key = _memory_key(fd)
-    _SHARED_STORAGES[key] = storage
-    _FDS[key] = _SharedFd(fd)
-    weakref.finalize(storage, _FDS.pop, key, None)
-    register_reducer(cls)
-
-
-def register_reducer(cls):
-    """Pickle `cls` for other processes (multiprocessing's ForkingPickler) with shared
-    storages sent as fds: done once a process has a shared tensor of that class."""
-    if cls not in _REDUCED_TYPES:
-        from multiprocessing.reduction import ForkingPickler
-        ForkingPickler.register(cls, _reduce_for_child)
-        _REDUCED_TYPES.add(cls)
-
-
-def adopt_shared(bk, fd, shape, dtype):
-    """The storage of shared memory whose fd `fd` came from another process: the storage
-    this process already has on that memory (then `fd` is closed unless it is that
-    storage's own, as when two tensors of one message view it), else a new one that owns
-    `fd`."""
-    import os
-    key = _memory_key(fd)
-    storage = None if _SHARED_STORAGES is None else _SHARED_STORAGES.get(key)
-    if storage is None:
-        storage = bk.open_shared(fd, shape, dtype)
-        _share_with_children(Tensor, bk, storage)
-    elif bk.shared_fd(storage) != fd:
-        os.close(fd)
-    return storage
-
-
-def _reduce_for_child(t):
-    if not t.is_shared():
-        return t.__reduce_ex__(2)
-    from . import serialization
-    storage = t._storage if t._storage is not None else t._h
-    fd = t._place.bk.shared_fd(storage)
-    handle = _FDS.get(_memory_key(fd))
-    if handle is None:          # shared in a fork parent after this process was forked
-        _share_with_children(type(t), t._place.bk, storage)
-        handle = _FDS[_memory_key(fd)]
-    return (serialization._rebuild_shared,
-            (handle, tuple(storage.shape), t._dtype.name, tuple(t._shape), t.stride(),
-             t._offset, t._rebuilder, t._rg))

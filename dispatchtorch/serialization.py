@@ -350,12 +350,12 @@ def _rebuild_tensor(array, device, requires_grad):
 
 
 def _rebuild_shared(fd, storage_shape, dtype, shape, stride, offset, rebuilder, requires_grad):
-    """A shared cpu tensor sent from another process (see _tensor._reduce_for_child): a
+    """A shared cpu tensor sent from another process (see _shared_storage._reduce_for_child): a
     view of the storage on the memory of `fd` (an fd this process received)."""
     from . import _dtype as D
     from ._run import make_view, wrap
     from ._place import place_of
-    from ._tensor import adopt_shared, register_reducer
+    from ._shared_storage import adopt_shared, register_reducer
     place = place_of("cpu")
     storage = adopt_shared(place.bk, fd, tuple(storage_shape), dtype)
     root = wrap(storage, tuple(storage_shape), D.to_dtype(dtype), place)

@@ -2,7 +2,7 @@
 (spawn.py) and the sharing-strategy calls. Tensors in shared memory
 (`Tensor.share_memory_`) sent to another process (fork, spawn or forkserver children;
 Process arguments, Queues, Pipes) travel as an fd of their memory, so the receiver maps
-the same pages (see _tensor._reduce_for_child); other tensors are pickled by value."""
+the same pages (see _shared_storage._reduce_for_child); other tensors are pickled by value."""
 import multiprocessing
 from multiprocessing import *  # noqa: F401,F403
 

@@ -91,3 +91,37 @@ def test_the_shared_memory_lives_as_long_as_any_view_and_its_fds_close_with_it()
     del v
     gc.collect()
     assert len(os.listdir("/proc/self/fd")) == fds
+
+
+_FRESH_PROCESS_QUEUE = """
+import faulthandler
+import dispatchtorch as torch
+import dispatchtorch.multiprocessing as mp
+
+def worker(q):
+    faulthandler.dump_traceback_later(20, exit=True)
+    q.get().fill_(7.0)
+
+if __name__ == "__main__":
+    ctx = mp.get_context("fork")
+    sent = torch.zeros(2).share_memory_()
+    q = ctx.Queue()
+    q.put(sent)                    # the feeder thread pickles while the parent forks
+    p = ctx.Process(target=worker, args=(q,))
+    p.start()
+    p.join(30)
+    print(p.exitcode, sent.tolist())
+"""
+
+
+def test_fork_while_the_queue_feeder_pickles_in_a_fresh_process(tmp_path):
+    """In a process that never sent a shared tensor before, the Queue's feeder thread used
+    to import multiprocessing's resource_sharer while the main thread forked: the child
+    inherited the held import lock and hung in its first get()."""
+    import subprocess
+    script = tmp_path / "fork_queue.py"
+    script.write_text(_FRESH_PROCESS_QUEUE)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[0] == "0 [7.0, 7.0]", done.stdout + done.stderr
