@@ -89,7 +89,7 @@ def adopt_shared(bk, fd, shape, dtype):
 def _reduce_for_child(t):
     if not t.is_shared():
         return t.__reduce_ex__(2)
-    storage = t._storage if t._storage is not None else t._h
+    storage = t._whole_storage()
     fd = t._place.bk.shared_fd(storage)
     handle = _FDS.get(_memory_key(fd))
     if handle is None:          # shared in a fork parent after this process was forked

@@ -132,8 +132,12 @@ class Tensor:
     def _version_num(self):
         return self._vc()[0]
 
+    def _whole_storage(self):
+        """The backend storage this tensor views: its own handle when it is not a view."""
+        return self._storage if self._storage is not None else self._h
+
     def data_ptr(self):
-        storage = self._storage if self._storage is not None else self._h
+        storage = self._whole_storage()
         return self._place.bk.data_ptr(storage) + self._offset * self._dtype.itemsize
 
     def share_memory_(self):
@@ -145,7 +149,7 @@ class Tensor:
         before, `.data` results) keep the old memory. Other devices raise
         NotImplementedError naming the device."""
         bk = self._place.bk
-        storage = self._storage if self._storage is not None else self._h
+        storage = self._whole_storage()
         if bk.is_shared(storage):
             return self
         shared = bk.share_memory(storage)
@@ -162,10 +166,10 @@ class Tensor:
         return self
 
     def is_shared(self):
-        return self._place.bk.is_shared(self._storage if self._storage is not None else self._h)
+        return self._place.bk.is_shared(self._whole_storage())
 
     def untyped_storage_id(self):
-        return id(self._storage if self._storage is not None else self._h)
+        return id(self._whole_storage())
 
     # -- autograd attributes ------------------------------------------------------
     @property

@@ -391,10 +391,10 @@ def inplace(spec, self, *others):
 def _no_overlap(self, others):
     """Writing self while reading others is safe: each other either is self's exact
     layout or lives in another storage."""
-    storage = self._storage if self._storage is not None else self._h
+    storage = self._whole_storage()
     for x in others:
         if isinstance(x, Tensor):
-            xs = x._storage if x._storage is not None else x._h
+            xs = x._whole_storage()
             if xs is storage and (x._offset != self._offset or x._stride != self._stride
                                   or x._shape != self._shape):
                 return False
