@@ -63,4 +63,9 @@ def mm_entry(a, b, op):
                 f"{op}: the gradient of a sparse COO leaf through {op} is dense in PyTorch "
                 f"and is not implemented here; use torch.sparse.mm (sparse gradient on the "
                 f"nonzero pattern)")
+    if op == "matmul":              # a dense vector on either side, as PyTorch's matmul
+        if isinstance(b, Tensor) and not b.is_sparse and b.dim() == 1:
+            return sparse_mm(a, b.unsqueeze(1), op).squeeze(1)
+        if isinstance(a, Tensor) and not a.is_sparse and a.dim() == 1:
+            return sparse_mm(a.unsqueeze(0), b, op).squeeze(0)
     return sparse_mm(a, b, op)

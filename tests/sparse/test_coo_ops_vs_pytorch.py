@@ -159,6 +159,8 @@ BINARY = {
     "softmax(0)": lambda m, s, d: m.sparse.softmax(s, 0),
     "log_softmax(1)": lambda m, s, d: m.sparse.log_softmax(s, -1),
     "t() @ dense": lambda m, s, d: m.sparse.mm(s.t(), d),
+    "sparse @ vector": lambda m, s, d: s.detach() @ d[0],
+    "vector @ sparse": lambda m, s, d: m.matmul(d[:, 1], s.detach()),
     "clone": lambda m, s, d: s.clone() * 2,
     "double": lambda m, s, d: s.double() + s,
     "detach": lambda m, s, d: d + s.detach(),
