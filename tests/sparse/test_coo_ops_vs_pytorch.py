@@ -178,11 +178,12 @@ def test_ops_match_pytorch(name):
 UNARY = ["abs", "sqrt", "relu", "sin", "tan", "tanh", "asin", "atan", "sinh", "asinh",
          "atanh", "expm1", "log1p", "trunc", "floor", "ceil", "round", "sign", "sgn",
          "square", "erf", "erfinv", "deg2rad", "rad2deg", "frac", "neg", "negative",
-         "isnan", "isinf", "signbit", "nan_to_num", "positive"]
+         "isnan", "isinf", "isposinf", "isneginf", "signbit", "nan_to_num", "positive",
+         "fix", "absolute", "arctan", "arcsinh"]
 
 
 # torch.<name> of these decomposes into comparisons, which sparse tensors do not have
-METHOD_ONLY = ("positive", "isnan", "isinf", "nan_to_num", "sgn")
+METHOD_ONLY = ("positive", "isnan", "isinf", "isposinf", "isneginf", "nan_to_num", "sgn")
 
 
 @pytest.mark.parametrize("form", ["method", "function"])
@@ -198,6 +199,18 @@ def test_zero_preserving_unary_ops(name, form):
             return getattr(x, name)()
         return getattr(m, name)(x)
     _check(f, tol=1e-12)
+
+
+def test_dense_updated_in_place_by_sparse():
+    s, t = _pair(leaf=False)
+    d, td = dt.tensor(DENSE), torch.tensor(DENSE)
+    d += s
+    td += t
+    d.add_(s, alpha=2.5)
+    td.add_(t, alpha=2.5)
+    d.sub_(s)
+    td.sub_(t)
+    np.testing.assert_allclose(_np(d), td.numpy(), rtol=1e-12, atol=1e-12)
 
 
 def test_float32_and_relu_through_functional():

@@ -42,6 +42,15 @@ def test_to_sparse_csr_parts_repr_and_back(dtype):
     np.testing.assert_array_equal(_np(back.crow_indices()), tc.crow_indices().numpy())
 
 
+def test_csr_casts_and_clone():
+    c = dt.tensor(X, dtype=dt.float32).to_sparse_csr()
+    c64, cc = c.to(dt.float64), c.clone()
+    assert c64.dtype is dt.float64 and c64.layout is dt.sparse_csr and c.to("cpu") is c
+    assert cc.values() is not c.values() and c.detach().layout is dt.sparse_csr
+    np.testing.assert_array_equal(_np(c64), X)
+    np.testing.assert_array_equal(_np(cc.double()), X)
+
+
 def test_sparse_csr_tensor_and_size_inference():
     c = dt.sparse_csr_tensor([0, 1, 3], [1, 0, 2], [1.0, 2.0, 3.0])
     tc = torch.sparse_csr_tensor([0, 1, 3], [1, 0, 2], [1.0, 2.0, 3.0])
