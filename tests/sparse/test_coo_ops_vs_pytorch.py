@@ -161,6 +161,17 @@ BINARY = {
     "t() @ dense": lambda m, s, d: m.sparse.mm(s.t(), d),
     "sparse @ vector": lambda m, s, d: s.detach() @ d[0],
     "vector @ sparse": lambda m, s, d: m.matmul(d[:, 1], s.detach()),
+    "sparse.mm(sparse, sparse)": lambda m, s, d: m.sparse.mm(s, (s.t() * 2).coalesce()),
+    "sparse @ sparse": lambda m, s, d: s @ m.sparse_coo_tensor([[1, 3, 0, 3], [0, 1, 2, 1]],
+                                                               [1.0, 2.0, 3.0, -1.0], (5, 3),
+                                                               dtype=m.float64),
+    "torch.mm(sparse, sparse)": lambda m, s, d: m.mm(s.t(), s),
+    "index_select(0)": lambda m, s, d: s.index_select(0, m.tensor([2, 0, 2])) * d[:3],
+    "torch.index_select(1)": lambda m, s, d: m.index_select(s, 1, m.tensor([3, 1])) * d[:, :2],
+    "sparse_mask": lambda m, s, d: d.sparse_mask(s.detach().coalesce()),
+    "sparse_mask uncoalesced": lambda m, s, d: (d * 2).sparse_mask(s.detach()),
+    "sparse.addmm": lambda m, s, d: m.sparse.addmm(d[:, :2], s, d.t()[:, :2], beta=0.5,
+                                                   alpha=2),
     "clone": lambda m, s, d: s.clone() * 2,
     "double": lambda m, s, d: s.double() + s,
     "detach": lambda m, s, d: d + s.detach(),
@@ -272,6 +283,10 @@ BAD = [
     lambda m, s: m.sparse.sum(s, (1, 1)),
     lambda m, s: m.sparse.softmax(s, 2),
     lambda m, s: s.transpose(0, 2),
+    lambda m, s: m.sparse.mm(s, s),
+    lambda m, s: s.index_select(0, m.tensor([5])),
+    lambda m, s: s.index_select(1, m.tensor([0.0])),
+    lambda m, s: m.ones(3, 5).sparse_mask(s),
     lambda m, s: m.sparse_coo_tensor([[0], [0], [0]], [1.0], (2, 2, 2)).t(),
     lambda m, s: m.sparse_coo_tensor(m.tensor(IDX), m.ones(5, 3), (4, 5, 3)).transpose(0, 2),
 ]
@@ -295,7 +310,8 @@ def test_bad_input_raises_pytorchs_error(i):
     ("pow", lambda s: s ** dt.ones(4, 5)), ("pow", lambda s: 2 ** s),
     ("div", lambda s: 2 / s), ("sum", lambda s: s.sum(1, keepdim=True)),
     ("abs", lambda s: dt.abs(s, out=dt.empty(4, 5))), ("mul", lambda s: s * dt.ones(3, 4, 5)),
-    ("numpy", lambda s: s.numpy())])
+    ("numpy", lambda s: s.numpy()), ("sparse_mask", lambda s: dt.ones(4, 5).sparse_mask(dt.ones(4, 5))),
+    ("index_select", lambda s: s.index_select(0, dt.tensor([1]), out=dt.empty(0)))])
 def test_unsupported_ops_raise_not_implemented_naming_them(name, call):
     s, _ = _pair(leaf=False)
     with pytest.raises(NotImplementedError, match=name):
