@@ -2,8 +2,9 @@
 written in public ops so autograd reaches the values and any device that runs
 index_select / index_add runs it. A Tensor subclass so isinstance(s, Tensor) holds as
 in PyTorch; it has none of a dense tensor's storage attributes, so a dense op handed
-one fails in __getattr__ with a NotImplementedError naming the op (no check is added
-to the dense path)."""
+one fails in __getattr__ with SparseOperand, a NotImplementedError naming the op (no
+check is added to the dense path); the function forms with a sparse implementation
+catch it and call the one registered in _sparse_forms.FORMS."""
 from __future__ import annotations
 
 import re
@@ -233,9 +234,6 @@ class SparseCOOTensor(Tensor):
     def cuda(self, device=None):
         return self.to("cuda" if device is None else device)
 
-    def type(self, dtype=None):
-        return self.to(dtype) if dtype is not None else super().type()
-
     def clone(self, *, memory_format=None):
         return SparseCOOTensor(self._indices_t.clone(), self._values_t.clone(), self._size,
                                self._coalesced)
@@ -284,7 +282,7 @@ class SparseCOOTensor(Tensor):
             dtype = int64                # as a dense sum: integers add up in int64
         return sparse_sum(self, dim, dtype=dtype)
 
-    # -- products and the dense + sparse sum ---------------------------------------------
+    # -- products (arithmetic: _arith.py binds it) ---------------------------------------
     @staticmethod
     def matmul_sparse(a, b, op):
         """torch.mm / matmul with a sparse operand (ops.linalg routes here on is_sparse)."""
