@@ -179,3 +179,21 @@ def test_load_refuses_a_forged_sparse_node():
                                      S._META_KEY + ".crc32": str(zlib.crc32(meta.encode()))})
     with pytest.raises(RuntimeError, match="size is inconsistent with indices"):
         dt.load(io.BytesIO(data))
+
+
+def test_csr_on_opencl_equal_to_cpu():
+    if not dt.opencl.is_available():
+        pytest.skip("no OpenCL device")
+    vals = X[X != 0].astype(np.float32)
+    y = np.random.default_rng(9).standard_normal((4, 3)).astype(np.float32)
+    out = {}
+    for dev in ("cpu", "opencl"):
+        v = dt.tensor(vals, device=dev, requires_grad=True)
+        c = dt.sparse_csr_tensor([0, 2, 2, 4], [1, 3, 0, 2], v, X.shape)
+        dy = dt.tensor(y, device=dev, requires_grad=True)
+        r = c @ dy + (dy.t() @ c.to_dense().t()).t()
+        r.sum().backward()
+        assert c.device.type == dev and c.crow_indices().device.type == dev
+        out[dev] = [_np(r), _np(v.grad), _np(dy.grad)]
+    for a, b in zip(out["cpu"], out["opencl"]):
+        np.testing.assert_allclose(b, a, rtol=1e-6, atol=1e-6)
