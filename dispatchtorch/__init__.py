@@ -37,8 +37,8 @@ from .signal.spectral_windows import *  # noqa: F401,F403,E402  (torch.hann_wind
 from . import nn, optim, utils  # noqa: F401,E402
 from . import masked  # noqa: F401,E402  (torch.masked: written in public ops)
 from . import sparse  # noqa: F401,E402  (torch.sparse: the COO layout)
-from .sparse import sparse_coo_tensor  # noqa: F401,E402
-from ._layout import layout, sparse_coo, strided  # noqa: F401,E402
+from .sparse import sparse_coo_tensor, sparse_csr_tensor  # noqa: F401,E402
+from ._layout import layout, sparse_coo, sparse_csr, strided  # noqa: F401,E402
 from .serialization import load, save  # noqa: F401,E402
 from . import distributed  # noqa: F401,E402  (torch.distributed; mpi4py loads on first use)
 

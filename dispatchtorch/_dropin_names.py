@@ -12,7 +12,7 @@ _matmul_precision = ["highest"]
 
 # Tensor.is_<type>: PyTorch's device flags (true when a backend of that name holds it)
 _DEVICE_FLAGS = ("cuda", "xpu", "mps", "meta", "ipu", "hpu", "xla", "mtia", "maia", "vulkan")
-_LAYOUT_FLAGS = ("mkldnn", "nested", "sparse_csr")      # layouts dispatchtorch has not
+_LAYOUT_FLAGS = ("mkldnn", "nested", "sparse_csr")      # false on strided tensors (CSR sets its own)
 
 
 def get_float32_matmul_precision() -> str:

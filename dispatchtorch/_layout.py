@@ -1,8 +1,8 @@
-"""torch.layout: how a tensor's elements are kept (strided, or sparse COO)."""
+"""torch.layout: how a tensor's elements are kept (strided, sparse COO or sparse CSR)."""
 
 
 class layout:
-    """One of the module-level layouts `strided` and `sparse_coo`, compared by identity."""
+    """One of the module-level layouts `strided`, `sparse_coo` and `sparse_csr`, compared by identity."""
 
     __slots__ = ("name",)
 
@@ -18,6 +18,7 @@ class layout:
 
 strided = layout("strided")
 sparse_coo = layout("sparse_coo")
+sparse_csr = layout("sparse_csr")
 
 
 def require_strided(layout_arg, op):

@@ -31,6 +31,8 @@ _ALLOWED = {
     ("builtins", "complex"), ("builtins", "slice"), ("builtins", "bytearray"),
     ("dispatchtorch._dtype", "dtype"), ("dispatchtorch._device", "device"),
     ("torch._utils", "_rebuild_tensor_v2"),
+    # sparse tensors: rebuilt from their (dense, allowlisted) parts by the sparse module
+    ("dispatchtorch.sparse._build", "rebuild_coo"), ("dispatchtorch.sparse._csr", "rebuild_csr"),
 }
 _ALLOWED_MODULE_PREFIXES = ("numpy.dtypes", "ml_dtypes")
 

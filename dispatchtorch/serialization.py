@@ -53,6 +53,8 @@ def _encode(obj, arrays, path="obj", memo=None):
     """obj as JSON-ready data; tensors go into `arrays` and are referenced by name. A
     tensor met twice is stored once (memo: id -> its node), and loads as one tensor."""
     from .nn.parameter import Parameter
+    if isinstance(obj, Tensor) and obj.layout is not Tensor.layout:      # sparse COO / CSR
+        return _encode_sparse(obj, arrays, path, memo)
     if isinstance(obj, Tensor):
         if memo is not None and id(obj) in memo:
             return memo[id(obj)][0]
@@ -101,6 +103,18 @@ def _encode(obj, arrays, path="obj", memo=None):
     raise TypeError(f"dispatchtorch.save: cannot save an object of type {type(obj).__name__} at "
                     f"{path}; a checkpoint holds tensors, numbers, strings, None, dtypes, devices "
                     f"and dicts / lists / tuples of them (it is never pickled)")
+
+
+def _encode_sparse(obj, arrays, path, memo):
+    """A sparse tensor as its dense parts (stored as any tensor) and its size: COO as
+    {"__sparse_coo__": [indices, values, size, coalesced]}, CSR as {"__sparse_csr__":
+    [crow_indices, col_indices, values, size]}."""
+    if obj.is_sparse:
+        parts = [obj._indices(), obj._values()]
+        return {"__sparse_coo__": [_encode(p, arrays, path, memo) for p in parts]
+                + [list(obj.shape), bool(obj.is_coalesced())]}
+    parts = [obj.crow_indices(), obj.col_indices(), obj.values()]
+    return {"__sparse_csr__": [_encode(p, arrays, path, memo) for p in parts] + [list(obj.shape)]}
 
 
 def save(obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_serialization=True):
@@ -240,6 +254,28 @@ class _Decoder:
         self.loaded[memo] = t
         return t
 
+    def sparse(self, node):
+        """A sparse COO / CSR tensor from its stored parts (see _encode_sparse)."""
+        from .sparse import _build, _csr
+        coo = "__sparse_coo__" in node
+        items = node["__sparse_coo__" if coo else "__sparse_csr__"]
+        n = 2 if coo else 3
+        if not isinstance(items, list) or len(items) != n + (2 if coo else 1) \
+                or not all(isinstance(i, dict) and "__tensor__" in i for i in items[:n]) \
+                or not isinstance(items[n], list) \
+                or not all(isinstance(k, int) and k >= 0 for k in items[n]):
+            self.fail("a sparse tensor node is malformed")
+        parts = [self.tensor(i) for i in items[:n]]
+        if coo:
+            if parts[0].dim() != 2 or parts[0].dtype.name != "int64" \
+                    or parts[1].dim() < 1 or parts[0].shape[1] != parts[1].shape[0]:
+                self.fail("a sparse COO tensor's indices and values do not match")
+            # the invariants (index ranges, sizes) checked as sparse_coo_tensor checks them
+            t = _build.sparse_coo_tensor(parts[0], parts[1], items[n])
+            return _build.rebuild_coo(t._indices(), parts[1], items[n], bool(items[n + 1]))
+        return _csr.sparse_csr_tensor(parts[0], parts[1], parts[2].detach(), items[n],
+                                      requires_grad=parts[2].requires_grad)
+
     def decode(self, node):
         if node is None or isinstance(node, (bool, int, str)):
             return node
@@ -257,6 +293,8 @@ class _Decoder:
             return {self.decode(k): self.decode(v) for k, v in items}
         if "__tuple__" in node:
             return tuple(self.decode(v) for v in node["__tuple__"])
+        if "__sparse_coo__" in node or "__sparse_csr__" in node:
+            return self.sparse(node)
         if "__float__" in node:
             try:
                 return float(node["__float__"])

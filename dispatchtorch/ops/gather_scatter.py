@@ -9,6 +9,7 @@ from .. import _dtype as D
 from .._inplace import check_no_internal_overlap, inplace_needs_graph
 from .._run import apply, decompose, kernel_for, launch, record, same_place, to_place
 from .._shape import broadcast_shapes, broadcast_shapes2, norm_dim, numel
+from .._sparse_forms import call as sparse_call
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ..dispatch.registry import Forms, form_of, prim_row
@@ -333,6 +334,8 @@ def _vector_index(index, op):
 @form_of(INDEX_SELECT)
 @takes_out("index_select", "exact", "any")
 def index_select(input, dim, index, *, out=None):
+    if input.is_sparse:                 # a class attribute: dispatchtorch.sparse's own
+        return sparse_call("index_select", None, (input, dim, index), {"out": out})
     d = norm_dim(dim, input.dim(), "index_select")
     index = _vector_index(index, "index_select")
     if index._dtype not in (D.int64, D.int32):

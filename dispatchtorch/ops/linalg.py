@@ -2,6 +2,7 @@
 (a: (*B, M, K), b: (*B, K, N), equal batch dims), as PyTorch's matmul rules say."""
 from __future__ import annotations
 
+from .._layout import strided as _strided
 from .._run import apply
 from .._shape import broadcast_shapes
 from .._tensor import Tensor
@@ -24,7 +25,7 @@ def _check(a, b, op):
     if a.dim() == 0 or b.dim() == 0:
         raise RuntimeError(f"both arguments to {op} need to be at least 1D, but they are "
                            f"{a.dim()}D and {b.dim()}D")
-    if a.dtype is not b.dtype and not (a.is_sparse or b.is_sparse):   # sparse: its own message
+    if a.dtype is not b.dtype and a.layout is _strided and b.layout is _strided:  # sparse: its own
         raise RuntimeError(f"{op}: expected m1 and m2 to have the same dtype, but got: "
                            f"{a.dtype.cpp_name} != {b.dtype.cpp_name}")
     if a.dtype.name == "bool":
@@ -48,8 +49,10 @@ def _batched(a, b):
 @takes_out("matmul", dtype="exact")
 def matmul(input, other):
     _check(input, other, "matmul")
-    if input.is_sparse or other.is_sparse:      # a class attribute: the COO class's own path
-        return (input if input.is_sparse else other).matmul_sparse(input, other, "matmul")
+    if input.layout is not _strided or other.layout is not _strided:   # class attributes:
+        # dispatchtorch.sparse's COO / CSR classes' own path
+        return (input if input.layout is not _strided else other).matmul_sparse(input, other,
+                                                                                "matmul")
     da, db = input.dim(), other.dim()
     if da == 1 and db == 1:
         if input._shape != other._shape:
@@ -87,8 +90,8 @@ BMM = composite("bmm", lambda a, b: _batched(a, b), kind="linalg", args=("a", "b
 @takes_out("mm", dtype="exact")
 def mm(input, mat2):
     _check(input, mat2, "mm")
-    if input.is_sparse or mat2.is_sparse:
-        return (input if input.is_sparse else mat2).matmul_sparse(input, mat2, "mm")
+    if input.layout is not _strided or mat2.layout is not _strided:
+        return (input if input.layout is not _strided else mat2).matmul_sparse(input, mat2, "mm")
     if input.dim() != 2 or mat2.dim() != 2:
         raise RuntimeError(f"mm: expected 2D tensors, got {input.dim()}D and {mat2.dim()}D")
     return run(MM, (input, mat2), {})

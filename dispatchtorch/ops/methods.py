@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .. import _dtype as D
+from .._sparse_forms import SparseOperand, call as sparse_call
 from .._tensor import Tensor
 from . import creation as C
 from . import random_sampling as RS
@@ -107,7 +108,10 @@ def _binary_operator(spec, reflected=False):
         if not (t is Tensor or t is float or t is int or t is bool or t is complex or isinstance(other, Tensor)
                 or hasattr(other, "__index__") or hasattr(other, "__float__")):
             return NotImplemented
-        return binary(spec, other, self) if reflected else binary(spec, self, other)
+        try:
+            return binary(spec, other, self) if reflected else binary(spec, self, other)
+        except SparseOperand as exc:    # a Parameter beside a sparse COO tensor
+            return sparse_call(spec.name, exc, (other, self) if reflected else (self, other), {})
     op.__name__ = spec.name
     return op
 

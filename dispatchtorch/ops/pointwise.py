@@ -19,11 +19,15 @@ from ._composite import composite as _composite, run as _run_composite
 from ._args import write_out
 from . import creation, nonzero_coords
 from ._out import takes_out
+from .._sparse_forms import SparseOperand, call as sparse_call
 
 
 def _unary_fn(spec):
     def fn(input, *, out=None):
-        r = unary(spec, input)
+        try:
+            r = unary(spec, input)
+        except SparseOperand as exc:        # a sparse COO input (dispatchtorch.sparse)
+            return sparse_call(spec.name, exc, (input,), {"out": out})
         return r if out is None else write_out(out, r, spec.name, (input,))
     fn.__name__ = fn.__qualname__ = spec.name
     fn.__doc__ = f"Elementwise {spec.name} (see docs/ops.md)."
@@ -49,18 +53,27 @@ def _binary_fn(spec, scalars="both"):
     name = spec.name
     if scalars == "both":
         def fn(input, other, *, out=None):
-            r = binary(spec, input, other)
+            try:
+                r = binary(spec, input, other)
+            except SparseOperand as exc:
+                return sparse_call(name, exc, (input, other), {"out": out})
             return r if out is None else write_out(out, r, name, (input, other))
     elif scalars == "other":
         def fn(input, other, *, out=None):
             _tensor_arg(name, "input", input, 1)
-            r = binary(spec, input, other)
+            try:
+                r = binary(spec, input, other)
+            except SparseOperand as exc:
+                return sparse_call(name, exc, (input, other), {"out": out})
             return r if out is None else write_out(out, r, name, (input, other))
     else:
         def fn(input, other, *, out=None):
             _tensor_arg(name, "input", input, 1)
             _tensor_arg(name, "other", other, 2)
-            r = binary(spec, input, other)
+            try:
+                r = binary(spec, input, other)
+            except SparseOperand as exc:
+                return sparse_call(name, exc, (input, other), {"out": out})
             return r if out is None else write_out(out, r, name, (input, other))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise {name} with broadcasting and type promotion."
@@ -137,12 +150,18 @@ def _scaled(input, other, alpha, op):
 
 
 def add(input, other, *, alpha=1, out=None):
-    r = binary(E.add, input, _scaled(input, other, alpha, "add"))
+    try:
+        r = binary(E.add, input, _scaled(input, other, alpha, "add"))
+    except SparseOperand as exc:
+        return sparse_call("add", exc, (input, other), {"alpha": alpha, "out": out})
     return r if out is None else write_out(out, r, "add", (input, other))
 
 
 def add_(input, other, *, alpha=1):
-    return inplace(E.add, input, _scaled(input, other, alpha, "add"))
+    try:
+        return inplace(E.add, input, _scaled(input, other, alpha, "add"))
+    except SparseOperand as exc:
+        return sparse_call("add_", exc, (input, other), {"alpha": alpha})
 
 
 def _no_bool_sub(a, b, op):
@@ -155,14 +174,20 @@ def _no_bool_sub(a, b, op):
 
 
 def sub(input, other, *, alpha=1, out=None):
-    _no_bool_sub(input, other, "sub")
-    r = binary(E.sub, input, _scaled(input, other, alpha, "sub"))
+    try:
+        _no_bool_sub(input, other, "sub")
+        r = binary(E.sub, input, _scaled(input, other, alpha, "sub"))
+    except SparseOperand as exc:
+        return sparse_call("sub", exc, (input, other), {"alpha": alpha, "out": out})
     return r if out is None else write_out(out, r, "sub", (input, other))
 
 
 def sub_(input, other, *, alpha=1):
-    _no_bool_sub(input, other, "sub_")
-    return inplace(E.sub, input, _scaled(input, other, alpha, "sub"))
+    try:
+        _no_bool_sub(input, other, "sub_")
+        return inplace(E.sub, input, _scaled(input, other, alpha, "sub"))
+    except SparseOperand as exc:
+        return sparse_call("sub_", exc, (input, other), {"alpha": alpha})
 
 
 def rsub(input, other, *, alpha=1):
@@ -177,7 +202,10 @@ subtract, multiply = sub, FUNCTIONS["mul"]
 
 def div(input, other, *, rounding_mode=None, out=None):
     if rounding_mode is None:
-        return write_out(out, binary(E.div, input, other))
+        try:
+            return write_out(out, binary(E.div, input, other))
+        except SparseOperand as exc:
+            return sparse_call("div", exc, (input, other), {"out": out})
     if rounding_mode == "trunc":
         return write_out(out, _div_trunc(input, other))
     if rounding_mode == "floor":
@@ -354,8 +382,11 @@ def fmod(input, other, *, out=None):
 def _rounding(spec, name):
     def fn(input, *, out=None):
         _tensor_arg(name, "input", input, 1)
-        if input._dtype is D.bool_:
-            raise NotImplementedError(f"\"{name}\" not implemented for 'Bool'")
+        try:
+            if input._dtype is D.bool_:
+                raise NotImplementedError(f"\"{name}\" not implemented for 'Bool'")
+        except SparseOperand as exc:        # a sparse COO input (dispatchtorch.sparse)
+            return sparse_call(name, exc, (input,), {"out": out})
         if not input._dtype.is_floating_point:
             if input._dtype.is_complex:
                 raise NotImplementedError(f"{name} is not supported for complex inputs")
@@ -390,27 +421,30 @@ def round(input, *, decimals=0, out=None):
 
 
 def pow(input, exponent, *, out=None):
-    if isinstance(exponent, Tensor) and not isinstance(input, Tensor):
+    try:
+        if isinstance(exponent, Tensor) and not isinstance(input, Tensor):
+            dt = result_type(input, exponent)
+            if dt is D.bool_:
+                raise NotImplementedError("\"pow\" not implemented for 'Bool'")
+            return write_out(out, _int_pow(input, exponent, dt) if dt.category < D.FLOAT
+                             else binary(E.pow_, input, exponent))
+        _tensor_arg("pow", "input", input, 1)
         dt = result_type(input, exponent)
         if dt is D.bool_:
-            raise NotImplementedError("\"pow\" not implemented for 'Bool'")
-        return write_out(out, _int_pow(input, exponent, dt) if dt.category < D.FLOAT
-                         else binary(E.pow_, input, exponent))
-    _tensor_arg("pow", "input", input, 1)
-    dt = result_type(input, exponent)
-    if dt is D.bool_:
-        if isinstance(exponent, Tensor):
-            raise NotImplementedError("\"pow\" not implemented for 'Bool'")
-        return write_out(out, input.clone() if exponent else creation.ones_like(input))
-    if dt.category < D.FLOAT:
-        if isinstance(exponent, Tensor):
-            return write_out(out, _int_pow(input, exponent, dt))
-        if exponent < 0:
-            raise RuntimeError("Integers to negative integer powers are not allowed.")
-    elif isinstance(exponent, numbers.Real) and (exponent == 0.5 or exponent == -0.5) \
-            and dt.is_floating_point and dt is not D.float16:   # PyTorch's half: C's pow
-        return write_out(out, _root_pow(input, exponent, dt))
-    return write_out(out, binary(E.pow_, input, exponent))
+            if isinstance(exponent, Tensor):
+                raise NotImplementedError("\"pow\" not implemented for 'Bool'")
+            return write_out(out, input.clone() if exponent else creation.ones_like(input))
+        if dt.category < D.FLOAT:
+            if isinstance(exponent, Tensor):
+                return write_out(out, _int_pow(input, exponent, dt))
+            if exponent < 0:
+                raise RuntimeError("Integers to negative integer powers are not allowed.")
+        elif isinstance(exponent, numbers.Real) and (exponent == 0.5 or exponent == -0.5) \
+                and dt.is_floating_point and dt is not D.float16:   # PyTorch's half: C's pow
+            return write_out(out, _root_pow(input, exponent, dt))
+        return write_out(out, binary(E.pow_, input, exponent))
+    except SparseOperand as exc:          # a sparse COO base (dispatchtorch.sparse)
+        return sparse_call("pow", exc, (input, exponent), {"out": out})
 
 
 def _root_pow(input, exponent, dt):
@@ -461,8 +495,11 @@ def float_power(input, exponent, *, out=None):
 
 def square(input, *, out=None):
     _tensor_arg("square", "input", input, 1)
-    if input._dtype is D.bool_:          # as pow(x, 2): bool ** 2 is int64
-        input = input.to(D.int64)
+    try:
+        if input._dtype is D.bool_:          # as pow(x, 2): bool ** 2 is int64
+            input = input.to(D.int64)
+    except SparseOperand as exc:
+        return sparse_call("square", exc, (input,), {"out": out})
     return write_out(out, unary(E.square, input))
 
 

@@ -8,6 +8,7 @@ layers in pyproject.toml)."""
 from __future__ import annotations
 
 from .. import _dtype as D
+from .._sparse_forms import call as sparse_call
 from .._run import decompose, kernel_error, record, resolve, storage_of
 from .._run import make_view
 from .._shape import check_keepdim, norm_dims, reduced_shape
@@ -137,6 +138,8 @@ def _sum_dtype(x, dtype):
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     if type(input) is not Tensor:
         check_tensor(input, "sum")
+        if input.is_sparse:             # a class attribute: dispatchtorch.sparse's sum
+            return sparse_call("sum", None, (input, dim, keepdim), {"dtype": dtype, "out": out})
     if dtype is None:
         dt = input._dtype if input._dtype.is_grad else D.int64
     else:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import operator
 
 from .. import _dtype as D
+from .._sparse_forms import SparseOperand, call as sparse_call
 from .._run import make_view, record, strides_of
 from .._shape import as_shape, contiguous_strides, expand_strides, norm_dim, numel
 from .._tensor import Tensor
@@ -280,7 +281,10 @@ def permute(input, *dims):
 
 
 def transpose(input, dim0, dim1):
-    n = len(input._shape)
+    try:
+        n = len(input._shape)
+    except SparseOperand as exc:        # a sparse COO input (dispatchtorch.sparse)
+        return sparse_call("transpose", exc, (input, dim0, dim1), {})
     dim0 = _int_arg(dim0, "transpose", "dim0", 1)
     dim1 = _int_arg(dim1, "transpose", "dim1", 2)
     if n == 0:
@@ -293,7 +297,10 @@ def transpose(input, dim0, dim1):
 
 
 def t(input):
-    n = len(input._shape)
+    try:
+        n = len(input._shape)
+    except SparseOperand as exc:
+        return sparse_call("t", exc, (input,), {})
     if n > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {n}D")
     return input if n < 2 else transpose(input, 0, 1)

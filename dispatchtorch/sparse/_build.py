@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from .. import ops
-from .._dtype import float32, float64, int64
+from .._dtype import float32, float64, int64, promote_types
 from .._tensor import Tensor
 from ._coo import SparseCOOTensor
 
@@ -129,8 +129,13 @@ def sparse_add(a, b):
     check_same_shape(a, b, "add")
     if a.sparse_dim() != b.sparse_dim():
         raise NotImplementedError("add: sparse COO tensors of different sparse_dim")
-    dt = ops.promote_types(a.dtype, b.dtype)
+    dt = promote_types(a.dtype, b.dtype)
     idx = ops.cat([a._indices_t, b._indices_t], 1)
     vals = ops.cat([a._values_t.to(dt), b._values_t.to(dt)], 0)
     i, v = coalesced_parts(idx, vals, a._size)
     return SparseCOOTensor(i, v, a._size, True)
+
+
+def rebuild_coo(indices, values, size, coalesced):
+    """Unpickling a sparse COO tensor (SparseCOOTensor.__reduce_ex__)."""
+    return SparseCOOTensor(indices, values, tuple(size), bool(coalesced))

@@ -2,8 +2,9 @@
 written in public ops so autograd reaches the values and any device that runs
 index_select / index_add runs it. A Tensor subclass so isinstance(s, Tensor) holds as
 in PyTorch; it has none of a dense tensor's storage attributes, so a dense op handed
-one fails in __getattr__ with a NotImplementedError naming the op (no check is added
-to the dense path)."""
+one fails in __getattr__ with SparseOperand, a NotImplementedError naming the op (no
+check is added to the dense path); the function forms with a sparse implementation
+catch it and call the one registered in _sparse_forms.FORMS."""
 from __future__ import annotations
 
 import re
@@ -16,6 +17,7 @@ from .._dtype import float32, float64, int64
 from .._layout import sparse_coo
 from .._shape import Size
 from .._tensor import Tensor
+from .._sparse_forms import SparseOperand
 
 # what every dense op reads first; a sparse tensor has none of them
 _DENSE_STATE = frozenset(("_h", "_shape", "_dtype", "_place"))
@@ -52,11 +54,10 @@ class SparseCOOTensor(Tensor):
 
     def __getattr__(self, name):
         if name in _DENSE_STATE:
-            raise NotImplementedError(
+            raise SparseOperand(
                 f"{_calling_op()}: not implemented for sparse COO tensors (layout "
-                f"sparse_coo); dispatchtorch's sparse tensors support to_dense, coalesce, "
-                f"torch.sparse.mm / mm / matmul / @ with a dense operand and "
-                f"dense + sparse; call .to_dense() first")
+                f"sparse_coo); dispatchtorch's sparse tensors support the ops listed in "
+                f"docs/dropin.md (\"Sparse tensors\"); call .to_dense() first")
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     # -- identity ------------------------------------------------------------------------
@@ -215,15 +216,73 @@ class SparseCOOTensor(Tensor):
     def float(self):
         return self.to(float32)
 
-    def t(self):
-        if self.sparse_dim() != 2 or self.dense_dim() != 0:
-            raise RuntimeError(f"t() expects a tensor with <= 2 sparse and 0 dense dimensions, "
-                               f"but self is {self.sparse_dim()} sparse and "
-                               f"{self.dense_dim()} dense")
-        return SparseCOOTensor(self._indices_t.flip(0), self._values_t,
-                               self._size[::-1], False)
+    def long(self):
+        return self.to(int64)
 
-    # -- products and the dense + sparse sum ---------------------------------------------
+    def int(self):
+        from .._dtype import int32
+        return self.to(int32)
+
+    def half(self):
+        from .._dtype import float16
+        return self.to(float16)
+
+    def bool(self):
+        from .._dtype import bool_
+        return self.to(bool_)
+
+    def cuda(self, device=None):
+        return self.to("cuda" if device is None else device)
+
+    def clone(self, *, memory_format=None):
+        return SparseCOOTensor(self._indices_t.clone(), self._values_t.clone(), self._size,
+                               self._coalesced)
+
+    def t(self):
+        if self.sparse_dim() > 2 or self.dense_dim() != 0:
+            raise RuntimeError(f"t() expects a tensor with <= 2 sparse and 0 dense dimensions, "
+                               f"but got {self.sparse_dim()} sparse and "
+                               f"{self.dense_dim()} dense dimensions")
+        return self.transpose(0, 1) if self.dim() == 2 else self
+
+    def transpose(self, dim0, dim1):
+        """Sparse dims swap index rows (uncoalesced after, as PyTorch); dense dims swap
+        the values' dims; a sparse with a dense dim raises as PyTorch."""
+        from .._shape import norm_dim
+        n, sd = self.dim(), self.sparse_dim()
+        d0, d1 = norm_dim(dim0, n, "transpose"), norm_dim(dim1, n, "transpose")
+        if d0 == d1:
+            return self
+        size = list(self._size)
+        size[d0], size[d1] = size[d1], size[d0]
+        if d0 < sd and d1 < sd:
+            rows = list(range(sd))
+            rows[d0], rows[d1] = rows[d1], rows[d0]
+            order = ops.tensor(rows, dtype=int64, device=self._indices_t.device)
+            return SparseCOOTensor(self._indices_t.index_select(0, order), self._values_t,
+                                   size, False)
+        if d0 >= sd and d1 >= sd:
+            return SparseCOOTensor(self._indices_t,
+                                   self._values_t.transpose(d0 - sd + 1, d1 - sd + 1), size,
+                                   self._coalesced)
+        raise RuntimeError(f"sparse transpose: transposed dimensions must be sparse Got "
+                           f"sparse_dim: {sd}, d0: {d0}, d1: {d1}")
+
+    swapaxes = swapdims = transpose
+
+    def sum(self, dim=None, keepdim=False, dtype=None):
+        from ._reduce import sparse_sum
+        if keepdim:
+            raise NotImplementedError("sum: keepdim=True of a sparse COO tensor is not "
+                                      "implemented")
+        if dim is None:
+            from ._arith import dense_leaf_grad
+            dense_leaf_grad(self, "sum")
+        elif dtype is None and not self.dtype.is_grad:
+            dtype = int64                # as a dense sum: integers add up in int64
+        return sparse_sum(self, dim, dtype=dtype)
+
+    # -- products (arithmetic: _arith.py binds it) ---------------------------------------
     @staticmethod
     def matmul_sparse(a, b, op):
         """torch.mm / matmul with a sparse operand (ops.linalg routes here on is_sparse)."""
@@ -244,28 +303,15 @@ class SparseCOOTensor(Tensor):
         from ._matmul import mm_entry
         return mm_entry(other, self, "matmul")
 
-    def __add__(self, other):
-        if isinstance(other, SparseCOOTensor):
-            from ._build import sparse_add
-            return sparse_add(self, other)
-        raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) "
-                           "instead.")
-
-    def __radd__(self, other):
-        if not isinstance(other, Tensor):
-            raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) "
-                               "instead.")
-        from ._build import check_same_shape
-        check_same_shape(other, self, "add")
-        return other + self.to_dense()
-
-    add = __add__
-
     def __repr__(self, *, tensor_contents=None):
         return _coo_repr(self)
 
     def __reduce_ex__(self, protocol):
-        raise NotImplementedError("pickling a sparse COO tensor is not implemented")
+        """Pickled as its indices, values (dense tensors, pickled as any), size and
+        coalesced flag; rebuilt by sparse._build.rebuild_coo."""
+        from . import _build
+        return (_build.rebuild_coo, (self._indices_t, self._values_t, self._size,
+                                     self._coalesced))
 
 
 def _first_of_each(s):

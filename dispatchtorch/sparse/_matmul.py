@@ -1,11 +1,15 @@
-"""sparse @ dense (and dense @ sparse) in public ops: out = index_add over rows of
+"""sparse @ dense (and dense @ sparse, sparse @ sparse) in public ops: out = index_add over rows of
 values * dense[cols], so the gradient reaches the dense operand and the values (on
 exactly the nonzero pattern, as torch.sparse.mm's sparse gradient)."""
 from __future__ import annotations
 
+import numpy as np
+
 from .. import ops
+from .._dtype import int64
 from ..autograd.grad_mode import is_grad_enabled
 from .._tensor import Tensor
+from ._build import coalesced_parts
 from ._coo import SparseCOOTensor
 
 
@@ -41,8 +45,41 @@ def _sparse_times_dense(s, d, op):
     return out.index_add(0, rows, s._values_t.unsqueeze(1) * d.index_select(0, cols))
 
 
+def _sparse_times_sparse(a, b, op):
+    """sparse @ sparse: every product a[i, k] * b[k, j], summed into a coalesced sparse
+    result (the pairs are matched on the host; the values multiply in public ops)."""
+    for s in (a, b):
+        if s.sparse_dim() != 2 or s.dense_dim() != 0:
+            raise NotImplementedError(f"{op}: only 2-D sparse COO matrices (sparse_dim 2, "
+                                      f"dense_dim 0) are implemented")
+    if a.shape[1] != b.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x"
+                           f"{a.shape[1]} and {b.shape[0]}x{b.shape[1]})")
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"expected scalar type {a.dtype.pt_name} but found "
+                           f"{b.dtype.pt_name}")
+    ca, cb = a.coalesce(), b.coalesce()
+    ia_idx, ib_idx = ca._indices_t.cpu().numpy(), cb._indices_t.cpu().numpy()
+    starts = np.searchsorted(ib_idx[0], ia_idx[1], "left")    # b is row-major sorted
+    counts = np.searchsorted(ib_idx[0], ia_idx[1], "right") - starts
+    ia = np.repeat(np.arange(len(counts)), counts)
+    first = np.cumsum(counts) - counts
+    ib = starts[ia] + np.arange(len(ia)) - first[ia]
+    dev = a.device
+    ta, tb = (ops.tensor(x.astype(np.int64), dtype=int64, device=dev) for x in (ia, ib))
+    idx = ops.tensor(np.stack([ia_idx[0][ia], ib_idx[1][ib]]).reshape(2, -1), dtype=int64,
+                     device=dev)
+    vals = ca._values_t.index_select(0, ta) * cb._values_t.index_select(0, tb)
+    size = (a.shape[0], b.shape[1])
+    i, v = coalesced_parts(idx, vals, size)
+    return SparseCOOTensor(i, v, size, True)
+
+
 def sparse_mm(a, b, op="mm"):
-    """torch.sparse.mm: sparse @ dense, or dense @ sparse (= (sparseᵀ @ denseᵀ)ᵀ)."""
+    """torch.sparse.mm: sparse @ dense, or dense @ sparse (= (sparseᵀ @ denseᵀ)ᵀ), or
+    sparse @ sparse (sparse)."""
+    if isinstance(a, SparseCOOTensor) and isinstance(b, SparseCOOTensor):
+        return _sparse_times_sparse(a, b, op)
     if isinstance(a, SparseCOOTensor):
         _dense_arg(b, op, "mat2")
         return _sparse_times_dense(a, b, op)
@@ -56,11 +93,17 @@ def mm_entry(a, b, op):
     """torch.mm / matmul / spmm / @ with a sparse operand. Their gradient for a sparse
     leaf is dense in PyTorch (every entry of grad @ mat2ᵀ, not only the pattern), which
     a values-only leaf cannot hold: that case raises, pointing at torch.sparse.mm."""
-    for x in (a, b):
+    both = isinstance(a, SparseCOOTensor) and isinstance(b, SparseCOOTensor)
+    for x in (a, b):           # (sparse @ sparse: PyTorch's gradient is sparse too)
         if isinstance(x, SparseCOOTensor) and x.requires_grad and x.is_leaf \
-                and is_grad_enabled():
+                and is_grad_enabled() and not both:
             raise NotImplementedError(
                 f"{op}: the gradient of a sparse COO leaf through {op} is dense in PyTorch "
                 f"and is not implemented here; use torch.sparse.mm (sparse gradient on the "
                 f"nonzero pattern)")
+    if op == "matmul":              # a dense vector on either side, as PyTorch's matmul
+        if isinstance(b, Tensor) and not b.is_sparse and b.dim() == 1:
+            return sparse_mm(a, b.unsqueeze(1), op).squeeze(1)
+        if isinstance(a, Tensor) and not a.is_sparse and a.dim() == 1:
+            return sparse_mm(a.unsqueeze(0), b, op).squeeze(0)
     return sparse_mm(a, b, op)

@@ -172,9 +172,8 @@ def test_bad_input_raises_pytorchs_error(i):
     assert str(ours.value) == str(theirs.value).split("\n")[0]
 
 
-@pytest.mark.parametrize("call", [lambda s: s.relu(), lambda s: dt.exp(s), lambda s: s * 2,
-                                  lambda s: s.sum(), lambda s: dt.add(dt.ones(2), s),
-                                  lambda s: s.view(2), lambda s: s[0]])
+@pytest.mark.parametrize("call", [lambda s: s.exp(), lambda s: dt.exp(s), lambda s: s.mean(),
+                                  lambda s: dt.cumsum(s, 0), lambda s: s.view(2), lambda s: s[0]])
 def test_other_ops_raise_not_implemented_naming_sparse(call):
     s = dt.sparse_coo_tensor([[0, 1]], [1.0, 2.0], (2,))
     with pytest.raises(NotImplementedError, match="sparse COO"):
