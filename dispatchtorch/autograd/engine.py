@@ -13,6 +13,7 @@ from .graph import Node
 
 
 _RUNNING = threading.local()     # .run: the backward pass this thread is running
+_NONE = {}                       # go()'s capture maps when nothing is captured (never written)
 
 
 def queue_callback(fn):
@@ -126,7 +127,9 @@ class _Run:
     def go(self):
         deps, nodes = self._count()
         needed = self._needed(nodes) if self.capture is not None and not self.accumulate else None
-        cap_nodes, cap_leaves = {}, {}
+        cap_nodes, cap_leaves = _NONE, _NONE       # shared empty dicts: only read when no capture
+        if self.capture:
+            cap_nodes, cap_leaves = {}, {}
         for slot, (target, nr) in enumerate(self.capture or ()):
             if isinstance(target, Node):
                 cap_nodes.setdefault(id(target), []).append((nr, slot))
@@ -298,13 +301,15 @@ class _Run:
         return fixed
 
     def _finish_leaf(self, t, g, cap_leaves):
-        for h in t._hooks or ():
-            r = h(g)
-            if r is not None:
-                g = r
-        for slot in cap_leaves.get(id(t), ()):
-            self.results[slot] = g
-            self.handed.add(id(g))
+        if t._hooks:
+            for h in t._hooks:
+                r = h(g)
+                if r is not None:
+                    g = r
+        if cap_leaves:
+            for slot in cap_leaves.get(id(t), ()):
+                self.results[slot] = g
+                self.handed.add(id(g))
         if self.accumulate and (self.only is None or id(t) in self.only):
             self._keep_grad(t, g)
 

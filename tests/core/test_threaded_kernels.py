@@ -265,23 +265,33 @@ def test_full_sum_is_the_same_on_any_thread_count(size, dtype, sum_way):
     assert abs(float(one) - exact) <= rtol * np.abs(x).sum()
 
 
-def test_full_sum_tasks_split_the_rows(monkeypatch):
+@pytest.mark.parametrize("gemv_max", [0, 1 << 30], ids=["einsum", "gemv"])
+def test_full_sum_tasks_split_the_rows(monkeypatch, gemv_max):
     """The pool's way really cuts the rows over the threads (the identity above is
-    not one call compared with itself), on multiples of _SUM_ALIGN rows."""
+    not one call compared with itself), on multiples of _SUM_ALIGN rows, with either
+    row loop (einsum for arrays over GEMV_MAX_BYTES, gemv up to it)."""
     monkeypatch.setattr(T, "SUM_CHOICE", _Way(1))
+    monkeypatch.setattr(T, "GEMV_MAX_BYTES", gemv_max)
     cuts = []
-    real = np.matmul
+    real_einsum, real_matmul = np.einsum, np.matmul
+
+    def einsum(spec, a, out):
+        cuts.append(("einsum", out.shape[0]))
+        return real_einsum(spec, a, out=out)
 
     def matmul(a, b, out):
-        cuts.append(out.shape[0])
-        return real(a, b, out=out)
-    monkeypatch.setattr(T.np, "matmul", matmul)
+        cuts.append(("gemv", out.shape[0]))
+        return real_matmul(a, b, out=out)
+    monkeypatch.setattr(T, "_einsum", einsum)
+    monkeypatch.setattr(T, "_matmul", matmul)
     x = rng.standard_normal(P.THRESHOLD * 3 + 77).astype(np.float32)
     want = _full_sum(x, 1)
     cuts.clear()
     got = _full_sum(x, 3)
-    assert len(cuts) == 3 and all(c % T._SUM_ALIGN == 0 for c in cuts[:-1])
-    assert sum(cuts) == x.size // T.SUM_ROW and got.tobytes() == want.tobytes()
+    kind = "gemv" if gemv_max else "einsum"
+    assert len(cuts) == 3 and all(k == kind for k, _ in cuts)
+    assert all(c % T._SUM_ALIGN == 0 for _, c in cuts[:-1])
+    assert sum(c for _, c in cuts) == x.size // T.SUM_ROW and got.tobytes() == want.tobytes()
 
 
 @pytest.mark.parametrize("value", [1.1, 0.3, 0.7])
@@ -330,12 +340,14 @@ def _adversarial(i, n):
     return x
 
 
-def test_full_sum_error_stays_near_numpys_pairwise_sum():
-    """Against the float64 sum, over twelve adversarial arrays: the gemv rows' error is
-    within 1.5x numpy's pairwise float32 sum's on average (measured 0.97x here, 1.04x
-    over 48 arrays) and no larger than PyTorch's own sum's (2.03x numpy's here; one
-    sequential float32 pass: ~10^4-10^5x)."""
+@pytest.mark.parametrize("gemv_max", [0, 1 << 30], ids=["einsum", "gemv"])
+def test_full_sum_error_stays_near_numpys_pairwise_sum(monkeypatch, gemv_max):
+    """Against the float64 sum, over twelve adversarial arrays: the rows' error, summed
+    by einsum or by gemv, is within 1.5x numpy's pairwise float32 sum's on average
+    (over 48 arrays einsum 1.04x, gemv 0.97x) and no larger than PyTorch's own sum's
+    (2.02x numpy's; one sequential float32 pass: ~10^4-10^5x)."""
     torch = pytest.importorskip("torch")
+    monkeypatch.setattr(T, "GEMV_MAX_BYTES", gemv_max)
     ours, numpys, torchs = [], [], []
     for i in range(12):
         x = _adversarial(i, (1 << 21) + 1000 * i + 3)

@@ -96,47 +96,64 @@ def _full_by_columns(out, x, reduce):
         out[...] = reduce(partial[:n])
 
 
-SUM_ROW = 128          # terms per gemv row sum (below)
+SUM_ROW = 128          # terms per row sum (below)
 _SUM_ALIGN = 16        # rows: pool tasks start on multiples of this (same bits, below)
+GEMV_MAX_BYTES = 4 << 20   # arrays up to this size sum their rows by gemv, larger by einsum
 SUM_CHOICE = TimedChoice()
+_einsum = np.einsum
+_matmul = np.matmul
 
 
-def _row_sums_one(matrix, ones, rows):
-    np.matmul(matrix, ones, out=rows)
+def _gemv_rows(matrix, rows):
+    _matmul(matrix, _ones(matrix.dtype, SUM_ROW), out=rows)
 
 
-def _row_sums_pool(matrix, ones, rows):
+def _einsum_rows(matrix, rows):
+    _einsum("ij->i", matrix, out=rows)
+
+
+def _row_sums_one(kernel, matrix, rows):
+    kernel(matrix, rows)
+
+
+def _row_sums_pool(kernel, matrix, rows):
     nrows = rows.shape[0]
     step = -(-nrows // P.POOL.threads // _SUM_ALIGN) * _SUM_ALIGN
     starts = range(0, nrows, step)
 
     def part(i):
         a = starts[i]
-        np.matmul(matrix[a:a + step], ones, out=rows[a:a + step])
+        kernel(matrix[a:a + step], rows[a:a + step])
     P.POOL.run(len(starts), part)
 
 
 def _full_sum_by_rows(out, x):
-    """A full sum of a large contiguous float32/float64 array: rows of SUM_ROW summed by
-    BLAS gemv (`rows @ ones`, SIMD accumulators), then the row sums with numpy's
-    pairwise add. Error over 48 adversarial float32 arrays 1.04x numpy's pairwise
-    sum's (PyTorch's own sum 2.29x; rows of 256 2.07x, 512 4.18x; einsum rows of 512,
-    before, 1.69x). The gemv runs as one call or as one task a pool thread, whichever
-    was faster lately (timed_choice.py): on this VM neither wins in every state of its
-    load (4M float32 against PyTorch's 2 threads, alternating in one process: with
-    other jobs holding a core, one call 0.84x (0.31-1.00) over 14 runs, the pool 0.98x
-    (0.62-1.30); quiet, one call 1.25-1.30x, the pool 1.08-1.14x; the einsum rows on
-    the pool of before 1.08x and 1.22x; docs/performance.md, "bigops"). OpenBLAS's
-    gemv takes rows four at a time, so tasks that start on multiples of _SUM_ALIGN
-    rows give every row the bits of one call over all rows, and the final pairwise sum
-    runs in one fixed order: the result does not depend on the thread count, on the
-    way chosen or on which thread took which task. Not kept before: gemv rows of 64 on
-    OpenBLAS's own threads (blas_threads.py)."""
+    """A full sum of a large contiguous float32/float64 array: rows of SUM_ROW summed
+    with SIMD accumulators along each row, then the row sums with numpy's pairwise add.
+    Error over 48 adversarial float32 arrays, against numpy's pairwise sum's: 0.97x for
+    the rows summed by BLAS gemv (`rows @ ones`), 1.04x by einsum (`ij->i`); PyTorch's
+    own sum 2.02x (this AMD VM; rows of 256 1.18x, 512 1.7-4x).
+    Which loop sums the rows depends on the array's size only (GEMV_MAX_BYTES): gemv
+    computes faster while the array is in cache, einsum streams one from memory faster
+    on this VM's OpenBLAS (SkylakeX kernels on AMD EPYC). One thread, float32: 256K
+    elements gemv 16.7 us, einsum 24.2 us (PyTorch 14.4); 1M 75 / 89 us (52.5); 4M
+    433 / 346 us (465); float64 2M 1315 / 513 us (476); 4M cycling through four
+    arrays 1200 / 617 us (710). In the harness at default threads (4M float32), four
+    alternating pairs: gemv 1.80-4.58x PyTorch's time, einsum 1.05-1.93x
+    (docs/performance.md, "sumwake").
+    The rows run as one call or as one task a pool thread, whichever was faster lately
+    (timed_choice.py): on a shared VM neither wins in every state of its load. Tasks
+    start on multiples of _SUM_ALIGN rows (OpenBLAS's gemv takes rows four at a time;
+    einsum sums each row alone), so every row gets the bits of one call over all rows,
+    and the final pairwise sum runs in one fixed order: the result does not depend on
+    the thread count, on the way chosen or on which thread took which task (tested).
+    Not kept before: gemv rows of 64 on OpenBLAS's own threads (blas_threads.py)."""
     flat = x.reshape(-1)
     nrows = flat.size // SUM_ROW
     whole = nrows * SUM_ROW
     rows = np.empty(nrows + 1, out.dtype)
-    args = (flat[:whole].reshape(nrows, SUM_ROW), _ones(out.dtype, SUM_ROW), rows[:nrows])
+    kernel = _gemv_rows if flat.nbytes <= GEMV_MAX_BYTES else _einsum_rows
+    args = (kernel, flat[:whole].reshape(nrows, SUM_ROW), rows[:nrows])
     threads = P.POOL.threads
     if threads == 1 or nrows < 2 * _SUM_ALIGN * threads:
         _row_sums_one(*args)
