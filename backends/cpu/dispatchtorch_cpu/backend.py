@@ -21,6 +21,7 @@ from .kernels import KERNELS
 from .norm_backward import KERNELS as NORM_BACKWARD_KERNELS
 from .optim_kernels import KERNELS as OPTIM_KERNELS
 from .pool_kernels import KERNELS as POOL_KERNELS
+from .softmax_backward import KERNELS as SOFTMAX_BACKWARD_KERNELS
 from .threaded import threaded_kernels
 from .blas_threads import BLAS
 
@@ -74,7 +75,8 @@ class CPUBackend(Backend):
     api_version = (1, 0)
     kernels = threaded_kernels({**KERNELS, **COMPOSITE_KERNELS, **OPTIM_KERNELS,
                                 **COMPLEX_KERNELS, **GELU_KERNELS, **CONV_KERNELS,
-                                **POOL_KERNELS, **NORM_BACKWARD_KERNELS})
+                                **POOL_KERNELS, **NORM_BACKWARD_KERNELS,
+                                **SOFTMAX_BACKWARD_KERNELS})
     fresh_kernels = fresh_kernels(kernels)
 
     def __init__(self):
