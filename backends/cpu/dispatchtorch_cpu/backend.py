@@ -17,6 +17,7 @@ from .conv_kernels import KERNELS as CONV_KERNELS
 from .fresh import fresh_kernels
 from . import parallel
 from .gelu import KERNELS as GELU_KERNELS
+from .keep_memory import keep_freed_memory
 from .kernels import KERNELS
 from .norm_backward import KERNELS as NORM_BACKWARD_KERNELS
 from .optim_kernels import KERNELS as OPTIM_KERNELS
@@ -81,6 +82,8 @@ class CPUBackend(Backend):
 
     def __init__(self):
         super().__init__()
+        # freed activations stay in the heap for the next step (keep_memory.py)
+        keep_freed_memory()
         # BLAS rests on one thread; blas_threads.py sets the pool's count around the
         # large GEMMs and sums it chooses
         BLAS.rest()
