@@ -17,10 +17,12 @@ from .conv_kernels import KERNELS as CONV_KERNELS
 from .fresh import fresh_kernels
 from . import parallel
 from .gelu import KERNELS as GELU_KERNELS
+from .keep_memory import keep_freed_memory
 from .kernels import KERNELS
 from .norm_backward import KERNELS as NORM_BACKWARD_KERNELS
 from .optim_kernels import KERNELS as OPTIM_KERNELS
 from .pool_kernels import KERNELS as POOL_KERNELS
+from .softmax_backward import KERNELS as SOFTMAX_BACKWARD_KERNELS
 from .threaded import threaded_kernels
 from .blas_threads import BLAS
 
@@ -74,11 +76,14 @@ class CPUBackend(Backend):
     api_version = (1, 0)
     kernels = threaded_kernels({**KERNELS, **COMPOSITE_KERNELS, **OPTIM_KERNELS,
                                 **COMPLEX_KERNELS, **GELU_KERNELS, **CONV_KERNELS,
-                                **POOL_KERNELS, **NORM_BACKWARD_KERNELS})
+                                **POOL_KERNELS, **NORM_BACKWARD_KERNELS,
+                                **SOFTMAX_BACKWARD_KERNELS})
     fresh_kernels = fresh_kernels(kernels)
 
     def __init__(self):
         super().__init__()
+        # freed activations stay in the heap for the next step (keep_memory.py)
+        keep_freed_memory()
         # BLAS rests on one thread; blas_threads.py sets the pool's count around the
         # large GEMMs and sums it chooses
         BLAS.rest()

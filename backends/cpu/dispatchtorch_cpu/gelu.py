@@ -5,9 +5,14 @@ thread pool.
 The decomposition (dispatchtorch/ops/nn_ops/activation.py) makes five passes over the
 whole array forward and eleven backward, each through the dispatcher and most into a
 new buffer; the tiny transformer's step spent a quarter of its kernel time there.
-Each block performs the decomposition's float operations in its order (x * 0.5 and
-(1 + e) * h are the same roundings as 0.5 * x and h * (1 + e)), so the results are
-its bits. float16/bfloat16 are computed in float32 and rounded once.
+The tanh form, float64 and small float32 arrays: each block performs the
+decomposition's float operations in its order (x * 0.5 and (1 + e) * h are the same
+roundings as 0.5 * x and h * (1 + e)), so the results are its bits. The erf form on
+float32 arrays of ERF32_MIN elements or more (where erf would take erf32's
+polynomials) evaluates x Phi(x) and its derivative directly instead (phi32.py: fewer
+numpy calls, and the negative tail without 1 + erf's cancellation); those are within
+a few ulp of float64 (phi32's figures), not the decomposition's bits. float16/bfloat16 are computed
+in float32 and rounded once.
 """
 from __future__ import annotations
 
@@ -16,6 +21,7 @@ import math
 import numpy as np
 
 from . import parallel as P
+from . import phi32
 from .erf32 import _block as _erf32_block
 from .kernels import ERF32_MIN, _F32, _LOWP, _erf
 
@@ -89,6 +95,17 @@ def _backward_tanh(o, gb, b, erf):
     np.multiply(gb, r, out=o)
 
 
+def _phi_forward(o, b, erf):
+    phi32.gelu(o, b)
+
+
+def _phi_backward(o, gb, b, erf):
+    phi32.gelu_backward(o, gb, b)
+
+
+_PHI = {_forward_none: _phi_forward, _backward_none: _phi_backward}
+
+
 def _blocks(block_fn, out, inputs):
     """block_fn(out_block, *input_blocks, erf) over flat contiguous blocks; the blocks on
     the pool for a large array. out may be non-contiguous or of a half dtype: the
@@ -98,11 +115,14 @@ def _blocks(block_fn, out, inputs):
     direct = not wide and out.flags.c_contiguous
     res = out.reshape(-1) if direct else np.empty(out.size, _F32 if wide else out.dtype)
     erf = _erf_for(flat_in[-1])
+    block = BLOCK
+    if erf is _erf32_block and block_fn in _PHI:
+        block_fn, block = _PHI[block_fn], phi32.BLOCK
     size = res.size
-    n = -(-size // BLOCK)
+    n = -(-size // block)
 
     def part(i):
-        s = slice(i * BLOCK, (i + 1) * BLOCK)
+        s = slice(i * block, (i + 1) * block)
         block_fn(res[s], *(x[s] for x in flat_in), erf)
     if size >= P.THRESHOLD and P.POOL.threads > 1:
         P.POOL.run(n, part)

@@ -252,8 +252,24 @@ def _gelu_backward_samples(g):
     yield g.sample("wide", g.arr((2, 70), -2, 2), g.arr((2, 70), -8, 8))
 
 
+def _softmax_backward(grad_output, x, dim):
+    """softmax's backward without a graph: autograd runs the softmax_backward row."""
+    x = x.detach().requires_grad_()
+    return torch.autograd.grad(F.softmax(x, dim=dim), x, grad_output)[0]
+
+
+def _softmax_backward_samples(g):
+    a = g.arr
+    yield g.sample("last", a((3, 4, 9)), a((3, 4, 9), -4, 4), -1)
+    yield g.sample("middle", a((3, 4, 9)), a((3, 4, 9), -4, 4), 1)
+    yield g.sample("T", a((6, 5), layout="T"), a((6, 5), layout="T"), 0)
+    yield g.sample("rows", a((40, 64)), a((40, 64), -6, 6), -1)
+
+
 CASES = [
     Case("softmax", F.softmax, _softmax_samples, dtypes=FLOATS, tol=SUMS),
+    Case("softmax_backward", _softmax_backward, _softmax_backward_samples, dtypes=FLOATS,
+         tol=SUMS, grad=False),
     Case("log_softmax", F.log_softmax, _softmax_samples, dtypes=FLOATS, tol=SUMS),
     Case("gelu", F.gelu, S.unary(-5, 5), dtypes=FLOATS),
     Case("gelu", lambda x: F.gelu(x, approximate="tanh"), S.unary(-5, 5), name="gelu_tanh",

@@ -1,0 +1,44 @@
+"""The CPU kernel of the softmax_backward row: (g - sum(g y)) y along dim in three
+passes.
+
+The row's decomposition (dispatchtorch/ops/nn_ops/softmax.py) is four frontend ops,
+each a pass over the whole array into a new buffer, its sum a numpy reduction along
+a short axis (the attention scores' 64: a slow inner loop). Here the row dot
+products sum(g y) are one einsum over rows of the last axis, then g - s and the
+product with y are written in place in the output. float16/bfloat16 compute in
+float32, rounded once (as the decomposition's row does).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .kernels import _F32, _LOWP
+
+
+def softmax_backward(out, g, y, *, dim):
+    if y.size == 0:
+        return
+    wide = out.dtype in _LOWP
+    if wide:
+        g, y = g.astype(_F32), y.astype(_F32)
+    if y.ndim == 0:
+        res = np.multiply(y, np.subtract(g, np.multiply(g, y)))
+        out[...] = res
+        return
+    dim %= y.ndim
+    if dim != y.ndim - 1:
+        g, y = np.moveaxis(g, dim, -1), np.moveaxis(y, dim, -1)
+    n = y.shape[-1]
+    g2 = np.ascontiguousarray(g).reshape(-1, n)
+    y2 = np.ascontiguousarray(y).reshape(-1, n)
+    s = np.einsum("ij,ij->i", g2, y2)
+    o = np.moveaxis(out, dim, -1) if dim != out.ndim - 1 else out
+    direct = not wide and o.flags.c_contiguous
+    res = o.reshape(-1, n) if direct else np.empty(g2.shape, g2.dtype)
+    np.subtract(g2, s[:, None], out=res)
+    res *= y2
+    if not direct:
+        np.copyto(o, res.reshape(o.shape), casting="unsafe")
+
+
+KERNELS = {"softmax_backward": softmax_backward}
