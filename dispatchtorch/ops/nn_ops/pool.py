@@ -25,7 +25,10 @@ def _max_pool2d(x, kernel_size, stride, padding, dilation, ceil_mode):
     buf, count = _pool_buffer(x, kernel_size, stride, padding, dilation, ceil_mode,
                               _max_fill(x._dtype))
     out = None
-    for v in W.offset_views(buf, kernel_size, dilation, stride, count):
+    # the offsets last to first, each maximum_'s operand second (a maximum prim gives its
+    # second operand at a tie): a tie keeps the window's row-major first element, as
+    # PyTorch's kernel (max_pool of [0, -0.0] is 0, of [-0.0, 0] -0.0)
+    for v in reversed(list(W.offset_views(buf, kernel_size, dilation, stride, count))):
         out = v.clone() if out is None else out.maximum_(v)
     return out
 
