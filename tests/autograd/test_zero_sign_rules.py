@@ -3,7 +3,8 @@ backward, for the rules and kernels tools/special_values.py found giving the oth
 zero: where-compositions that added the unused branch's +0.0 to a -0.0 g (leaky_relu,
 the elu family, glu, the mse / smooth_l1 / huber target), numpy's tie order in the CPU
 kernels (amax / amin along a dim, max_pool, relu, clamp at a number, fmax / fmin) and
-scans seeded with the first element (cumsum of -0.0). PyTorch is the answer: these
+scans and sums seeded with the first element (cumsum, avg_pool of -0.0), softshrink's
+nested where. PyTorch is the answer: these
 compare with it live, bit for bit on zeros (np.signbit) and NaN positions."""
 import math
 
@@ -35,12 +36,12 @@ def _check(got, want, dtype):
     np.testing.assert_array_equal(np.signbit(got)[zero], np.signbit(want)[zero])
 
 
-def _compare(fn, inputs, dev, dtype="float64", grads=GRADS, grad_of=None):
+def _compare(fn, inputs, dev, dtype="float64", grads=GRADS, grad_of=None, forward=True):
     """fn(lib, *tensors) on both libraries: every output, then each input's gradient for
     each incoming gradient (the same g everywhere)."""
     dev = _dev(dev)
     grad_of = range(len(inputs)) if grad_of is None else grad_of
-    for g in [None] + list(grads):
+    for g in ([None] if forward else []) + list(grads):
         res = []
         for lib, kw in ((T, {}), (dt, {"device": dev})):
             xs = [lib.tensor(v, dtype=getattr(lib, dtype), requires_grad=i in grad_of, **kw)
@@ -90,6 +91,15 @@ def test_activation_zero_signs_float32(dev):
         _compare(ACTIVATIONS[name], [[0.0, -0.0, 1.0, -1.0, inf, -inf]], dev, "float32")
 
 
+@pytest.mark.parametrize("dev", DEVS)
+@pytest.mark.parametrize("lambd", [0.5, 0.3])
+def test_softshrink_gradient_keeps_negative_zero(lambd, dev):
+    # gradients only: inside [-lambd, lambd] PyTorch's vectorised forward gives +0.0, its
+    # scalar one x * 0 (ours; tools/special_values.py's `path`)
+    _compare(lambda L, x: L.nn.functional.softshrink(x, lambd), [VALUES + [nan, 0.3, -0.3]],
+             dev, forward=False)
+
+
 @pytest.mark.parametrize("n", [1 << 18])
 def test_relu_keeps_negative_zero_on_the_chunked_path(n):
     # the CPU kernel cuts large inputs into chunks on its threads: the same rule there
@@ -118,6 +128,8 @@ REDUCTIONS = {
     "max_pool2d_tiles": lambda L, x: L.nn.functional.max_pool2d(x.reshape(1, 1, 4, 6), 2),
     "max_pool2d_padded": lambda L, x: L.nn.functional.max_pool2d(
         x.reshape(-1, 1, 2, 2), 2, 1, padding=1),
+    "avg_pool2d": lambda L, x: L.nn.functional.avg_pool2d(x.reshape(-1, 1, 2, 2), 2),
+    "avg_pool1d": lambda L, x: L.nn.functional.avg_pool1d(x.unsqueeze(1), 2),
 }
 
 

@@ -386,9 +386,13 @@ def softshrink(input, lambd=0.5):
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
     # PyTorch's: x * 0 inside [-lambd, lambd] (a gradient of 0), x -+ lambd elsewhere (a
     # NaN stays NaN and passes g)
+    # x - (lambd or -lambd), not where(x > lambd, x - lambd, x + lambd): the inner where's
+    # unused branch added its +0.0 to a -0.0 g (PyTorch's softshrink_backward passes g)
     inside = (input >= -lambd) & (input <= lambd)
-    return _ops.where(inside, input.detach() * 0,
-                      _ops.where(input > lambd, input - lambd, input + lambd))
+    lam = lambd
+    if input.dtype.is_floating_point:  # the shift in the input's dtype, not float32's
+        lam = _ops.full((), lambd, dtype=input.dtype, device=input.device)
+    return _ops.where(inside, input.detach() * 0, input - _ops.where(input > lambd, lam, -lam))
 
 
 def tanhshrink(input):

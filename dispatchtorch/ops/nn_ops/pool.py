@@ -118,8 +118,11 @@ def avg_divisor(x, kernel_size, stride, padding, ceil_mode, count_include_pad, d
 def _avg_pool2d(x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
     buf, count = _pool_buffer(x, kernel_size, stride, padding, (1, 1), ceil_mode, 0.0)
     out = None
+    # the first view + 0.0, not its clone: PyTorch's sum starts from 0, so a window of
+    # -0.0 averages to +0.0
+    fl = x._dtype.is_floating_point
     for v in W.offset_views(buf, kernel_size, (1, 1), stride, count):
-        out = v.clone() if out is None else out.add_(v)
+        out = (v + 0.0 if fl else v.clone()) if out is None else out.add_(v)
     return out.div_(avg_divisor(x, kernel_size, stride, padding, ceil_mode, count_include_pad,
                                 divisor_override))
 
