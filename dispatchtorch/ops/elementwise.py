@@ -166,10 +166,11 @@ def _c(name, forms, decomp, grad=None, **kw):
 
 sigmoid = _c("sigmoid", Forms(special=("expit",)), lambda x: 1 / (1 + P.exp(-x)),
              domain=(-10, 10), grad=lambda g, result: g * result * (1 - result), **F)
-# maximum(x, 0), not where(x > 0, ...): relu(nan) is nan, as in PyTorch. The gradient is
+# maximum(0, x), not where(x > 0, ...): relu(nan) is nan, as in PyTorch, and x at a tie
+# (a maximum prim gives its second operand there): relu(-0.0) is -0.0, as PyTorch's clamp_min(x, 0). The gradient is
 # PyTorch's threshold_backward(g, result, 0): g where result <= 0 is false (a NaN result
 # passes g), 0 elsewhere whatever g is (g * mask would make inf * 0 NaN and keep -0.0)
-relu = _c("relu", FN, lambda x: binary(maximum, x, 0),
+relu = _c("relu", FN, lambda x: binary(maximum, 0, x),
           grad=lambda g, result: P.where(result <= 0, 0.0, g),
           dtypes="numeric", error="Boolean inputs not supported for relu")
 rsqrt = _c("rsqrt", FN, lambda x: 1 / P.sqrt(x),
@@ -232,7 +233,9 @@ def _logaddexp(a, b):
 def _fextreme(pick):
     """fmax / fmin: like maximum / minimum, but a NaN loses to a number."""
     def decomp(a, b):
-        r = binary(pick, a, b)
+        # pick(b, a): a maximum prim gives its second operand at a tie (numpy's, PyTorch's
+        # vectorised kernel), and PyTorch's fmax(-0.0, 0.0) is its first, -0.0
+        r = binary(pick, b, a)
         if not r.dtype.is_floating_point:
             return r
         r = P.where(_isnan(a), b, r) if isinstance(a, Tensor) else r

@@ -552,10 +552,13 @@ def where(condition, input=None, other=None, *, out=None):
 def _clamp_decomp(x, min, max):
     dt = result_type(x, *(b for b in (min, max) if b is not None))
     r = x = x if x._dtype is dt else x.to(dt)       # bounds apply in the result dtype
+    # a number bound goes first: a maximum prim gives its second operand at a tie, and
+    # PyTorch's clamp(-0.0, min=0) is x, -0.0, on either of its kernels' paths (a tensor
+    # bound: its vectorised kernel gives the bound, as ours)
     if min is not None:
-        r = binary(E.maximum, r, min)
+        r = binary(E.maximum, r, min) if isinstance(min, Tensor) else binary(E.maximum, min, r)
     if max is not None:
-        r = binary(E.minimum, r, max)
+        r = binary(E.minimum, r, max) if isinstance(max, Tensor) else binary(E.minimum, max, r)
     return r.clone() if r is x else r
 
 

@@ -141,13 +141,13 @@ def _gcd(out, a, b):
 
 def _relu_plain(out, x):
     if x.dtype in _LOWP:
-        out[...] = np.maximum(x.astype(_F32), 0)
-    else:
-        np.maximum(x, 0, out=out)
+        out[...] = np.maximum(0, x.astype(_F32))
+    else:       # 0 first: numpy's maximum gives the second operand at a tie, relu(-0.0) = -0.0
+        np.maximum(0, x, out=out)
 
 
 def _relu(out, x):
-    """The relu composite in one pass (NaN stays NaN, as PyTorch's relu)."""
+    """The relu composite in one pass (NaN stays NaN and -0.0 stays -0.0, as PyTorch's)."""
     if out.size >= _BIG:
         return _chunked(_relu_plain, out, (x,))
     _relu_plain(out, x)
@@ -224,9 +224,37 @@ def _extreme(ufunc):
 
     def kernel(out, x, *, dims, keepdim):
         if x.size >= _BIG:
-            return _reduce_large(plain, ufunc, False, out, x, dims, keepdim)
-        plain(out, x, dims=dims, keepdim=keepdim)
+            _reduce_large(plain, ufunc, False, out, x, dims, keepdim)
+        else:
+            plain(out, x, dims=dims, keepdim=keepdim)
+        if x.dtype.kind == "f" and x.size:
+            _first_zero(out, x, dims, keepdim)
     return kernel
+
+
+def _first_zero(out, x, dims, keepdim):
+    """A zero result takes the sign of the first zero of its slice: PyTorch's amax/amin
+    keep the running value at a tie (std::max(acc, x)), so amax([0, -0.0]) is 0 and
+    amax([-0.0, 0]) is -0.0; numpy's reduce gives the last one. (PyTorch's vectorised
+    path over long rows combines lanes in its own order; this is its scalar rule.) A
+    reduction over every dim keeps numpy's last: PyTorch's max() / min() of all elements
+    (this kernel's commonest caller) give the last zero, its amax() the first."""
+    nd = x.ndim
+    if dims is None:
+        return
+    hit = out == 0
+    if not hit.any():
+        return
+    axes = tuple(range(nd)) if dims is None else \
+        tuple(sorted(d % nd for d in ((dims,) if isinstance(dims, int) else dims)))
+    if len(axes) in (0, nd):
+        return
+    kept = [d for d in range(nd) if d not in axes]
+    rows = np.transpose(x, kept + list(axes)).reshape([x.shape[d] for d in kept] + [-1])
+    first = np.take_along_axis(rows, np.argmax(rows == 0, axis=-1)[..., None], -1)[..., 0]
+    if keepdim:
+        first = np.expand_dims(first, axes)
+    out[hit] = first.reshape(out.shape)[hit]
 
 
 def _arg(f):
@@ -243,6 +271,15 @@ def _scan(f):
             x = x.astype(_F32)
         out[...] = f(x, axis=dim, dtype=_acc_dtype(x, out))
     return kernel
+
+
+def _cumsum(out, x, *, dim):
+    """np.cumsum, then + 0.0: PyTorch's scan starts from +0.0 (0 + -0.0 = +0.0), numpy's
+    from the first element, so a run of -0.0 stayed -0.0 (and a -0.0 g's cumsum
+    backward gave -0.0 where PyTorch's gives 0). No other partial sum is a -0.0."""
+    _scan(np.cumsum)(out, x, dim=dim)
+    if out.dtype.kind in "fc":
+        out += 0.0
 
 
 def _cumext(ufunc):
@@ -396,7 +433,7 @@ KERNELS = {
     "sum": _sum, "prod": _reduce(np.multiply),
     "amax": _extreme(np.maximum), "amin": _extreme(np.minimum),
     "argmax": _arg(np.argmax), "argmin": _arg(np.argmin),
-    "cumsum": _scan(np.cumsum), "cumprod": _scan(np.cumprod),
+    "cumsum": _cumsum, "cumprod": _scan(np.cumprod),
     "cummax": _cumext(np.maximum), "cummin": _cumext(np.minimum),
     # linear algebra, indexing, sorting
     "matmul": _matmul, "gather": _gather, "scatter_": _scatter_, "nonzero": _nonzero,

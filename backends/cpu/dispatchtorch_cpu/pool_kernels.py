@@ -9,7 +9,8 @@ tile a contiguous input (MaxPool2d(k) on a multiple of k) take a shorter forward
 maxima of shifted copies of the flat array.
 
 Which element gets a window's gradient is PyTorch's choice (its CPU kernel keeps the
-index of `val > max || isnan(val)`, scanning the window row-major): the first maximum,
+index of `val > max || isnan(val)`, scanning the window row-major): the first maximum
+(whose value the forward returns too: the sign of a tied zero),
 or the last NaN of a window holding one. When windows do not overlap (stride >= kernel
 extent, the usual MaxPool2d(2)) each input element has one window, and the gradient is
 written without accumulating.
@@ -94,8 +95,8 @@ def max_pool2d(out, x, *, kernel_size, stride, padding, dilation, ceil_mode):
         first = next(views)
         dst = _zeros_like(first, out.dtype)
         np.copyto(dst, first)
-        for v in views:
-            np.maximum(dst, v, out=dst)
+        for v in views:                 # dst second: numpy's maximum keeps it at a tie
+            np.maximum(v, dst, out=dst)
         _to_planes(out[s], dst)
     _batches(x.shape[0], x.size, part)
 
@@ -114,14 +115,17 @@ def _max_tiles(out, x, kh, kw):
     corners. NaN propagates through np.maximum."""
     w = x.shape[3]
     flat = x.reshape(-1)
-    size = flat.size - (kh - 1) * w
-    rows = flat[:size] if kh == 1 else np.maximum(flat[:size], flat[w:w + size])
-    for i in range(2, kh):
-        np.maximum(rows, flat[i * w:i * w + size], out=rows)
-    size -= kw - 1
-    both = rows[:size] if kw == 1 else np.maximum(rows[:size], rows[1:1 + size])
+    # along each window row first, then across rows, the earlier operand second (numpy's
+    # maximum keeps its second at a tie): a tie keeps the row-major first element, as
+    # PyTorch's `val > max` scan (max_pool2d of [0, -0.0] is 0, of [-0.0, 0] -0.0)
+    size = flat.size - (kw - 1)
+    cols = flat[:size] if kw == 1 else np.maximum(flat[1:1 + size], flat[:size])
     for j in range(2, kw):
-        np.maximum(both, rows[j:j + size], out=both)
+        np.maximum(flat[j:j + size], cols, out=cols)
+    size -= (kh - 1) * w
+    both = cols[:size] if kh == 1 else np.maximum(cols[w:w + size], cols[:size])
+    for i in range(2, kh):
+        np.maximum(cols[i * w:i * w + size], both, out=both)
     item = both.itemsize
     corners = np.ndarray((out.size // out.shape[3], out.shape[3]), both.dtype,
                          np.ascontiguousarray(both), 0, (kh * w * item, kw * item))
@@ -132,6 +136,13 @@ def _at(hit, g):
     """g where hit, +0.0 elsewhere, as PyTorch's gradient (g * hit would turn an inf g
     into NaN and a negative one into -0.0 off the maximum)."""
     return np.where(hit, g, g.dtype.type(0))
+
+
+def _plus_zero(g):
+    """g + 0.0 in place (a copy of grad_output): PyTorch adds each g into a zeroed
+    grad_input, so a -0.0 g gives the maximum +0.0; written as is it stayed -0.0."""
+    if g.dtype.kind not in "iub":
+        g += 0
 
 
 def max_pool2d_backward(out, grad_output, x, result, *, kernel_size, stride, padding, dilation,
@@ -153,6 +164,7 @@ def max_pool2d_backward(out, grad_output, x, result, *, kernel_size, stride, pad
         float_fill = _fill(x.dtype) == -np.inf
         src = _spatial_major(x[s], padding, extra, np.nan if float_fill else _fill(x.dtype))
         g = _spatial_major(grad_output[s], (0, 0), (0, 0), 0)
+        _plus_zero(g)
         r = _spatial_major(result[s], (0, 0), (0, 0), 0)
         acc = _zeros_like(src, out.dtype)
         taken = np.zeros(r.shape, bool)
@@ -190,7 +202,8 @@ def _max_tiles_backward(out, g, x, r, kh, kw, nan):
     m = r.size // ow
     x4, gx4 = x.reshape(m, kh, ow, kw), out.reshape(m, kh, ow, kw)
     rt = np.ascontiguousarray(r.reshape(m, ow).T)
-    gt = np.ascontiguousarray(g.reshape(m, ow).T)
+    gt = np.array(g.reshape(m, ow).T, order="C")
+    _plus_zero(gt)
     taken = np.zeros(rt.shape, bool)
     hit = np.empty(rt.shape, bool)
     for i in range(kh):

@@ -2,6 +2,7 @@
 are rows of ops/nn_ops/; the rest are a few public ops each."""
 from __future__ import annotations
 
+import struct
 import warnings
 
 from ... import ops as _ops
@@ -36,7 +37,12 @@ def relu6(input, inplace=False):
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     _check(input, "leaky_relu")
-    return _inplace(input, _ops.where(input > 0, input, input * negative_slope), inplace)
+    # x * (1 or slope), not where(x > 0, x, x * slope): the where's unused branch added its
+    # +0.0 to a -0.0 g, PyTorch's leaky_relu_backward (x > 0 ? g : g * slope) keeps it
+    slope = negative_slope
+    if input.dtype.is_floating_point:  # the slope in the input's dtype, not float32's
+        slope = _ops.full((), negative_slope, dtype=input.dtype, device=input.device)
+    return _inplace(input, input * _ops.where(input > 0, 1.0, slope), inplace)
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
@@ -60,9 +66,57 @@ def _exp_branch(input, fn):
     return _ops.where(neg, fn(_ops.where(neg, input, 0.0)), input)
 
 
+class _Elu(Function):
+    """The elu family (elu, selu, celu) with PyTorch's elu_backward (is_result=False):
+    g * input_scale * alpha * scale * exp(x * input_scale) where x <= 0, g * scale elsewhere
+    (a NaN x too). Differentiating the where-composition instead added the unused
+    branch's +0.0 to a -0.0 g. The exponential sees x only where it is taken, so a
+    double backward at x = inf is not 0 * inf."""
+
+    @staticmethod
+    def forward(ctx, input, alpha, scale, input_scale, grad_input_scale):
+        ctx.save_for_backward(input)
+        ctx.coefs = alpha, scale, grad_input_scale
+        return _elu_values(input, alpha, scale, input_scale)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        alpha, scale, input_scale = ctx.coefs
+        neg = x <= 0
+        e = (_ops.where(neg, x, 0.0) * input_scale).exp()
+        return (_ops.where(neg, g * input_scale * (alpha * scale) * e, g * scale),
+                None, None, None, None)
+
+
+def _elu_values(input, alpha, scale, input_scale):
+    """PyTorch's elu forward: the identity piece at +-0 too (elu(+0, alpha=-2) is +0, not
+    expm1(0) * -2 = -0), the exponential one below 0 (and it sees x only there)."""
+    neg = input < 0
+    x = _ops.where(neg, input, 0.0)
+    x = x * input_scale if input_scale != 1 else x
+    return _ops.where(neg, x.expm1() * (alpha * scale), input * scale if scale != 1 else input)
+
+
+def _elu(input, alpha, scale, input_scale, inplace, grad_input_scale=None):
+    """In place (elu_ of a tensor that needs grad) keeps the composition: the Function
+    saves the input, which the in-place write overwrites. grad_input_scale: celu's
+    backward takes 1 / float32(alpha) (derivatives.yaml's 1.0/alpha.toFloat())."""
+    if input.requires_grad and is_grad_enabled():
+        if not inplace:
+            gscale = input_scale if grad_input_scale is None else grad_input_scale
+            return _Elu.apply(input, alpha, scale, input_scale, gscale)
+        x = input * input_scale if input_scale != 1 else input
+        out = _exp_branch(x, lambda v: v.expm1() * (alpha * scale))
+        if scale != 1:
+            out = _ops.where(input <= 0, out, input * scale)
+        return _inplace(input, out, inplace)
+    return _inplace(input, _elu_values(input, alpha, scale, input_scale), inplace)
+
+
 def elu(input, alpha=1.0, inplace=False):
     _check(input, "elu")
-    return _inplace(input, _exp_branch(input, lambda x: x.expm1() * alpha), inplace)
+    return _elu(input, alpha, 1.0, 1.0, inplace)
 
 
 def _softplus_values(input, beta, threshold):
@@ -126,7 +180,9 @@ def mish(input, inplace=False):
 
 @takes_out("logsigmoid")
 def logsigmoid(input):
-    return -softplus(-input)
+    # 0 - softplus(-x), not its negation: PyTorch's min(x, 0) - log1p(exp(-|x|)) is +0.0
+    # where softplus(-x) underflows to 0 (x > ~745), not -0.0
+    return 0.0 - softplus(-input)
 
 
 def gelu(input, approximate="none", *, out=None):
@@ -204,8 +260,7 @@ def leaky_relu_(input, negative_slope=0.01):
 
 def selu(input, inplace=False):
     _check(input, "selu")
-    out = _exp_branch(input, lambda x: x.expm1() * _SELU_ALPHA) * _SELU_SCALE
-    return _inplace(input, out, inplace)
+    return _elu(input, _SELU_ALPHA, _SELU_SCALE, 1.0, inplace)
 
 
 def selu_(input):
@@ -216,7 +271,8 @@ def celu(input, alpha=1.0, inplace=False):
     _check(input, "celu")
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: celu: alpha must not be 0")
-    return _inplace(input, _exp_branch(input, lambda x: (x / alpha).expm1() * alpha), inplace)
+    return _elu(input, alpha, 1.0, 1.0 / alpha, inplace,
+                1.0 / struct.unpack("f", struct.pack("f", alpha))[0])
 
 
 def celu_(input, alpha=1.0):
@@ -241,8 +297,30 @@ def glu(input, dim=-1):
     if n % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.dim()} is "
                            f"size {n}")
+    if input.requires_grad and is_grad_enabled():
+        return _Glu.apply(input, dim)
     a, b = input.narrow(dim, 0, n // 2), input.narrow(dim, n // 2, n // 2)
     return a * b.sigmoid()
+
+
+class _Glu(Function):
+    """glu with PyTorch's glu_backward: the halves' gradients g sigmoid(b) and
+    g a sigmoid(b) (1 - sigmoid(b)) joined by one cat (the two narrows' backwards summed
+    each half with the other's +0.0 padding: -0.0 g gave 0)."""
+
+    @staticmethod
+    def forward(ctx, input, dim):
+        ctx.save_for_backward(input)
+        ctx.dim = dim
+        n = input.shape[dim] // 2
+        return input.narrow(dim, 0, n) * input.narrow(dim, n, n).sigmoid()
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        n = x.shape[ctx.dim] // 2
+        a, s = x.narrow(ctx.dim, 0, n), x.narrow(ctx.dim, n, n).sigmoid()
+        return _ops.cat([s * g, (1 - s) * s * a * g], ctx.dim), None
 
 
 # PyTorch's hardsigmoid_backward multiplies by (scalar_t)(1.0f / 6.0f): float32's 1/6
@@ -308,9 +386,13 @@ def softshrink(input, lambd=0.5):
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
     # PyTorch's: x * 0 inside [-lambd, lambd] (a gradient of 0), x -+ lambd elsewhere (a
     # NaN stays NaN and passes g)
+    # x - (lambd or -lambd), not where(x > lambd, x - lambd, x + lambd): the inner where's
+    # unused branch added its +0.0 to a -0.0 g (PyTorch's softshrink_backward passes g)
     inside = (input >= -lambd) & (input <= lambd)
-    return _ops.where(inside, input.detach() * 0,
-                      _ops.where(input > lambd, input - lambd, input + lambd))
+    lam = lambd
+    if input.dtype.is_floating_point:  # the shift in the input's dtype, not float32's
+        lam = _ops.full((), lambd, dtype=input.dtype, device=input.device)
+    return _ops.where(inside, input.detach() * 0, input - _ops.where(input > lambd, lam, -lam))
 
 
 def tanhshrink(input):

@@ -62,9 +62,59 @@ def _check_pair(name, input, target, strict=False):
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     reduction = legacy_reduction(size_average, reduce, reduction)
     target = _check_pair("mse_loss", input, target)
-    d = input - target
-    loss = d * d
+    if _own_difference(input, target):
+        loss = _Mse.apply(input, target)
+    else:
+        d = input - target
+        loss = d * d
     return _reduce(loss if weight is None else loss * weight, reduction, "mse_loss")
+
+
+def _own_difference(input, target):
+    """Whether the loss takes PyTorch's rule for each side (same shapes, under grad)."""
+    return (is_grad_enabled() and (input.requires_grad or target.requires_grad)
+            and input.shape == target.shape)
+
+
+class _Mse(Function):
+    """(x - t)^2 with PyTorch's mse_loss_backward for each side: 2 (x - t) g for the
+    input, 2 (t - x) g for the target (its own difference; negating the input's gave
+    -0.0 where t == x and PyTorch gives 0)."""
+
+    @staticmethod
+    def forward(ctx, input, target):
+        ctx.save_for_backward(input, target)
+        d = input - target
+        return d * d
+
+    @staticmethod
+    def backward(ctx, g):
+        x, t = ctx.saved_tensors
+        nx, nt = ctx.needs_input_grad[:2]
+        return (2 * (x - t) * g if nx else None, 2 * (t - x) * g if nt else None)
+
+
+class _TwoPiece(Function):
+    """smooth_l1 / huber (_two_piece) with PyTorch's *_backward for each side, u = x - t
+    for the input and t - x for the target: -slope g for u <= -edge, slope g for
+    u >= edge, u g / beta (smooth_l1) or u g (huber) between, NaN for a NaN u."""
+
+    @staticmethod
+    def forward(ctx, input, target, edge, quad, slope):
+        ctx.save_for_backward(input, target)
+        ctx.piece = edge, slope
+        return _two_piece(input - target, edge, quad, slope)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, t = ctx.saved_tensors
+        edge, slope = ctx.piece
+
+        def side(u):
+            inner = u * g / edge if slope == 1.0 else u * g
+            return _ops.where(u <= -edge, -slope * g, _ops.where(u >= edge, slope * g, inner))
+        nx, nt = ctx.needs_input_grad[:2]
+        return (side(x - t) if nx else None, side(t - x) if nt else None, None, None, None)
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
@@ -79,17 +129,23 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     target = _check_pair("smooth_l1_loss", input, target)
-    x = input - target
     if beta == 0:
-        return _reduce(x.abs(), reduction, "smooth_l1_loss")
-    return _reduce(_two_piece(x, beta, 0.5 / beta, 1.0), reduction, "smooth_l1_loss")
+        return _reduce((input - target).abs(), reduction, "smooth_l1_loss")
+    if _own_difference(input, target):
+        return _reduce(_TwoPiece.apply(input, target, beta, 0.5 / beta, 1.0), reduction,
+                       "smooth_l1_loss")
+    return _reduce(_two_piece(input - target, beta, 0.5 / beta, 1.0), reduction,
+                   "smooth_l1_loss")
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     target = _check_pair("huber_loss", input, target)
-    loss = _two_piece(input - target, delta, 0.5, delta)
+    if _own_difference(input, target):
+        loss = _TwoPiece.apply(input, target, delta, 0.5, delta)
+    else:
+        loss = _two_piece(input - target, delta, 0.5, delta)
     return _reduce(loss if weight is None else loss * weight, reduction, "huber_loss")
 
 

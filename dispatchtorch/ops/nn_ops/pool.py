@@ -25,7 +25,10 @@ def _max_pool2d(x, kernel_size, stride, padding, dilation, ceil_mode):
     buf, count = _pool_buffer(x, kernel_size, stride, padding, dilation, ceil_mode,
                               _max_fill(x._dtype))
     out = None
-    for v in W.offset_views(buf, kernel_size, dilation, stride, count):
+    # the offsets last to first, each maximum_'s operand second (a maximum prim gives its
+    # second operand at a tie): a tie keeps the window's row-major first element, as
+    # PyTorch's kernel (max_pool of [0, -0.0] is 0, of [-0.0, 0] -0.0)
+    for v in reversed(list(W.offset_views(buf, kernel_size, dilation, stride, count))):
         out = v.clone() if out is None else out.maximum_(v)
     return out
 
@@ -115,8 +118,11 @@ def avg_divisor(x, kernel_size, stride, padding, ceil_mode, count_include_pad, d
 def _avg_pool2d(x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
     buf, count = _pool_buffer(x, kernel_size, stride, padding, (1, 1), ceil_mode, 0.0)
     out = None
+    # the first view + 0.0, not its clone: PyTorch's sum starts from 0, so a window of
+    # -0.0 averages to +0.0
+    fl = x._dtype.is_floating_point
     for v in W.offset_views(buf, kernel_size, (1, 1), stride, count):
-        out = v.clone() if out is None else out.add_(v)
+        out = (v + 0.0 if fl else v.clone()) if out is None else out.add_(v)
     return out.div_(avg_divisor(x, kernel_size, stride, padding, ceil_mode, count_include_pad,
                                 divisor_override))
 

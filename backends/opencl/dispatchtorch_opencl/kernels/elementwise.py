@@ -52,9 +52,8 @@ def unary_expr(op, dt):
     if op == "bitwise_not":
         return ("(uchar)(a ^ 1)", "") if dt == "bool" else (f"({c})(~a)", "")
     # a fused composite: one pass instead of its decomposition's three kernels
-    if op == "relu":           # NaN stays NaN, as PyTorch's relu
-        return (f"((a > ({c})0 || a != a) ? a : ({c})0)" if T.is_float(dt)
-                else f"(a > ({c})0 ? a : ({c})0)"), ""
+    if op == "relu":           # NaN stays NaN and -0.0 stays -0.0, as PyTorch's relu
+        return f"(a < ({c})0 ? ({c})0 : a)", ""
     raise KeyError(op)
 
 

@@ -52,7 +52,7 @@ NT_LONG_K = 2048      # from this k on, 512-bit devices keep "nt" products direc
 
 # the ReLU epilogue (dispatchtorch.compile's linear + relu): elementwise.py's relu
 # expression on the value about to be stored (NaN stays NaN)
-_RELU = " v = (v > ({c})0 || v != v) ? v : ({c})0;"
+_RELU = " v = (v < ({c})0) ? ({c})0 : v;"   # NaN and -0.0 stay, as relu
 
 
 def _params(dt, db, extra, bias):
