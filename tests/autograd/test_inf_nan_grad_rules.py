@@ -26,12 +26,17 @@ def _dev(dev):
     return dev
 
 
-def _check(got, want, dtype):
+def _check(got, want, dtype, atol=0.0, signs=True):
+    """NaN positions, values, and the sign of every zero PyTorch gives (atol: for sums
+    that cancel, whose rounding is each kernel's own; signs are then compared where both
+    are zero, and not at all without `signs`: a zero output times g - sum, a rounding)."""
     got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
     assert got.shape == want.shape
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
-    np.testing.assert_allclose(got, want, rtol=1e-12 if dtype == "float64" else 2e-6, atol=0)
-    zero = want == 0
+    np.testing.assert_allclose(got, want, rtol=1e-12 if dtype == "float64" else 2e-6, atol=atol)
+    if not signs:
+        return
+    zero = (want == 0) & (got == 0) if atol else want == 0
     np.testing.assert_array_equal(np.signbit(got)[zero], np.signbit(want)[zero])
 
 
@@ -70,3 +75,51 @@ def test_xlog1py_number_operands():
         got = dt.special.xlog1py(a if not isinstance(a, list) else dt.tensor(a, dtype=dt.float64),
                                  b if not isinstance(b, list) else dt.tensor(b, dtype=dt.float64))
         _check(got.numpy(), want.numpy(), "float64")
+
+
+SOFTMAX_ROWS = [[1.0, 3.0, 3.0, 2.0], [0.0, -0.0, 0.0, -0.0], [-inf, -inf, 1.0, 2.0],
+                [3.0, 3.0, 3.0, 3.0], [1.0, 1e-300, -0.0, 700.0], [-800.0, 0.0, 800.0, 1.0]]
+SOFTMAXES = {
+    "softmax": lambda L, x, d: x.softmax(d), "log_softmax": lambda L, x, d: x.log_softmax(d),
+    "softmin": lambda L, x, d: L.nn.functional.softmin(x, d),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("dev", DEVS)
+@pytest.mark.parametrize("name", list(SOFTMAXES))
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_softmax_family_zero_signs(name, dev, dtype, create_graph):
+    # dim 1 is PyTorch's last-dim kernel (rows summed from their first element), dim 0
+    # its other kernel (sums from +0.0); create_graph runs the rule's decomposition
+    # where the CPU backend has a kernel for the backward without a graph
+    dev = _dev(dev)
+    fn = SOFTMAXES[name]
+    mixed = [-0.0, 0.0, -0.0, -0.0]
+    for d in (1, 0, -1):
+        for g in GRADS + [None]:
+            res = []
+            for lib, kw in ((T, {}), (dt, {"device": dev})):
+                x = lib.tensor(SOFTMAX_ROWS, dtype=getattr(lib, dtype), requires_grad=True, **kw)
+                y = fn(lib, x, d)
+                w = lib.tensor([mixed] * len(SOFTMAX_ROWS), dtype=y.dtype, **kw) if g is None \
+                    else lib.full_like(y, g)
+                (gx,) = lib.autograd.grad([y], [x], [w], create_graph=create_graph)
+                res.append(gx.detach().cpu().numpy())
+            # the signs where g is a zero (the rule's sum); with g != 0 an output that
+            # underflows to 0 takes the sign of g - sum(g y), a rounding of each kernel
+            _check(res[1], res[0], dtype, atol=1e-15 if dtype == "float64" else 1e-6,
+                   signs=g is None or g == 0)
+
+
+def test_softmax_family_zero_signs_one_dim_and_long_rows():
+    # a 1-d input is the last-dim kernel; rows longer than a vector register too
+    for n in (1, 4, 37):
+        for f in ("softmax", "log_softmax"):
+            for g in (-0.0, 0.0):
+                res = []
+                for lib in (T, dt):
+                    x = lib.linspace(-1, 1, n, dtype=lib.float64).requires_grad_()
+                    y = getattr(x, f)(0)
+                    res.append(lib.autograd.grad([y], [x], [lib.full_like(y, g)])[0].numpy())
+                _check(res[1], res[0], "float64")
