@@ -123,3 +123,20 @@ def test_softmax_family_zero_signs_one_dim_and_long_rows():
                     y = getattr(x, f)(0)
                     res.append(lib.autograd.grad([y], [x], [lib.full_like(y, g)])[0].numpy())
                 _check(res[1], res[0], "float64")
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("dev", DEVS)
+@pytest.mark.parametrize("affine", ["none", "weight", "both"])
+def test_layer_norm_forward_zero_signs(dev, dtype, affine):
+    # PyTorch's kernel adds beta = 0 without a bias: a zero output is +0.0
+    dev = _dev(dev)
+    rows = SOFTMAX_ROWS + [[-0.0, -0.0, -0.0, -0.0], [-0.0, 1.0, -1.0, 0.0]]
+    res = []
+    for lib, kw in ((T, {}), (dt, {"device": dev})):
+        x = lib.tensor(rows, dtype=getattr(lib, dtype), **kw)
+        w = lib.tensor([1.0, -2.0, 0.5, 1.0], dtype=x.dtype, **kw)
+        b = lib.tensor([0.0, -0.0, 0.0, -0.0], dtype=x.dtype, **kw)
+        args = {"none": (None, None), "weight": (w, None), "both": (w, b)}[affine]
+        res.append(lib.nn.functional.layer_norm(x, (4,), *args).cpu().numpy())
+    _check(res[1], res[0], dtype, atol=1e-15 if dtype == "float64" else 1e-6)

@@ -23,7 +23,9 @@ def _layer_norm(x, weight, bias, normalized_shape, eps):
     y = xc.mul_(rstd)
     if weight is not None:
         y = y.mul_(weight)
-    return y if bias is None else y.add_(bias)
+    # without a bias PyTorch's kernel adds beta = 0: a zero output is +0.0 (x = -0.0 at
+    # a zero mean gave -0.0)
+    return y.add_(0.0 if bias is None else bias)
 
 
 def _layer_norm_grad(g, x, weight, normalized_shape, eps, needs):
