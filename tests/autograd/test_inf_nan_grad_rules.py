@@ -140,3 +140,27 @@ def test_layer_norm_forward_zero_signs(dev, dtype, affine):
         args = {"none": (None, None), "weight": (w, None), "both": (w, b)}[affine]
         res.append(lib.nn.functional.layer_norm(x, (4,), *args).cpu().numpy())
     _check(res[1], res[0], dtype, atol=1e-15 if dtype == "float64" else 1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("dev", DEVS)
+def test_logcumsumexp_gradient_splits_g_by_sign(dev, dtype):
+    # PyTorch's logcumsumexp_backward: a NaN or zero g contributes exp(lowest) = 0 on both
+    # sides (the doubling scan's own derivative passed the NaN on and kept -0.0)
+    rows = [[1.0, 3.0, 3.0, 2.0], [-inf, -inf, 1.0, 2.0], [0.0, -0.0, 0.0, -0.0],
+            [-800.0, 0.0, 800.0, 1.0], [2.0, -1.0, 0.5, -3.0]]
+    for d in (1, 0):
+        _compare(lambda L, x: L.logcumsumexp(x, d), [rows], dev, dtype)
+
+
+def test_logcumsumexp_mixed_gradient_and_double_backward():
+    # g of both signs in one row, and the rule's own derivative (create_graph)
+    res = []
+    for lib in (T, dt):
+        x = lib.tensor([[0.3, -1.2, 2.0, 0.7, -0.4]], dtype=lib.float64, requires_grad=True)
+        g = lib.tensor([[1.0, -2.0, 0.5, -0.0, 3.0]], dtype=lib.float64, requires_grad=True)
+        (gx,) = lib.autograd.grad([x.logcumsumexp(1)], [x], [g], create_graph=True)
+        gg = lib.autograd.grad([(gx * gx).sum()], [x, g])
+        res.append([gx.detach().numpy()] + [t.numpy() for t in gg])
+    for got, want in zip(res[1], res[0]):
+        _check(got, want, "float64", atol=1e-14)
