@@ -2,7 +2,9 @@
 sign of a zero, found by tools/special_values.py (docs/special-values.md): xlog1py at
 a = 0 (derivatives.yaml's `xlog1py(g, b)` masked where b <= -1, so inf * 0 is NaN),
 softmax / log_softmax / softmin with a -0.0 g (PyTorch's last-dim kernel sums the row
-from its first element: a row of -0.0 sums to -0.0, and g - (-0.0) is +0.0). PyTorch
+from its first element: a row of -0.0 sums to -0.0, and g - (-0.0) is +0.0),
+layer_norm without a bias (+0.0: PyTorch adds beta = 0), logcumsumexp (PyTorch's rule
+splits g by sign: a NaN g gives 0), group_norm (PyTorch's backward formula). PyTorch
 is the answer: these compare with it live, bit for bit on zeros (np.signbit) and NaN
 positions, on cpu and opencl."""
 import math
@@ -164,3 +166,43 @@ def test_logcumsumexp_mixed_gradient_and_double_backward():
         res.append([gx.detach().numpy()] + [t.numpy() for t in gg])
     for got, want in zip(res[1], res[0]):
         _check(got, want, "float64", atol=1e-14)
+
+
+@pytest.mark.parametrize("dev", DEVS)
+@pytest.mark.parametrize("affine", [False, True])
+def test_group_norm_gradient_zero_signs(dev, affine):
+    # PyTorch's native_group_norm_backward formula (c1 g + c2 x + c3): at rows of +-0
+    # with a -0.0 g the decomposition's derivative gave +0.0 where PyTorch gives -0.0
+    dev = _dev(dev)
+    rows = [[0.0, -0.0, 0.0, -0.0], [-0.0, -0.0, -0.0, -0.0], [1.0, 3.0, 3.0, 2.0],
+            [-inf, -inf, 1.0, 2.0], [1.0, nan, nan, 2.0], [3.0, 3.0, 3.0, 3.0]]
+    for g in GRADS:
+        res = []
+        for lib, kw in ((T, {}), (dt, {"device": dev})):
+            x = lib.tensor(rows, dtype=lib.float64, requires_grad=True, **kw)
+            w = lib.tensor([1.5, -2.0], dtype=lib.float64, requires_grad=True, **kw)
+            b = lib.tensor([0.0, 1.0], dtype=lib.float64, requires_grad=True, **kw)
+            ins = [x, w, b] if affine else [x]
+            y = lib.nn.functional.group_norm(x.reshape(-1, 2, 2), 1, *ins[1:])
+            res.append([t.cpu().numpy() for t in lib.autograd.grad([y], ins, [lib.full_like(y, g)])])
+        for got, want in zip(res[1], res[0]):
+            _check(got, want, "float64", atol=1e-12)
+
+
+def test_group_norm_rule_values_and_double_backward():
+    rng = np.random.default_rng(0)
+    for shape, groups in (((2, 6, 5), 3), ((3, 4, 2, 3), 2), ((0, 4, 3), 2), ((2, 4), 2)):
+        xv, gv = rng.standard_normal(shape), rng.standard_normal(shape)
+        wv, bv = rng.standard_normal(shape[1]), rng.standard_normal(shape[1])
+        res = []
+        for lib in (T, dt):
+            ins = [lib.tensor(v, requires_grad=True) for v in (xv, wv, bv)]
+            y = lib.nn.functional.group_norm(ins[0], groups, ins[1], ins[2])
+            gs = lib.autograd.grad([y], ins, [lib.tensor(gv)], create_graph=True)
+            out = [t.detach().numpy() for t in gs]
+            if xv.size:
+                gg = lib.autograd.grad([(gs[0] * gs[0]).sum()], ins, allow_unused=True)
+                out += [np.zeros(1) if t is None else t.numpy() for t in gg]
+            res.append(out)
+        for got, want in zip(res[1], res[0]):
+            _check(got, want, "float64", atol=1e-12)
