@@ -206,3 +206,16 @@ def test_group_norm_rule_values_and_double_backward():
             res.append(out)
         for got, want in zip(res[1], res[0]):
             _check(got, want, "float64", atol=1e-12)
+
+
+@pytest.mark.parametrize("dev", DEVS)
+def test_prod_of_all_elements_with_two_zeros_or_more(dev):
+    # PyTorch's prod_backward of all elements: zeros_like with two zeros or more (+0.0
+    # for any g); one zero: the product of the others. Rows with infinities and no zero
+    # are left out (PyTorch's g * result / x is inf / inf = NaN there; ours the product)
+    dev = _dev(dev)
+    rows = [[0.0, -0.0, 0.0, -0.0], [-0.0, -0.0, -0.0, -0.0], [1.0, 0.0, -0.0, 2.0],
+            [1.0, 3.0, 3.0, 2.0], [1.0, nan, nan, 2.0], [0.0, 1.0, 2.0, 3.0],
+            [0.0, inf, 1.0, 2.0], [0.0, 0.0, inf, 1.0], [[0.0, -0.0], [2.0, 0.0]]]
+    for r in rows:
+        _compare(lambda L, x: x.prod(), [r], dev)
