@@ -304,6 +304,29 @@ xlogy = _c("xlogy", Forms(special=("xlogy",)), _xlogy, args=B, grad=_xlogy_grad,
            domain=((-4, 4), (0.5, 2.5)))     # y > 0: log(y) and x / y are finite
 
 
+def _xlog1py(a, b):
+    zero = (a == 0) & ~_isnan(b) if isinstance(b, Tensor) else a == 0
+    log1p_b = P.log1p(b) if isinstance(b, Tensor) else \
+        math.log1p(b) if b > -1 else -math.inf if b == -1 else math.nan
+    return P.where(zero, 0.0, a * log1p_b)
+
+
+def _xlog1py_grad(g, a, b, needs):
+    """derivatives.yaml's rule (as xlogy's, with b <= -1): `xlog1py(g, b)` masked to 0
+    where a = 0 and b <= -1, and `g * a / (b + 1)`: an inf / NaN g at (0, 0) gives
+    NaN there (inf * 0), as PyTorch's."""
+    ga = gb = None
+    if needs[0]:
+        ga = P.where((a == 0) & (b <= -1), 0.0, _xlog1py(g, b))
+    if needs[1]:
+        gb = g * a / (b + 1)
+    return ga, gb
+
+
+special_xlog1py = _c("special_xlog1py", Forms(inplace=False), _xlog1py, args=B,
+                     grad=_xlog1py_grad, **F, domain=((-4, 4), (-0.5, 2.5)))
+
+
 def _nan_to_num(x, nan, posinf, neginf):
     if not x.dtype.is_floating_point:
         return x.clone()

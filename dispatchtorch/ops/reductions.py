@@ -30,7 +30,14 @@ def _prod_grad(g, x, result, dims, keepdim):
         others = prod_of_others(x, dims[0])
     else:
         others = prod_of_others(x.reshape(-1), 0).reshape(x.shape)
-    return expand_back(g, x.shape, dims, keepdim) * others
+    grad = expand_back(g, x.shape, dims, keepdim) * others
+    if len(dims) == x.dim():
+        # PyTorch's prod_backward of all elements: with two zeros or more, zeros_like
+        # (+0.0 whatever g is: an inf / NaN g gave NaN, g * -0.0 other signs here). Its
+        # one-dim form (prod(x, d)) keeps the products; the rule cannot tell prod(x)
+        # from prod(x, 0) of a 1-d x, and takes the former's
+        grad = grad.where((x == 0).sum() < 2, 0.0)
+    return grad
 
 
 def prod_of_others(x, d):

@@ -179,7 +179,25 @@ def _logcumsumexp(x, dim):
     return y
 
 
+def _logcumsumexp_grad(g, x, result, dim):
+    """PyTorch's logcumsumexp_backward (real inputs): g split by sign, each part's
+    reversed log-add-exp scan of log|g| - result, exp(. + x), positive minus negative.
+    The other part is the dtype's lowest number, not -inf, so a NaN or zero g gives
+    exp(lowest) = 0 on both sides: 0 (+0.0), where the doubling scan's own derivative
+    passed NaN along and kept -0.0."""
+    if x.numel() == 0 or x.dim() == 0:
+        return g.clone()
+    lowest = D.finfo(g.dtype).min
+    log_abs = pointwise.log(g.abs())
+    # both sides in one scan of the two stacked (half the ops of two scans)
+    t = memory.stack([pointwise.where(g > 0, log_abs, lowest),
+                      pointwise.where(g < 0, log_abs, lowest)]) - result
+    e = pointwise.exp(_logcumsumexp(t.flip(dim + 1), dim + 1).flip(dim + 1) + x)
+    return e[0] - e[1]
+
+
 LOGCUMSUMEXP = composite("logcumsumexp", _logcumsumexp, kind="scan", dtypes="floating",
+                         grad=_logcumsumexp_grad,
                          forms=Forms(written=True, special=("logcumsumexp",)),
                          signature="logcumsumexp(x, dim)",
                          doc="log(cumsum(exp(x))) as a log-add-exp scan (log2(n) doubling "
@@ -193,6 +211,10 @@ def logcumsumexp(input, dim, *, out=None):
     d, _ = _scan_input(input, dim, "logcumsumexp")
     if not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise NotImplementedError(f"\"logcumsumexp\" not implemented for '{input.dtype.pt_name}'")
+    if input.dtype.is_complex:
+        # PyTorch's rule above is the real one: a complex scan is differentiated through
+        # its decomposition's steps (recorded one by one)
+        return _logcumsumexp(input, d)
     return run(LOGCUMSUMEXP, (input,), {"dim": d})
 
 

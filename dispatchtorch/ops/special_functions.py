@@ -142,15 +142,6 @@ def special_entr(input, *, out=None):
     return write_out(out, run(ENTR, (x,), {}))
 
 
-def special_xlog1py(input, other, *, out=None):
-    a, b = input, other
-    if isinstance(a, Tensor) and not a.dtype.is_floating_point and not (
-            isinstance(b, Tensor) and b.dtype.is_floating_point):
-        a = a.to(D.get_default_dtype())
-    zero = (a == 0) & ~(b != b) if isinstance(b, Tensor) else a == 0
-    return write_out(out, pointwise.where(zero, 0.0, a * pointwise.log1p(b)))
-
-
 def special_ndtr(input, *, out=None):
     x = input if input.dtype.is_floating_point else input.to(D.get_default_dtype())
     return write_out(out, 0.5 * pointwise.erfc(x * -math.sqrt(0.5)))
@@ -166,7 +157,6 @@ PUBLIC = {**FUNCTIONS, "polygamma": polygamma, "mvlgamma": mvlgamma}
 # torch.special's functions that have no row of their own (composites of public ops, each
 # recorded step by step); the rows' torch.special names come from their forms
 SPECIAL_WITHOUT_ROWS = {"multigammaln": mvlgamma, "ndtr": special_ndtr,
-                        "xlog1py": special_xlog1py,
                         "spherical_bessel_j0": special_spherical_bessel_j0}
 METHODS = {**PUBLIC, **INPLACE, "polygamma": lambda self, n: polygamma(n, self),
            "mvlgamma": mvlgamma}

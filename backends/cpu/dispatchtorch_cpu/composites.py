@@ -116,6 +116,8 @@ def _layer_norm(out, x, weight, bias, dims, eps):
         y *= _up(weight)
     if bias is not None:
         y += _up(bias)
+    else:
+        y += 0.0        # PyTorch's kernel adds beta = 0 without a bias: +0.0, not -0.0
     if wide:
         out[...] = y
 

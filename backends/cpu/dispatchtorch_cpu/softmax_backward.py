@@ -32,6 +32,13 @@ def softmax_backward(out, g, y, *, dim):
     g2 = np.ascontiguousarray(g).reshape(-1, n)
     y2 = np.ascontiguousarray(y).reshape(-1, n)
     s = np.einsum("ij,ij->i", g2, y2)
+    if dim == y.ndim - 1 and not s.all():
+        # PyTorch's last-dim kernel sums each row from its first element: -0.0 for a
+        # row of -0.0 products (einsum starts from +0.0). Only rows that sum to zero
+        # are looked at again (one test over the row sums, not the data).
+        z = np.flatnonzero(s == 0)
+        neg = np.signbit(np.multiply(g2[z], y2[z])).all(axis=1)
+        s[z[neg]] = -0.0
     o = np.moveaxis(out, dim, -1) if dim != out.ndim - 1 else out
     direct = not wide and o.flags.c_contiguous
     res = o.reshape(-1, n) if direct else np.empty(g2.shape, g2.dtype)

@@ -151,6 +151,8 @@ def _special_binary(op, grad_a=True):
 CASES += [
     Case("special_zeta", lambda a, b: torch.special.zeta(a, b), _special_binary("special_zeta"),
          dtypes=FL, tol=SPECIAL),
+    Case("special_xlog1py", lambda a, b: torch.special.xlog1py(a, b),
+         _special_binary("special_xlog1py"), dtypes=FL),
     Case("igamma", torch.igamma, _special_binary("igamma", grad_a=False), dtypes=FL,
          tol=SPECIAL),
     Case("igammac", torch.igammac, _special_binary("igammac", grad_a=False), dtypes=FL,

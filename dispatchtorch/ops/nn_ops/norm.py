@@ -23,7 +23,9 @@ def _layer_norm(x, weight, bias, normalized_shape, eps):
     y = xc.mul_(rstd)
     if weight is not None:
         y = y.mul_(weight)
-    return y if bias is None else y.add_(bias)
+    # without a bias PyTorch's kernel adds beta = 0: a zero output is +0.0 (x = -0.0 at
+    # a zero mean gave -0.0)
+    return y.add_(0.0 if bias is None else bias)
 
 
 def _layer_norm_grad(g, x, weight, normalized_shape, eps, needs):
@@ -108,7 +110,45 @@ def _group_norm(x, weight, bias, num_groups, eps):
     return y if bias is None else y + bias.reshape(shape)
 
 
-GROUP_NORM = Composite("group_norm", ("x", "weight", "bias"), _group_norm, None,
+def _group_norm_grad(g, x, weight, num_groups, eps, needs):
+    """PyTorch's native_group_norm_backward (its CPU kernel's formula): per channel
+    ds = sum(g x), db = sum(g); per group c2 = (db mean - ds) rstd^3 / m and
+    c3 = -c2 mean - db rstd / m (ds, db weighted by gamma), dx = rstd gamma g + c2 x + c3;
+    d gamma = sum_n (ds - db mean) rstd, d beta = sum_n db. The decomposition's own
+    derivative gave other zero signs (x = +-0 rows with a -0.0 g)."""
+    n, c = x._shape[:2]
+    if not x.numel():
+        zc = g.new_zeros((c,))
+        return (g * 0 if needs[0] else None, zc if needs[1] else None,
+                zc if needs[2] else None)
+    G = num_groups
+    d = c // G
+    hw = x.numel() // (n * c)
+    x4, g4 = x.reshape(n, G, d, hw), g.reshape(n, G, d, hw)
+    xg = x.reshape(n, G, 1, d * hw)
+    mu = xg.mean(3, keepdim=True)                               # (n, G, 1, 1)
+    xc = xg - mu
+    rstd = (xc * xc).mean(3, keepdim=True).add(eps).rsqrt()
+    ds = (g4 * x4).sum(3, keepdim=True)                         # (n, G, d, 1)
+    db = g4.sum(3, keepdim=True)
+    w = None if weight is None else weight.reshape(1, G, d, 1)
+    gx = gw = gb = None
+    if needs[0]:
+        dsg = (ds if w is None else ds * w).sum(2, keepdim=True)    # (n, G, 1, 1)
+        dbg = (db if w is None else db * w).sum(2, keepdim=True)
+        m = 1.0 / (d * hw)
+        c2 = (dbg * mu - dsg) * rstd * rstd * rstd * m
+        c3 = -c2 * mu - dbg * rstd * m
+        c1 = rstd if w is None else rstd * w
+        gx = (c1 * g4 + c2 * x4 + c3).reshape(x._shape)
+    if needs[1] and weight is not None:
+        gw = ((ds - db * mu) * rstd).sum(0).reshape(weight._shape)
+    if needs[2]:
+        gb = db.sum(0).reshape((c,))
+    return gx, gw, gb
+
+
+GROUP_NORM = Composite("group_norm", ("x", "weight", "bias"), _group_norm, _group_norm_grad,
                        lambda x, *a, **k: _same(x),
                        "group_norm(x, weight, bias, *, num_groups, eps)",
                        "normalise (N, C, *) over groups of C/num_groups channels")

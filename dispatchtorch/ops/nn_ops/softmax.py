@@ -24,11 +24,22 @@ def _softmax_grad(g, result, dim):
     return _softmax_backward(g, result, dim)
 
 
+def _row_sum(p, dim):
+    """p's sum along dim as PyTorch's softmax backward kernels add it: the last-dim
+    kernel reduces each row from its first element (a row of -0.0 sums to -0.0, so
+    g - sum is +0.0 there), the other dims' kernel from +0.0, as `sum` does. The sum's
+    sign only changes where every term has its sign bit set (then it is <= -0.0)."""
+    s = p.sum(dim, keepdim=True)
+    if p.dim() and dim != p.dim() - 1:
+        return s
+    return s.where(~p.signbit().all(dim, keepdim=True), -s.abs())
+
+
 def _softmax_backward(g, result, dim):
     """(g - sum(g y)) y along dim: the softmax_backward row's decomposition and the
     rule's formula under create_graph=True. Fresh buffers only when a graph records
     them (a double backward needs every intermediate unmodified)."""
-    d = g - (g * result).sum(dim, keepdim=True)
+    d = g - _row_sum(g * result, dim)
     return d * result if STATE.enabled else d.mul_(result)
 
 
@@ -41,9 +52,9 @@ def _log_softmax(x, dim):
 
 def _log_softmax_grad(g, result, dim):
     if STATE.enabled:
-        return g - result.exp() * g.sum(dim, keepdim=True)
+        return g - result.exp() * _row_sum(g, dim)
     # g - exp(y) sum(g), built in the one buffer exp(y) allocates
-    return result.exp().mul_(g.sum(dim, keepdim=True)).neg_().add_(g)
+    return result.exp().mul_(_row_sum(g, dim)).neg_().add_(g)
 
 
 def _softmax_check(name, x, dim):
