@@ -40,7 +40,25 @@ def _calling_op():
     return name
 
 
-class SparseCOOTensor(Tensor):
+class SparseProducts:
+    """mm, matmul and @ of a sparse layout, all through its class's
+    matmul_sparse(a, b, op) (the entry ops.linalg calls for torch.mm / torch.matmul)."""
+
+    __slots__ = ()
+
+    def mm(self, mat2):
+        return self.matmul_sparse(self, mat2, "mm")
+
+    def matmul(self, other):
+        return self.matmul_sparse(self, other, "matmul")
+
+    __matmul__ = matmul
+
+    def __rmatmul__(self, other):
+        return self.matmul_sparse(other, self, "matmul")
+
+
+class SparseCOOTensor(SparseProducts, Tensor):
     """A sparse COO tensor (layout sparse_coo), as torch.sparse_coo_tensor makes."""
 
     is_sparse = True
@@ -288,20 +306,6 @@ class SparseCOOTensor(Tensor):
         """torch.mm / matmul with a sparse operand (ops.linalg routes here on is_sparse)."""
         from ._matmul import mm_entry
         return mm_entry(a, b, op)
-
-    def mm(self, mat2):
-        from ._matmul import mm_entry
-        return mm_entry(self, mat2, "mm")
-
-    def matmul(self, other):
-        from ._matmul import mm_entry
-        return mm_entry(self, other, "matmul")
-
-    __matmul__ = matmul
-
-    def __rmatmul__(self, other):
-        from ._matmul import mm_entry
-        return mm_entry(other, self, "matmul")
 
     def __repr__(self, *, tensor_contents=None):
         return _coo_repr(self)

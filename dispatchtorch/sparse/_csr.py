@@ -12,7 +12,7 @@ from .._layout import sparse_csr
 from .._shape import Size
 from .._tensor import Tensor
 from ..autograd.grad_mode import is_grad_enabled
-from ._coo import SparseCOOTensor, _DENSE_STATE, _calling_op, _inner
+from ._coo import SparseCOOTensor, SparseProducts, _DENSE_STATE, _calling_op, _inner
 
 
 def _host(x, arg):
@@ -84,7 +84,7 @@ def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=Non
                            ops.tensor(col, dtype=int64, device=dev), vals, size)
 
 
-class SparseCSRTensor(Tensor):
+class SparseCSRTensor(SparseProducts, Tensor):
     """A 2-D sparse CSR matrix (layout sparse_csr), as torch.sparse_csr_tensor makes."""
 
     is_sparse = False              # as PyTorch: is_sparse is COO's alone
@@ -211,17 +211,6 @@ class SparseCSRTensor(Tensor):
     def matmul_sparse(a, b, op):
         """torch.mm / matmul with a CSR operand (ops.linalg routes here on its layout)."""
         return csr_mm(a, b, op)
-
-    def mm(self, mat2):
-        return csr_mm(self, mat2, "mm")
-
-    def matmul(self, other):
-        return csr_mm(self, other, "matmul")
-
-    __matmul__ = matmul
-
-    def __rmatmul__(self, other):
-        return csr_mm(other, self, "matmul")
 
     def __reduce_ex__(self, protocol):
         return (rebuild_csr, (self._crow_t, self._col_t, self._values_t, self._size))
