@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .._tensor import Tensor
-from .graph import BUFFER, GRAD_OUTPUT, INPUT, PARAMETER
+from .graph import BUFFER, CONSTANT, GRAD_OUTPUT, INPUT, PARAMETER, Placeholder
 from .tracer import Tracer
 
 
@@ -58,7 +58,7 @@ def module_tensors(fn):
     return named
 
 
-def trace(fn, args=(), kwargs=None, *, named=None, backward=False):
+def trace(fn, args=(), kwargs=None, *, named=None, backward=False, lift=None):
     """Run fn(*args, **kwargs) eagerly, recording; returns (graph, outputs).
 
     named: {name: tensor or (tensor, kind)} registered as parameters before the call
@@ -67,6 +67,9 @@ def trace(fn, args=(), kwargs=None, *, named=None, backward=False):
     placeholder incoming gradients "grad[i]" (ones when captured) and
     graph.grad_inputs naming each input/parameter that requires grad and its
     gradient's value. The eager graph is retained: the outputs can be differentiated.
+    lift: None, or the first index of the names "closed[i]" given to the tensors
+    lifted from constants to parameters (_lift_closed_over); a lifted tensor makes the
+    backward recorded whatever `backward` says.
     """
     kwargs = kwargs or {}
     named = module_tensors(fn) if named is None else {
@@ -82,7 +85,9 @@ def trace(fn, args=(), kwargs=None, *, named=None, backward=False):
         g = tr.graph
         g.outputs = [tr._arg(t, str(t._place.device)) for t in leaves]
         g.output_spec = spec
-        if backward:
+        if lift is not None:
+            _lift_closed_over(tr, leaves, lift)
+        if backward or g.lifted:
             _trace_backward(tr, leaves)
     return tr.graph, out
 
@@ -97,6 +102,48 @@ def _input_name(flat):
     if flat.startswith("in[0]"):
         return "args" + flat[5:]
     return "kwargs" + flat[5:]
+
+
+def _lift_closed_over(tr, leaves, start):
+    """Make parameters of the constants that are leaf tensors requiring grad (a model's
+    weights read through a closure or a global): as constants, a replay would return
+    outputs whose gradient never reaches them. A tensor that requires grad reached only
+    through the history of a tensor made before the call (a non-leaf read from a
+    closure) breaks the graph: its gradient path is not in the graph's values."""
+    from ..autograd.graph import Node
+    g = tr.graph
+    consts = {p.value: i for i, p in enumerate(g.placeholders) if p.kind == CONSTANT}
+    registered = {id(t) for t in tr.tensors.values()}
+    # the histories of the arguments: their gradients leave the graph there (as inputs)
+    seen = {id(t._grad_fn) for t in tr.tensors.values() if t._grad_fn is not None}
+    stack, found, hidden = [], [], []
+    for t in leaves:
+        if t._grad_fn is not None:
+            stack.append(t._grad_fn)
+        elif t._rg and id(t) not in registered:
+            stack.append(t)                         # a closed-over leaf returned as it is
+    while stack:
+        x = stack.pop()
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        if isinstance(x, Node):
+            stack.extend(e[0] for e in x.next if e is not None)
+        elif id(x) not in registered:
+            vid = tr.ids.get(id(x._h))
+            if vid in consts:
+                found.append((vid, x))
+            elif vid is None:               # never read by the call's kernels
+                hidden.append(x)
+    for k, (vid, t) in enumerate(found, start):
+        name = f"closed[{k}]"
+        g.placeholders[consts[vid]] = Placeholder(vid, PARAMETER, name)
+        tr.tensors[name] = t
+        g.lifted[name] = t
+    if hidden:
+        tr.graph_break(f"the output's gradient reaches {len(hidden)} tensor(s) that require grad "
+                       "only through a tensor computed before the call (a non-leaf read from a "
+                       "closure or a global): pass that tensor as an argument")
 
 
 def _trace_backward(tr, leaves):

@@ -132,6 +132,9 @@ class Graph:
     # graph holds this call's values; a compiled replay must not (export bakes them)
     shared_arrays: list = field(default_factory=list, compare=False)
     grad_mode: bool = True
+    # {placeholder name: tensor}: tensors that require grad which the call read without
+    # taking them as arguments or parameters, made parameters "closed[i]" (trace(lift=))
+    lifted: dict = field(default_factory=dict, compare=False)
 
     # -- lookups ------------------------------------------------------------------------
     def placeholder(self, name):

@@ -62,14 +62,16 @@ class CompiledFunction:
         self.patched_children = []
         self._accessors = None
         self._modules = ()
+        self.lifted = {}               # {"closed[i]": tensor}: see _capture/capture.py
         _REGISTRY.add(self)
 
     def _named(self):
         """{name: (tensor, kind)} of the module's parameters and buffers, read through
         accessors found once (a reassigned parameter is seen; call reset() after adding
-        modules or parameters)."""
+        modules or parameters), then the tensors requiring grad that a capture found the
+        function reading from elsewhere (lifted: their gradients flow as a parameter's)."""
         if self.module is None:
-            return {}
+            return {n: (t, PARAMETER) for n, t in self.lifted.items()} if self.lifted else {}
         acc = self._accessors
         if acc is None:
             acc, seen = [], set()
@@ -88,10 +90,12 @@ class CompiledFunction:
             t = store.get(attr)
             if t is not None:
                 named[name] = (t, kind)
+        for n, t in self.lifted.items():
+            named[n] = (t, PARAMETER)
         return named
 
     def _signature(self, args, kwargs, named):
-        if not kwargs and self.module is None:
+        if not kwargs and not named:
             key = [STATE.enabled]
             for a in args:
                 key.append((a._shape, a._dtype, a._place, a._rg, a._stride, a._offset)
@@ -124,7 +128,10 @@ class CompiledFunction:
                               f"for {config.cache_size_limit} signatures (cache_size_limit); running new "
                               f"ones eagerly", RuntimeWarning, stacklevel=2)
                 return self.fn(*args, **kwargs)
+            lifted = len(self.lifted)
             entry, out = self._capture(args, kwargs, named)
+            if len(self.lifted) != lifted:        # the guards include the lifted tensors
+                key = self._signature(args, kwargs, self._named())
             self.cache[key] = entry
             return out
         if type(entry) is EagerEntry:
@@ -200,8 +207,12 @@ class CompiledFunction:
             key = masked_key(args, kwargs, leaves, dims, self._rest(named))
             env = ShapeEnv()
             with symbolic_inputs(env, leaves, dims):
-                graph, out = trace(self.fn, args, kwargs, named=named, backward=need_grad)
+                graph, out = trace(self.fn, args, kwargs, named=named, backward=need_grad,
+                                   lift=len(self.lifted))
             concretize(out)
+            if graph.lifted:
+                need_grad = self._lift(graph)
+                key = masked_key(args, kwargs, leaves, dims, self._rest(self._named()))
             if not graph.breaks and not graph.shared_arrays:
                 de = DynamicEntry(graph, env, dims, key,
                                   lambda g: Entry(g, self.options, need_grad))
@@ -212,7 +223,10 @@ class CompiledFunction:
                     print(de.describe() + "\n" + entry.explain())
                 return entry, out
         else:
-            graph, out = trace(self.fn, args, kwargs, named=named, backward=need_grad)
+            graph, out = trace(self.fn, args, kwargs, named=named, backward=need_grad,
+                               lift=len(self.lifted))
+            if graph.lifted:
+                need_grad = self._lift(graph)
         if graph.shared_arrays:         # breaks for a replay (export keeps them as constants)
             graph.breaks = sorted(graph.breaks + graph.shared_arrays, key=lambda b: b.at_node)
         if graph.breaks:
@@ -226,6 +240,12 @@ class CompiledFunction:
         if os.environ.get("DISPATCHTORCH_COMPILE_DEBUG"):
             print(entry.explain())
         return entry, out
+
+    def _lift(self, graph):
+        """Keep the tensors graph lifted (bound, and guarded, on every later call);
+        returns need_grad: a lifted tensor requires grad."""
+        self.lifted.update(graph.lifted)
+        return True
 
     def _compile_children(self):
         """A module whose forward breaks the graph runs eagerly; its children are
@@ -247,6 +267,7 @@ class CompiledFunction:
         self.auto_dims, self.first_shapes, self.n_captures = {}, None, 0
         self.first_inputs, self.recompiles, self.sized = None, [], []
         self._accessors = None
+        self.lifted = {}
         for child in self.patched_children:
             vars(child).pop("forward", None)
         self.patched_children = []
