@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from .._tensor import Tensor
 from .graph import BUFFER, CONSTANT, GRAD_OUTPUT, INPUT, PARAMETER, Placeholder
-from .tracer import Tracer
+from .tracer import OPTIMIZER_STEP, Tracer
 
 
 def flatten(obj, prefix="out"):
@@ -80,14 +80,16 @@ def trace(fn, args=(), kwargs=None, *, named=None, backward=False, lift=None):
             tr.add_input(t, INPUT, _input_name(name))
         for name, (t, kind) in named.items():
             tr.add_input(t, kind, name)
+        if _is_optimizer_step(fn):          # (bound before the tracer wrapped the step)
+            tr.graph_break(OPTIMIZER_STEP)
         out = fn(*args, **kwargs)
         leaves, spec, _ = flatten(out)
         g = tr.graph
         g.outputs = [tr._arg(t, str(t._place.device)) for t in leaves]
         g.output_spec = spec
-        if lift is not None:
+        if lift is not None and not g.breaks:
             _lift_closed_over(tr, leaves, lift)
-        if backward or g.lifted:
+        if (backward or g.lifted) and not g.breaks:     # (a broken graph runs eagerly)
             _trace_backward(tr, leaves)
     return tr.graph, out
 
@@ -102,6 +104,12 @@ def _input_name(flat):
     if flat.startswith("in[0]"):
         return "args" + flat[5:]
     return "kwargs" + flat[5:]
+
+
+def _is_optimizer_step(fn):
+    from ..optim.optimizer import Optimizer
+    return isinstance(getattr(fn, "__self__", None), Optimizer) and \
+        getattr(fn, "__name__", "") == "step"
 
 
 def _lift_closed_over(tr, leaves, start):

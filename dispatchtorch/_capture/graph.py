@@ -67,6 +67,10 @@ class Placeholder:
     handle: Any = field(default=None, repr=False, compare=False)   # the live handle
     splat: bool = False            # a constant whose elements are all data.flat[0]
     source: str = ""
+    # a constant made inside the call from host data (torch.tensor([...])): a replay
+    # starts it from these values; any other constant is memory from before the call,
+    # read and written where it lives
+    inside: bool = False
 
 
 @dataclass

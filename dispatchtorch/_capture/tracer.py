@@ -110,6 +110,7 @@ class Tracer:
         return vid
 
     def _constant(self, h, device, data=None):
+        inside = data is not None           # from_host's: made by the call
         if data is None:
             bk = _backend_of_device(device)
             self.depth += 1
@@ -123,7 +124,7 @@ class Tracer:
         name = f"const{self._n_const}"
         self._n_const += 1
         self.graph.placeholders.append(Placeholder(vid, CONSTANT, name, data, h, splat,
-                                                   user_frame()[1]))
+                                                   user_frame()[1], inside))
         return vid
 
     def add_input(self, t, kind, name):
@@ -202,6 +203,15 @@ def _kernel_wrapper(name, fn, device_type):
         tr = _active_tracer()
         if tr is None:
             return fn(*handles, **_low(params)) if LOWER[0] else fn(*handles, **params)
+        if any(type(h) is list or type(h) is tuple for h in handles):
+            # a multi-tensor kernel (an optimizer's fused step): lists are no graph values
+            tr.graph_break(f"{name} takes lists of tensors (a multi-tensor kernel, as an "
+                           f"optimizer's fused step): not captured")
+            tr.depth += 1
+            try:
+                return fn(*handles, **params)
+            finally:
+                tr.depth -= 1
         dev = _device_of(handles, device_type)
         outs = [tr.value_of(h, dev) for h in handles[:n_out]]
         ins = [tr._arg(h, dev) for h in (handles if reads_out else handles[n_out:])]
@@ -367,7 +377,7 @@ def _draw_wrapper(fn):
 
 def install():
     """Swap in the wrappers (called with _lock held by the first tracer)."""
-    from .. import _place, _run
+    from .. import _place, _run, _tensor
     from ..dispatch.loader import loaded_backends
     from ..ops import random as R, random_sampling
 
@@ -405,11 +415,58 @@ def install():
     fill_random, draw = random_sampling._fill_random, R.draw
     random_sampling._fill_random = _fill_random_wrapper(fill_random)
     R.draw = _draw_wrapper(draw)
+    engine_backward = _tensor._ENGINE_BACKWARD or _tensor._engine_backward()
+    _tensor._ENGINE_BACKWARD = _backward_wrapper(engine_backward)
+    for cls, step in _optimizer_steps():
+        cls.step = _step_wrapper(step)
+        _restore.append(lambda cls=cls, step=step: setattr(cls, "step", step))
 
     def undo():
         _run._scalar_cache, _run._expanded_cache = scalar, expanded
         random_sampling._fill_random, R.draw = fill_random, draw
+        _tensor._ENGINE_BACKWARD = engine_backward
     _restore.append(undo)
+
+
+def _optimizer_steps():
+    """(class, its own step) of Optimizer and every subclass that defines one."""
+    from ..optim.optimizer import Optimizer
+    out, todo = [], [Optimizer]
+    while todo:
+        cls = todo.pop()
+        todo.extend(cls.__subclasses__())
+        if "step" in vars(cls):
+            out.append((cls, vars(cls)["step"]))
+    return out
+
+
+OPTIMIZER_STEP = ("optimizer.step() inside the compiled call: its state lives in Python "
+                  "(buffers made on the first step, step counts, per-group options) and "
+                  "would be frozen into the graph")
+
+
+def _step_wrapper(step):
+    """An optimizer's step while tracing breaks the graph (OPTIMIZER_STEP)."""
+    @functools.wraps(step)
+    def traced_step(self, *args, **kwargs):
+        tr = _active_tracer()
+        if tr is not None:
+            tr.graph_break(OPTIMIZER_STEP)
+        return step(self, *args, **kwargs)
+    return traced_step
+
+
+def _backward_wrapper(backward):
+    """Tensor.backward while tracing: a backward pass the traced call runs itself (a
+    whole training step compiled) breaks the graph. Its .grad accumulations, and the
+    optimizer step after it, write tensors the graph would have to own across calls."""
+    def traced_backward(*args, **kwargs):
+        tr = _active_tracer()
+        if tr is not None and tr.phase == "forward":
+            tr.graph_break("backward() inside the compiled call: compile the model or the "
+                           "function computing the loss, and call backward() outside it")
+        return backward(*args, **kwargs)
+    return traced_backward
 
 
 def uninstall():

@@ -349,8 +349,11 @@ class Entry:
                 continue
             const = None
             if p.kind == CONSTANT:
-                # a constant the graph writes into starts from its captured values each call
-                const = _Fresh(p, g.values[p.value].device) if p.value in written else p.handle
+                # a constant the call made from host data and writes into starts from its
+                # captured values each call; one from before the call (a closure's, a
+                # global's tensor) is written where it lives, as eager writes it
+                const = _Fresh(p, g.values[p.value].device) if p.value in written and p.inside \
+                    else p.handle
             self.binders.append((p.value, const, p.name[:-8] if p.name.endswith(".storage")
                                  else p.name, p.name.endswith(".storage")))
         self.out_names = {p.value: p.name for p in self.inputs}

@@ -127,3 +127,79 @@ def test_an_argument_with_a_history_is_no_break():
         np.testing.assert_allclose(g, _np(p.grad), rtol=1e-6)
     (entry,) = _entries(f)
     assert type(entry) is Entry and sorted(f.lifted) == ["closed[0]", "closed[1]"]
+
+
+def test_in_place_writes_to_closed_over_tensors_persist_across_replays():
+    """A tensor from before the call that the graph writes (a parameter updated in
+    place, a counter) is written where it lives, as eager writes it; before, every
+    replay started from a copy of the captured values and the writes were lost."""
+    torch.manual_seed(0)
+    w = torch.randn(3)
+    counter = torch.zeros(1)
+    w0 = _np(w).copy()
+
+    def update(g):
+        w.sub_(0.1 * g)
+        counter.add_(1)
+        return w.sum()
+    f = torch.compile(update)
+    g = torch.ones(3)
+    for i in range(1, 4):
+        s = f(g)
+        np.testing.assert_allclose(_np(w), w0 - 0.1 * i, rtol=1e-6)
+        np.testing.assert_allclose(_np(s), (w0 - 0.1 * i).sum(), rtol=1e-6)
+        assert float(counter) == i
+    (entry,) = _entries(f)
+    assert type(entry) is Entry
+
+
+def test_a_constant_made_inside_the_call_still_starts_fresh():
+    def f(a):
+        t = torch.tensor([1.0, 2.0])
+        t.mul_(a)
+        return t
+    cf = torch.compile(f)
+    for _ in range(3):
+        np.testing.assert_allclose(_np(cf(torch.tensor(3.0))), [3.0, 6.0])
+
+
+def _train(compile_what):
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Linear(6, 5), torch.nn.BatchNorm1d(5), torch.nn.ReLU(),
+                            torch.nn.Dropout(0.3), torch.nn.Linear(5, 3))
+    opt = torch.optim.SGD(m.parameters(), lr=0.05, momentum=0.9)
+    x = torch.tensor(np.random.default_rng(2).standard_normal((8, 6)).astype(np.float32))
+    y = torch.tensor([0, 1, 2, 0, 1, 2, 0, 1])
+    step = opt.step
+    if compile_what == "opt.step":
+        step = torch.compile(opt.step)
+
+    def train_step(a, b):
+        opt.zero_grad()
+        loss = F.cross_entropy(m(a), b)
+        loss.backward()
+        step()
+        return loss
+    if compile_what == "train_step":
+        train_step = torch.compile(train_step)
+    torch.manual_seed(5)
+    losses = [float(train_step(x, y)) for _ in range(4)]
+    return losses, [_np(t).copy() for t in m.state_dict().values()], train_step, step
+
+
+@pytest.mark.parametrize("what", ["opt.step", "train_step"])
+def test_a_compiled_optimizer_step_or_training_step_equals_eager(what):
+    """The optimizer's state lives in Python (SGD's momentum buffers are made on the
+    first step): optimizer.step() and backward() inside the call break the graph, so
+    those calls run eagerly; before, SGD's replays made the momentum buffer afresh each
+    step and trained without momentum."""
+    want, state, _, _ = _train(None)
+    got, got_state, train_step, step = _train(what)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    for a, b in zip(got_state, state):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+    cf = step if what == "opt.step" else train_step
+    (entry,) = _entries(cf)
+    assert type(entry) is EagerEntry
+    reason = entry.graph.breaks[0].reason
+    assert ("optimizer.step()" in reason) if what == "opt.step" else ("backward()" in reason)
