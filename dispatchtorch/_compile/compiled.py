@@ -8,6 +8,7 @@ import warnings
 
 from .._capture.capture import _input_name, flatten, module_tensors, trace, unflatten
 from .. import _dtype as D
+from ..amp._state import STATE as AUTOCAST
 from .._capture.graph import BUFFER, CONSTANT, GRAD_OUTPUT, INPUT, PARAMETER
 from .._place import place_of
 from .._run import make_view, storage_of, wrap
@@ -25,6 +26,14 @@ _ARG_NAMES = [f"args[{i}]" for i in range(32)]
 # the sizes a dynamic capture keeps lowered programs for (each holds its intermediates'
 # buffers between calls); an older size is instantiated again when it comes back
 _SIZES_KEPT = 16
+
+
+def _ambient():
+    """The thread's settings that choose a capture's kernels besides grad mode:
+    autocast's device types and dtypes, and the default dtype."""
+    cast = AUTOCAST.active and tuple(sorted((d, AUTOCAST.dtypes.get(d))
+                                            for d, on in AUTOCAST.enabled.items() if on))
+    return cast, D.get_default_dtype()
 
 
 def _key_of(x):
@@ -96,7 +105,7 @@ class CompiledFunction:
 
     def _signature(self, args, kwargs, named):
         if not kwargs and not named:
-            key = [STATE.enabled]
+            key = [STATE.enabled, _ambient()]
             for a in args:
                 key.append((a._shape, a._dtype, a._place, a._rg, a._stride, a._offset)
                            if type(a) is Tensor else _key_of(a))
@@ -108,7 +117,7 @@ class CompiledFunction:
         the parameters and buffers."""
         train = tuple(m.training for m in self._modules) if self.module is not None else ()
         params = tuple((n, id(t), t._shape, t._dtype, t._place, t._rg) for n, (t, _) in named.items())
-        return (STATE.enabled, train, params)
+        return (STATE.enabled, _ambient(), train, params)
 
     def __call__(self, *args, **kwargs):
         named = self._named()
@@ -184,7 +193,7 @@ class CompiledFunction:
         diffs = [f"{n}: {_describe(first[n])} -> {_describe(v)}" for n, v in now.items()
                  if n in first and first[n] != v]
         return "; ".join(diffs) or "the signature changed (a non-tensor argument, grad mode, " \
-            "a training flag or a parameter)"
+            "autocast, the default dtype, a training flag or a parameter)"
 
     def _capture(self, args, kwargs, named):
         need_grad = STATE.enabled and (

@@ -203,3 +203,26 @@ def test_a_compiled_optimizer_step_or_training_step_equals_eager(what):
     assert type(entry) is EagerEntry
     reason = entry.graph.breaks[0].reason
     assert ("optimizer.step()" in reason) if what == "opt.step" else ("backward()" in reason)
+
+
+def test_autocast_and_the_default_dtype_are_part_of_the_signature():
+    """A capture under autocast computes in bfloat16: a call outside it captures again
+    (before, it replayed the bfloat16 graph and returned bfloat16)."""
+    torch.manual_seed(0)
+    m = torch.nn.Linear(4, 3)
+    cm = torch.compile(m)
+    x = torch.randn(2, 4)
+    for _ in range(2):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            assert cm(x).dtype == torch.bfloat16
+        out = cm(x)
+        assert out.dtype == torch.float32
+        np.testing.assert_allclose(_np(out), _np(m(x)), rtol=1e-6)
+    f = torch.compile(lambda a: a + torch.ones(2))
+    torch.set_default_dtype(torch.float64)
+    try:
+        assert f(torch.zeros(2, dtype=torch.int64)).dtype == torch.float64
+    finally:
+        torch.set_default_dtype(torch.float32)
+    assert f(torch.zeros(2, dtype=torch.int64)).dtype == torch.float32
+    assert len(_entries(cm._compiled)) == 2 and len(_entries(f)) == 2
