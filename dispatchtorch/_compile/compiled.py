@@ -9,13 +9,14 @@ import warnings
 from .._capture.capture import _input_name, flatten, module_tensors, trace, unflatten
 from .. import _dtype as D
 from ..amp._state import STATE as AUTOCAST
-from .._capture.graph import BUFFER, CONSTANT, GRAD_OUTPUT, INPUT, PARAMETER
+from .._capture.graph import BUFFER, CONSTANT, GRAD_OUTPUT, INPUT, PARAMETER, GraphBreak
 from .._place import place_of
 from .._run import make_view, storage_of, wrap
 from .._shape import contiguous_strides
 from .._tensor import Tensor
 from ..autograd.function import Function
 from ..autograd.grad_mode import STATE
+from ..nn.modules import module as _nn_module
 from .errors import Unsupported
 from .program import Program
 
@@ -34,6 +35,42 @@ def _ambient():
     cast = AUTOCAST.active and tuple(sorted((d, AUTOCAST.dtypes.get(d))
                                             for d, on in AUTOCAST.enabled.items() if on))
     return cast, D.get_default_dtype()
+
+
+_PLAIN = frozenset((int, float, bool, str, type(None)))
+_HOOK_STORES = ("_forward_pre_hooks", "_forward_hooks", "_backward_hooks", "_backward_pre_hooks")
+_GLOBAL_STORES = ("_global_forward_pre_hooks", "_global_forward_hooks", "_global_backward_hooks",
+                  "_global_backward_pre_hooks")
+_HOOKS = ("module hooks: a forward or backward hook registered on the module, one of its "
+          "submodules or globally is Python code whose side effects a replay would not repeat")
+
+
+def _module_state(m):
+    """A module's plain attributes (training, p, eps, a scale the forward reads) and its
+    hooks' ids: a forward's Python reads them, and a replay would keep the captured ones."""
+    d = m.__dict__
+    state = tuple([kv for kv in d.items() if type(kv[1]) in _PLAIN])
+    if d.get("_call_hooks"):
+        state += tuple(tuple(d[s]) for s in _HOOK_STORES)
+    return state
+
+
+def _global_hooks():
+    return tuple(tuple(getattr(_nn_module, s)) for s in _GLOBAL_STORES) \
+        if _nn_module._GLOBAL_HOOKS_ON[0] else ()
+
+
+def _hooked(modules):
+    """Whether a hook other than the library's own replayable ones (weight_norm's and
+    spectral_norm's, which compute tensors only) would run in the module's call."""
+    if any(_global_hooks()):
+        return True
+    for m in modules:
+        d = m.__dict__
+        if d.get("_call_hooks") and any(not getattr(h, "_replayable", False)
+                                        for s in _HOOK_STORES for h in d[s].values()):
+            return True
+    return False
 
 
 def _key_of(x):
@@ -113,9 +150,11 @@ class CompiledFunction:
         return (_key_of(args), _key_of(kwargs)) + self._rest(named)
 
     def _rest(self, named):
-        """The signature's part that is not the arguments: grad mode, training flags,
-        the parameters and buffers."""
-        train = tuple(m.training for m in self._modules) if self.module is not None else ()
+        """The signature's part that is not the arguments: grad mode, autocast, the
+        submodules' plain attributes (training flags among them), the parameters and
+        buffers."""
+        train = (tuple([_module_state(m) for m in self._modules]), _global_hooks()) \
+            if self.module is not None else ()
         params = tuple((n, id(t), t._shape, t._dtype, t._place, t._rg) for n, (t, _) in named.items())
         return (STATE.enabled, _ambient(), train, params)
 
@@ -219,8 +258,8 @@ class CompiledFunction:
                 graph, out = trace(self.fn, args, kwargs, named=named, backward=need_grad,
                                    lift=len(self.lifted))
             concretize(out)
+            need_grad = self._after_trace(graph, need_grad)
             if graph.lifted:
-                need_grad = self._lift(graph)
                 key = masked_key(args, kwargs, leaves, dims, self._rest(self._named()))
             if not graph.breaks and not graph.shared_arrays:
                 de = DynamicEntry(graph, env, dims, key,
@@ -234,8 +273,7 @@ class CompiledFunction:
         else:
             graph, out = trace(self.fn, args, kwargs, named=named, backward=need_grad,
                                lift=len(self.lifted))
-            if graph.lifted:
-                need_grad = self._lift(graph)
+            need_grad = self._after_trace(graph, need_grad)
         if graph.shared_arrays:         # breaks for a replay (export keeps them as constants)
             graph.breaks = sorted(graph.breaks + graph.shared_arrays, key=lambda b: b.at_node)
         if graph.breaks:
@@ -250,11 +288,16 @@ class CompiledFunction:
             print(entry.explain())
         return entry, out
 
-    def _lift(self, graph):
-        """Keep the tensors graph lifted (bound, and guarded, on every later call);
-        returns need_grad: a lifted tensor requires grad."""
-        self.lifted.update(graph.lifted)
-        return True
+    def _after_trace(self, graph, need_grad):
+        """Keep the tensors the trace lifted (bound, and guarded, on every later call:
+        they require grad, so the backward is needed); break the graph of a module with
+        hooks. Returns need_grad."""
+        if self.module is not None and _hooked(self._modules):
+            graph.breaks.insert(0, GraphBreak("hooks", _HOOKS, "", 0))
+        if graph.lifted:
+            self.lifted.update(graph.lifted)
+            return True
+        return need_grad
 
     def _compile_children(self):
         """A module whose forward breaks the graph runs eagerly; its children are

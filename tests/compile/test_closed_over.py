@@ -226,3 +226,45 @@ def test_autocast_and_the_default_dtype_are_part_of_the_signature():
         torch.set_default_dtype(torch.float32)
     assert f(torch.zeros(2, dtype=torch.int64)).dtype == torch.float32
     assert len(_entries(cm._compiled)) == 2 and len(_entries(f)) == 2
+
+
+def test_hooks_and_plain_attributes_are_guarded():
+    """A hook registered after the capture, and a plain attribute the forward reads,
+    change what eager computes: the next call captures again. A user's hook (Python
+    side effects a replay would not repeat) makes the module's call run eagerly;
+    weight_norm's hook (tensor ops only) is replayed."""
+    torch.manual_seed(0)
+    m = torch.nn.Linear(4, 3)
+    cm = torch.compile(m)
+    x = torch.randn(2, 4)
+    cm(x)
+    cm(x)
+    feats = []
+    h = m.register_forward_hook(lambda mod, i, o: feats.append(o.detach()) or o * 2)
+    for _ in range(2):
+        np.testing.assert_allclose(_np(cm(x)), 2 * _np(x @ m.weight.T + m.bias), rtol=1e-6)
+    assert len(feats) == 2                       # the hook ran on every call
+    assert type(cm._compiled.cache[list(cm._compiled.cache)[-1]]) is EagerEntry
+    h.remove()
+    np.testing.assert_allclose(_np(cm(x)), _np(x @ m.weight.T + m.bias), rtol=1e-6)
+
+    class Scaled(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.scale = 1.0
+            self.lin = torch.nn.Linear(4, 3)
+
+        def forward(self, a):
+            return self.lin(a) * self.scale
+    s = Scaled()
+    cs = torch.compile(s)
+    cs(x)
+    s.scale = 5.0
+    np.testing.assert_allclose(_np(cs(x)), 5 * _np(s.lin(x)), rtol=1e-6)
+
+    wn = torch.nn.utils.weight_norm(torch.nn.Linear(4, 3))
+    cw = torch.compile(wn)
+    for _ in range(2):
+        out = cw(x)
+    np.testing.assert_allclose(_np(out), _np(wn(x)), rtol=1e-6)
+    assert all(type(e) is Entry for e in _entries(cw._compiled))

@@ -18,6 +18,7 @@ def _default_dim(module):
 
 
 class SpectralNorm:
+    _replayable = True   # a compiled module's replay repeats this hook: tensor ops only
     _version = 1
 
     def __init__(self, name="weight", n_power_iterations=1, dim=0, eps=1e-12):

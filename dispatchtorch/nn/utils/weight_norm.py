@@ -12,6 +12,8 @@ __all__ = ["WeightNorm", "weight_norm", "remove_weight_norm"]
 
 
 class WeightNorm:
+    _replayable = True   # a compiled module's replay repeats this hook: tensor ops only
+
     def __init__(self, name, dim):
         self.name = name
         self.dim = -1 if dim is None else dim
