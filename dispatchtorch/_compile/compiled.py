@@ -2,14 +2,12 @@
 per signature, autograd through one node whose backward is the compiled backward."""
 from __future__ import annotations
 
-import operator
 import os
 import weakref
 import warnings
 
 from .._capture.capture import _input_name, flatten, module_tensors, trace, unflatten
 from .. import _dtype as D
-from ..amp._state import STATE as AUTOCAST
 from .._capture.graph import BUFFER, CONSTANT, GRAD_OUTPUT, INPUT, PARAMETER, GraphBreak
 from .._place import place_of
 from .._run import make_view, storage_of, wrap
@@ -17,72 +15,18 @@ from .._shape import contiguous_strides
 from .._tensor import Tensor
 from ..autograd.function import Function
 from ..autograd.grad_mode import STATE
-from ..nn.modules import module as _nn_module
 from .errors import Unsupported
+from .guards import HOOKS, ambient, global_hooks, hooked, module_states, python_reads, state_reader
 from .program import Program
 
 _REGISTRY = weakref.WeakSet()  # every live CompiledFunction, for reset()
 
 
 _ARG_NAMES = [f"args[{i}]" for i in range(32)]
+_UNREAD = object()
 # the sizes a dynamic capture keeps lowered programs for (each holds its intermediates'
 # buffers between calls); an older size is instantiated again when it comes back
 _SIZES_KEPT = 16
-
-
-def _ambient():
-    """The thread's settings that choose a capture's kernels besides grad mode:
-    autocast's device types and dtypes, and the default dtype."""
-    cast = AUTOCAST.active and tuple(sorted((d, AUTOCAST.dtypes.get(d))
-                                            for d, on in AUTOCAST.enabled.items() if on))
-    return cast, D.get_default_dtype()
-
-
-_PLAIN = frozenset((int, float, bool, str, type(None)))
-_HOOK_STORES = ("_forward_pre_hooks", "_forward_hooks", "_backward_hooks", "_backward_pre_hooks")
-_GLOBAL_STORES = ("_global_forward_pre_hooks", "_global_forward_hooks", "_global_backward_hooks",
-                  "_global_backward_pre_hooks")
-_HOOKS = ("module hooks: a forward or backward hook registered on the module, one of its "
-          "submodules or globally is Python code whose side effects a replay would not repeat")
-
-
-def _state_reader(m):
-    """(m's __dict__, a getter of its plain attributes: training, p, eps, a scale the
-    forward reads, whether it has call hooks). The names are taken once (a C getter
-    per call: 27 modules' states in ~10 us instead of ~55 us by scanning the dicts)."""
-    d = m.__dict__
-    names = sorted({k for k, v in d.items() if type(v) in _PLAIN} | {"_call_hooks"})
-    d.setdefault("_call_hooks", False)
-    return d, operator.itemgetter(*names)
-
-
-def _module_states(readers):
-    """The modules' plain attributes and their hooks' ids: a forward's Python reads
-    them, and a replay would keep the captured ones."""
-    out = []
-    for d, get in readers:
-        out.append(get(d))
-        if d["_call_hooks"]:
-            out.append(tuple(tuple(d[s]) for s in _HOOK_STORES))
-    return tuple(out)
-
-
-def _global_hooks():
-    return tuple(tuple(getattr(_nn_module, s)) for s in _GLOBAL_STORES) \
-        if _nn_module._GLOBAL_HOOKS_ON[0] else ()
-
-
-def _hooked(modules):
-    """Whether a hook other than the library's own replayable ones (weight_norm's and
-    spectral_norm's, which compute tensors only) would run in the module's call."""
-    if any(_global_hooks()):
-        return True
-    for m in modules:
-        d = m.__dict__
-        if d.get("_call_hooks") and any(not getattr(h, "_replayable", False)
-                                        for s in _HOOK_STORES for h in d[s].values()):
-            return True
-    return False
 
 
 def _key_of(x):
@@ -121,6 +65,7 @@ class CompiledFunction:
         self._accessors = None
         self._modules = ()
         self._readers = ()
+        self._reads = _UNREAD           # guards.python_reads(fn), taken at the first call
         self.lifted = {}               # {"closed[i]": tensor}: see _capture/capture.py
         _REGISTRY.add(self)
 
@@ -144,7 +89,7 @@ class CompiledFunction:
                 acc.append((name, store, attr, kind))
             self._accessors = acc
             self._modules = list(self.module.modules())
-            self._readers = [_state_reader(m) for m in self._modules]
+            self._readers = [state_reader(m) for m in self._modules]
         named = {}
         for name, store, attr, kind in acc:
             t = store.get(attr)
@@ -154,9 +99,16 @@ class CompiledFunction:
             named[n] = (t, PARAMETER)
         return named
 
+    def _python(self):
+        """The plain values the function's Python may read (guards.python_reads)."""
+        r = self._reads
+        if r is _UNREAD:
+            r = self._reads = python_reads(self.fn) if self.module is None else None
+        return r() if r is not None else None
+
     def _signature(self, args, kwargs, named):
         if not kwargs and not named:
-            key = [STATE.enabled, _ambient()]
+            key = [STATE.enabled, ambient(), self._python()]
             for a in args:
                 key.append((a._shape, a._dtype, a._place, a._rg, a._stride, a._offset)
                            if type(a) is Tensor else _key_of(a))
@@ -171,12 +123,12 @@ class CompiledFunction:
             train = ()
         else:
             try:
-                train = (_module_states(self._readers), _global_hooks())
+                train = (module_states(self._readers), global_hooks())
             except KeyError:                  # an attribute deleted: read the names again
-                self._readers = [_state_reader(m) for m in self._modules]
-                train = (_module_states(self._readers), _global_hooks())
+                self._readers = [state_reader(m) for m in self._modules]
+                train = (module_states(self._readers), global_hooks())
         params = tuple((n, id(t), t._shape, t._dtype, t._place, t._rg) for n, (t, _) in named.items())
-        return (STATE.enabled, _ambient(), train, params)
+        return (STATE.enabled, ambient(), self._python(), train, params)
 
     def __call__(self, *args, **kwargs):
         named = self._named()
@@ -312,8 +264,8 @@ class CompiledFunction:
         """Keep the tensors the trace lifted (bound, and guarded, on every later call:
         they require grad, so the backward is needed); break the graph of a module with
         hooks. Returns need_grad."""
-        if self.module is not None and _hooked(self._modules):
-            graph.breaks.insert(0, GraphBreak("hooks", _HOOKS, "", 0))
+        if self.module is not None and hooked(self._modules):
+            graph.breaks.insert(0, GraphBreak("hooks", HOOKS, "", 0))
         if graph.lifted:
             self.lifted.update(graph.lifted)
             return True
@@ -339,6 +291,7 @@ class CompiledFunction:
         self.auto_dims, self.first_shapes, self.n_captures = {}, None, 0
         self.first_inputs, self.recompiles, self.sized = None, [], []
         self._accessors = None
+        self._reads = _UNREAD
         self.lifted = {}
         for child in self.patched_children:
             vars(child).pop("forward", None)

@@ -268,3 +268,41 @@ def test_hooks_and_plain_attributes_are_guarded():
         out = cw(x)
     np.testing.assert_allclose(_np(out), _np(wn(x)), rtol=1e-6)
     assert all(type(e) is Entry for e in _entries(cw._compiled))
+
+
+_SCALE = 2.0
+
+
+def test_plain_values_a_function_reads_by_name_are_guarded():
+    """A global, a closure variable and an attribute of a closed-over object that the
+    function's code names: changing one captures again (before, the replay kept the
+    captured value), as does model.eval() on a model the function closes over."""
+    global _SCALE
+    x = torch.ones(3)
+    f = torch.compile(lambda a: a * _SCALE)
+    np.testing.assert_allclose(_np(f(x)), 2.0)
+    _SCALE = 3.0
+    np.testing.assert_allclose(_np(f(x)), 3.0)
+    _SCALE = 2.0
+
+    k = 2.0
+    g = torch.compile(lambda a: a * k)
+    np.testing.assert_allclose(_np(g(x)), 2.0)
+    k = 5.0
+    np.testing.assert_allclose(_np(g(x)), 5.0)
+
+    class Cfg:
+        temp = 1.0
+    cfg = Cfg()
+    h = torch.compile(lambda a: a / cfg.temp)
+    np.testing.assert_allclose(_np(h(x)), 1.0)
+    cfg.temp = 4.0
+    np.testing.assert_allclose(_np(h(x)), 0.25)
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(3, 8), torch.nn.Dropout(0.5))
+    run = torch.compile(lambda a: model(a))
+    a = torch.randn(4, 3)
+    run(a)
+    model.eval()
+    np.testing.assert_allclose(_np(run(a)), _np(model(a)), rtol=1e-6)   # no dropout now
