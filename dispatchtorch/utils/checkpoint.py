@@ -1,0 +1,216 @@
+"""torch.utils.checkpoint: activation checkpointing. A checkpointed segment's forward
+runs without recording (its intermediates are freed at once); the backward runs it
+again from the saved inputs, with the random state the forward had (so dropout draws
+the same mask), and differentiates that. Memory for compute, as in PyTorch.
+
+`use_reentrant=True` (the default when it is not passed, with PyTorch's warning) is
+PyTorch's reentrant form: gradients reach the segment's parameters by a nested
+`backward()` that accumulates into their `.grad`, so it needs an input that requires
+grad and refuses `autograd.grad`. `use_reentrant=False` (what PyTorch recommends) takes
+the parameters of the modules the function reaches (itself, its `self`, the modules its
+closure and globals name) and the tensors requiring grad it names as inputs of the
+recorded node: `autograd.grad`, keyword arguments and inputs that do not require grad
+work. A tensor requiring grad the function reaches some other way is an error at the
+backward, never a silently missing gradient. `context_fn` (selective checkpointing)
+is not supported.
+"""
+from __future__ import annotations
+
+import functools
+import types
+import warnings
+
+from .. import ops as _ops
+from .._tensor import Tensor
+from ..autograd import engine as _engine
+from ..autograd.function import Function
+from ..autograd.grad_mode import STATE, enable_grad, no_grad
+from ..autograd.graph import Node
+from ..nn.modules.module import Module
+
+__all__ = ["checkpoint", "checkpoint_sequential"]
+
+_NOT_PASSED = ("torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. "
+               "Starting in PyTorch 2.9, calling checkpoint without use_reentrant will raise an "
+               "exception. use_reentrant=False is recommended, but if you need to preserve the "
+               "current default behavior, you can pass use_reentrant=True. Refer to docs for more "
+               "details on the differences between the two variants.")
+
+
+def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism_check="default",
+               debug=False, preserve_rng_state=True, **kwargs):
+    """function(*args, **kwargs), its intermediates recomputed in the backward."""
+    if use_reentrant is None:
+        warnings.warn(_NOT_PASSED, stacklevel=2)
+        use_reentrant = True
+    if kwargs and use_reentrant:
+        raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
+    if use_reentrant and (context_fn is not None or debug):
+        raise ValueError("Passing `context_fn` or `debug` is only supported when use_reentrant=False.")
+    if context_fn is not None:
+        raise NotImplementedError("torch.utils.checkpoint: context_fn (selective activation "
+                                  "checkpointing) is not supported by dispatchtorch")
+    if determinism_check not in ("default", "none"):
+        raise ValueError(f"determinism_check should be one of ['default', 'none'], but got "
+                         f"{determinism_check}")
+    run = functools.partial(function, **kwargs) if kwargs else function
+    tensors = [a for a in args if isinstance(a, Tensor)]
+    if use_reentrant:
+        if STATE.enabled and not any(t._rg for t in tensors):
+            warnings.warn("None of the inputs have requires_grad=True. Gradients will be None",
+                          stacklevel=2)
+        extra = ()
+    else:
+        extra = tuple(t for t in _reached_tensors(function) if t._rg and
+                      all(t is not a for a in tensors))
+    spec = (run, bool(preserve_rng_state), use_reentrant, args, len(extra))
+    return _Recompute.apply(spec, *tensors, *extra)
+
+
+def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwargs):
+    """A Sequential (or list of modules) in `segments` checkpointed chunks; the last
+    chunk runs as usual."""
+    if use_reentrant is None:
+        warnings.warn(_NOT_PASSED.replace("torch.utils.checkpoint:",
+                                          "torch.utils.checkpoint.checkpoint_sequential:"),
+                      stacklevel=2)
+        use_reentrant = True
+    preserve = kwargs.pop("preserve_rng_state", True)
+    if kwargs:
+        raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
+    if isinstance(functions, Module):
+        functions = list(functions.children())
+
+    def run(start, end):
+        def forward(x):
+            for j in range(start, end + 1):
+                x = functions[j](x)
+            return x
+        return forward
+    size = len(functions) // segments
+    end = -1
+    for start in range(0, size * (segments - 1), size):
+        end = start + size - 1
+        input = checkpoint(run(start, end), input, use_reentrant=use_reentrant,
+                           preserve_rng_state=preserve)
+    return run(end + 1, len(functions) - 1)(input)
+
+
+class _Recompute(Function):
+    @staticmethod
+    def forward(ctx, spec, *tensors):
+        run, preserve, reentrant, args, n_extra = spec
+        ctx.spec = spec
+        ctx.rng = _ops.get_rng_state() if preserve else None
+        ctx.save_for_backward(*tensors[:len(tensors) - n_extra])
+        ctx.extra = tensors[len(tensors) - n_extra:]
+        with no_grad():
+            return run(*args)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        run, preserve, reentrant, args, n_extra = ctx.spec
+        if reentrant:
+            pass_ = getattr(_engine._RUNNING, "run", None)
+            if pass_ is not None and (not pass_.accumulate or pass_.only is not None):
+                raise RuntimeError("When use_reentrant=True, torch.utils.checkpoint is incompatible "
+                                   "with .grad() or passing an `inputs` parameter to .backward(). "
+                                   "To resolve this error, you can either set use_reentrant=False, "
+                                   "or call .backward() without passing the `inputs` argument.")
+        saved = iter(ctx.saved_tensors)
+        inputs = []
+        for a in args:
+            if isinstance(a, Tensor):
+                d = next(saved).detach()
+                d.requires_grad_(a._rg)
+                inputs.append(d)
+            else:
+                inputs.append(a)
+        with _rng_of(ctx.rng), enable_grad():
+            outs = run(*inputs)
+        outs = outs if isinstance(outs, tuple) else (outs,)
+        pairs = [(o, g) for o, g in zip(outs, grads)
+                 if isinstance(o, Tensor) and o._rg and g is not None]
+        leaves = [d for d in inputs if isinstance(d, Tensor)]
+        wrt = [d for d in leaves if d._rg] + list(ctx.extra)
+        if reentrant:
+            if pairs:
+                _engine.backward([o for o, _ in pairs], [g for _, g in pairs])
+            got = {id(d): d.grad for d in leaves if d._rg}
+        else:
+            _check_reached(pairs, wrt)
+            got = {}
+            if pairs and wrt:
+                found = _engine.grad([o for o, _ in pairs], wrt, [g for _, g in pairs],
+                                     allow_unused=True)
+                got = {id(t): g for t, g in zip(wrt, found)}
+        return (None, *(got.get(id(d)) for d in leaves), *(got.get(id(t)) for t in ctx.extra))
+
+
+class _rng_of:
+    """The forward's random state while recomputing, the backward's own afterwards."""
+
+    def __init__(self, state):
+        self.state = state
+
+    def __enter__(self):
+        if self.state is not None:
+            self.outer = _ops.get_rng_state()
+            _ops.set_rng_state(self.state)
+
+    def __exit__(self, *exc):
+        if self.state is not None:
+            _ops.set_rng_state(self.outer)
+
+
+def _reached_tensors(function):
+    """The parameters and buffers of the modules `function` reaches by name (itself, a
+    bound method's self, a partial's function and arguments, the modules and tensors
+    its code names among its closure variables and globals)."""
+    found, modules, seen = [], [], set()
+    todo = [function]
+    while todo:
+        f = todo.pop()
+        if id(f) in seen:
+            continue
+        seen.add(id(f))
+        if isinstance(f, Module):
+            modules.append(f)
+        elif isinstance(f, Tensor):
+            found.append(f)
+        elif isinstance(f, functools.partial):
+            todo.extend((f.func, *f.args, *f.keywords.values()))
+        elif isinstance(f, types.MethodType):
+            todo.extend((f.__func__, f.__self__))
+        elif isinstance(f, types.FunctionType):
+            names = set(f.__code__.co_names)
+            todo.extend(v for n, v in f.__globals__.items() if n in names)
+            for cell in f.__closure__ or ():
+                try:
+                    todo.append(cell.cell_contents)
+                except ValueError:
+                    pass
+        elif isinstance(f, (list, tuple)):
+            todo.extend(f)
+    for m in modules:
+        found.extend(m.parameters())
+    return list({id(t): t for t in found}.values())
+
+
+def _check_reached(pairs, wrt):
+    """Every tensor requiring grad the recomputed outputs depend on is among wrt."""
+    known = {id(t) for t in wrt}
+    stack, seen = [o._grad_fn for o, _ in pairs if o._grad_fn is not None], set()
+    while stack:
+        x = stack.pop()
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        if isinstance(x, Node):
+            stack.extend(e[0] for e in x.next if e is not None)
+        elif id(x) not in known:
+            raise RuntimeError(
+                f"torch.utils.checkpoint (use_reentrant=False): the checkpointed function uses a "
+                f"tensor that requires grad ({x.dtype}{list(x.shape)}) which is neither an "
+                f"argument nor a parameter of a module it names; pass it as an argument, or its "
+                f"gradient would be lost")
