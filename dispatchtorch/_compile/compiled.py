@@ -29,6 +29,15 @@ _UNREAD = object()
 _SIZES_KEPT = 16
 
 
+def _aliasing(roots):
+    """Which tensors share memory (their storages' ids): None when none do, else each
+    one's first sharer. A graph captured for separate tensors, replayed on one tensor
+    passed twice, would read what eager's in-place writes changed (or not) differently."""
+    if len(set(roots)) == len(roots):
+        return None
+    return tuple(roots.index(r) for r in roots)
+
+
 def _key_of(x):
     if isinstance(x, Tensor):
         return ("T", x._shape, x._dtype, x._place, x._rg, x._stride, x._offset)
@@ -109,13 +118,19 @@ class CompiledFunction:
     def _signature(self, args, kwargs, named):
         if not kwargs and not named:
             key = [STATE.enabled, ambient(), self._python()]
+            roots = []
             for a in args:
-                key.append((a._shape, a._dtype, a._place, a._rg, a._stride, a._offset)
-                           if type(a) is Tensor else _key_of(a))
+                if type(a) is Tensor:
+                    key.append((a._shape, a._dtype, a._place, a._rg, a._stride, a._offset))
+                    s = a._storage
+                    roots.append(id(a._h if s is None else s))
+                else:
+                    key.append(_key_of(a))
+            key.append(_aliasing(roots))
             return tuple(key)
-        return (_key_of(args), _key_of(kwargs)) + self._rest(named)
+        return (_key_of(args), _key_of(kwargs)) + self._rest(named, args, kwargs)
 
-    def _rest(self, named):
+    def _rest(self, named, args, kwargs):
         """The signature's part that is not the arguments: grad mode, autocast, the
         submodules' plain attributes (training flags among them), the parameters and
         buffers."""
@@ -128,7 +143,9 @@ class CompiledFunction:
                 self._readers = [state_reader(m) for m in self._modules]
                 train = (module_states(self._readers), global_hooks())
         params = tuple((n, id(t), t._shape, t._dtype, t._place, t._rg) for n, (t, _) in named.items())
-        return (STATE.enabled, ambient(), self._python(), train, params)
+        leaves = flatten((args, kwargs))[0] + [t for t, _ in named.values()]
+        alias = _aliasing([id(storage_of(t)) for t in leaves])
+        return (STATE.enabled, ambient(), self._python(), train, params, alias)
 
     def __call__(self, *args, **kwargs):
         named = self._named()
@@ -162,7 +179,7 @@ class CompiledFunction:
         """The Entry of a dynamic capture matching this call at its sizes, or None."""
         from .dynamic import input_leaves, masked_key, sizes_of
         leaves = input_leaves(args, kwargs)
-        rest = self._rest(named)
+        rest = self._rest(named, args, kwargs)
         for de in self.dynamic_entries:
             if masked_key(args, kwargs, leaves, de.dims, rest) == de.key:
                 e = de.entry_for(sizes_of(leaves, de.env.sources))
@@ -224,7 +241,7 @@ class CompiledFunction:
         if dims:
             from .dynamic import (DynamicEntry, ShapeEnv, check_marks, concretize, masked_key,
                                   symbolic_inputs)
-            key = masked_key(args, kwargs, leaves, dims, self._rest(named))
+            key = masked_key(args, kwargs, leaves, dims, self._rest(named, args, kwargs))
             env = ShapeEnv()
             with symbolic_inputs(env, leaves, dims):
                 graph, out = trace(self.fn, args, kwargs, named=named, backward=need_grad,
@@ -232,7 +249,8 @@ class CompiledFunction:
             concretize(out)
             need_grad = self._after_trace(graph, need_grad)
             if graph.lifted:
-                key = masked_key(args, kwargs, leaves, dims, self._rest(self._named()))
+                key = masked_key(args, kwargs, leaves, dims,
+                                 self._rest(self._named(), args, kwargs))
             if not graph.breaks and not graph.shared_arrays:
                 de = DynamicEntry(graph, env, dims, key,
                                   lambda g: Entry(g, self.options, need_grad))

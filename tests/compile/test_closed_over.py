@@ -306,3 +306,31 @@ def test_plain_values_a_function_reads_by_name_are_guarded():
     run(a)
     model.eval()
     np.testing.assert_allclose(_np(run(a)), _np(model(a)), rtol=1e-6)   # no dropout now
+
+
+def test_arguments_sharing_memory_are_part_of_the_signature():
+    """f(x, x) after captures of f(a, b): the in-place writes through the first argument
+    change what the second reads, as eager; before, the replay computed 10 for 16."""
+    def f(a, b):
+        a.mul_(2)
+        c = b * 3
+        a.add_(c)
+        return a + b
+    cf = torch.compile(f)
+    for _ in range(2):
+        cf(torch.ones(4), torch.ones(4))
+    x, y = torch.ones(4), torch.ones(4)
+    want, got = f(x, x), cf(y, y)
+    np.testing.assert_allclose(_np(got), _np(want))
+    np.testing.assert_allclose(_np(y), _np(x))
+    assert len(_entries(cf)) == 2
+
+    def g(a, b):                       # b a view of a: it reads a's update
+        a.add_(1)
+        return b * 1
+    cg = torch.compile(g)
+    for _ in range(2):
+        cg(torch.zeros(4), torch.zeros(2))
+    base = torch.zeros(4)
+    np.testing.assert_allclose(_np(cg(base, base[:2])), [1.0, 1.0])
+    assert len(_entries(cg)) == 2
