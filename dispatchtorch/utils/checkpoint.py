@@ -16,6 +16,7 @@ is not supported.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import types
 import warnings
@@ -28,7 +29,7 @@ from ..autograd.grad_mode import STATE, enable_grad, no_grad
 from ..autograd.graph import Node
 from ..nn.modules.module import Module
 
-__all__ = ["checkpoint", "checkpoint_sequential"]
+__all__ = ["checkpoint", "checkpoint_sequential", "noop_context_fn"]
 
 _NOT_PASSED = ("torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. "
                "Starting in PyTorch 2.9, calling checkpoint without use_reentrant will raise an "
@@ -37,7 +38,13 @@ _NOT_PASSED = ("torch.utils.checkpoint: the use_reentrant parameter should be pa
                "details on the differences between the two variants.")
 
 
-def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism_check="default",
+def noop_context_fn():
+    """The default context_fn: no context around the forward nor the recomputation."""
+    return contextlib.nullcontext(), contextlib.nullcontext()
+
+
+def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn,
+               determinism_check="default",
                debug=False, preserve_rng_state=True, **kwargs):
     """function(*args, **kwargs), its intermediates recomputed in the backward."""
     if use_reentrant is None:
@@ -45,9 +52,9 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism
         use_reentrant = True
     if kwargs and use_reentrant:
         raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
-    if use_reentrant and (context_fn is not None or debug):
+    if use_reentrant and (context_fn is not noop_context_fn or debug):
         raise ValueError("Passing `context_fn` or `debug` is only supported when use_reentrant=False.")
-    if context_fn is not None:
+    if context_fn is not noop_context_fn:
         raise NotImplementedError("torch.utils.checkpoint: context_fn (selective activation "
                                   "checkpointing) is not supported by dispatchtorch")
     if determinism_check not in ("default", "none"):

@@ -1,5 +1,5 @@
 """dispatchtorch's torch.optim, torch.optim.lr_scheduler, torch.optim.swa_utils,
-torch.utils.data, torch.amp and torch.accelerator against PyTorch's __all__: a name
+torch.utils.data, torch.utils.checkpoint, torch.amp and torch.accelerator against PyTorch's __all__: a name
 PyTorch exports is present here, or listed as deliberately absent (with its reason) in
 docs/dropin.md. A name listed there that exists here fails too (keep the page true)."""
 from __future__ import annotations
@@ -12,8 +12,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-NAMESPACES = ["optim", "optim.lr_scheduler", "optim.swa_utils", "utils.data", "amp",
-              "accelerator"]
+NAMESPACES = ["optim", "optim.lr_scheduler", "optim.swa_utils", "utils.data", "utils.checkpoint",
+              "amp", "accelerator"]
 DOC = pathlib.Path(__file__).resolve().parents[2] / "docs" / "dropin.md"
 
 
