@@ -118,31 +118,22 @@ def _lift_closed_over(tr, leaves, start):
     outputs whose gradient never reaches them. A tensor that requires grad reached only
     through the history of a tensor made before the call (a non-leaf read from a
     closure) breaks the graph: its gradient path is not in the graph's values."""
-    from ..autograd.graph import Node
+    from ..autograd.graph import leaves_reached
     g = tr.graph
     consts = {p.value: i for i, p in enumerate(g.placeholders) if p.kind == CONSTANT}
     registered = {id(t) for t in tr.tensors.values()}
+    # (a closed-over leaf may be returned as it is: a root of its own)
+    roots = [t._grad_fn if t._grad_fn is not None else t for t in leaves
+             if t._grad_fn is not None or t._rg]
     # the histories of the arguments: their gradients leave the graph there (as inputs)
-    seen = {id(t._grad_fn) for t in tr.tensors.values() if t._grad_fn is not None}
-    stack, found, hidden = [], [], []
-    for t in leaves:
-        if t._grad_fn is not None:
-            stack.append(t._grad_fn)
-        elif t._rg and id(t) not in registered:
-            stack.append(t)                         # a closed-over leaf returned as it is
-    while stack:
-        x = stack.pop()
-        if id(x) in seen:
-            continue
-        seen.add(id(x))
-        if isinstance(x, Node):
-            stack.extend(e[0] for e in x.next if e is not None)
-        elif id(x) not in registered:
-            vid = tr.ids.get(id(x._h))
-            if vid in consts:
-                found.append((vid, x))
-            elif vid is None:               # never read by the call's kernels
-                hidden.append(x)
+    stop = [id(t._grad_fn) for t in tr.tensors.values() if t._grad_fn is not None]
+    found, hidden = [], []
+    for x in leaves_reached(roots, stop + list(registered)):
+        vid = tr.ids.get(id(x._h))
+        if vid in consts:
+            found.append((vid, x))
+        elif vid is None:                   # never read by the call's kernels
+            hidden.append(x)
     for k, (vid, t) in enumerate(found, start):
         name = f"closed[{k}]"
         g.placeholders[consts[vid]] = Placeholder(vid, PARAMETER, name)

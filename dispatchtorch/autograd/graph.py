@@ -122,3 +122,20 @@ class _Removable:
 
     def __exit__(self, *exc):
         self.remove()
+
+
+def leaves_reached(roots, stop=()):
+    """The leaf tensors whose gradients the autograd history of `roots` (nodes, or
+    leaf tensors themselves) reaches, each once, walking no node whose id is in `stop`
+    (the histories that are not the caller's to look into)."""
+    seen, stack, leaves = set(stop), list(roots), []
+    while stack:
+        x = stack.pop()
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        if isinstance(x, Node):
+            stack.extend(e[0] for e in x.next if e is not None)
+        else:
+            leaves.append(x)
+    return leaves

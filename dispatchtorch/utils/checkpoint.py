@@ -26,7 +26,7 @@ from .._tensor import Tensor
 from ..autograd import engine as _engine
 from ..autograd.function import Function
 from ..autograd.grad_mode import STATE, enable_grad, no_grad
-from ..autograd.graph import Node
+from ..autograd.graph import leaves_reached
 from ..nn.modules.module import Module
 
 __all__ = ["checkpoint", "checkpoint_sequential", "noop_context_fn"]
@@ -206,18 +206,12 @@ def _reached_tensors(function):
 
 def _check_reached(pairs, wrt):
     """Every tensor requiring grad the recomputed outputs depend on is among wrt."""
-    known = {id(t) for t in wrt}
-    stack, seen = [o._grad_fn for o, _ in pairs if o._grad_fn is not None], set()
-    while stack:
-        x = stack.pop()
-        if id(x) in seen:
-            continue
-        seen.add(id(x))
-        if isinstance(x, Node):
-            stack.extend(e[0] for e in x.next if e is not None)
-        elif id(x) not in known:
-            raise RuntimeError(
-                f"torch.utils.checkpoint (use_reentrant=False): the checkpointed function uses a "
-                f"tensor that requires grad ({x.dtype}{list(x.shape)}) which is neither an "
-                f"argument nor a parameter of a module it names; pass it as an argument, or its "
-                f"gradient would be lost")
+    roots = [o._grad_fn for o, _ in pairs if o._grad_fn is not None]
+    unknown = leaves_reached(roots, [id(t) for t in wrt])
+    if unknown:
+        x = unknown[0]
+        raise RuntimeError(
+            f"torch.utils.checkpoint (use_reentrant=False): the checkpointed function uses a "
+            f"tensor that requires grad ({x.dtype}{list(x.shape)}) which is neither an "
+            f"argument nor a parameter of a module it names; pass it as an argument, or its "
+            f"gradient would be lost")
