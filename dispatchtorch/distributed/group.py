@@ -5,10 +5,11 @@ from __future__ import annotations
 import datetime
 import os
 import sys
+import traceback
 
 from ._mpi import mpi
 from .engine_mpi import MPIEngine
-from .watchdog import Watchdog
+from .watchdog import Watchdog, report_then_abort
 
 # PyTorch's default_pg_timeout
 DEFAULT_TIMEOUT = datetime.timedelta(minutes=30)
@@ -202,10 +203,13 @@ def _end_job_on_uncaught_exception(world, rank):
     previous = STATE.excepthook = sys.excepthook
 
     def hook(kind, value, tb):
-        previous(kind, value, tb)
-        sys.stderr.write(f"[rank {rank}] uncaught {kind.__name__}: ending the MPI job\n")
-        sys.stderr.flush()
-        world.Abort(1)
+        if previous is not sys.__excepthook__:
+            previous(kind, value, tb)
+            text = ""
+        else:                         # one write: mpiexec forwards it whole before the abort
+            text = "".join(traceback.format_exception(kind, value, tb))
+        report_then_abort(f"{text}[rank {rank}] uncaught {kind.__name__}: ending the MPI job\n",
+                          world.Abort, 1)
     sys.excepthook = hook
 
 

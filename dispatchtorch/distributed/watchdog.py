@@ -49,13 +49,31 @@ class Watchdog:
     def _fire(self, what, limit):
         frame = sys._current_frames().get(self._main)
         stack = "".join(traceback.format_stack(frame)) if frame is not None else ""
-        sys.stderr.write(
+        report_then_abort(
             f"[rank {self._rank}] dispatchtorch.distributed: {what} did not complete within the "
             f"process group's timeout of {limit:g} s: another rank crashed, hangs, or skipped this "
             f"collective. Ending the job (exit {TIMEOUT_EXIT_CODE}).\n"
-            f"Where rank {self._rank} waited:\n{stack}")
-        sys.stderr.flush()
-        try:
-            self._abort(TIMEOUT_EXIT_CODE)
-        finally:
-            os._exit(TIMEOUT_EXIT_CODE)
+            f"Where rank {self._rank} waited:\n{stack}", self._abort, TIMEOUT_EXIT_CODE)
+
+
+# how long a rank that is about to abort the job waits for mpiexec to forward what it wrote
+# (Hydra's proxy is killed by the abort and drops output it has not yet read: CI saw a
+# traceback cut to its first line)
+FORWARD_GRACE_S = 0.3
+
+
+def report_then_abort(text, abort, code):
+    """Write `text` to stderr in one write, give mpiexec time to forward it, end the job."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    data = text.encode("utf-8", "replace")
+    try:
+        while data:
+            data = data[os.write(2, data):]
+    except OSError:
+        pass
+    time.sleep(FORWARD_GRACE_S)
+    try:
+        abort(code)
+    finally:
+        os._exit(code)
