@@ -99,3 +99,56 @@ def test_losses_and_gradients_match_pytorch(label_smoothing):
         no = dt.nn.functional.nll_loss(ours.log_softmax(1), dt.tensor(t), reduction="sum")
         nr = torch.nn.functional.nll_loss(ref.log_softmax(1), torch.tensor(t), reduction="sum")
         np.testing.assert_allclose(no.item(), nr.item(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("xshape,tshape", CASES + [((0, 4), (0,))])
+def test_backward_kernel_is_the_decomposition_bit_for_bit(reduction, weighted, xshape, tshape):
+    """The nll_loss_backward row (what nll_loss's backward runs without a graph)."""
+    from dispatchtorch.ops.nn_ops.loss import NLL_LOSS_BACKWARD, _nll_loss_backward
+    classes = xshape[1] if len(xshape) > 1 else xshape[0]
+    x = rng.standard_normal(xshape).astype(np.float32)
+    t = rng.integers(0, classes, tshape)
+    ignore = int(t.reshape(-1)[0]) if t.size else -100
+    w = rng.random(classes).astype(np.float32) + 0.5 if weighted else None
+    g = rng.standard_normal(tshape if reduction == "none" else ()).astype(np.float32)
+    args = (dt.tensor(g), dt.tensor(x), dt.tensor(t), None if w is None else dt.tensor(w))
+    with dt.no_grad():
+        got = NLL_LOSS_BACKWARD(*args, reduction=reduction, ignore_index=ignore)
+        dec = _nll_loss_backward(*args, reduction, ignore)
+    assert got.dtype == dec.dtype and tuple(got.shape) == xshape
+    np.testing.assert_array_equal(got.numpy(), dec.numpy())
+    assert not np.signbit(got.numpy()[got.numpy() == 0]).any()      # +0.0 off the targets
+
+
+def test_backward_half_precision_and_all_ignored():
+    from dispatchtorch.ops.nn_ops.loss import NLL_LOSS_BACKWARD, _nll_loss_backward
+    x = rng.standard_normal((5, 4)).astype(np.float32)
+    t = dt.tensor(np.full(5, 1))
+    g = dt.tensor(np.float32(2.0))
+    with dt.no_grad():
+        got = NLL_LOSS_BACKWARD(g, dt.tensor(x), t, None, reduction="mean", ignore_index=1)
+        assert (got.numpy() == 0).all() and not np.signbit(got.numpy()).any()
+        for half in (dt.float16, dt.bfloat16):
+            th = dt.tensor(rng.integers(0, 4, 5))
+            got = NLL_LOSS_BACKWARD(g.to(half), dt.tensor(x).to(half), th, None,
+                                    reduction="mean", ignore_index=-100)
+            dec = _nll_loss_backward(g, dt.tensor(x).to(half).float(), th, None, "mean",
+                                     -100).to(half)
+            assert got.dtype is half
+            np.testing.assert_array_equal(got.float().numpy(), dec.float().numpy())
+
+
+def test_double_backward_keeps_the_differentiable_formula():
+    x = rng.standard_normal((6, 5)).astype(np.float64)
+    t = rng.integers(0, 5, 6)
+    for lib in (dt, torch):
+        xs = lib.tensor(x, requires_grad=True)
+        loss = lib.nn.functional.cross_entropy(xs * xs, lib.tensor(t))
+        (gx,) = lib.autograd.grad(loss, xs, create_graph=True)
+        (ggx,) = lib.autograd.grad((gx * gx).sum(), xs)
+        if lib is dt:
+            ours = ggx.numpy()
+        else:
+            np.testing.assert_allclose(ours, ggx.numpy(), rtol=1e-10, atol=1e-12)

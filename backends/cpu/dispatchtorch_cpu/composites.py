@@ -171,5 +171,31 @@ def nll_loss(out, x, target, weight, *, reduction, ignore_index):
             out[...] = np.true_divide(_total(losses), _total(w))
 
 
+def nll_loss_backward(out, g, x, target, weight, *, reduction, ignore_index):
+    """The nll_loss_backward row's decomposition (ops/nn_ops/loss.py) in one call, the
+    same numpy operations and sum kernel: coef = -(w * g (/ w's sum for mean)) where the
+    target is kept, +0.0 where not, put at each target's class in a zeroed out."""
+    wide = out.dtype in _LOWP
+    gs, ws = _up(g), _up(weight)
+    dtype = _F32 if wide else out.dtype
+    cdim = 1 if x.ndim > 1 else 0
+    valid = target != ignore_index
+    safe = np.where(valid, target, 0)
+    w = valid.astype(dtype) if ws is None else ws[safe] * valid
+    if reduction == "mean":
+        with np.errstate(divide="ignore", invalid="ignore"):     # all ignored: g / 0
+            gs = np.true_divide(gs, _total(w))
+    coef = np.where(valid, np.negative(np.multiply(w, gs)), np.zeros((), dtype))
+    gx = np.zeros(out.shape, dtype) if wide else out
+    if not wide:
+        gx.fill(0)
+    if gx.ndim > 1:
+        np.put_along_axis(gx, np.expand_dims(safe, cdim), np.expand_dims(coef, cdim), cdim)
+    else:
+        gx[safe] = coef
+    if wide:
+        out[...] = gx
+
+
 KERNELS = {"dropout": dropout, "linear": linear, "softmax": softmax, "log_softmax": log_softmax,
-           "layer_norm": layer_norm, "nll_loss": nll_loss}
+           "layer_norm": layer_norm, "nll_loss": nll_loss, "nll_loss_backward": nll_loss_backward}
