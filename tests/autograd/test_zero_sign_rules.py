@@ -107,6 +107,23 @@ def test_relu_keeps_negative_zero_on_the_chunked_path(n):
     _check(dt.relu(dt.tensor(x)).numpy(), T.relu(T.tensor(x)).numpy(), "float32")
 
 
+@pytest.mark.parametrize("n", [8, 1 << 16, (3 << 19) + 4])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_relu_keeps_negative_zero_and_nan_on_the_zeros_array_path(n, dtype, threads):
+    # contiguous floats take maximum(zeros, x) against a cached zeros array, in pieces of
+    # its length (kernels.py _relu_plain); views keep the scalar form: the same bits
+    x = np.tile(np.array([-0.0, 0.0, -1.0, nan, -nan, 2.5, -inf, inf], dtype), n // 8 + 1)[:n]
+    old = dt.get_num_threads()
+    try:
+        dt.set_num_threads(threads)
+        _check(dt.relu(dt.tensor(x)).numpy(), T.relu(T.tensor(x)).numpy(), dtype)
+        m = x[: (n // 8) * 8].reshape(-1, 8)
+        _check(dt.relu(dt.tensor(m).t()).numpy(), T.relu(T.tensor(m).t()).numpy(), dtype)
+    finally:
+        dt.set_num_threads(old)
+
+
 @pytest.mark.parametrize("dev", DEVS)
 def test_fmax_fmin_keep_the_first_zero(dev):
     a, b = [0.0, -0.0, nan, 1.0], [-0.0, 0.0, -0.0, nan]

@@ -1,7 +1,7 @@
 """Who threads BLAS-shaped work (blas_threads.py): large matmuls and linears run on
 BLAS's own threads or on the pool's single-threaded chunks, with the same results; a
-stalled threaded call moves that work to the pool for a back-off period; one thread
-means BLAS on one thread. (Large full sums stay on the pool: test_threaded_kernels.)"""
+stalled threaded call moves that work to the pool for a back-off period once the stalls
+cost more than the threaded calls saved lately; one thread means BLAS on one thread. (Large full sums stay on the pool: test_threaded_kernels.)"""
 import math
 
 import numpy as np
@@ -133,3 +133,38 @@ def test_a_stalled_threaded_call_sends_that_work_to_the_pool_for_a_back_off(monk
     finally:
         P.POOL.resize(old)
     assert math.isfinite(BT.SLOW) and BT.SLOW > 1
+
+
+def test_short_stalls_are_paid_from_the_credit_before_a_back_off(monkeypatch):
+    """A stall that costs less than the credit left (a hiccup of a few ms on a quiet
+    machine) keeps the threaded path; the savings of calls that keep up refill the
+    credit; stalls that together cost more than it start a back-off, with a full credit
+    after it."""
+    clock = [100.0]
+    monkeypatch.setattr(BT, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(BT, "CREDIT", 0.005)
+    durations = [0.001] * BT.REFERENCE_CALLS + [0.004, 0.0005, 0.003, 0.004]
+    ticks = []
+    for d in durations:
+        ticks += [0.0, d]
+    times = iter(ticks)
+    monkeypatch.setattr(BT, "perf_counter", lambda: next(times))
+    old = _threads(2)
+    try:
+        blas = BT.BlasThreads([Recorder()])
+        for _ in range(BT.REFERENCE_CALLS):
+            blas.run_pool("k", lambda: None)
+        blas.run_threaded("k", lambda: None)          # 4 ms: 3 ms of the 5 ms credit
+        assert blas.stalls == 1 and blas.backoffs == 0 and blas.threaded("k")
+        assert math.isclose(blas.credit, 0.002)
+        blas.run_threaded("k", lambda: None)          # 0.5 ms: saved 0.5 ms
+        assert math.isclose(blas.credit, 0.0025)
+        blas.run_threaded("k", lambda: None)          # 3 ms: costs 2 ms, 0.5 ms left
+        assert blas.stalls == 2 and blas.backoffs == 0 and blas.threaded("k")
+        blas.run_threaded("k", lambda: None)          # 4 ms: costs 3 ms, a back-off
+        assert blas.stalls == 3 and blas.backoffs == 1 and not blas.threaded("k")
+        assert blas.credit == BT.CREDIT
+        clock[0] += BT.BACKOFF_MIN
+        assert blas.threaded("k")
+    finally:
+        P.POOL.resize(old)

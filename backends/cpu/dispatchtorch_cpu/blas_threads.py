@@ -12,11 +12,16 @@ scheduler slice, 8-40 ms instead of 0.4 ms. So BLAS rests on one thread (numpy c
 of the user's own, small GEMMs and blas_sums.py's gemvs stay single-threaded and give
 the same bits at any thread count), is set to the pool's thread count only around the
 calls chosen here, and each such call is timed: one that takes over SLOW times the
-pool path's best time for the same shapes means a descheduled BLAS thread, and the
-pool path (whose waits sleep and whose caller takes a late worker's chunks) serves
-those calls for a back-off period that doubles with each stalled probe (up to 32 s)
-and halves with each call that keeps up. Figures: docs/performance.md, "Who threads
-BLAS-shaped work".
+pool path's best time for the same shapes is a stall, and stalls are paid from a
+credit: the time the threaded calls saved lately against the pool path's best (capped
+at CREDIT, full at the start and after a back-off). A stall that costs more than the
+credit left (a descheduled BLAS thread: 8-40 ms) moves those calls to the pool path
+(whose waits sleep and whose caller takes a late worker's chunks) for a back-off period
+that doubles with each stalled probe (up to 32 s) and halves with each call that keeps
+up. A hiccup of 1-4 ms on a quiet machine so costs a few calls' savings, not a second
+of the slower pool path: judged call by call, such hiccups (3-7 in 2000 calls here)
+sent the MLP step to the pool for most of a run. Figures: docs/performance.md, "Who
+threads BLAS-shaped work" and "mlpstep".
 """
 from __future__ import annotations
 
@@ -27,6 +32,8 @@ from . import parallel as P
 
 SLOW = 2.0            # threaded time over SLOW x the pool path's best: a BLAS thread stalled
 MIN_EXCESS = 1e-4     # seconds: an overrun below this is noise, never a stall
+CREDIT = 5e-3         # seconds: the most a run of stalls may cost before a back-off (under
+                      # a scheduler slice; refilled by the threaded calls' savings)
 BACKOFF_MIN, BACKOFF_MAX = 1.0, 32.0     # seconds on the pool path after a stalled call
 REFERENCE_CALLS = 3   # pool-path calls per key before its best time is trusted (a cold
                       # first call on a busy machine would make the reference lenient)
@@ -55,6 +62,8 @@ class BlasThreads:
         self.until = 0.0            # monotonic time before which the pool path serves
         self.backoff = BACKOFF_MIN
         self.stalls = 0             # stalled threaded calls seen (for tests and reports)
+        self.backoffs = 0           # back-offs started (for tests and reports)
+        self.credit = CREDIT        # seconds the threaded calls saved lately (above)
 
     def rest(self):
         """BLAS on one thread between the chosen calls (the backend's setting)."""
@@ -64,7 +73,7 @@ class BlasThreads:
     def threaded(self, key):
         """True when `key`'s call should run on BLAS's own threads now: the pool has
         several threads, the pool path has been timed REFERENCE_CALLS times for these
-        shapes (the reference a stall is judged by) and no recent call stalled."""
+        shapes (the reference a stall is judged by) and no back-off is running."""
         return (P.POOL.threads > 1 and bool(self.libs)
                 and self.pool_calls.get(key, 0) >= REFERENCE_CALLS
                 and monotonic() >= self.until)
@@ -83,12 +92,20 @@ class BlasThreads:
             for lib in libs:
                 lib.set_num_threads(1)
         best = self.best_pool.get(key)
-        if best is not None and took > SLOW * best and took - best > MIN_EXCESS:
+        if best is None:
+            return
+        if took > SLOW * best and took - best > MIN_EXCESS:
             self.stalls += 1
-            self.until = monotonic() + self.backoff
-            self.backoff = min(2 * self.backoff, BACKOFF_MAX)
-        else:
-            self.backoff = max(BACKOFF_MIN, self.backoff / 2)   # load that comes and goes
+            self.credit -= took - best
+            if self.credit < 0:
+                self.backoffs += 1
+                self.credit = CREDIT
+                self.until = monotonic() + self.backoff
+                self.backoff = min(2 * self.backoff, BACKOFF_MAX)
+            return
+        if took < best:
+            self.credit = min(CREDIT, self.credit + best - took)
+        self.backoff = max(BACKOFF_MIN, self.backoff / 2)       # load that comes and goes
 
     def run_pool(self, key, fn, *args):
         """fn(*args) on the pool path (single-threaded BLAS chunks), timed: its best

@@ -11,7 +11,7 @@ import numpy as np
 
 from . import parallel as P
 from .blas_sums import MIN as _BLAS_MIN, blas_sum as _blas_sum
-from .kernels import _F32, _LOWP
+from .kernels import _F32, _LOWP, _sum
 from .threaded import chunked as _chunked
 
 
@@ -143,5 +143,59 @@ def dropout(out, x, mask, *, scale):
         _dropout(out, x, mask, scale)
 
 
+def _total(x):
+    out = np.empty((), x.dtype)
+    _sum(out, x, dims=tuple(range(x.ndim)), keepdim=False)
+    return out
+
+
+def nll_loss(out, x, target, weight, *, reduction, ignore_index):
+    """The decomposition's passes (ops/nn_ops/loss.py) in one kernel call: w = (target !=
+    ignore_index) [* weight[safe]], losses = -(x[n, safe] * w), 'mean' divides their sum
+    by w's; the same numpy operations and sum kernel, so the same bits. Half precision in
+    float32, rounded once. It spares the MLP step's forward nine ops (about 50 us of 100)."""
+    xs, ws = _up(x), _up(weight)
+    cdim = 1 if xs.ndim > 1 else 0
+    valid = target != ignore_index
+    safe = np.where(valid, target, 0)
+    w = valid.astype(xs.dtype) if ws is None else ws[safe] * valid
+    picked = np.take_along_axis(xs, np.expand_dims(safe, cdim), cdim).squeeze(cdim) \
+        if xs.ndim > 1 else xs[safe]
+    losses = np.negative(np.multiply(picked, w))
+    if reduction == "none":
+        out[...] = losses
+    elif reduction == "sum":
+        out[...] = _total(losses)
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):     # all ignored: 0 / 0
+            out[...] = np.true_divide(_total(losses), _total(w))
+
+
+def nll_loss_backward(out, g, x, target, weight, *, reduction, ignore_index):
+    """The nll_loss_backward row's decomposition (ops/nn_ops/loss.py) in one call, the
+    same numpy operations and sum kernel: coef = -(w * g (/ w's sum for mean)) where the
+    target is kept, +0.0 where not, put at each target's class in a zeroed out."""
+    wide = out.dtype in _LOWP
+    gs, ws = _up(g), _up(weight)
+    dtype = _F32 if wide else out.dtype
+    cdim = 1 if x.ndim > 1 else 0
+    valid = target != ignore_index
+    safe = np.where(valid, target, 0)
+    w = valid.astype(dtype) if ws is None else ws[safe] * valid
+    if reduction == "mean":
+        with np.errstate(divide="ignore", invalid="ignore"):     # all ignored: g / 0
+            gs = np.true_divide(gs, _total(w))
+    coef = np.where(valid, np.negative(np.multiply(w, gs)), np.zeros((), dtype))
+    gx = np.zeros(out.shape, dtype) if wide else out
+    if not wide:
+        gx.fill(0)
+    if gx.ndim > 1:
+        np.put_along_axis(gx, np.expand_dims(safe, cdim), np.expand_dims(coef, cdim), cdim)
+    else:
+        gx[safe] = coef
+    if wide:
+        out[...] = gx
+
+
 KERNELS = {"dropout": dropout, "linear": linear, "softmax": softmax, "log_softmax": log_softmax,
-           "layer_norm": layer_norm}
+           "layer_norm": layer_norm, "nll_loss": nll_loss, "nll_loss_backward": nll_loss_backward}

@@ -139,10 +139,35 @@ def _gcd(out, a, b):
     out[...] = y
 
 
+_ZEROS: dict = {}         # dtype -> read-only zeros(_ZEROS_LEN), sliced to the length needed
+_ZEROS_LEN = 1 << 20
+_RELU_FLOATS = frozenset({np.dtype(np.float32), np.dtype(np.float64)})
+
+
+def _zeros(dtype):
+    z = _ZEROS.get(dtype)
+    if z is None:
+        z = _ZEROS[dtype] = np.zeros(_ZEROS_LEN, dtype)
+        z.flags.writeable = False
+    return z
+
+
 def _relu_plain(out, x):
+    """maximum(0, x), 0 first: numpy's maximum gives the second operand at a tie, so
+    relu(-0.0) = -0.0. Contiguous float32/float64 take the zeros from an array of x's
+    length, not a scalar: numpy's SIMD loop for two arrays, 3x faster than its loop
+    with a broadcast scalar (64K float32: 10.2 against 32.6 us; 1M 184 against 438),
+    the same bits."""
     if x.dtype in _LOWP:
         out[...] = np.maximum(0, x.astype(_F32))
-    else:       # 0 first: numpy's maximum gives the second operand at a tie, relu(-0.0) = -0.0
+    elif x.dtype in _RELU_FLOATS and out.dtype == x.dtype and x.flags.c_contiguous \
+            and out.flags.c_contiguous:
+        flat, dst, zeros = x.reshape(-1), out.reshape(-1), _zeros(x.dtype)
+        n = flat.size
+        for a in range(0, n, _ZEROS_LEN):
+            b = min(n, a + _ZEROS_LEN)
+            np.maximum(zeros[:b - a], flat[a:b], out=dst[a:b])
+    else:
         np.maximum(0, x, out=out)
 
 

@@ -1,5 +1,5 @@
-"""The CPU kernel of the softmax_backward row: (g - sum(g y)) y along dim in three
-passes.
+"""The CPU kernels of the softmax_backward row, (g - sum(g y)) y along dim in three
+passes, and of the log_softmax_backward row (below).
 
 The row's decomposition (dispatchtorch/ops/nn_ops/softmax.py) is four frontend ops,
 each a pass over the whole array into a new buffer, its sum a numpy reduction along
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .kernels import _F32, _LOWP
+from .kernels import _F32, _LOWP, _sum
 
 
 def softmax_backward(out, g, y, *, dim):
@@ -48,4 +48,33 @@ def softmax_backward(out, g, y, *, dim):
         np.copyto(o, res.reshape(o.shape), casting="unsafe")
 
 
-KERNELS = {"softmax_backward": softmax_backward}
+def log_softmax_backward(out, g, y, *, dim):
+    """The log_softmax_backward row: g - exp(y) s along dim, s = sum(g) with the sign of
+    PyTorch's last-dim kernel (-|s| for a row whose terms all have the sign bit set), in
+    the decomposition's operations (ops/nn_ops/softmax.py) and sum kernel: the same bits
+    in one call instead of seven frontend ops."""
+    if y.size == 0:
+        return
+    wide = out.dtype in _LOWP
+    if wide:
+        g, y = g.astype(_F32), y.astype(_F32)
+    if y.ndim:
+        dim %= y.ndim
+        s = np.empty(tuple(1 if d == dim else n for d, n in enumerate(g.shape)), g.dtype)
+        _sum(s, g, dims=(dim,), keepdim=True)
+    else:
+        s = np.array(g)
+    if y.ndim == 0 or dim == y.ndim - 1:
+        neg = np.signbit(g).all(axis=dim, keepdims=True) if y.ndim else np.signbit(g)
+        if neg.any():
+            s = np.where(neg, np.negative(np.abs(s)), s)
+    res = np.empty(y.shape, y.dtype) if wide or y.ndim == 0 else out
+    np.exp(y, out=res)
+    res *= s
+    np.negative(res, out=res)
+    res += g
+    if res is not out:
+        out[...] = res
+
+
+KERNELS = {"softmax_backward": softmax_backward, "log_softmax_backward": log_softmax_backward}

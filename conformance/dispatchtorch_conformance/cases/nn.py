@@ -266,11 +266,32 @@ def _softmax_backward_samples(g):
     yield g.sample("rows", a((40, 64)), a((40, 64), -6, 6), -1)
 
 
+def _log_softmax_backward(grad_output, x, dim):
+    """log_softmax's backward without a graph: autograd runs the log_softmax_backward row."""
+    x = x.detach().requires_grad_()
+    return torch.autograd.grad(F.log_softmax(x, dim=dim), x, grad_output)[0]
+
+
+def _nll_loss_backward(x, target, weight=None, **kw):
+    """nll_loss's backward without a graph: autograd runs the nll_loss_backward row."""
+    x = x.detach().requires_grad_()
+    loss = F.nll_loss(x, target, weight, **kw)
+    return torch.autograd.grad(loss, x, torch.ones_like(loss))[0]
+
+
+def _nll_loss_backward_samples(g):
+    for sample in _loss_samples(False)(g):
+        if sample.name != "class-out-of-range":
+            yield sample
+
+
 CASES = [
     Case("softmax", F.softmax, _softmax_samples, dtypes=FLOATS, tol=SUMS),
     Case("softmax_backward", _softmax_backward, _softmax_backward_samples, dtypes=FLOATS,
          tol=SUMS, grad=False),
     Case("log_softmax", F.log_softmax, _softmax_samples, dtypes=FLOATS, tol=SUMS),
+    Case("log_softmax_backward", _log_softmax_backward, _softmax_backward_samples,
+         dtypes=FLOATS, tol=SUMS, grad=False),
     Case("gelu", F.gelu, S.unary(-5, 5), dtypes=FLOATS),
     Case("gelu", lambda x: F.gelu(x, approximate="tanh"), S.unary(-5, 5), name="gelu_tanh",
          dtypes=FLOATS),
@@ -305,5 +326,7 @@ CASES = [
     Case("scaled_dot_product_attention", F.scaled_dot_product_attention, _sdpa_samples,
          dtypes=FLOATS, tol=SUMS),
     Case("nll_loss", F.nll_loss, _loss_samples(False), dtypes=FLOATS, tol=SUMS),
+    Case("nll_loss_backward", _nll_loss_backward, _nll_loss_backward_samples, dtypes=FLOATS,
+         tol=SUMS, grad=False),
     Case("cross_entropy", F.cross_entropy, _loss_samples(True), dtypes=FLOATS, tol=SUMS),
 ]

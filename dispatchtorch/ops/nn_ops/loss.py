@@ -1,6 +1,7 @@
 """The nn rows of nll_loss and cross_entropy."""
 from __future__ import annotations
 
+from ...autograd.grad_mode import STATE
 from ._row import Composite
 from .softmax import LOG_SOFTMAX
 
@@ -33,20 +34,37 @@ def _nll_loss(x, target, weight, reduction, ignore_index):
 
 
 def _nll_loss_grad(g, x, target, weight, reduction, ignore_index):
-    # PyTorch's nll_loss_backward: -weight[t] * g (/ total weight) at each kept target and
-    # +0.0 at an ignored one, whatever g and the total (a batch all ignored divides by 0)
+    if not STATE.enabled and g._dtype is x._dtype:
+        # no graph records the backward: one row, which a backend may fuse (its eleven
+        # frontend ops were about 70 us of cross_entropy's backward on (128, 10))
+        return NLL_LOSS_BACKWARD(g, x, target, weight, reduction=reduction,
+                                 ignore_index=ignore_index), None, None
+    return _nll_loss_backward(g, x, target, weight, reduction, ignore_index), None, None
+
+
+def _nll_loss_backward(g, x, target, weight, reduction, ignore_index):
+    """The nll_loss_backward row's decomposition and the rule's formula under
+    create_graph=True: PyTorch's nll_loss_backward, -weight[t] * g (/ total weight) at
+    each kept target and +0.0 at an ignored one, whatever g and the total (a batch all
+    ignored divides by 0)."""
     cdim, safe, w = _nll_parts(x, target, weight, ignore_index)
     scale = g / w.sum() if reduction == "mean" else g
     coef = pointwise.where(target != ignore_index, -(w * scale), 0.0).unsqueeze(cdim)
     gx = creation.zeros(x._shape, dtype=x._dtype, device=x.device)
     return gather_scatter._scatter(gx, cdim, safe.unsqueeze(cdim), coef, "none",
-                                   gather_scatter.SCATTER, checked=True), None, None
+                                   gather_scatter.SCATTER, checked=True)
 
 
 def _nll_meta(x, target, weight, reduction, ignore_index):
     return ((target._shape if reduction == "none" else (), x._dtype),)
 
 
+NLL_LOSS_BACKWARD = Composite(
+    "nll_loss_backward", ("grad_output", "x", "target", "weight"), _nll_loss_backward, None,
+    lambda g, x, *_, **kw: ((x._shape, x._dtype),),
+    "nll_loss_backward(grad_output, x, target: int64, weight, *, reduction, ignore_index)",
+    "nll_loss's gradient: -weight[target[n]] * g (/ the summed weights for mean) at each "
+    "kept target, +0.0 elsewhere (its backward without a graph)")
 NLL_LOSS = Composite("nll_loss", ("x", "target", "weight"), _nll_loss, _nll_loss_grad, _nll_meta,
                      "nll_loss(x, target: int64, weight, *, reduction, ignore_index)",
                      "-x[n, target[n]] * weight[target[n]], class dim 1; mean divides by the "
