@@ -124,12 +124,11 @@ def test_wide_devices_route_nt_products(ocl, device, rng, monkeypatch):
         assert_close(ocl.to_host(out), x.astype(np.float64) @ w.T + bias, "float32",
                      rtol=1e-4, atol=1e-4, what=f"linear {lead} {k} {n}")
     monkeypatch.setattr(device, "vector_width", {"float32": 8, "float64": 4})
-    # 256-bit devices: a narrower b stays direct; from NT_PACKED_N columns (float32) the
-    # packed 6x16 block, float64 direct
-    for n, dtype, want in [(40, "float32", ["mmnt_float32_1"]),
-                           (256, "float32", ["mmpack_a_float32_1_rows", "mmpack_b_float32_1_rows",
-                                             "mmmicro_float32"]),
-                           (256, "float64", ["mmnt_float64_1"])]:
+    # 256-bit devices: float32 on the packed 6x16 block (a narrow b direct), float64 direct
+    for n, dtype, want in [(10, "float32", ["mmnt_float32_1"]),
+                           (40, "float32", ["mmpack_a_float32_1_rows", "mmpack_b_float32_1_rows",
+                                            "mmmicro_float32"]),
+                           (40, "float64", ["mmnt_float64_1"])]:
         x, w = sample(rng, (20, 24), dtype), sample(rng, (n, 24), dtype)
         out = ocl.empty((20, n), dtype, 0)
         names.clear()

@@ -49,7 +49,6 @@ MAX_WORK = 1 << 28
 MIN_PACKED_T = 1 << 20
 CTYPE = {"float32": "float", "float64": "double"}
 NT_LONG_K = 2048      # from this k on, "nt" products stay direct
-NT_PACKED_N = 256     # 256-bit devices: "nt" float32 products this wide go packed
 
 
 # the ReLU epilogue (dispatchtorch.compile's linear + relu): elementwise.py's relu
@@ -198,20 +197,19 @@ def _local(grid, want):
 
 
 def _nt_packed(dev, dt, M, N, K):
-    """Whether an "nt" product goes to the packed kernels instead. On 512-bit devices,
+    """Whether an "nt" product goes to the packed kernels instead: on 512-bit devices,
     where their 8x16 block wins (one PoCL thread, device time, nt against packed:
     128x512x512 0.92 / 0.71 ms, 2048x64x256 1.92 / 0.81, 64x64x512 0.12 / 0.06,
-    128 batches of 64x16x64 1.27 / 0.52), except for a narrow b (N < 16: 64x512x10
-    0.010 / 0.028). With 256-bit float32 vectors, for a wide b (N >= NT_PACKED_N),
-    whose pack the 6x16 block pays back (PoCL on Zen 4, one thread, with the packs:
-    128x512x512 0.71-0.87 / 0.83-1.11 ms direct; 2048x64x256 0.98-1.01 / 0.89-1.22
-    and 64x64x512 0.05-0.07 / 0.05-0.06 even, so they stay direct). Never for long dot
-    products (K >= NT_LONG_K: 32x5120x144 0.96 / 1.01)."""
-    if K >= NT_LONG_K:
-        return False
-    if dev.vector_width.get(dt, 0) >= WIDE[dt]:
-        return N >= 2 * WIDTH[dt]
-    return dt == "float32" and N >= NT_PACKED_N
+    128 batches of 64x16x64 1.27 / 0.52), and float32 on 256-bit ones, where the 6x16
+    block does (PoCL on Zen 4, one thread, with the packs: 128x512x512 0.83-1.11 /
+    0.71-0.87; 128 batches of 64x64x16, the attention scores, 1.56-1.88 / 0.30-0.38;
+    2048x64x64 0.55-1.38 / 0.22-0.25; 8192x16x64 0.41-0.58 / 0.32-0.38; 2048x64x256
+    0.89-1.22 / 0.98-1.01 and 64x64x512 0.047-0.056 / 0.054-0.066 about even), except
+    for a narrow b (N < 16: 64x512x10 0.010 / 0.028) and long dot products
+    (K >= NT_LONG_K: 32x5120x144 0.96 / 1.01). float64 on 256-bit devices: not measured,
+    direct."""
+    wide = dev.vector_width.get(dt, 0) >= WIDE[dt]
+    return (wide or dt == "float32") and N >= 2 * WIDTH[dt] and K < NT_LONG_K
 
 
 def direct(out, a, b, batch, bstrides, M, N, K, bias=None, relu=False):
