@@ -14,6 +14,7 @@ from dispatchtorch.backend import DTYPE_NAMES, DeviceInfo
 
 from . import hugepages
 from .uses import BufferUses, buffer_params
+from .vector_width import compiled_widths
 from .errors import KernelBuildError, KernelLaunchError, OutOfMemoryError, mib
 
 HUGE_FROM = 4 << 20        # buffers from this size get huge-page advice on CPU devices
@@ -58,9 +59,12 @@ class Device:
         self.fp64 = "cl_khr_fp64" in ext or bool(_query(dev, "double_fp_config", 0))
         self.fp16 = "cl_khr_fp16" in ext
         self.is_cpu = bool(dev.type & cl.device_type.CPU)
-        # native vector lanes (16 floats on AVX-512): the CPU matmul kernels' block widths
-        self.vector_width = {"float32": _query(dev, "native_vector_width_float", 0),
-                             "float64": _query(dev, "native_vector_width_double", 0)}
+        # the vector lanes its compiler targets (16 floats on AVX-512; PoCL's reported
+        # native width capped where it compiles for an AVX2 CPU): the CPU matmul blocks
+        self.vector_width = compiled_widths(
+            {"float32": _query(dev, "native_vector_width_float", 0),
+             "float64": _query(dev, "native_vector_width_double", 0)},
+            _query(dev, "version", ""), self.is_cpu)
         self.compute_units = dev.max_compute_units
         self.max_alloc = dev.max_mem_alloc_size
         self.global_mem = dev.global_mem_size

@@ -1,7 +1,8 @@
 """The CPU matmul kernels' 512-bit forms (PoCL on AVX-512: the nn kernel's 16-lane
 blocks, the packed micro-kernel's 8x16 block with its bias and ReLU epilogue, "nt"
-products sent to the packed kernels) against numpy in float64, on any CPU device: the
-device's vector widths are set for each test, so both forms run everywhere."""
+products sent to the packed kernels) and 256-bit forms (6-row nn and packed float32
+blocks) against numpy in float64, on any CPU device: the device's vector widths are
+set for each test, so both forms run everywhere."""
 from __future__ import annotations
 
 import numpy as np
@@ -123,11 +124,19 @@ def test_wide_devices_route_nt_products(ocl, device, rng, monkeypatch):
         assert_close(ocl.to_host(out), x.astype(np.float64) @ w.T + bias, "float32",
                      rtol=1e-4, atol=1e-4, what=f"linear {lead} {k} {n}")
     monkeypatch.setattr(device, "vector_width", {"float32": 8, "float64": 4})
-    x, w = sample(rng, (20, 24), "float32"), sample(rng, (40, 24), "float32")
-    out = ocl.empty((20, 40), "float32", 0)
-    names.clear()
-    L.linear(out, place(ocl, x), place(ocl, w), None)
-    assert names == ["mmnt_float32_1"], names          # 256-bit devices: as before
+    # 256-bit devices: float32 on the packed 6x16 block (a narrow b direct), float64 direct
+    for n, dtype, want in [(10, "float32", ["mmnt_float32_1"]),
+                           (40, "float32", ["mmpack_a_float32_1_rows", "mmpack_b_float32_1_rows",
+                                            "mmmicro_float32"]),
+                           (40, "float64", ["mmnt_float64_1"])]:
+        x, w = sample(rng, (20, 24), dtype), sample(rng, (n, 24), dtype)
+        out = ocl.empty((20, n), dtype, 0)
+        names.clear()
+        L.linear(out, place(ocl, x), place(ocl, w), None)
+        assert names == want, (n, dtype, names)
+        tol = 1e-4 if dtype == "float32" else 1e-10
+        assert_close(ocl.to_host(out), x.astype(np.float64) @ w.T, dtype, rtol=tol, atol=tol,
+                     what=f"linear 20x{n}x24 {dtype} 256-bit")
 
 
 def test_linear_of_strided_lead_dims(ocl, width, rng):

@@ -36,18 +36,22 @@ def compute_type(dt):
 
 
 def register_block(ctype, dev):
-    """(ROWS, LANES): ROWS x LANES accumulators fill the vector registers (float: 4x16,
-    two 8-wide vectors a row, ~10% fewer core-ms than 8x8 at 1024^3 on PoCL). Where the
-    device's native vectors are 512 bits (PoCL on AVX-512) a 16-float row is one
-    register and 4 rows leave the FMA pipes waiting: 8x16 (one PoCL thread, the
+    """(ROWS, LANES): ROWS x LANES accumulators fill the vector registers. Where the
+    device's vectors are 512 bits (an AVX-512 build: 32 zmm registers) a 16-float row
+    is one register and 4 rows leave the FMA pipes waiting: 8x16 (one PoCL thread, the
     micro-kernel of 512x128 @ 128x512: 0.45-0.50 ms against 0.62-0.66; 6x16 0.60,
-    12x16 and 16x16 no better than 8)."""
+    12x16 and 16x16 no better than 8). With 256-bit vectors (16 ymm registers; PoCL on
+    Zen 4 compiles for znver3, see vector_width.py) float 6x16: 12 accumulators, two
+    loads of b and a broadcast (one PoCL thread, the micro-kernel alone, 128x512x512 /
+    512x512x128: 0.62 / 0.65 ms, ~105 GFLOP/s, against 0.66-0.68 / 0.69 for 4x16,
+    1.04 / 1.11 for 8x16, which spills; 5x16 0.65 / 0.67-0.90, 7x16 1.25 (spills),
+    12x8 0.71-0.87, 8x8 1.03; unrolling k by 2 or 4: no change)."""
     wide = dev.vector_width
     if ctype == "float" and wide.get("float32", 0) >= 16:
         return 8, 16
     if ctype == "double" and wide.get("float64", 0) >= 8:
         return 8, 8
-    return {"float": (4, 16), "uint": (8, 8), "double": (4, 8), "ulong": (4, 4)}[ctype]
+    return {"float": (6, 16), "uint": (8, 8), "double": (4, 8), "ulong": (4, 4)}[ctype]
 
 
 # -- CPU: pack + register-blocked micro-kernel ------------------------------------------
@@ -79,9 +83,13 @@ def pack_spec(dt, db, which, block):
     w = rows if which == "a" else lanes
     sig, types, body = _pack_head(dt, db, w, ctype)
     body += [
-        "for (long k = 0; k < K; k++) {",
-        f"  for (long i = 0; i < {w}; i++)",
-        f"    dst[k * {w} + i] = i < valid ? ({ctype})({T.load(dt, 'src', 'i * sr + k * sk')}) : ({ctype})0;",
+        f"if (valid == {w}) {{",        # a full panel: no test an element (6-row panels of a
+        "  for (long k = 0; k < K; k++)",  # column-major a, 512x128: 0.033 -> 0.023-0.026 ms)
+        f"    for (int i = 0; i < {w}; i++) dst[k * {w} + i] = ({ctype})({T.load(dt, 'src', 'i * sr + k * sk')});",
+        "} else {",
+        "  for (long k = 0; k < K; k++)",
+        f"    for (long i = 0; i < {w}; i++)",
+        f"      dst[k * {w} + i] = i < valid ? ({ctype})({T.load(dt, 'src', 'i * sr + k * sk')}) : ({ctype})0;",
         "}",
     ]
     name = kernel_name("mmpack", which, dt, db)
@@ -105,13 +113,17 @@ def pack_rows_spec(dt, db, which, block):
     vec = f"{c}{v}"
     lane = [f"s{x:x}" for x in range(v)]
     sig, types, body = _pack_head(dt, db, w, c)
+    if w in (2, 4, 8, 16):      # an OpenCL vector type: one store a panel row
+        store = [f"  __global {c}{w}* d = (__global {c}{w}*)(dst + k * {w});",
+                 *(f"  d[{j}] = ({c}{w})(" + ", ".join(f"x{i}.{lane[j]}" for i in range(w)) + ");"
+                   for j in range(v))]
+    else:                       # (6 rows: scalar stores)
+        store = [f"  dst[(k + {j}) * {w} + {i}] = x{i}.{lane[j]};" for j in range(v) for i in range(w)]
     body += [
         f"long kv = K - K % {v}, k = 0;",
         f"for (; k < kv; k += {v}) {{",
-        f"  __global {c}{w}* d = (__global {c}{w}*)(dst + k * {w});",
         *(f"  {vec} x{i} = {i} < valid ? DT_LOAD(src + {i} * sr + k) : ({vec})(0);" for i in range(w)),
-        *(f"  d[{j}] = ({c}{w})(" + ", ".join(f"x{i}.{lane[j]}" for i in range(w)) + ");"
-          for j in range(v)),
+        *store,
         "}",
         "for (; k < K; k++)",
         f"  for (long i = 0; i < {w}; i++) dst[k * {w} + i] = i < valid ? src[i * sr + k] : ({c})0;",
@@ -150,24 +162,34 @@ def micro_spec(dt, block, bias=False, relu=False):
         "__global " + T.STORAGE[dt] + "* cp = p_out + o_out + batch * M * N;",
     ]
     store_dt = "float64" if ctype == "double" else "float32" if ctype == "float" else dt
-    if bias or relu:
-        if dt not in ("float32", "float64"):
-            raise ValueError(f"matmul: a bias or ReLU epilogue only for float32/float64, not {dt}")
-        plus = " + p_bias[o_bias + n0 + {v}]" if bias else ""
-        tail = _RELU.format(c=ctype) if relu else ""
-        for i in range(rows):
+    if (bias or relu) and dt not in ("float32", "float64"):
+        raise ValueError(f"matmul: a bias or ReLU epilogue only for float32/float64, not {dt}")
+    plus = " + p_bias[o_bias + n0 + {v}]" if bias else ""
+    tail = _RELU.format(c=ctype) if relu else ""
+    head = ""
+    if dt in ("float32", "float64"):
+        # a whole block inside the matrix: a vector store a row, not LANES tested scalar
+        # ones (one PoCL thread, the 6x16 micro-kernel alone, best of 60: 512x512x128
+        # 0.645 -> 0.58 ms, 128x512x512 0.62 -> 0.60)
+        e = " + e" if bias else ""
+        body += ["if (m0 + " + str(rows) + " <= M && n0 + " + str(lanes) + " <= N) {",
+                 *([f"  {vec} e = DT_LOAD(p_bias + o_bias + n0);"] if bias else []),
+                 *(f"  {{ {vec} v = acc{i}{e};{_RELU.format(c=vec) if relu else ''} "
+                   f"DT_STORE(v, cp + (m0 + {i}) * N + n0); }}" for i in range(rows)),
+                 "  return;", "}"]
+        head = T.vector_io(ctype, lanes)
+    for i in range(rows):
+        if bias or relu:
             stores = " ".join(
                 f"if (n0 + {v} < N) {{ {ctype} v = acc{i}.{lane[v]}{plus.format(v=v)};{tail} "
                 f"cp[(m0 + {i}) * N + n0 + {v}] = v; }}" for v in range(lanes))
-            body.append(f"if (m0 + {i} < M) {{ {stores} }}")
-    else:
-        for i in range(rows):
+        else:
             stores = " ".join(
                 f"if (n0 + {v} < N) {{ {T.store_cast(dt, 'cp', f'(m0 + {i}) * N + n0 + {v}', f'acc{i}.{lane[v]}', store_dt)} }}"
                 for v in range(lanes))
-            body.append(f"if (m0 + {i} < M) {{ {stores} }}")
+        body.append(f"if (m0 + {i} < M) {{ {stores} }}")
     name = kernel_name("mmmicro", dt, "bias" if bias else "", "relu" if relu else "")
-    src = T.preamble((dt,)) + f"\n__kernel void {name}({sig}) {{\n  " + "\n  ".join(body) + "\n}\n"
+    src = T.preamble((dt,)) + head + f"\n__kernel void {name}({sig}) {{\n  " + "\n  ".join(body) + "\n}\n"
     return KernelSpec(name, src, types, f"matmul ({dt})")
 
 

@@ -2,10 +2,10 @@
 vector FMAs, for float32 and float64 when the layout lets rows be vector-loaded.
 
 - "nn" (b's rows contiguous, `b.strides[-1] == 1`; a any strides): each work-item
-  computes a ROWS x 2*W block (W = the 256-bit vector width: 8 floats, 4 doubles),
-  one broadcast of a and two vector loads of b per k - 8 accumulators, which fill
-  the FMA pipes of an AVX2 core without spilling (an 8x8 block with 8 accumulators
-  and one load of b per k ran at half the rate on PoCL). Not for a stored column by
+  computes a rows x 2*W block (W = the 256-bit vector width: 8 floats, 4 doubles;
+  rows: nn_rows), one broadcast of a and two vector loads of b per k - 8 or 12
+  accumulators, which fill the FMA pipes of an AVX2 core without spilling (an 8x8
+  block with 8 accumulators and one load of b per k ran at half the rate on PoCL). Not for a stored column by
   column (the weight gradient `g.T @ x`: a's k-stride is its row length, often a power
   of two, so the blocks' strided broadcasts alias in L1): there the packed kernels
   were faster at every size measured (one PoCL thread, device time, g.T @ x with
@@ -32,6 +32,7 @@ from ..codegen import KernelSpec, coords, dot, kernel_name, signature
 
 I64 = np.int64
 ROWS = 4              # rows of a work-item's block (both kernels)
+NN_ROWS = 6           # the nn block's rows with 256-bit float32 vectors (nn_rows)
 NT_COLS = 2           # columns of an "nt" block
 WIDTH = {"float32": 8, "float64": 4}     # elements per 256-bit vector
 # the nn kernel on a device whose native vectors are 512 bits (PoCL on AVX-512): a
@@ -47,7 +48,7 @@ MAX_WORK = 1 << 28
 # this many multiply-adds on (10x512x128, the MLP head's weight gradient: equal)
 MIN_PACKED_T = 1 << 20
 CTYPE = {"float32": "float", "float64": "double"}
-NT_LONG_K = 2048      # from this k on, 512-bit devices keep "nt" products direct
+NT_LONG_K = 2048      # from this k on, "nt" products stay direct
 
 
 # the ReLU epilogue (dispatchtorch.compile's linear + relu): elementwise.py's relu
@@ -83,10 +84,10 @@ def _program(dt, name, sig, body, w=None):
     return head + f"\n__kernel void {name}({sig}) {{\n  {text}\n}}\n"
 
 
-def _rows(c, stride):
+def _rows(c, stride, rows=ROWS):
     """C statements: the offsets r0.. of a block's rows, rows past M clamped to M - 1
     (computed, never stored: a partial block costs no separate kernel)."""
-    return [f"long r{i} = (m0 + {i} < M ? m0 + {i} : M - 1) * {stride};" for i in range(ROWS)]
+    return [f"long r{i} = (m0 + {i} < M ? m0 + {i} : M - 1) * {stride};" for i in range(rows)]
 
 
 def nn_width(dev, dt, N):
@@ -98,33 +99,45 @@ def nn_width(dev, dt, N):
         else WIDTH[dt]
 
 
+def nn_rows(dt, w):
+    """(rows of the nn block, k values a loop trip). 256-bit float32 (16 ymm
+    registers): 6 rows, 12 accumulators, one k a trip (one PoCL thread on Zen 4,
+    128x512x512: 0.64-0.65 ms against 0.68-0.69 for 4 rows, two k a trip; 5 rows
+    0.67, 6 rows two k 0.68, spilling). Else 4 rows, two k a trip (the 512-bit blocks,
+    measured on an AVX-512 build; float64 not re-measured)."""
+    return (NN_ROWS, 1) if dt == "float32" and w == WIDTH[dt] else (ROWS, 2)
+
+
 def nn_spec(dt, db, bias, w=None):
     c, w = CTYPE[dt], w or WIDTH[dt]
     vec = f"{c}{w}"
+    rows, unroll = nn_rows(dt, w)
     sig, types = _params(dt, db, (), bias)
     add = (" + e_0", " + e_1") if bias else ("", "")
+
+    def trip(n):              # n k values: two vector loads of b's row, a broadcast of a
+        out = []
+        for u in range(n):
+            at = f" + {u} * sbk" if u else ""
+            out += [f"  {{ {vec} b_0 = DT_LOAD(bp{at}), b_1 = DT_LOAD(bp{at} + {w});",
+                    *(f"    {{ {c} x = ap[r{i}{f' + {u} * sak' if u else ''}]; c{i}_0 += x * b_0; "
+                      f"c{i}_1 += x * b_1; }}" for i in range(rows)), "  }"]
+        return out
     body = ["long mb = get_global_id(0), nb = get_global_id(1);", *_bases(db, "get_global_id(2)"),
-            f"long m0 = mb * {ROWS};", *_rows(c, "sam"),
+            f"long m0 = mb * {rows};", *_rows(c, "sam", rows),
             f"__global const {c}* ap = pa0;",
             f"__global const {c}* bp = pb0 + nb * {2 * w};",
-            *(f"{vec} c{i}_{v} = ({vec})0;" for i in range(ROWS) for v in range(2)),
+            *(f"{vec} c{i}_{v} = ({vec})0;" for i in range(rows) for v in range(2)),
             "long k = 0;",
-            "for (; k + 2 <= K; k += 2) {",       # two k a trip: half the pointer updates
-            f"  {vec} b_0 = DT_LOAD(bp), b_1 = DT_LOAD(bp + {w});",
-            f"  {vec} b_2 = DT_LOAD(bp + sbk), b_3 = DT_LOAD(bp + sbk + {w});",
-            *(f"  {{ {c} x = ap[r{i}], y = ap[r{i} + sak]; c{i}_0 += x * b_0; c{i}_1 += x * b_1; "
-              f"c{i}_0 += y * b_2; c{i}_1 += y * b_3; }}" for i in range(ROWS)),
-            "  ap += 2 * sak; bp += 2 * sbk;",
+            f"for (; k + {unroll} <= K; k += {unroll}) {{", *trip(unroll),
+            f"  ap += {unroll} * sak; bp += {unroll} * sbk;",
             "}",
-            "if (k < K) {",
-            f"  {vec} b_0 = DT_LOAD(bp), b_1 = DT_LOAD(bp + {w});",
-            *(f"  {{ {c} x = ap[r{i}]; c{i}_0 += x * b_0; c{i}_1 += x * b_1; }}" for i in range(ROWS)),
-            "}",
+            *(["if (k < K) {", *trip(1), "}"] if unroll > 1 else []),
             f"__global {c}* cp = pc0 + m0 * N + nb * {2 * w};",
             (f"{vec} e_0 = DT_LOAD(p_bias + o_bias + nb * {2 * w}), e_1 = DT_LOAD(p_bias + o_bias + "
              f"nb * {2 * w} + {w});" if bias else ""),
             *(f"if (m0 + {i} < M) {{ DT_STORE(c{i}_0{add[0]}, cp + {i} * N); "
-              f"DT_STORE(c{i}_1{add[1]}, cp + {i} * N + {w}); }}" for i in range(ROWS))]
+              f"DT_STORE(c{i}_1{add[1]}, cp + {i} * N + {w}); }}" for i in range(rows))]
     name = kernel_name("mmnn", dt, db, "bias" if bias else "", "" if w == WIDTH[dt] else f"w{w}")
     return KernelSpec(name, _program(dt, name, sig, body, w), types, f"matmul ({dt})")
 
@@ -187,9 +200,16 @@ def _nt_packed(dev, dt, M, N, K):
     """Whether an "nt" product goes to the packed kernels instead: on 512-bit devices,
     where their 8x16 block wins (one PoCL thread, device time, nt against packed:
     128x512x512 0.92 / 0.71 ms, 2048x64x256 1.92 / 0.81, 64x64x512 0.12 / 0.06,
-    128 batches of 64x16x64 1.27 / 0.52), except for a narrow b (N < 16: 64x512x10
-    0.010 / 0.028) and long dot products (K >= NT_LONG_K: 32x5120x144 0.96 / 1.01)."""
-    return dev.vector_width.get(dt, 0) >= WIDE[dt] and N >= 2 * WIDTH[dt] and K < NT_LONG_K
+    128 batches of 64x16x64 1.27 / 0.52), and float32 on 256-bit ones, where the 6x16
+    block does (PoCL on Zen 4, one thread, with the packs: 128x512x512 0.83-1.11 /
+    0.71-0.87; 128 batches of 64x64x16, the attention scores, 1.56-1.88 / 0.30-0.38;
+    2048x64x64 0.55-1.38 / 0.22-0.25; 8192x16x64 0.41-0.58 / 0.32-0.38; 2048x64x256
+    0.89-1.22 / 0.98-1.01 and 64x64x512 0.047-0.056 / 0.054-0.066 about even), except
+    for a narrow b (N < 16: 64x512x10 0.010 / 0.028) and long dot products
+    (K >= NT_LONG_K: 32x5120x144 0.96 / 1.01). float64 on 256-bit devices: not measured,
+    direct."""
+    wide = dev.vector_width.get(dt, 0) >= WIDE[dt]
+    return (wide or dt == "float32") and N >= 2 * WIDTH[dt] and K < NT_LONG_K
 
 
 def direct(out, a, b, batch, bstrides, M, N, K, bias=None, relu=False):
@@ -223,7 +243,7 @@ def direct(out, a, b, batch, bstrides, M, N, K, bias=None, relu=False):
               *batch, *bstrides[0], *bstrides[1], M, N, K, sam, sak, sbk, sbn]
     fused = bias is not None
     tail = [bias.buf, bias.offset] if fused else []
-    MB = -(-M // ROWS)
+    MB = -(-M // (nn_rows(dt, w)[0] if kind == "nn" else ROWS))
     if kind == "nn":
         NB = N // lanes
         grid, N0 = (MB, NB, Bt), NB * lanes
