@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import functools
 
+from .. import ops as _ops
 from .._tensor import Tensor
 from .grad_mode import STATE, no_grad
 from .graph import FREED, Node, _FREED
@@ -51,7 +52,9 @@ class FunctionCtx:
 
 
 class _FunctionNode(Node):
-    __slots__ = ("ctx", "fn_name")
+    # outs: per output of forward, (shape, dtype, device) of a tensor, None for another
+    # value (backward gets a gradient for each: zeros or None, and None for the others)
+    __slots__ = ("ctx", "fn_name", "outs")
 
     def name(self):
         return f"{self.fn_name}Backward"
@@ -73,9 +76,12 @@ def _backward_rule(cls, node_ref):
     def rule(g, *unused):
         node = node_ref[0]
         ctx = node.ctx
-        grads = g if node.n_out > 1 else (g,)
-        if ctx.materialize_grads:
-            grads = tuple(gr if gr is not None else None for gr in grads)
+        it = iter(g if node.n_out > 1 else (g,))
+        grads = [None if m is None else next(it) for m in node.outs]
+        if ctx.materialize_grads:       # as PyTorch: an output nothing used gets zeros
+            for i, m in enumerate(node.outs):
+                if m is not None and grads[i] is None:
+                    grads[i] = _ops.zeros(m[0], dtype=m[1], device=m[2])
         if node.saved and ctx._saved is FREED:
             ctx._saved, freed = node.saved, True
         else:
@@ -143,6 +149,8 @@ class Function:
         node = _FunctionNode(cls.__name__, _backward_rule(cls, ref), (), (), tuple(edges),
                              tuple(meta), len(tensor_outs))
         node.ctx, node.fn_name = ctx, cls.__name__
+        node.outs = tuple((o._shape, o._dtype, o.device) if isinstance(o, Tensor) else None
+                          for o in outs)
         ref[0] = node
         for i, o in enumerate(tensor_outs):
             if o._dtype.is_grad and id(o) not in ctx._non_diff:
