@@ -183,9 +183,11 @@ def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
     return _rrelu(input, lower, upper, training, generator, True)
 
 
-# losses: reduction as ATen's int
+# losses: reduction as ATen's int. The schemas' default is 1 (mean), but PyTorch's Python
+# binding of torch.kl_div / torch.margin_ranking_loss / ... reads an omitted reduction as 0
+# (none: an elementwise loss), so the default here is 0, as a PyTorch program sees it
 
-def kl_div(input, target, reduction=1, *, log_target=False):
+def kl_div(input, target, reduction=0, *, log_target=False):
     # ATen's mean is over every element, without F's "use batchmean" warning
     red = _reduction(reduction)
     loss = F.kl_div(input, target, reduction="none" if red == "mean" else red,
@@ -193,25 +195,25 @@ def kl_div(input, target, reduction=1, *, log_target=False):
     return loss.mean() if red == "mean" else loss
 
 
-def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=1):
+def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=0):
     return F.binary_cross_entropy_with_logits(input, target, weight, reduction=_reduction(reduction),
                                               pos_weight=pos_weight)
 
 
-def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=1):
+def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=0):
     return F.cosine_embedding_loss(input1, input2, target, margin, reduction=_reduction(reduction))
 
 
-def hinge_embedding_loss(input, target, margin=1.0, reduction=1):
+def hinge_embedding_loss(input, target, margin=1.0, reduction=0):
     return F.hinge_embedding_loss(input, target, margin, reduction=_reduction(reduction))
 
 
-def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=1):
+def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=0):
     return F.margin_ranking_loss(input1, input2, target, margin, reduction=_reduction(reduction))
 
 
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-06, swap=False,
-                        reduction=1):
+                        reduction=0):
     return F.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
                                  reduction=_reduction(reduction))
 
