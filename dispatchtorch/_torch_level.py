@@ -196,8 +196,8 @@ def kl_div(input, target, reduction=0, *, log_target=False):
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=0):
-    return F.binary_cross_entropy_with_logits(input, target, weight, reduction=_reduction(reduction),
-                                              pos_weight=pos_weight)
+    return F.binary_cross_entropy_with_logits(input, target, weight, pos_weight=pos_weight,
+                                              reduction=_reduction(reduction))
 
 
 def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=0):
