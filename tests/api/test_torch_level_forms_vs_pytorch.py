@@ -308,3 +308,25 @@ def test_set_default_tensor_type():
             dt.set_default_tensor_type(dt.LongTensor)
     finally:
         dt.set_default_dtype(dt.float32)
+
+
+GRAD_CASES = [
+    ("conv2d", (r(2, 3, 5, 5), r(4, 3, 3, 3), r(4), 1, 1)),
+    ("layer_norm", (r(3, 4, 5), (4, 5), r(4, 5), r(4, 5))),
+    ("group_norm", (r(2, 6, 4), 3, r(6), r(6))),
+    ("batch_norm", (r(4, 3, 5), pos(3), r(3), None, None, True, 0.1, 1e-5, False)),
+    ("kl_div", (np.log(pos(4, 3)), pos(4, 3), 1)),
+    ("triplet_margin_loss", (r(4, 5), r(4, 5), r(4, 5), 1.0, 2.0, 1e-6, False, 2)),
+    ("bilinear", (r(4, 3), r(4, 5), r(2, 3, 5), r(2))),
+]
+
+
+@pytest.mark.parametrize("name,args", GRAD_CASES, ids=[c[0] for c in GRAD_CASES])
+def test_gradients_match_pytorch(name, args):
+    grads = []
+    for lib in (torch, dt):
+        leaves = [lib.tensor(a, requires_grad=True) if isinstance(a, np.ndarray) else a
+                  for a in args]
+        getattr(lib, name)(*leaves).sum().backward()
+        grads.append([a.grad for a in leaves if isinstance(a, lib.Tensor)])
+    _check(grads[0], grads[1])
