@@ -93,6 +93,10 @@ from ._dropin_names import attach as _attach_dropin_names  # noqa: E402
 
 _attach_dropin_names(globals())      # torch.autocast, amp, accelerator, backends, FloatTensor ...
 
+from ._torch_level import attach as _attach_torch_level  # noqa: E402
+
+_attach_torch_level(globals())       # torch.conv2d, torch.layer_norm, torch.dropout, ... (ATen forms)
+
 from ._compile import compile  # noqa: E402,A001  (torch.compile)
 from . import _dynamo  # noqa: E402,F401
 
