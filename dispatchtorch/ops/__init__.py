@@ -57,6 +57,7 @@ globals().update(native_norms.PUBLIC)
 globals().update({**pointwise_more.PUBLIC, **products_more.PUBLIC, **shape_more.PUBLIC,
                   **linalg_more.PUBLIC, **special_functions.PUBLIC, **complex_ops.PUBLIC,
                   **_stft.PUBLIC})
+from . import tensor_methods_more  # noqa: E402,F401  (Tensor.new, apply_, map_, ...)
 from . import methods  # noqa: F401  (binds Tensor methods)
 
 globals().update(_F)
