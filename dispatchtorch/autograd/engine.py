@@ -331,3 +331,21 @@ class _Run:
                 t._grad.add_(g)
             finally:
                 STATE.enabled = True
+        if t._post_acc_hooks:
+            self._post_accumulate(t)
+
+    def _post_accumulate(self, t):
+        """Tensor.register_post_accumulate_grad_hook's hooks, with grad mode as backward
+        has it (create_graph), also for a leaf that backward started from."""
+        prev = STATE.enabled
+        STATE.enabled = self.create
+        try:
+            for h in list(t._post_acc_hooks):
+                r = h(t)
+                if r is None or r is t:         # `p.add_(...)` hands p back: accepted, as there
+                    continue
+                if not isinstance(r, Tensor):
+                    raise TypeError(f"expected Variable, but hook returned '{type(r).__name__}'")
+                raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+        finally:
+            STATE.enabled = prev

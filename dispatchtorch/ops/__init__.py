@@ -58,6 +58,9 @@ globals().update({**pointwise_more.PUBLIC, **products_more.PUBLIC, **shape_more.
                   **linalg_more.PUBLIC, **special_functions.PUBLIC, **complex_ops.PUBLIC,
                   **_stft.PUBLIC})
 from . import tensor_methods_more  # noqa: E402,F401  (Tensor.new, apply_, map_, ...)
+from . import method_aliases, tensor_predicates  # noqa: E402  (second names, self-questions)
+from . import fill_diagonal  # noqa: E402,F401  (Tensor.fill_diagonal_)
+globals().update({**method_aliases.PUBLIC, **tensor_predicates.PUBLIC})
 from . import methods  # noqa: F401  (binds Tensor methods)
 
 globals().update(_F)
