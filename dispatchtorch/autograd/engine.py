@@ -301,6 +301,9 @@ class _Run:
         return fixed
 
     def _finish_leaf(self, t, g, cap_leaves):
+        if not (cap_leaves and id(t) in cap_leaves) and (
+                not self.accumulate or (self.only is not None and id(t) not in self.only)):
+            return      # as PyTorch: a leaf backward does not reach runs none of its hooks
         if t._hooks:
             for h in t._hooks:
                 r = h(g)
