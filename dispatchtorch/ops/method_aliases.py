@@ -6,7 +6,7 @@ from __future__ import annotations
 from .._tensor import Tensor
 from ._composite import inplace_variant
 from . import (complex_ops, linalg, pointwise as P, pointwise_more, random_sampling, shape_more,
-               special_functions)
+               special_functions, views)
 
 
 def _polygamma(input, n):
@@ -39,5 +39,6 @@ METHODS = {
     "polygamma_": inplace_variant(_polygamma, "polygamma_"),
     "conj_physical_": conj_physical_,
     "unsafe_split_with_sizes": unsafe_split_with_sizes,
+    "as_strided_scatter": views.view_scatter,
     "const_data_ptr": Tensor.data_ptr,     # no copy-on-write storages here: data_ptr itself
 }
