@@ -73,10 +73,6 @@ def is_complex(input) -> bool:
     return input.dtype.is_complex
 
 
-def is_nonzero(input) -> bool:
-    return builtins_bool(input)
-
-
 def numel(input) -> int:
     return input.numel()
 

@@ -326,6 +326,9 @@ class _Run:
         return fixed
 
     def _finish_leaf(self, t, g, cap_leaves):
+        if not (cap_leaves and id(t) in cap_leaves) and (
+                not self.accumulate or (self.only is not None and id(t) not in self.only)):
+            return      # as PyTorch: a leaf backward does not reach runs none of its hooks
         if t._hooks:
             for h in t._hooks:
                 r = h(g)
@@ -356,3 +359,21 @@ class _Run:
                 t._grad.add_(g)
             finally:
                 STATE.enabled = True
+        if t._post_acc_hooks:
+            self._post_accumulate(t)
+
+    def _post_accumulate(self, t):
+        """Tensor.register_post_accumulate_grad_hook's hooks, with grad mode as backward
+        has it (create_graph), also for a leaf that backward started from."""
+        prev = STATE.enabled
+        STATE.enabled = self.create
+        try:
+            for h in list(t._post_acc_hooks):
+                r = h(t)
+                if r is None or r is t:         # `p.add_(...)` hands p back: accepted, as there
+                    continue
+                if not isinstance(r, Tensor):
+                    raise TypeError(f"expected Variable, but hook returned '{type(r).__name__}'")
+                raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+        finally:
+            STATE.enabled = prev
