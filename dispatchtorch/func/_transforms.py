@@ -133,6 +133,17 @@ def _split_aux(out, has_aux, api):
     return out
 
 
+def _tensor_outputs(func, args, kwargs, has_aux, api):
+    """func's output (its leaves all tensors), aux, the leaves and the output's spec."""
+    out, aux = _split_aux(func(*args, **kwargs), has_aux, api)
+    outs, out_spec = tree_flatten(out)
+    for o in outs:
+        if not isinstance(o, Tensor):
+            raise RuntimeError(f"{api}: Expected f to be a function that has only Tensor outputs, "
+                               f"got {type(o)}")
+    return out, aux, outs, out_spec
+
+
 def grad_and_value(func, argnums=0, has_aux=False):
     """A function returning (d func / d args[argnums], func(*args)) for a scalar func."""
     def wrapper(*args, **kwargs):
@@ -172,12 +183,8 @@ def vjp(func, *primals, has_aux=False):
     entry = is_grad_enabled()
     with _nested() as depth, enable_grad():
         lifted = _Lifted(primals, range(len(primals)))
-        out, aux = _split_aux(func(*lifted.args), has_aux, "vjp(f, *primals)")
-        outs, out_spec = tree_flatten(out)
-        for o in outs:
-            if not isinstance(o, Tensor):
-                raise RuntimeError(f"vjp(f, *primals): Expected f to be a function that has only "
-                                   f"Tensor outputs, got {type(o)}")
+        out, aux, outs, out_spec = _tensor_outputs(func, lifted.args, {}, has_aux,
+                                                   "vjp(f, *primals)")
         keep = _keeps_graph(depth, entry, outs, lifted)
 
     def vjp_fn(cotangents):
@@ -257,12 +264,8 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
         entry = is_grad_enabled()
         with _nested() as depth, enable_grad():
             lifted = _Lifted(args, nums)
-            out, aux = _split_aux(func(*lifted.args, **kwargs), has_aux, "jacrev(f, ...)(*args)")
-            outs, out_spec = tree_flatten(out)
-            for o in outs:
-                if not isinstance(o, Tensor):
-                    raise RuntimeError(f"jacrev(f, ...)(*args): Expected f to be a function that "
-                                       f"has only Tensor outputs, got {type(o)}")
+            out, aux, outs, out_spec = _tensor_outputs(func, lifted.args, kwargs, has_aux,
+                                                       "jacrev(f, ...)(*args)")
             keep = _keeps_graph(depth, entry, outs, lifted)
             jac = tree_unflatten([lifted.rebuild(_jacobian_blocks(o, lifted.inputs, keep), many)
                                   for o in outs], out_spec)
