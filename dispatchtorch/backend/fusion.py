@@ -41,7 +41,9 @@ class FusedRegion:
     place, never self-overlapping; an output may be one of the inputs too, read and
     written at the same element). Inputs are handles of `shape` (any strides, 0 for
     broadcast) of the dtypes `inputs`. The kernel is called as
-    kernel(*outs, *ins); results must equal running the prims one by one. A reduction
+    kernel(*outs, *ins); results must equal running the prims one by one (a
+    transcendental from a vector math library may differ in its last bits, as the CPU
+    backend's generated C does: document the bound). A reduction
     op's result is always an output, of `shape` reduced over its dims (no other op
     reads it)."""
     shape: tuple

@@ -14,7 +14,9 @@ def _opencl_ready():
 
 DEVICES = ["cpu", pytest.param("opencl", marks=pytest.mark.skipif(
     not _opencl_ready(), reason="no OpenCL device"))]
-# the CPU fused kernel runs the prims' own kernels tile by tile: bit-identical. OpenCL's
+# the CPU fused kernel runs the prims' own kernels tile by tile: bit-identical (its
+# generated C for regions of 32K elements and more: bit-identical but for libmvec's
+# transcendentals, tests/compile/test_cpu_native.py). OpenCL's
 # vector and scalar math builtins may differ in the last bit where chunking differs.
 TOL = {"cpu": 0.0, "opencl": 1e-5}
 

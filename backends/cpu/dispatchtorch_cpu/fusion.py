@@ -15,6 +15,7 @@ from math import prod
 
 import numpy as np
 
+from . import c_fusion
 from .kernels import KERNELS
 from .parallel import POOL
 from .where_bits import BITS as _BITS, select as _where_select, zero_a as _where_zero_a, \
@@ -222,6 +223,11 @@ def fuse_elementwise(region, dtypes):
             chunks = by_threads[n] = [tiles[i:i + step] for i in range(0, len(tiles), step)]
         POOL.run(len(chunks), lambda i: go(outs, ins, chunks[i]))
     kernel.source = describe(region, kernels)
+    native = c_fusion.kernel_for(region, kernel)
+    if native is not None:
+        native.source = f"/* cpu generated C (c_fusion.py); other layouts run the tiles:\n" \
+                        f"{kernel.source} */\n{native.source}"
+        return native
     return kernel
 
 
