@@ -63,6 +63,7 @@ from . import tensor_predicates as _predicates  # noqa: E402  (is_same_size, dim
 from . import fill_diagonal as _fill_diagonal  # noqa: E402,F401  (Tensor.fill_diagonal_)
 from . import resize as _resize  # noqa: E402  (resize_, resize_as_, as_strided_, resize)
 from . import python_map2 as _map2  # noqa: E402,F401  (Tensor.map2_)
+from . import removed_methods as _removed  # noqa: E402,F401  (eig, lstsq, solve, symeig)
 globals().update({**_aliases.PUBLIC, **_predicates.PUBLIC, **_resize.PUBLIC})
 from . import methods  # noqa: F401  (binds Tensor methods)
 
