@@ -64,6 +64,7 @@ from . import fill_diagonal as _fill_diagonal  # noqa: E402,F401  (Tensor.fill_d
 from . import resize as _resize  # noqa: E402  (resize_, resize_as_, as_strided_, resize)
 from . import python_map2 as _map2  # noqa: E402,F401  (Tensor.map2_)
 from . import removed_methods as _removed  # noqa: E402,F401  (eig, lstsq, solve, symeig)
+from . import subclass_view as _subclass_view  # noqa: E402,F401  (Tensor.as_subclass)
 globals().update({**_aliases.PUBLIC, **_predicates.PUBLIC, **_resize.PUBLIC})
 from . import methods  # noqa: F401  (binds Tensor methods)
 
