@@ -38,6 +38,9 @@ from . import nn, optim, utils  # noqa: F401,E402
 from . import masked  # noqa: F401,E402  (torch.masked: written in public ops)
 from . import sparse  # noqa: F401,E402  (torch.sparse: the COO layout)
 from .sparse import sparse_coo_tensor, sparse_csr_tensor  # noqa: F401,E402
+from .sparse._sspaddmm import hspmm, smm, sspaddmm  # noqa: F401,E402  (not in torch.sparse)
+from .nn.functional import hardshrink, prelu  # noqa: F401,E402  (torch.hardshrink, torch.prelu)
+from . import _pinned_memory  # noqa: F401,E402  (Tensor.pin_memory / is_pinned)
 from ._layout import layout, sparse_coo, sparse_csr, strided  # noqa: F401,E402
 from .serialization import load, save  # noqa: F401,E402
 from . import distributed  # noqa: F401,E402  (torch.distributed; mpi4py loads on first use)

@@ -203,7 +203,9 @@ def from_numpy(ndarray):
     dt = D.from_numpy_dtype(ndarray.dtype)
     arr = ndarray if ndarray.dtype.isnative else ndarray.astype(ndarray.dtype.newbyteorder("="))
     place = place_of("cpu")
-    return wrap(place.bk.from_host(arr, 0, copy=False), arr.shape, dt, place)
+    t = wrap(place.bk.from_host(arr, 0, copy=False), arr.shape, dt, place)
+    t._resizable = False        # numpy's memory: resize_ may not grow it (as in PyTorch)
+    return t
 
 
 def from_dlpack(ext_tensor):
@@ -218,7 +220,9 @@ def from_dlpack(ext_tensor):
                 if result is not None:
                     h, shape, dtype_name, index = result
                     place = place_of(f"{rt.name}:{index}")
-                    return wrap(h, tuple(shape), D.BY_NAME[dtype_name], place)
+                    t = wrap(h, tuple(shape), D.BY_NAME[dtype_name], place)
+                    t._resizable = False    # the producer's memory, as from_numpy's
+                    return t
         raise RuntimeError(f"from_dlpack: no installed backend accepts DLPack device {dev()}")
     return from_numpy(np.from_dlpack(ext_tensor))
 

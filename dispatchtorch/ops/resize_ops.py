@@ -1,18 +1,19 @@
 """In-place geometry changes: Tensor.resize_ / resize_as_ and as_strided_, and the
 deprecated out-of-place resize / resize_as (PyTorch's autograd Resize function).
 
-resize_ keeps PyTorch's storage semantics where the frontend's storage model can: the
-storage stays (and views made before keep aliasing it) whenever the new size fits in
-it, the data prefix is kept, new elements are uninitialised. A storage here is a
-fixed-size backend handle that views hold directly, so growing past it allocates a new
-storage with the old bytes copied: the tensor moves to it, and (unlike PyTorch, whose
-views follow the reallocated storage) tensors made before that alias the old storage
-keep the old memory. Growing a view past its storage would leave its base behind
-silently, so that case raises instead."""
+resize_ keeps PyTorch's storage semantics: the storage stays (views made before keep
+aliasing it) whenever the new size fits in it, the data prefix is kept, new elements are
+uninitialised. A storage here is a fixed-size backend handle that views hold directly,
+so growing past it means a new storage with the old elements copied in, which is exact
+only while no other tensor aliases the old one (PyTorch's views follow a reallocated
+storage; here they could not). So growing reallocates when the tensor is its storage's
+only user (its base counts only if nothing else refers to it), and raises otherwise;
+storages adopted from numpy or DLPack refuse to grow, as PyTorch's do."""
 from __future__ import annotations
 
 import functools
 import operator
+import sys
 import warnings
 
 from .._shape import Size, contiguous_strides, numel
@@ -22,6 +23,8 @@ from . import views
 
 
 def _sizes(op, sizes):
+    if not sizes:
+        raise TypeError(f'{op}() missing 1 required positional arguments: "size"')
     if len(sizes) == 1 and isinstance(sizes[0], (tuple, list, Size)):
         sizes = tuple(sizes[0])
     out = []
@@ -63,24 +66,46 @@ def _set_geometry(t, shape, stride, offset, storage, cap):
         t._capacity = cap
 
 
+def _aliased_elsewhere(t):
+    """Whether a tensor other than t, and other than a base that only t refers to, shares
+    t's storage. Every alias (a view, detach(), .data, a Parameter made from it) holds the
+    one version-counter list of the storage, so CPython's reference count of that list
+    counts them; no list means nothing ever aliased t."""
+    vc = t.__dict__.get("_version")
+    if vc is None:
+        return False
+    base = t._base
+    holders = 1 + (base is not None)            # t's and its base's attribute
+    if sys.getrefcount(vc) - 2 > holders:       # less getrefcount's argument and `vc`
+        return True
+    return base is not None and sys.getrefcount(base) - 2 > 1     # beyond t._base
+
+
 def _reallocate(t, shape, needed):
     """A new storage of `needed` elements holding the old one's first elements."""
-    if t._base is not None:
+    # (no local names for t's base here: _aliased_elsewhere counts references to it)
+    if (t._base if t._base is not None else t).__dict__.get("_resizable", True) is False:
+        raise RuntimeError("Trying to resize storage that is not resizable")
+    if _aliased_elsewhere(t):
         raise NotImplementedError(
-            f"resize_: growing a view past its storage ({capacity(t)} elements, "
-            f"{needed} needed) is not supported: here its base would keep the old memory "
-            f"(PyTorch moves both); resize a clone() or the base instead")
+            f"resize_: growing a storage ({capacity(t)} elements, {needed} needed) that other "
+            f"tensors alias (views, detach() or .data of it) is not supported: PyTorch moves "
+            f"them all to the new storage, which a dispatchtorch storage cannot do; resize a "
+            f"clone() instead")
     place, dt, bk = t._place, t._dtype, t._place.bk
     old, keep = t._whole_storage(), min(capacity(t), needed)
     offset = t._offset
     new = place.empty((needed,) if offset else shape, dt.name, place.index)
     if keep:
         bk.copy_(bk.as_strided(new, (keep,), (1,), 0), bk.as_strided(old, (keep,), (1,), 0))
+    d = t.__dict__
+    for k in ("_base", "_view_vc"):             # nothing else sees the old storage: t owns
+        d.pop(k, None)                          # the new one
     if offset:
         _set_geometry(t, shape, contiguous_strides(shape), offset, new, needed)
     else:                           # a plain root again: it owns a storage of its shape
         t._h, t._shape, t._stride, t._storage = new, shape, None, None
-        t.__dict__.pop("_capacity", None)
+        d.pop("_capacity", None)
 
 
 def resize_(self, *sizes, memory_format=None):

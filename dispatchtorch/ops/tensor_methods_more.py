@@ -1,15 +1,15 @@
 """PyTorch's Tensor methods with no op row of their own: narrow_copy, the legacy
 `new(...)` constructor, new_empty_strided, and the elementwise Python-callable
-methods apply_ / map_. methods.py binds this module's METHODS with the rest."""
+methods apply_ / map_ (their write is map2_'s, _python_scalars.py). methods.py binds this
+module's METHODS with the rest."""
 from __future__ import annotations
 
 import operator
 
-import numpy as np
-
 from .._tensor import Tensor
 from . import creation as C
 from . import shape_more as SM
+from ._python_scalars import store_elementwise
 
 
 def _new(self, *args, device=None):
@@ -48,45 +48,28 @@ def _new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=No
     return out
 
 
-def _host_values(t):
-    return np.asarray(t.detach().cpu().numpy())
-
-
 def _apply_(self, callable):
     if self.device.type != "cpu":
         raise TypeError("apply_ is only implemented on CPU tensors")
     if self.requires_grad:
         raise RuntimeError("Can't call apply_() on Variable that requires grad. Use "
                            "var.detach().apply_() instead.")
-    vals = _host_values(self)
-    out = np.array([callable(v) for v in vals.ravel().tolist()], dtype=object)
-    res = out.reshape(vals.shape).astype(vals.dtype) if vals.size else vals
-    with _no_grad():
-        self.copy_(C.tensor(res, dtype=self.dtype))
-    return self
+    return store_elementwise(self, callable)
 
 
 def _map_(self, other, callable):
-    if self.device.type != "cpu":
+    """tensor_apply.cpp's checks in its order: device, dtype, requires_grad."""
+    if not isinstance(other, Tensor):
+        raise TypeError(f"map_(): argument 'other' (position 1) must be Tensor, not "
+                        f"{type(other).__name__}")
+    if self.device.type != "cpu" or other.device.type != "cpu":
         raise TypeError("map_ is only implemented on CPU tensors")
+    if other.dtype is not self.dtype:
+        raise TypeError(f"map_: expected {self.type()} for 'other' (got {other.type()})")
     if self.requires_grad or other.requires_grad:
         raise RuntimeError("Can't call map_() on Variable that requires grad. Use "
                            "var.detach().map_() instead.")
-    if other.dtype is not self.dtype:
-        raise TypeError(f"map_: expected {self.dtype} for 'other' (got {other.dtype})")
-    vals = _host_values(self)
-    ovals = np.broadcast_to(_host_values(other), vals.shape)
-    out = np.array([callable(a, b) for a, b in zip(vals.ravel().tolist(), ovals.ravel().tolist())],
-                   dtype=object)
-    res = out.reshape(vals.shape).astype(vals.dtype) if vals.size else vals
-    with _no_grad():
-        self.copy_(C.tensor(res, dtype=self.dtype))
-    return self
-
-
-def _no_grad():
-    from ..autograd.grad_mode import no_grad
-    return no_grad()
+    return store_elementwise(self, callable, other.expand(self.shape))
 
 
 METHODS = {

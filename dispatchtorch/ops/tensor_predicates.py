@@ -140,8 +140,10 @@ def dim_order(self, *, ambiguity_check=False):
     formats is PyTorch's other form; dispatchtorch has no torch.memory_format objects,
     so only the empty list (which checks as True does) can be given."""
     if self.is_sparse:
-        raise AttributeError(f"Can't get dim order on sparse type: {self.type()} Use "
-                             f"Tensor.to_dense() to convert to a dense tensor first.")
+        where = "" if self.device.type == "cpu" else f"{self.device.type}."
+        raise AttributeError(f"Can't get dim order on sparse type: torch.{where}sparse."
+                             f"{self.dtype.pt_name}Tensor Use Tensor.to_dense() to convert to a "
+                             f"dense tensor first.")
     if not isinstance(ambiguity_check, bool) and (not isinstance(ambiguity_check, list)
                                                   or ambiguity_check):
         raise TypeError("The ambiguity_check argument must be a bool or a list of memory "

@@ -8,6 +8,8 @@ from ._coo import SparseCOOTensor
 from ._csr import SparseCSRTensor, sparse_csr_tensor, to_sparse_csr
 from ._matmul import sparse_mm
 from . import _arith, _select  # noqa: F401  (bind the COO arithmetic and selection)
+from . import _layout_accessors  # noqa: F401  (indices(), values(), ... on every layout)
+from . import _sspaddmm  # noqa: F401  (Tensor.smm / sspaddmm; torch.smm ... at the root)
 from ._reduce import log_softmax, softmax, sparse_sum as sum  # noqa: A004
 
 

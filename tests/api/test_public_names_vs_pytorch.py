@@ -6,30 +6,16 @@ docs/dropin.md. A name listed there that exists here fails too (keep the page tr
 from __future__ import annotations
 
 import importlib
-import pathlib
-import re
 
 import pytest
+
+from tests.api.dropin_absent import documented_absent as _documented_absent
 
 torch = pytest.importorskip("torch")
 
 NAMESPACES = ["optim", "optim.lr_scheduler", "optim.swa_utils", "utils.data", "utils.checkpoint",
               "utils.tensorboard", "amp", "accelerator"]
 NEEDS = {"utils.tensorboard": "tensorboard"}   # both sides import it: the [tensorboard] extra
-DOC = pathlib.Path(__file__).resolve().parents[2] / "docs" / "dropin.md"
-
-
-def _documented_absent():
-    """{namespace: {name}} from the page's "Deliberately absent" table rows
-    `| torch.<ns> | `name`, `name` | reason |`."""
-    out = {}
-    text = DOC.read_text()
-    section = text.split("## Deliberately absent", 1)[1]
-    for line in section.splitlines():
-        m = re.match(r"\|\s*`?torch\.([\w.]+)`?\s*\|(.*?)\|", line)
-        if m:
-            out.setdefault(m.group(1), set()).update(re.findall(r"`(\w+)`", m.group(2)))
-    return out
 
 
 def _counts(ns):
