@@ -39,6 +39,8 @@ from . import masked  # noqa: F401,E402  (torch.masked: written in public ops)
 from . import sparse  # noqa: F401,E402  (torch.sparse: the COO layout)
 from .sparse import sparse_coo_tensor, sparse_csr_tensor  # noqa: F401,E402
 from ._layout import layout, sparse_coo, sparse_csr, strided  # noqa: F401,E402
+from ._layout import (channels_last, channels_last_3d, contiguous_format,  # noqa: F401,E402
+                      memory_format, preserve_format)
 from .serialization import load, save  # noqa: F401,E402
 from . import distributed  # noqa: F401,E402  (torch.distributed; mpi4py loads on first use)
 
