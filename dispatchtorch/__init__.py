@@ -75,10 +75,6 @@ def is_complex(input) -> bool:
     return input.dtype.is_complex
 
 
-def is_nonzero(input) -> bool:
-    return builtins_bool(input)
-
-
 def numel(input) -> int:
     return input.numel()
 
@@ -104,7 +100,9 @@ from . import _dynamo  # noqa: E402,F401
 
 
 def __getattr__(name):
-    # torch.export / .onnx / .distributions / .multiprocessing, imported on first use
-    if name in ("export", "onnx", "distributions", "multiprocessing"):
+    # torch.export / .onnx / .distributions / .multiprocessing / .func, imported on first use
+    if name in ("export", "onnx", "distributions", "multiprocessing", "func"):
         return _importlib.import_module(f".{name}", __name__)
+    if name == "vmap":                  # torch.vmap is torch.func.vmap
+        return _importlib.import_module(".func", __name__).vmap
     raise AttributeError(f"module 'dispatchtorch' has no attribute {name!r}")

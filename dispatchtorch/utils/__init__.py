@@ -1,10 +1,11 @@
-"""dispatchtorch.utils: data loading, activation checkpointing."""
+"""dispatchtorch.utils: data loading, activation checkpointing, pytrees, hook handles."""
 from . import data  # noqa: F401
 
 
 def __getattr__(name):
-    # torch.utils.checkpoint without an import of its own, as in PyTorch; loaded on first use
-    if name == "checkpoint":
+    # torch.utils.checkpoint / _pytree / hooks without an import of their own, as in
+    # PyTorch; loaded on first use
+    if name in ("checkpoint", "_pytree", "hooks"):
         import importlib
-        return importlib.import_module(".checkpoint", __name__)
+        return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'dispatchtorch.utils' has no attribute '{name}'")
