@@ -30,6 +30,7 @@ pixel_shuffle, pixel_unshuffle, channel_shuffle = (
 cosine_similarity, pairwise_distance, bilinear = (
     F.cosine_similarity, F.pairwise_distance, F.bilinear)
 avg_pool1d, adaptive_avg_pool1d = F.avg_pool1d, F.adaptive_avg_pool1d
+hardshrink, prelu = F.hardshrink, F.prelu
 
 
 # normalisation
@@ -227,6 +228,6 @@ NAMES = (
     "rrelu", "rrelu_", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle",
     "cosine_similarity", "pairwise_distance", "kl_div", "binary_cross_entropy_with_logits",
     "cosine_embedding_loss", "hinge_embedding_loss", "margin_ranking_loss",
-    "triplet_margin_loss", "poisson_nll_loss", "bilinear",
+    "triplet_margin_loss", "poisson_nll_loss", "bilinear", "hardshrink", "prelu",
 )
 PUBLIC = {name: globals()[name] for name in NAMES}

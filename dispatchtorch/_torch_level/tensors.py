@@ -1,5 +1,5 @@
 """Small torch.* functions of tensors that PyTorch keeps at top level beside the methods:
-detach, get_device, is_neg, is_distributed, is_storage, empty_strided, empty_permuted,
+detach, get_device, is_neg, is_storage, empty_strided, empty_permuted,
 norm_except_dim, unravel_index, the deprecated range / chain_matmul / frobenius_norm /
 nuclear_norm (with PyTorch's warnings)."""
 from __future__ import annotations
@@ -31,11 +31,6 @@ def get_device(input):
 
 def is_neg(input):
     return input.is_neg()
-
-
-def is_distributed(input):
-    """False: no tensor here is distributed (as every tensor in PyTorch today)."""
-    return False
 
 
 def is_storage(obj):
@@ -202,7 +197,7 @@ def nuclear_norm(input, dim=None, keepdim=False):
 
 PUBLIC = {
     "detach": detach, "detach_": detach_, "get_device": get_device, "is_neg": is_neg,
-    "is_distributed": is_distributed, "is_storage": is_storage, "empty_strided": empty_strided,
+    "is_storage": is_storage, "empty_strided": empty_strided,
     "empty_permuted": empty_permuted, "norm_except_dim": norm_except_dim,
     "unravel_index": unravel_index,
     "range": range_, "chain_matmul": chain_matmul, "frobenius_norm": frobenius_norm,
