@@ -42,6 +42,8 @@ from .sparse._sspaddmm import hspmm, smm, sspaddmm  # noqa: F401,E402  (not in t
 from .nn.functional import hardshrink, prelu  # noqa: F401,E402  (torch.hardshrink, torch.prelu)
 from . import _pinned_memory  # noqa: F401,E402  (Tensor.pin_memory / is_pinned)
 from ._layout import layout, sparse_coo, sparse_csr, strided  # noqa: F401,E402
+from ._layout import (channels_last, channels_last_3d, contiguous_format,  # noqa: F401,E402
+                      memory_format, preserve_format)
 from .serialization import load, save  # noqa: F401,E402
 from . import distributed  # noqa: F401,E402  (torch.distributed; mpi4py loads on first use)
 

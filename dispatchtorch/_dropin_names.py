@@ -58,6 +58,7 @@ def attach(ns):
     ns.update(make("cpu", name))
     ns["amp"], ns["accelerator"], ns["backends"] = amp, accelerator, backends
     ns["autocast"] = amp.autocast
+    ns["GradScaler"] = amp.GradScaler               # torch.GradScaler is torch.amp.GradScaler
     for fn in ("is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype",
                "set_autocast_dtype", "is_autocast_cache_enabled", "set_autocast_cache_enabled",
                "clear_autocast_cache", "autocast_increment_nesting",

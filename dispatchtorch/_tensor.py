@@ -9,6 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 from . import _repr
+from ._layout import CHANNELS_LAST_ORDER as _CHANNELS_LAST
+from ._layout import contiguous_format as _contiguous_format
+from ._layout import memory_format as _MemoryFormat
 from ._layout import strided as _strided
 from ._shape import Size, contiguous_strides, numel as _numel
 from .autograd.grad_mode import STATE
@@ -124,6 +127,8 @@ class Tensor:
         return self._offset
 
     def is_contiguous(self, memory_format=None):
+        if memory_format is not None and memory_format is not _contiguous_format:
+            return self._is_contiguous_as(memory_format)
         st = self._stride
         if st is None:
             return True
@@ -132,6 +137,27 @@ class Tensor:
             if n != 1 and s != expected:
                 return False
             expected *= n
+        return True
+
+    def _is_contiguous_as(self, memory_format):
+        """PyTorch's channels-last contiguity (c10's compute_channels_last_contiguous):
+        the strides grow along C, W, H, N (C, W, H, D, N) over the dims of size > 1."""
+        if not isinstance(memory_format, _MemoryFormat):
+            raise TypeError(f"is_contiguous(): argument 'memory_format' must be "
+                            f"torch.memory_format, not {type(memory_format).__name__}")
+        order = _CHANNELS_LAST.get(memory_format)
+        if order is None:                   # preserve_format: the default contiguity
+            return self.is_contiguous()
+        ndim, dims = order
+        if len(self._shape) != ndim:
+            return False
+        st = self.stride()
+        expected = 1
+        for d in dims:
+            if self._shape[d] != 1:
+                if st[d] != expected:
+                    return False
+                expected *= self._shape[d]
         return True
 
     def _vc(self):

@@ -10,6 +10,7 @@ import warnings
 
 from ..backend.contract import BackendError
 from .registry import DECOMPOSE, OPS
+from .warn_once import WARN_ALWAYS
 
 _MODES = ("warn", "error")
 _fallback_mode = os.environ.get("DISPATCHTORCH_FALLBACK", "warn").strip().lower() or "warn"
@@ -94,7 +95,7 @@ def _fallback(op, rt, cpu):
     warned = []
 
     def fallback(*handles, **params):
-        if not warned:
+        if not warned or WARN_ALWAYS.on:      # once per op and backend (torch.set_warn_always)
             warned.append(True)
             rt.fallbacks.add(op.name)
             warnings.warn(f"{op.name}: backend '{rt.name}' has no kernel for this prim; running it "

@@ -54,6 +54,8 @@ from . import householder  # noqa: E402  (torch.geqrf, torch.ormqr)
 globals().update(householder.PUBLIC)
 from . import native_norms  # noqa: E402  (torch.native_layer_norm / group_norm / batch_norm)
 globals().update(native_norms.PUBLIC)
+from . import buffer_factory  # noqa: E402  (torch.frombuffer)
+globals().update(buffer_factory.PUBLIC)
 globals().update({**pointwise_more.PUBLIC, **products_more.PUBLIC, **shape_more.PUBLIC,
                   **linalg_more.PUBLIC, **special_functions.PUBLIC, **complex_ops.PUBLIC,
                   **_stft.PUBLIC})

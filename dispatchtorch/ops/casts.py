@@ -46,10 +46,18 @@ def _cast(input, dt):
 
 
 def _parse_to(args, kwargs):
+    """PyTorch's forms: to(dtype, non_blocking, copy), to(device, dtype, non_blocking,
+    copy), to(other, non_blocking, copy), each with keyword memory_format (accepted: the
+    layout is the backend's)."""
     dev = kwargs.pop("device", None)
     dt = kwargs.pop("dtype", None)
+    flags = []                                  # positional non_blocking, copy
     for a in args:
-        if isinstance(a, Tensor):
+        if isinstance(a, bool) and len(flags) < 2:
+            flags.append(a)
+        elif flags:
+            raise TypeError(f"to() received an invalid combination of arguments: {a!r}")
+        elif isinstance(a, Tensor):
             dev, dt = a.device, a.dtype
         elif isinstance(a, D.dtype):
             dt = a
@@ -57,7 +65,7 @@ def _parse_to(args, kwargs):
             dev = a if not isinstance(a, int) else Device("cuda", a)
         elif a is not None:
             raise TypeError(f"to() received an invalid combination of arguments: {a!r}")
-    copy = kwargs.pop("copy", False)
+    copy = kwargs.pop("copy", flags[1] if len(flags) > 1 else False)
     kwargs.pop("non_blocking", None)
     kwargs.pop("memory_format", None)
     if kwargs:

@@ -481,5 +481,5 @@ METHODS = {"vdot": vdot, "isreal": isreal, "adjoint": _adjoint, "mH": property(_
            "real": property(real, _set_real, doc="the real parts (a view)"),
            "imag": property(imag, _set_imag, doc="the imaginary parts (a view)"),
            "is_complex": _is_complex_tensor, "type_as": _type_as,
-           "cfloat": lambda self: self.to(D.complex64),
-           "cdouble": lambda self: self.to(D.complex128)}
+           "cfloat": lambda self, memory_format=None: self.to(D.complex64),
+           "cdouble": lambda self, memory_format=None: self.to(D.complex128)}

@@ -1,6 +1,7 @@
 """The torch-level forms of the nn functions (torch.conv2d, torch.batch_norm,
-torch.embedding, torch.kl_div, ...: ATen's signatures, not nn.functional's) and the small
-torch.* names beside them, against PyTorch's with the same inputs."""
+torch.embedding, torch.kl_div, ...: ATen's signatures, not nn.functional's) against
+PyTorch's with the same inputs (the other torch-level names:
+test_torch_level_names_vs_pytorch.py)."""
 from __future__ import annotations
 
 import warnings
@@ -236,78 +237,6 @@ def test_rrelu_training_slopes_in_range():
 def test_reduction_must_be_an_int_enum():
     with pytest.raises(ValueError, match="reduction"):
         dt.kl_div(dt.ones(3), dt.ones(3), 3)
-
-
-def test_detach():
-    for lib in (torch, dt):
-        a = lib.ones(3, requires_grad=True) * 2
-        d = lib.detach(a)
-        assert not d.requires_grad and d.data_ptr() == a.data_ptr()
-        assert lib.detach_(a) is a and not a.requires_grad
-
-
-def test_empty_strided():
-    for size, stride in (((2, 3), (1, 2)), ((2, 3), (3, 1)), ((4,), (2,)), ((0, 3), (3, 1)),
-                         ((), ())):
-        theirs = torch.empty_strided(size, stride, dtype=torch.float64)
-        ours = dt.empty_strided(size, stride, dtype=dt.float64)
-        assert tuple(ours.shape) == tuple(theirs.shape) and ours.stride() == theirs.stride()
-        assert ours.dtype is dt.float64
-    assert dt.empty_strided((2,), (1,), requires_grad=True).requires_grad
-
-
-@pytest.mark.parametrize("indices,shape", [
-    (np.array([-1, 5, 7, 0]), (2, 4)), (np.array([[3, 22], [9, 17]]), (2, 3, 4)),
-    (np.array(7), 10), (np.array([4, 11], np.int32), [3, 4])])
-def test_unravel_index(indices, shape):
-    _check(torch.unravel_index(torch.tensor(indices), shape),
-           dt.unravel_index(dt.tensor(indices), shape))
-
-
-def test_unravel_index_errors():
-    for lib in (torch, dt):
-        with pytest.raises(TypeError):
-            lib.unravel_index(lib.tensor([1.0]), (2, 2))
-        with pytest.raises((ValueError, RuntimeError)):
-            lib.unravel_index(lib.tensor([1]), (2, -2))
-
-
-def test_deterministic_algorithms_flag():
-    for lib in (torch, dt):
-        try:
-            assert not lib.are_deterministic_algorithms_enabled()
-            lib.use_deterministic_algorithms(True, warn_only=True)
-            assert lib.are_deterministic_algorithms_enabled()
-            assert lib.is_deterministic_algorithms_warn_only_enabled()
-            assert lib.get_deterministic_debug_mode() == 1
-            lib.use_deterministic_algorithms(True)
-            assert not lib.is_deterministic_algorithms_warn_only_enabled()
-            assert lib.get_deterministic_debug_mode() == 2
-            lib.set_deterministic_debug_mode("default")
-            assert not lib.are_deterministic_algorithms_enabled()
-            with pytest.raises(TypeError):
-                lib.use_deterministic_algorithms(1)
-        finally:
-            lib.use_deterministic_algorithms(False)
-
-
-def test_get_device_and_is_storage():
-    assert dt.get_device(dt.ones(2)) == torch.get_device(torch.ones(2)) == -1
-    assert not dt.is_storage(dt.ones(2)) and not dt.is_storage([1, 2])
-
-
-def test_set_default_tensor_type():
-    try:
-        with pytest.warns(UserWarning, match="deprecated"):
-            dt.set_default_tensor_type(dt.DoubleTensor)
-        assert dt.get_default_dtype() is dt.float64 and dt.tensor([1.5]).dtype is dt.float64
-        with pytest.warns(UserWarning):
-            dt.set_default_tensor_type("torch.FloatTensor")
-        assert dt.get_default_dtype() is dt.float32
-        with pytest.warns(UserWarning), pytest.raises(TypeError, match="floating-point"):
-            dt.set_default_tensor_type(dt.LongTensor)
-    finally:
-        dt.set_default_dtype(dt.float32)
 
 
 GRAD_CASES = [
