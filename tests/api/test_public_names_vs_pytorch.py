@@ -1,5 +1,6 @@
 """dispatchtorch's torch.optim, torch.optim.lr_scheduler, torch.optim.swa_utils,
-torch.utils.data, torch.utils.checkpoint, torch.amp and torch.accelerator against PyTorch's __all__: a name
+torch.utils.data, torch.utils.checkpoint, torch.utils._pytree, torch.utils.hooks,
+torch.amp and torch.accelerator against PyTorch's __all__: a name
 PyTorch exports is present here, or listed as deliberately absent (with its reason) in
 docs/dropin.md. A name listed there that exists here fails too (keep the page true)."""
 from __future__ import annotations
@@ -13,7 +14,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 NAMESPACES = ["optim", "optim.lr_scheduler", "optim.swa_utils", "utils.data", "utils.checkpoint",
-              "amp", "accelerator"]
+              "utils._pytree", "utils.hooks", "amp", "accelerator"]
 DOC = pathlib.Path(__file__).resolve().parents[2] / "docs" / "dropin.md"
 
 
