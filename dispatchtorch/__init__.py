@@ -73,10 +73,6 @@ def is_complex(input) -> bool:
     return input.dtype.is_complex
 
 
-def is_nonzero(input) -> bool:
-    return builtins_bool(input)
-
-
 def numel(input) -> int:
     return input.numel()
 
@@ -93,12 +89,18 @@ from ._dropin_names import attach as _attach_dropin_names  # noqa: E402
 
 _attach_dropin_names(globals())      # torch.autocast, amp, accelerator, backends, FloatTensor ...
 
+from ._torch_level import attach as _attach_torch_level  # noqa: E402
+
+_attach_torch_level(globals())       # torch.conv2d, torch.layer_norm, torch.dropout, ... (ATen forms)
+
 from ._compile import compile  # noqa: E402,A001  (torch.compile)
 from . import _dynamo  # noqa: E402,F401
 
 
 def __getattr__(name):
-    # torch.export / .onnx / .distributions / .multiprocessing, imported on first use
-    if name in ("export", "onnx", "distributions", "multiprocessing"):
+    # torch.export / .onnx / .distributions / .multiprocessing / .func, imported on first use
+    if name in ("export", "onnx", "distributions", "multiprocessing", "func"):
         return _importlib.import_module(f".{name}", __name__)
+    if name == "vmap":                  # torch.vmap is torch.func.vmap
+        return _importlib.import_module(".func", __name__).vmap
     raise AttributeError(f"module 'dispatchtorch' has no attribute {name!r}")

@@ -41,6 +41,7 @@ class Tensor:
     _base = None          # the root tensor this is a view of
     _view_vc = None       # the version at which a view's grad_fn was made
     _hooks = None
+    _post_acc_hooks = None    # [hook(tensor)] run once backward has accumulated .grad (leaves)
     _retains = False
     __hash__ = object.__hash__
     __array_priority__ = 1000    # numpy defers `ndarray op tensor` to us
@@ -272,6 +273,20 @@ class Tensor:
         self._hooks.append(hook)
         return _Removable(self._hooks, hook)
 
+    def register_post_accumulate_grad_hook(self, hook):
+        """hook(tensor) -> None, run after backward has accumulated this leaf's .grad (so an
+        optimizer step can run inside backward, parameter by parameter); it runs in no_grad
+        unless create_graph, as in PyTorch."""
+        if not self._rg:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        from .autograd.graph import _Removable
+        if self._post_acc_hooks is None:
+            self._post_acc_hooks = []
+        self._post_acc_hooks.append(hook)
+        return _Removable(self._post_acc_hooks, hook)
+
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         run = _ENGINE_BACKWARD
         if run is None:
@@ -284,7 +299,7 @@ class Tensor:
         d = t.__dict__
         d.update(self.__dict__)
         for k in ("_rg", "_grad_fn", "_out_nr", "_grad", "_base", "_view_vc", "_hooks",
-                  "_retains"):
+                  "_post_acc_hooks", "_retains"):
             d.pop(k, None)
         d["_version"] = self._vc()
         return t

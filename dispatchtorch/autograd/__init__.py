@@ -6,7 +6,7 @@ from .grad_mode import (enable_grad, inference_mode, is_grad_enabled,
 _LAZY = {"backward": "engine", "grad": "engine", "Function": "function",
          "FunctionCtx": "function", "once_differentiable": "function", "gradcheck": "checks",
          "gradgradcheck": "checks", "GradcheckError": "checks",
-         "graph": None, "Variable": "function", "anomaly_mode": None,
+         "graph": None, "functional": None, "Variable": "function", "anomaly_mode": None,
          "detect_anomaly": "anomaly_mode", "set_detect_anomaly": "anomaly_mode",
          "is_anomaly_enabled": "anomaly_mode", "is_anomaly_check_nan_enabled": "anomaly_mode"}
 

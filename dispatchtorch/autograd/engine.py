@@ -87,6 +87,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
          only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """The gradients of outputs with respect to inputs, without touching any .grad."""
     outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
+    if is_grads_batched:
+        return _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph,
+                             allow_unused, materialize_grads)
     single = isinstance(inputs, Tensor)
     inputs = (inputs,) if single else tuple(inputs)
     if allow_unused is None:
@@ -110,6 +113,28 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                                    f"been used in the graph. Set allow_unused=True if this is the "
                                    f"desired behavior.")
     return tuple(results)
+
+
+def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+                  materialize_grads):
+    """is_grads_batched: one backward pass per row of the grad_outputs' first dimension,
+    stacked. PyTorch vmaps the backward; the rows' results are the same."""
+    grads = (grad_outputs,) if isinstance(grad_outputs, Tensor) else tuple(grad_outputs or ())
+    if len(grads) != len(outputs) or not all(isinstance(g, Tensor) for g in grads):
+        raise RuntimeError("grad: is_grads_batched=True needs one batched Tensor in grad_outputs "
+                           f"per output ({len(outputs)}), got {len(grads)} entries")
+    sizes = {g._shape[0] if g._shape else None for g in grads}
+    if len(sizes) != 1 or None in sizes:
+        raise RuntimeError("grad: with is_grads_batched=True every grad_output needs the same "
+                           f"leading batch dimension, got shapes {[tuple(g._shape) for g in grads]}")
+    n = sizes.pop()
+    if n == 0:
+        raise RuntimeError("grad: is_grads_batched=True with a batch of 0 grad_outputs")
+    keep = create_graph if retain_graph is None else retain_graph
+    rows = [grad(outputs, inputs, [g[b] for g in grads], retain_graph=True if b < n - 1 else keep,
+                 create_graph=create_graph, allow_unused=allow_unused,
+                 materialize_grads=materialize_grads) for b in range(n)]
+    return tuple(None if col[0] is None else _ops.stack(col) for col in zip(*rows))
 
 
 class _Run:
@@ -301,6 +326,9 @@ class _Run:
         return fixed
 
     def _finish_leaf(self, t, g, cap_leaves):
+        if not (cap_leaves and id(t) in cap_leaves) and (
+                not self.accumulate or (self.only is not None and id(t) not in self.only)):
+            return      # as PyTorch: a leaf backward does not reach runs none of its hooks
         if t._hooks:
             for h in t._hooks:
                 r = h(g)
@@ -331,3 +359,21 @@ class _Run:
                 t._grad.add_(g)
             finally:
                 STATE.enabled = True
+        if t._post_acc_hooks:
+            self._post_accumulate(t)
+
+    def _post_accumulate(self, t):
+        """Tensor.register_post_accumulate_grad_hook's hooks, with grad mode as backward
+        has it (create_graph), also for a leaf that backward started from."""
+        prev = STATE.enabled
+        STATE.enabled = self.create
+        try:
+            for h in list(t._post_acc_hooks):
+                r = h(t)
+                if r is None or r is t:         # `p.add_(...)` hands p back: accepted, as there
+                    continue
+                if not isinstance(r, Tensor):
+                    raise TypeError(f"expected Variable, but hook returned '{type(r).__name__}'")
+                raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+        finally:
+            STATE.enabled = prev

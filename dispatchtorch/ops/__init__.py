@@ -57,6 +57,13 @@ globals().update(native_norms.PUBLIC)
 globals().update({**pointwise_more.PUBLIC, **products_more.PUBLIC, **shape_more.PUBLIC,
                   **linalg_more.PUBLIC, **special_functions.PUBLIC, **complex_ops.PUBLIC,
                   **_stft.PUBLIC})
+from . import tensor_methods_more  # noqa: E402,F401  (Tensor.new, apply_, map_, ...)
+from . import method_aliases as _aliases  # noqa: E402  (second names, in-place aliases)
+from . import tensor_predicates as _predicates  # noqa: E402  (is_same_size, dim_order, ...)
+from . import diagonal_fill as _fill_diagonal  # noqa: E402,F401  (Tensor.fill_diagonal_)
+from . import resize_ops as _resize  # noqa: E402  (resize_, resize_as_, as_strided_, resize)
+from . import python_map2 as _map2  # noqa: E402,F401  (Tensor.map2_)
+globals().update({**_aliases.PUBLIC, **_predicates.PUBLIC, **_resize.PUBLIC})
 from . import methods  # noqa: F401  (binds Tensor methods)
 
 globals().update(_F)

@@ -187,18 +187,28 @@ def bernoulli(input, p=None, *, generator=None, out=None):
     return _drawn(values, input._shape, input.dtype, input.device, False, "bernoulli")
 
 
+_ATEN_INT_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
+                   "uint8": "Byte", "bool": "Bool"}
+
+
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
+    # ATen's checks, in its order and words
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
+                           f"{_ATEN_INT_NAMES.get(input.dtype.name, input.dtype.name)}")
+    if input.dim() not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    if not replacement and num_samples > input.shape[-1]:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
+                           "replacement")
     probs = np.asarray(input.detach()._host(), dtype=np.float64)
-    if probs.ndim not in (1, 2):
-        raise RuntimeError(f"prob_dist must be 1 or 2 dim, got {probs.ndim}")
     rows = probs.reshape(-1, probs.shape[-1])
     if np.any(rows < 0) or not np.all(np.isfinite(rows)):
-        raise RuntimeError("multinomial: probability tensor contains either `inf`, `nan` or element < 0")
-    if not replacement and num_samples > rows.shape[1]:
-        raise RuntimeError("multinomial: cannot sample n_sample > prob_dist.size(-1) samples "
-                           "without replacement")
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
     if np.any(rows.sum(axis=1) <= 0):
-        raise RuntimeError("multinomial: invalid multinomial distribution (sum of probabilities <= 0)")
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
     out = R.draw(generator, S.multinomial, rows, num_samples, replacement, input.dtype.name)
     out = out.reshape(probs.shape[:-1] + (num_samples,))
     return _from_host(out, D.int64, input.device, False, "multinomial")

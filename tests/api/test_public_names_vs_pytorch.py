@@ -1,6 +1,6 @@
 """dispatchtorch's torch.optim, torch.optim.lr_scheduler, torch.optim.swa_utils,
-torch.utils.data, torch.utils.checkpoint, torch.utils._pytree, torch.utils.hooks,
-torch.amp and torch.accelerator against PyTorch's __all__: a name
+torch.utils.data, torch.utils.checkpoint, torch.utils.tensorboard, torch.utils._pytree,
+torch.utils.hooks, torch.amp and torch.accelerator against PyTorch's __all__: a name
 PyTorch exports is present here, or listed as deliberately absent (with its reason) in
 docs/dropin.md. A name listed there that exists here fails too (keep the page true)."""
 from __future__ import annotations
@@ -14,7 +14,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 NAMESPACES = ["optim", "optim.lr_scheduler", "optim.swa_utils", "utils.data", "utils.checkpoint",
-              "utils._pytree", "utils.hooks", "amp", "accelerator"]
+              "utils.tensorboard", "utils._pytree", "utils.hooks", "amp", "accelerator"]
+NEEDS = {"utils.tensorboard": "tensorboard"}   # both sides import it: the [tensorboard] extra
 DOC = pathlib.Path(__file__).resolve().parents[2] / "docs" / "dropin.md"
 
 
@@ -32,6 +33,8 @@ def _documented_absent():
 
 
 def _counts(ns):
+    if ns in NEEDS:
+        pytest.importorskip(NEEDS[ns])
     theirs = list(importlib.import_module(f"torch.{ns}").__all__)
     ours = importlib.import_module(f"dispatchtorch.{ns}")
     present = [n for n in theirs if getattr(ours, n, None) is not None]

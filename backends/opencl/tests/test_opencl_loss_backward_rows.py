@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from _nll_cases import nll_cases
+
 import dispatchtorch as torch
 from dispatchtorch_opencl.device import Device
 from dispatchtorch_opencl.kernels import nll_loss as nll_kernels
@@ -78,14 +80,8 @@ def test_a_row_of_negative_zero_terms_sums_as_the_reference(ocl, fn):
 
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 def test_nll_loss_backward_rows(ocl, rng, reduction):
-    x = rng.standard_normal((16, 5)).astype(np.float32)
-    t = rng.integers(0, 5, 16)
-    t[[2, 7]] = 3                       # the ignored class below
-    w = rng.random(5).astype(np.float32)
-    x3 = rng.standard_normal((4, 5, 3)).astype(np.float32)
-    t3 = rng.integers(0, 5, (4, 3))
-    cases = [(x, t, None, -100), (x, t, w, -100), (x, t, w, 3), (x, t, None, 3),
-             (x3, t3, w, 1), (x[0], np.array(2), w, -100), (x[:4], t[[2, 7, 2, 7]], w, 3)]
+    x, t, w, cases = nll_cases(rng)
+    cases += [(x[:4], t[[2, 7, 2, 7]], w, 3)]
     for xi, ti, wi, ignore in cases:   # (the last: every target ignored)
         g = rng.standard_normal(ti.shape).astype(np.float32) if reduction == "none" else None
         _same_as_cpu(lambda a, b, c: F.nll_loss(a, b, c, reduction=reduction, ignore_index=ignore),

@@ -8,6 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from _nll_cases import nll_cases
+
 import dispatchtorch as torch
 from dispatchtorch_opencl.kernels import nll_loss as nll_kernels
 
@@ -65,14 +67,7 @@ def test_softmax_vector_rows(ocl, rng, fn, dtype):
 
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 def test_nll_loss_rows(ocl, rng, reduction):
-    x = rng.standard_normal((16, 5)).astype(np.float32)
-    t = rng.integers(0, 5, 16)
-    t[[2, 7]] = 3                       # the ignored class below
-    w = rng.random(5).astype(np.float32)
-    x3 = rng.standard_normal((4, 5, 3)).astype(np.float32)
-    t3 = rng.integers(0, 5, (4, 3))
-    cases = [(x, t, None, -100), (x, t, w, -100), (x, t, w, 3), (x, t, None, 3),
-             (x3, t3, w, 1), (x[0], np.array(2), w, -100)]
+    x, t, _, cases = nll_cases(rng)
     for xi, ti, wi, ignore in cases:
         _close(*_both(lambda a, b, c: F.nll_loss(a, b, c, reduction=reduction, ignore_index=ignore),
                       xi, ti, wi), atol=1e-5)

@@ -452,3 +452,19 @@ def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
     index = y_soft.argmax(dim, keepdim=True)
     y_hard = _ops.zeros_like(logits).scatter_(dim, index, 1.0)
     return y_hard - y_soft.detach() + y_soft
+
+
+# Tensor.hardshrink / Tensor.prelu, as PyTorch's methods: bound here, in the nn layer that
+# owns the functions (ops/methods.py sits below nn and cannot import them)
+def _hardshrink_method(self, lambd=0.5):
+    return hardshrink(self, lambd)
+
+
+def _prelu_method(self, weight):
+    return prelu(self, weight)
+
+
+_hardshrink_method.__name__ = _hardshrink_method.__qualname__ = "hardshrink"
+_prelu_method.__name__ = _prelu_method.__qualname__ = "prelu"
+Tensor.hardshrink = _hardshrink_method
+Tensor.prelu = _prelu_method
