@@ -2,7 +2,6 @@
 state_dict, device/dtype conversion and hook behaviour."""
 from __future__ import annotations
 
-import itertools
 from collections import OrderedDict, namedtuple
 
 from ... import _dtype as D
@@ -10,6 +9,7 @@ from ..._tensor import Tensor
 from ..._zero_grad import zero_grads
 from ...autograd.grad_mode import no_grad
 from ...ops.memory import _parse_to
+from ...utils.hooks import RemovableHandle
 from ..parameter import Buffer, Parameter
 
 
@@ -20,35 +20,6 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
         return super().__repr__()
 
     __str__ = __repr__
-
-
-class RemovableHandle:
-    """Returned by the register_*_hook methods: `.remove()` unregisters the hook (from
-    `hooks_dict` and every `extra_dict`). Also torch.utils.hooks.RemovableHandle."""
-
-    _next_id = itertools.count()
-
-    def __init__(self, hooks_dict, *, extra_dict=None):
-        self.hooks_dict = hooks_dict
-        self.id = next(RemovableHandle._next_id)
-        self.extra_dicts = (extra_dict,) if isinstance(extra_dict, dict) else tuple(extra_dict or ())
-
-    def remove(self):
-        for store in (self.hooks_dict, *self.extra_dicts):
-            store.pop(self.id, None)
-
-    def __getstate__(self):
-        return self.hooks_dict, self.id, self.extra_dicts
-
-    def __setstate__(self, state):
-        self.hooks_dict, self.id = state[0], state[1]
-        self.extra_dicts = tuple(state[2]) if len(state) > 2 and state[2] is not None else ()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
 
 
 def _addindent(s, n):
