@@ -59,9 +59,19 @@ def _identity(cc):
 
 
 def _cache_dir():
+    """The cache folder, made if needed; a per-user one under the temporary directory
+    where the configured one cannot be written (a read-only home); None if neither can."""
     root = os.environ.get("DISPATCHTORCH_CACHE_DIR") or \
         os.path.join(os.path.expanduser("~"), ".cache", "dispatchtorch")
-    return os.path.join(root, "cpu-c")
+    for folder in (os.path.join(root, "cpu-c"),
+                   os.path.join(tempfile.gettempdir(), f"dispatchtorch-{os.getuid()}", "cpu-c")):
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError:
+            continue
+        if os.access(folder, os.W_OK):
+            return folder
+    return None
 
 
 def simd_functions():
@@ -113,7 +123,10 @@ def load(source, openmp=False):
     with _lock:
         lib = _state.get(key)
         if lib is None:
-            lib = _state[key] = ctypes.CDLL(_built(cc, key, source, flags))
+            folder = _cache_dir()
+            if folder is None:
+                return None           # nowhere to build: as without a compiler
+            lib = _state[key] = ctypes.CDLL(_built(folder, cc, key, source, flags))
     return lib
 
 
@@ -134,15 +147,13 @@ def _links_openmp(cc):
     return ok
 
 
-def _built(cc, key, source, flags=FLAGS):
+def _built(folder, cc, key, source, flags):
     """The library's path in the cache, compiling it first if it is not there. Written
     to a temporary name and renamed: processes sharing the cache (MPI ranks, pytest
     workers) never load a half-written file."""
-    folder = _cache_dir()
     path = os.path.join(folder, f"{key}.so")
     if os.path.exists(path):
         return path
-    os.makedirs(folder, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=folder) as tmp:
         src, out = os.path.join(tmp, "k.c"), os.path.join(tmp, "k.so")
         with open(src, "w") as f:

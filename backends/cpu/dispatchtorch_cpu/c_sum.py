@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import threading
 
 import numpy as np
 
@@ -75,6 +76,7 @@ _SHAPES = {np.dtype(np.float32): ("float", BLOCK, LANES),
            np.dtype(np.float64): ("double", BLOCK // 2, LANES // 2)}
 
 _kernels = None       # dtype -> (ctypes function, block); {} without a compiler
+_loading = threading.Lock()      # one load: the environment is changed around it
 _team = {"started": False, "lost": False}   # lost: forked after a team started
 
 
@@ -92,6 +94,11 @@ def source():
 
 
 def _load():
+    with _loading:
+        return _kernels if _kernels is not None else _load_once()
+
+
+def _load_once():
     global _kernels
     user_chose = "OMP_WAIT_POLICY" in os.environ or "GOMP_SPINCOUNT" in os.environ
     if not user_chose:
