@@ -4,6 +4,7 @@ numbers, add_scalars' runs, histograms with TensorFlow's bins and numpy's, text,
 in each layout, purge_step's events, writing again after close; the errors PyTorch
 raises for bad input."""
 import os
+import time
 
 import numpy as np
 import pytest
@@ -89,3 +90,171 @@ def test_bad_input_raises_as_pytorch(tmp_path):
         with pytest.raises(NotImplementedError):
             w.add_scalar("s", [1.0], 0)
         w.close()
+
+
+def _log_plugins(tl, SW, log_dir, rng):
+    """Every other add_* but add_graph, the same inputs on both sides."""
+    w = SW(log_dir)
+    w.add_hparams({"lr": 0.1, "bsize": 32, "opt": "adam", "amsgrad": True, "none": None,
+                   "wd": tl.tensor([0.5])}, {"hp/acc": 0.75, "hp/loss": tl.tensor(0.25)},
+                  hparam_domain_discrete={"opt": ["adam", "sgd"], "bsize": [16, 32]},
+                  run_name="trial1", global_step=3)
+    imgs = rng.random((11, 3, 4, 6)).astype(np.float32)
+    w.add_images("nchw", tl.tensor(imgs), 1)
+    w.add_images("nhwc", (imgs.transpose(0, 2, 3, 1) * 255).astype(np.uint8), 1,
+                 dataformats="NHWC")
+    w.add_images("gray", tl.tensor(imgs[:, :1]), 1)
+    w.add_image("rescaled", tl.tensor(imgs[0]), 1)
+    big = rng.random((3, 40, 60)).astype(np.float32)
+    boxes = tl.tensor([[2.0, 3.0, 30.0, 20.0], [10.0, 12.0, 50.0, 35.0]])
+    w.add_image_with_boxes("boxes", tl.tensor(big), boxes, 2, labels=["cat", "dog"])
+    w.add_image_with_boxes("boxes_nolabel", tl.tensor(big), boxes, 2, rescale=2,
+                           labels=["only one"])
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    figs = []
+    for k in range(2):
+        fig = plt.figure(figsize=(2, 1.5), dpi=40)
+        plt.plot([0, 1, 2], [k, 2 - k, 1])
+        figs.append(fig)
+    w.add_figure("fig", figs[0], 3)
+    w.add_figure("figs", figs, 3)
+    w.add_video("video", tl.tensor(rng.random((3, 2, 3, 4, 5)).astype(np.float32)), 4)
+    w.add_audio("audio", tl.tensor(np.sin(np.arange(800) / 10.0) * 1.2), 5, sample_rate=8000)
+    w.add_histogram_raw("raw", 0.0, 5.0, 10, 20.0, 60.0, [1.0, 3.0, 5.0], [2, 5, 3], 6)
+    labels = rng.integers(0, 2, 50)
+    preds = rng.random(50)
+    w.add_pr_curve("pr", tl.tensor(labels), tl.tensor(preds), 7, num_thresholds=20)
+    w.add_pr_curve("pr_weighted", labels, preds.astype(np.float32), 7, num_thresholds=300,
+                   weights=rng.random(50))
+    counts = [tl.tensor(rng.random(5)) for _ in range(6)]
+    w.add_pr_curve_raw("pr_raw", *counts, global_step=8, num_thresholds=5)
+    w.add_custom_scalars({"Taiwan": {"twse": ["Multiline", ["twse/0050", "twse/2330"]]},
+                          "USA": {"dow": ["Margin", ["dow/a", "dow/b", "dow/c"]]}})
+    w.add_custom_scalars_multilinechart(["a", "b"], category="cat", title="lines")
+    w.add_custom_scalars_marginchart(["a", "lo", "hi"])
+    verts = tl.tensor([[[1.0, 1, 1], [-1, -1, 1], [1, -1, -1], [-1, 1, -1]]])
+    colors = tl.tensor([[[255, 0, 0], [0, 255, 0], [0, 0, 255], [255, 0, 255]]],
+                       dtype=tl.int32)
+    faces = tl.tensor([[[0, 2, 3], [0, 3, 1], [0, 1, 2], [1, 3, 2]]], dtype=tl.int32)
+    w.add_mesh("mesh", verts, colors=colors, faces=faces,
+               config_dict={"material": {"size": 2}, "camera": {"fov": 75, "cls": "PerspectiveCamera"}}, global_step=9)
+    w.add_mesh("cloud", verts, global_step=9)
+    for dtype in (tl.float32, tl.float64, tl.float16, tl.bfloat16, tl.int8, tl.uint8,
+                  tl.int16, tl.int32, tl.int64, tl.bool, tl.complex64, tl.complex128):
+        w.add_tensor("t_" + str(dtype).rsplit(".")[-1],
+                     (tl.arange(6).reshape(2, 3) * 0.7 + 0.3).to(dtype), 10)
+    emb = rng.standard_normal((10, 4)).astype(np.float32)
+    w.add_embedding(tl.tensor(emb), metadata=[f"p{i}" for i in range(10)],
+                    label_img=tl.tensor(rng.random((10, 3, 4, 5)).astype(np.float32)),
+                    global_step=2, tag="feat/a%b")
+    w.add_embedding(emb[:3], metadata=[[i, "x"] for i in range(3)],
+                    metadata_header=["id", "name"])
+    w.add_onnx_graph(_onnx_file(os.path.dirname(log_dir)))
+    w.close()
+
+
+def _onnx_file(where):
+    """A two-op ONNX model: y = relu(x @ W)."""
+    import onnx
+    from onnx import TensorProto, helper
+    path = os.path.join(where, "tiny.onnx")
+    if not os.path.exists(path):
+        g = helper.make_graph(
+            [helper.make_node("MatMul", ["x", "W"], ["h"]),
+             helper.make_node("LeakyRelu", ["h"], ["y"], alpha=0.1)], "tiny",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])],
+            [helper.make_tensor("W", TensorProto.FLOAT, [3, 4], [0.5] * 12)])
+        onnx.save(helper.make_model(g), path)
+    return path
+
+
+def _files(root):
+    """{path relative to root: bytes} of everything but the event files."""
+    out = {}
+    for path, _, files in os.walk(root):
+        for name in files:
+            if "tfevents" not in name:
+                with open(os.path.join(path, name), "rb") as f:
+                    out[os.path.relpath(os.path.join(path, name), root)] = f.read()
+    return out
+
+
+def test_plugins_write_pytorchs_events_and_files(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    pytest.importorskip("onnx")
+    from torch.utils.tensorboard import SummaryWriter as TorchSW
+    _log_plugins(torch, TorchSW, str(tmp_path / "theirs"), np.random.default_rng(1))
+    _log_plugins(dt, SummaryWriter, str(tmp_path / "ours"), np.random.default_rng(1))
+    theirs, ours = _events(tmp_path / "theirs"), _events(tmp_path / "ours")
+    assert set(ours) == set(theirs) == {".", "trial1"}
+    for run in theirs:
+        assert len(ours[run]) == len(theirs[run]), run
+        for a, b in zip(ours[run], theirs[run]):
+            assert a == b, run
+    hp_tags = [v["tag"] for e in ours["trial1"] for v in e.get("summary", {}).get("value", [])]
+    assert hp_tags == ["_hparams_/experiment", "_hparams_/session_start_info",
+                       "_hparams_/session_end_info", "hp/acc", "hp/loss"]
+    files = _files(tmp_path / "ours")
+    assert files == _files(tmp_path / "theirs")
+    assert sorted(files) == ["00000/default/metadata.tsv", "00000/default/tensors.tsv",
+                             "00002/feat%2fa%25b/metadata.tsv", "00002/feat%2fa%25b/sprite.png",
+                             "00002/feat%2fa%25b/tensors.tsv", "projector_config.pbtxt"]
+    assert files["00000/default/metadata.tsv"] == b"id\tname\n0\tx\n1\tx\n2\tx\n"
+    out = capsys.readouterr().out
+    assert "add_video needs package moviepy" in out and "auto clipped" in out
+
+
+def test_hparams_default_run_is_a_timestamp(tmp_path):
+    before = time.time()
+    with SummaryWriter(str(tmp_path)) as w:
+        w.add_hparams({"lr": 0.1}, {"m": 1.0})
+    (run,) = [d for d in os.listdir(tmp_path) if os.path.isdir(tmp_path / d)]
+    assert before <= float(run) <= time.time()
+
+
+def test_plugin_errors_as_pytorch(tmp_path, monkeypatch):
+    from torch.utils.tensorboard import SummaryWriter as TorchSW
+    ours, theirs = SummaryWriter(str(tmp_path / "o")), TorchSW(str(tmp_path / "t"))
+    for w, tl in ((ours, dt), (theirs, torch)):
+        with pytest.raises(TypeError, match="should be dictionary"):
+            w.add_hparams([("lr", 1)], {})
+        with pytest.raises(TypeError, match=r"hparam_domain_discrete\[lr\] should be a list"):
+            w.add_hparams({"lr": 0.1}, {}, hparam_domain_discrete={"lr": ["a"]})
+        with pytest.raises(ValueError, match="one of int, float, str, bool"):
+            w.add_hparams({"lr": [0.1]}, {})
+        with pytest.raises(AssertionError, match="Expected 3 tags, got 2"):
+            w.add_custom_scalars_marginchart(["a", "b"])
+        with pytest.raises(AssertionError, match=r"len\(tags\) != 3"):
+            w.add_custom_scalars({"c": {"m": ["Margin", ["a"]]}})
+        with pytest.raises(ValueError, match="bucket_counts"):
+            w.add_histogram_raw("r", 0, 1, 2, 1, 1, [1.0, 2.0], [2])
+        with pytest.raises(AssertionError, match="1 dimensional"):
+            w.add_audio("a", tl.zeros(2, 5))
+        with pytest.raises(AssertionError, match="#labels should equal"):
+            w.add_embedding(tl.zeros(3, 2), metadata=["a"], tag="bad")
+        with pytest.raises(AssertionError, match="mat should be 2D"):
+            w.add_embedding(tl.zeros(3), tag="bad1d")
+        with pytest.raises(AssertionError, match="same dimension shorthand twice"):
+            w.add_images("i", np.zeros((2, 3, 4, 4)), dataformats="NCHH")
+        monkeypatch.setitem(__import__("sys").modules, "matplotlib", None)
+        with pytest.raises(ImportError):
+            w.add_figure("f", object())
+        monkeypatch.undo()
+        w.close()
+    assert not hasattr(ours, "add_graph") and hasattr(theirs, "add_graph")
+
+
+def test_video_frames_as_pytorchs_grid():
+    """The frames add_video hands moviepy (not installed here, so not in the events)."""
+    from torch.utils.tensorboard._utils import _prepare_video
+
+    from dispatchtorch.utils.tensorboard._images import video_frames
+    rng = np.random.default_rng(2)
+    for b in (1, 2, 3, 5, 8):
+        v = rng.random((b, 2, 3, 4, 5)).astype(np.float32)
+        np.testing.assert_array_equal(video_frames(v), _prepare_video(v))
+    v = rng.integers(0, 256, (3, 2, 1, 4, 5)).astype(np.uint8)
+    np.testing.assert_array_equal(video_frames(v), _prepare_video(v))
