@@ -1,8 +1,11 @@
 """torch.utils.tensorboard's SummaryWriter against PyTorch 2.13's: the same calls write
-the same events (read back with tensorboard's own loader): scalars of tensors and
-numbers, add_scalars' runs, histograms with TensorFlow's bins and numpy's, text, images
-in each layout, purge_step's events, writing again after close; the errors PyTorch
-raises for bad input."""
+the same events (read back with tensorboard's loader) and files: scalars of tensors
+and numbers, add_scalars' runs, histograms with TensorFlow's bins and numpy's, text,
+images in each layout and batches, boxes, figures, audio, video without moviepy,
+hparams' sub-run, PR curves, custom scalars, meshes, tensors, embeddings' projector
+files, ONNX graphs, purge_step's events, writing again after close; the errors PyTorch
+raises for bad input. add_graph: our GraphDef against a hand-written one (PyTorch's
+node names come from TorchScript), the events around it against PyTorch's."""
 import os
 import time
 
@@ -138,8 +141,8 @@ def _log_plugins(tl, SW, log_dir, rng):
     colors = tl.tensor([[[255, 0, 0], [0, 255, 0], [0, 0, 255], [255, 0, 255]]],
                        dtype=tl.int32)
     faces = tl.tensor([[[0, 2, 3], [0, 3, 1], [0, 1, 2], [1, 3, 2]]], dtype=tl.int32)
-    w.add_mesh("mesh", verts, colors=colors, faces=faces,
-               config_dict={"material": {"size": 2}, "camera": {"fov": 75, "cls": "PerspectiveCamera"}}, global_step=9)
+    w.add_mesh("mesh", verts, colors=colors, faces=faces, global_step=9, config_dict={
+        "material": {"size": 2}, "camera": {"fov": 75, "cls": "PerspectiveCamera"}})
     w.add_mesh("cloud", verts, global_step=9)
     for dtype in (tl.float32, tl.float64, tl.float16, tl.bfloat16, tl.int8, tl.uint8,
                   tl.int16, tl.int32, tl.int64, tl.bool, tl.complex64, tl.complex128):
@@ -244,7 +247,8 @@ def test_plugin_errors_as_pytorch(tmp_path, monkeypatch):
             w.add_figure("f", object())
         monkeypatch.undo()
         w.close()
-    assert not hasattr(ours, "add_graph") and hasattr(theirs, "add_graph")
+        with pytest.raises(RuntimeError, match="example_kwarg_inputs should be a dict"):
+            w.add_graph(tl.nn.Linear(3, 2))
 
 
 def test_video_frames_as_pytorchs_grid():
@@ -258,3 +262,81 @@ def test_video_frames_as_pytorchs_grid():
         np.testing.assert_array_equal(video_frames(v), _prepare_video(v))
     v = rng.integers(0, 256, (3, 2, 1, 4, 5)).astype(np.uint8)
     np.testing.assert_array_equal(video_frames(v), _prepare_video(v))
+
+
+def _graph_events(root):
+    """(GraphDef nodes as (name, op, inputs, output shapes, attr), the other events; the
+    loader adds the graph again as a __run_graph__ summary: taken out, once checked)."""
+    import base64
+
+    from tensorboard.compat.proto.graph_pb2 import GraphDef
+    (events,) = _events(root).values()
+    raw = events[1].pop("graphDef")
+    (copy,) = events.pop(2)["summary"]["value"]
+    assert copy["tag"] == "__run_graph__" and copy["tensor"]["stringVal"] == [raw]
+    graph = GraphDef.FromString(base64.b64decode(raw))
+    nodes = [(n.name, n.op, list(n.input),
+              [[d.size for d in s.dim] for s in n.attr["_output_shapes"].list.shape],
+              n.attr["attr"].s.decode()) for n in graph.node]
+    return nodes, events
+
+
+def test_add_graph_of_a_sequential(tmp_path):
+    """PyTorch's node names and ops come from TorchScript (input/input.1, aten::linear,
+    prim::GetAttr weight nodes); ours from dispatchtorch's capture: the same scopes,
+    inputs, outputs and shapes, our own node names, written in the same two events."""
+    from torch.utils.tensorboard import SummaryWriter as TorchSW
+    for tl, SW, name in ((torch, TorchSW, "theirs"), (dt, SummaryWriter, "ours")):
+        model = tl.nn.Sequential(tl.nn.Linear(3, 4), tl.nn.ReLU(), tl.nn.Linear(4, 2))
+        model.train()
+        with SW(str(tmp_path / name)) as w:
+            w.add_graph(model, tl.randn(5, 3))
+        assert model.training                      # traced in eval mode, then restored
+    ours, ours_events = _graph_events(tmp_path / "ours")
+    theirs, theirs_events = _graph_events(tmp_path / "theirs")
+    assert ours_events == theirs_events           # file version, the step1 run metadata
+    s, lin0, lin2 = "Sequential", "Sequential/Linear[0]", "Sequential/Linear[2]"
+    f32 = "{ dtype : float32 }"
+    assert ours == [
+        ("input/input", "IO Node", [], [[5, 3]], f32),
+        (lin0 + "/weight", "Parameter", [], [[4, 3]], f32),
+        (lin0 + "/bias", "Parameter", [], [[4]], f32),
+        (lin2 + "/weight", "Parameter", [], [[2, 4]], f32),
+        (lin2 + "/bias", "Parameter", [], [[2]], f32),
+        (lin0 + "/linear_0", "linear", ["input/input", lin0 + "/weight", lin0 + "/bias"],
+         [[5, 4]], "{}"),
+        (s + "/ReLU[1]/relu_1", "relu", [lin0 + "/linear_0"], [[5, 4]], "{}"),
+        (lin2 + "/linear_2", "linear", [s + "/ReLU[1]/relu_1", lin2 + "/weight",
+                                        lin2 + "/bias"], [[5, 2]], "{}"),
+        ("output/out[0]", "IO Node", [lin2 + "/linear_2"], [[5, 2]], ""),
+    ]
+    # PyTorch's: the same op scopes and shapes under TorchScript's names
+    ops = [(n[0].rsplit("/", 1)[0], n[1], n[3]) for n in theirs if n[1].startswith("aten::")]
+    assert ops == [(lin0, "aten::linear", [[5, 4]]), (s + "/ReLU[1]", "aten::relu", [[5, 4]]),
+                   (lin2, "aten::linear", [[5, 2]])]
+
+
+def test_add_graph_follows_writes_through_views(tmp_path):
+    """An in-place write into a slice: the reader after it reads the write, not the
+    value before; constants carry their value."""
+    class Net(dt.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = dt.nn.Linear(4, 2)
+
+        def forward(self, x):
+            y = x + 1.0
+            y[:, 0] *= 2
+            return self.fc(y)
+
+    with SummaryWriter(str(tmp_path)) as w:
+        w.add_graph(Net(), (dt.randn(3, 4),))
+    nodes, _ = _graph_events(tmp_path)
+    by_name = {n[0]: n for n in nodes}
+    (fc,) = [n for n in nodes if n[1] == "linear"]
+    assert fc[0].startswith("Net/Linear[fc]/linear_")
+    (copy,) = [n for n in nodes if n[1] == "copy_"]
+    assert fc[2][0] == copy[0] and fc[2][1:] == ["Net/Linear[fc]/weight", "Net/Linear[fc]/bias"]
+    assert [n[4] for n in nodes if n[1] == "Constant"] == [
+        "{ dtype : float32, value : 1.0 }", "{ dtype : float32, value : 2.0 }"]
+    assert by_name["output/out[0]"][2] == [fc[0]]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import time
 
-from tensorboard.compat.proto.event_pb2 import Event, SessionLog
+from tensorboard.compat.proto.event_pb2 import Event, SessionLog, TaggedRunMetadata
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
 from . import _plugins as P
@@ -43,10 +43,16 @@ class FileWriter:
     def add_onnx_graph(self, graph, walltime=None):
         self.add_event(Event(graph_def=graph.SerializeToString()), None, walltime)
 
+    def add_graph(self, graph_profile, walltime=None):
+        """A (GraphDef, RunMetadata) pair: the graph, then the metadata tagged step1."""
+        graph, stats = graph_profile
+        self.add_event(Event(graph_def=graph.SerializeToString()), None, walltime)
+        self.add_event(Event(tagged_run_metadata=TaggedRunMetadata(
+            tag="step1", run_metadata=stats.SerializeToString())), None, walltime)
+
 
 class SummaryWriter:
-    """PyTorch's SummaryWriter on tensorboard's event files. add_graph is absent
-    (docs/dropin.md)."""
+    """PyTorch's SummaryWriter on tensorboard's event files (docs/dropin.md)."""
 
     def __init__(self, log_dir=None, comment="", purge_step=None, max_queue=10,
                  flush_secs=120, filename_suffix=""):
@@ -167,6 +173,12 @@ class SummaryWriter:
         """The graph of an ONNX file (needs onnx)."""
         from ._onnx_graph import load_onnx_graph
         self._get_file_writer().add_onnx_graph(load_onnx_graph(prototxt))
+
+    def add_graph(self, model, input_to_model=None, verbose=False, use_strict_trace=True):
+        """The model's forward as captured by dispatchtorch's tracer, in eval mode
+        (_graph.py); use_strict_trace is TorchScript's and changes nothing here."""
+        from ._graph import graph
+        self._get_file_writer().add_graph(graph(model, input_to_model, verbose))
 
     def add_embedding(self, mat, metadata=None, label_img=None, global_step=None,
                       tag="default", metadata_header=None):
