@@ -340,3 +340,23 @@ def test_add_graph_follows_writes_through_views(tmp_path):
     assert [n[4] for n in nodes if n[1] == "Constant"] == [
         "{ dtype : float32, value : 1.0 }", "{ dtype : float32, value : 2.0 }"]
     assert by_name["output/out[0]"][2] == [fc[0]]
+
+
+def test_summary_module_builders_as_pytorchs():
+    """`from torch.utils.tensorboard.summary import hparams` (hparams in the run itself,
+    through writer.file_writer.add_summary) and the other builders give PyTorch's protos."""
+    import torch.utils.tensorboard.summary as theirs
+    from google.protobuf.json_format import MessageToDict
+
+    import dispatchtorch.utils.tensorboard.summary as ours
+    hp = ({"lr": 0.01, "layers": 3, "act": "gelu"}, {"val/acc": 0.5}, {"act": ["gelu", "relu"]})
+    for a, b in zip(ours.hparams(*hp), theirs.hparams(*hp)):
+        assert MessageToDict(a) == MessageToDict(b)
+    labels, preds = np.array([0, 1, 1, 0, 1]), np.array([0.1, 0.8, 0.4, 0.3, 0.9])
+    for a, b in ((ours.pr_curve("p", labels, preds, 9), theirs.pr_curve("p", labels, preds, 9)),
+                 (ours.image_boxes("b", np.ones((3, 8, 8)), np.array([[1, 1, 6, 6]])),
+                  theirs.image_boxes("b", np.ones((3, 8, 8)), np.array([[1, 1, 6, 6]]))),
+                 (ours.tensor_proto("t", dt.tensor([1.5, 2.5], dtype=dt.float16)),
+                  theirs.tensor_proto("t", torch.tensor([1.5, 2.5], dtype=torch.float16)))):
+        assert MessageToDict(a) == MessageToDict(b)
+    assert set(ours.__all__) <= set(theirs.__all__)

@@ -10,7 +10,7 @@ import numpy as np
 from tensorboard.plugins.projector.projector_config_pb2 import EmbeddingInfo
 
 from ._images import make_grid
-from .summary import to_numpy
+from ._convert import to_numpy
 
 
 def encode_tag(tag):

@@ -9,7 +9,7 @@ from google.protobuf import struct_pb2
 from tensorboard.compat.proto.summary_pb2 import Summary, SummaryMetadata
 
 from ..._tensor import Tensor
-from .summary import to_numpy
+from ._convert import to_numpy
 
 logger = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from tensorboard.compat.proto.tensor_pb2 import TensorProto
 from tensorboard.compat.proto.tensor_shape_pb2 import TensorShapeProto
 
 from ..._tensor import Tensor
-from .summary import to_numpy
+from ._convert import to_numpy
 
 
 def _dims(shape):

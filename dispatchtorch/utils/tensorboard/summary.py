@@ -11,25 +11,16 @@ from tensorboard.compat.proto.tensor_pb2 import TensorProto
 from tensorboard.compat.proto.tensor_shape_pb2 import TensorShapeProto
 from tensorboard.plugins.text.plugin_data_pb2 import TextPluginData
 
-from ..._dtype import bfloat16
-from ..._tensor import Tensor
 from ...ops import view_as_real
+from ._convert import to_numpy
+from ._hparams import hparams
 from ._images import to_hwc, video_frames
+from ._plugins import compute_curve, custom_scalars, mesh, pr_curve, pr_curve_raw
 
-
-def to_numpy(x):
-    """A tensor, a numpy array or a Python number as an array (a number as shape (1,),
-    bfloat16 through float16, as PyTorch's make_np)."""
-    if isinstance(x, np.ndarray):
-        return x
-    if np.isscalar(x):
-        return np.array([x])
-    if isinstance(x, Tensor):
-        x = x.detach()
-        if x.dtype is bfloat16:
-            x = x.half()
-        return x.cpu().numpy()
-    raise NotImplementedError(f"Got {type(x)}, but numpy array or torch tensor are expected.")
+# PyTorch's summary module holds every summary builder; the plugins' live in their files
+__all__ = ["hparams", "scalar", "histogram_raw", "histogram", "image", "image_boxes", "video",
+           "audio", "custom_scalars", "text", "tensor_proto", "pr_curve_raw", "pr_curve",
+           "compute_curve", "mesh"]
 
 
 def scalar(name, value, new_style=False, double_precision=False):
@@ -156,6 +147,10 @@ def image(tag, img, rescale=1, dataformats="NCHW", boxes=None, labels=None):
     pic.save(png, format="PNG")
     return Summary(value=[Summary.Value(tag=tag, image=Summary.Image(
         height=height, width=width, colorspace=channels, encoded_image_string=png.getvalue()))])
+
+
+def image_boxes(tag, tensor_image, tensor_boxes, rescale=1, dataformats="CHW", labels=None):
+    return image(tag, tensor_image, rescale, dataformats, tensor_boxes, labels)
 
 
 def _draw_boxes(pic, boxes, labels):
