@@ -6,14 +6,14 @@ the dispatchtorch namespace."""
 from __future__ import annotations
 
 from . import (control_flow, copies, defaults, flags, nn_forms, nn_more, random_counts,
-               files, rnn_cells, rnn_functions, tensors)
+               files, lobpcg, rnn_cells, rnn_functions, tensors)
 
 
 def public_names():
     """{name: object} of every torch-level name these modules define."""
     names = {}
     for module in (nn_forms, nn_more, rnn_cells, tensors, random_counts, flags, defaults,
-                   copies, control_flow, rnn_functions, files):
+                   copies, control_flow, rnn_functions, files, lobpcg):
         names.update(module.PUBLIC)
     return names
 
