@@ -120,3 +120,38 @@ def test_cond_constant_pred_compiles_whole():
         return dt.cond(True, lambda a: a.sin(), lambda a: a.cos(), (x,)) * 2
     x = dt.tensor(X)
     np.testing.assert_allclose(dt.compile(g, fullgraph=True)(x).numpy(), g(x).numpy())
+
+
+def _dup(a):
+    b = a * 1
+    return (b, b.view(2))
+
+
+REFUSED = {   # what PyTorch's tracing of a branch refuses, with a tensor pred
+    "returns_operand": lambda a: a,
+    "returns_view": lambda a: a.view(2),
+    "same_output_twice": _dup,
+    "returns_none": lambda a: None,
+    "returns_str": lambda a: (a * 1, "s"),
+    "mutates_operand": lambda a: a.add_(1),
+}
+
+
+@pytest.mark.parametrize("case", list(REFUSED))
+def test_cond_refuses_what_tracing_refuses(case):
+    caught = []
+    for lib in (torch, dt):
+        with pytest.raises(Exception) as info:
+            lib.cond(lib.tensor(True), REFUSED[case], lambda a: a * 2, (lib.tensor([1.0, 2.0]),))
+        caught.append(info.value)
+    theirs, ours = (str(e).split("\n") for e in caught)
+    assert type(caught[1]).__name__ == type(caught[0]).__name__ == "UncapturedHigherOrderOpError"
+    assert ours[:4] == theirs[:4]
+    assert theirs[4].startswith(ours[4])
+
+
+def test_cond_int_outputs_pass():
+    for lib in (torch, dt):
+        r = lib.cond(lib.tensor(False), lambda a: (a * 1, 3), lambda a: (a * 2, 4),
+                     (lib.tensor([1.0]),))
+        assert r[1] == 4 and r[0].tolist() == [2.0]

@@ -102,3 +102,11 @@ def test_lobpcg_errors(case):
     assert type(caught[1]) is type(caught[0])
     if case not in ("not_square", "b_shape", "x_shape"):      # these print torch.Size
         assert str(caught[1]) == str(caught[0])
+
+
+def test_lobpcg_sparse_coo_matrix():
+    A, X0 = _spd(9)
+    A[np.abs(A) < 0.2] = 0.0
+    A = (A + A.T) / 2 + 5 * np.eye(M)
+    E, _ = dt.lobpcg(dt.tensor(A).to_sparse(), k=2, X=dt.tensor(X0[:, :2]))
+    np.testing.assert_allclose(E.numpy(), np.linalg.eigh(A)[0][::-1][:2], rtol=1e-6)
