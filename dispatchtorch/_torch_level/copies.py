@@ -2,8 +2,8 @@
 split_copy, view_as_real_copy, view_as_complex_copy and the sparse accessors' copies
 (indices, values, crow/col/row/ccol indices). Each is the view, then a fresh copy: the
 same gradient as the view, no aliasing, `out=` as ATen's. PyTorch's own restrictions are
-kept: view_as_complex_copy has no derivative for its complex result, and indices_copy /
-values_copy have no kernel for a COO tensor (values_copy works on CSR)."""
+kept: view_as_complex_copy has no derivative for its complex result, and the accessor
+copies have no kernel for a COO tensor (NotImplementedError there; on CSR they work)."""
 from __future__ import annotations
 
 import numbers
@@ -103,7 +103,7 @@ def view_as_complex_copy(input):
 
 
 def _no_coo_kernel(name):
-    """ATen registers indices_copy / values_copy for strided and CSR tensors only."""
+    """ATen registers the accessor copies for strided and CSR tensors only."""
     return NotImplementedError(
         f"Could not run 'aten::{name}' with arguments from the 'SparseCPU' backend. This "
         f"could be because the operator doesn't exist for this backend, or was omitted "
