@@ -199,8 +199,8 @@ def view_as_complex(input):
     if dt not in (D.float32, D.float64):
         if dt is D.float16:
             raise RuntimeError("view_as_complex: complex32 (ComplexHalf) is not supported")
-        raise RuntimeError("view_as_complex is only supported for floating point tensors, but "
-                           f"got a tensor of scalar type: {dt.pt_name}")
+        raise RuntimeError("view_as_complex is only supported for half, float and double "
+                           f"tensors, but got a tensor of scalar type: {dt.pt_name}")
     shape, st = input._shape, strides_of(input)
     if not shape:
         raise RuntimeError("Input tensor must have one or more dimensions")
