@@ -177,3 +177,31 @@ def test_mode_and_option_spellings():
     assert torch.compile(m, options={"max_autotune": True})._compiled.options["max_autotune"]
     assert not torch.compile(m, backend="eager", mode="max-autotune")._compiled.options["max_autotune"]
     assert "max_autotune" not in torch.compile(m)._compiled.options
+
+
+def test_a_site_called_with_another_layout_runs_the_plain_kernel(tune, monkeypatch):
+    from dispatchtorch_opencl.kernels.matmul import matmul
+    monkeypatch.setattr(tune, "time_variants", lambda *a: ("packed", None))   # a fixed choice
+    site = tune.tune_kernel("matmul", matmul)
+    a, b = torch.randn(64, 128, device="opencl"), torch.randn(128, 256, device="opencl")
+    out = torch.empty((64, 256), device="opencl")
+    site(out._h, a._h, b._h)
+    assert site.choice == ("packed", None)
+    np.testing.assert_allclose(_np(out), _np(a @ b), rtol=1e-5, atol=1e-5)
+    calls = []
+    real = site.kernel
+    site.kernel = lambda *hs, **kw: calls.append(kw) or real(*hs, **kw)
+    at = torch.randn(128, 64, device="opencl").t()                 # same shape, a transposed
+    site(out._h, at._h, b._h)
+    np.testing.assert_allclose(_np(out), _np(at @ b), rtol=1e-5, atol=1e-5)
+    site(out._h, a._h, b._h)
+    assert calls == [{}, {"variant": "packed", "local": None}]
+
+
+def test_remembered_entries_are_checked():
+    from dispatchtorch_opencl import gemm_tune
+    assert gemm_tune._valid(["packed", [8, 1, 1]]) == ("packed", (8, 1, 1))
+    assert gemm_tune._valid(["direct", None]) == ("direct", None)
+    for bad in (None, "packed", ["bogus", None], ["packed", [0, 1]], ["packed", "8"],
+                ["packed", [8, 1, 1, 1]], ["packed", None, 1]):
+        assert gemm_tune._valid(bad) is None
