@@ -205,3 +205,25 @@ def test_remembered_entries_are_checked():
     for bad in (None, "packed", ["bogus", None], ["packed", [0, 1]], ["packed", "8"],
                 ["packed", [8, 1, 1, 1]], ["packed", None, 1]):
         assert gemm_tune._valid(bad) is None
+
+
+@pytest.mark.parametrize("second", [0.5, 0.99])
+def test_a_winner_must_win_twice(tune, monkeypatch, second):
+    """The decision on a fake clock: "packed" takes half the heuristic's time in the
+    race of all candidates, then `second` of it against the heuristic alone."""
+    import types
+    clock, calls = [0.0], []
+    monkeypatch.setattr(tune, "time", types.SimpleNamespace(perf_counter=lambda: clock[0]))
+    cands = [("packed", None), ("direct", None)]
+    first_race_end = len(cands) + len(cands) + 1      # builds, then one round (ROUNDS=1)
+
+    def kernel(*hs, variant=None, local=None):
+        calls.append(variant)
+        cost = {None: 1.0, "direct": 1.2, "packed": 0.5}[variant]
+        if variant == "packed" and len(calls) > first_race_end:
+            cost = second
+        clock[0] += cost
+
+    dev = types.SimpleNamespace(synchronize=lambda: None)
+    got = tune.time_variants(kernel, (types.SimpleNamespace(dev=dev),), cands)
+    assert got == (("packed", None) if second < tune.MARGIN else None)
