@@ -1,16 +1,13 @@
 """dispatchtorch.compile against eager dispatchtorch, per device and thread count.
 
     python -m benchmarks.compile_bench [--quick] [--devices cpu,opencl] [--threads 0,1]
-        [--mode max-autotune]
 
 Each row times the same workload eagerly and through `dispatchtorch.compile` in
 alternating batches (best batch of each; a shared machine's load hits both alike)
 after checking that both give the same result; the paired column is the ratio of
 each eager batch to the compiled batch right after it (median [min-max]). --threads 0 keeps the default
 thread pools; N runs the row in a subprocess with every native pool (BLAS, OpenMP,
-PoCL's worker threads) at N. --mode is torch.compile's (max-autotune: OpenCL times
-its GEMM variants per call site, at the first compiled call, before the timing).
-Prints a markdown table for docs/performance.md.
+PoCL's worker threads) at N. Prints a markdown table for docs/performance.md.
 """
 from __future__ import annotations
 
@@ -35,17 +32,17 @@ def chain(torch):
     return f
 
 
-def _chain_case(torch, dev, quick, mode=None):
+def _chain_case(torch, dev, quick):
     n = 65536 if quick else CHAIN_N
     rng = np.random.default_rng(0)
     x, y, z = (torch.tensor(rng.standard_normal(n, dtype=np.float32), device=dev)
                for _ in range(3))
     f = chain(torch)
-    cf = torch.compile(f, mode=mode)
+    cf = torch.compile(f)
     return (lambda: f(x, y, z)), (lambda: cf(x, y, z)), f"5-op elementwise chain, {n} float32"
 
 
-def _train_case(torch, dev, quick, which, mode=None):
+def _train_case(torch, dev, quick, which):
     rng = np.random.default_rng(0)
     if which == "mlp":
         batch = 16 if quick else 128
@@ -73,20 +70,19 @@ def _train_case(torch, dev, quick, which, mode=None):
     m2 = copy.deepcopy(m1)
     xt, yt = torch.tensor(x, device=dev), torch.tensor(y, device=dev)
     eager = models.training_step(torch, m1, opt(m1.parameters()), xt, yt)
-    compiled = models.training_step(torch, torch.compile(m2, mode=mode), opt(m2.parameters()),
-                                    xt, yt)
+    compiled = models.training_step(torch, torch.compile(m2), opt(m2.parameters()), xt, yt)
     return eager, compiled, what
 
 
 CASES = {"chain": _chain_case,
-         "mlp": lambda t, d, q, m: _train_case(t, d, q, "mlp", m),
-         "cnn": lambda t, d, q, m: _train_case(t, d, q, "cnn", m),
-         "transformer": lambda t, d, q, m: _train_case(t, d, q, "transformer", m)}
+         "mlp": lambda t, d, q: _train_case(t, d, q, "mlp"),
+         "cnn": lambda t, d, q: _train_case(t, d, q, "cnn"),
+         "transformer": lambda t, d, q: _train_case(t, d, q, "transformer")}
 
 
-def measure(case, dev, quick, repeats=9, mode=None):
+def measure(case, dev, quick, repeats=9):
     import dispatchtorch as torch
-    eager, compiled, what = CASES[case](torch, dev, quick, mode)
+    eager, compiled, what = CASES[case](torch, dev, quick)
     sync = torch.opencl.synchronize if dev.startswith("opencl") else (lambda: None)
     torch.manual_seed(1)
     a = eager()
@@ -110,7 +106,7 @@ def measure(case, dev, quick, repeats=9, mode=None):
             "paired_max": pairs[-1]}
 
 
-def _in_subprocess(case, dev, quick, threads, repeats, mode=None):
+def _in_subprocess(case, dev, quick, threads, repeats):
     env = dict(os.environ)
     for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
               "POCL_MAX_PTHREAD_COUNT", "POCL_CPU_MAX_CU_COUNT"):
@@ -119,8 +115,6 @@ def _in_subprocess(case, dev, quick, threads, repeats, mode=None):
            "--repeats", str(repeats)]
     if quick:
         cmd.append("--quick")
-    if mode:
-        cmd += ["--mode", mode]
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -132,18 +126,17 @@ def main(argv=None):
     p.add_argument("--threads", default="0,1", help="0: default pools; N: every pool at N")
     p.add_argument("--cases", default=",".join(CASES))
     p.add_argument("--repeats", type=int, default=9, help="alternating batches per row")
-    p.add_argument("--mode", default=None, help="torch.compile's mode (e.g. max-autotune)")
     p.add_argument("--one", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.one:
-        print(json.dumps(measure(args.one, args.devices, args.quick, args.repeats, args.mode)))
+        print(json.dumps(measure(args.one, args.devices, args.quick, args.repeats)))
         return
     rows = []
     for dev in args.devices.split(","):
         for threads in (int(t) for t in args.threads.split(",")):
             for case in args.cases.split(","):
-                r = measure(case, dev, args.quick, args.repeats, args.mode) if threads == 0 else \
-                    _in_subprocess(case, dev, args.quick, threads, args.repeats, args.mode)
+                r = measure(case, dev, args.quick, args.repeats) if threads == 0 else \
+                    _in_subprocess(case, dev, args.quick, threads, args.repeats)
                 r["threads"] = threads or "default"
                 rows.append(r)
                 print(f"{r['device']:7} threads={r['threads']!s:7} {case:12} eager "

@@ -12,8 +12,7 @@ from .errors import Unsupported
 
 _MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 _BACKENDS = ("default", "inductor", "eager", "aot_eager")
-_OPTIONS = ("fusion", "cse", "dce", "buffer_reuse", "max_autotune")
-_AUTOTUNE_MODES = ("max-autotune", "max-autotune-no-cudagraphs")
+_OPTIONS = ("fusion", "cse", "dce", "buffer_reuse")
 
 
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None,
@@ -22,11 +21,9 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
     compiled function; without `model`, a decorator.
 
     backend: "inductor"/"default" fuse elementwise chains into generated kernels;
-    "eager"/"aot_eager" replay the captured prims unfused. mode "max-autotune" (and
-    "-no-cudagraphs") also asks the backend to time kernel variants per call site
-    (Backend.tune_kernel: OpenCL's GEMMs); the other modes compile the same way.
-    options: {"fusion", "cse", "dce", "buffer_reuse", "max_autotune": bool} switch
-    the passes. dynamic=True: the
+    "eager"/"aot_eager" replay the captured prims unfused. mode is accepted for
+    compatibility (every mode compiles the same way here). options: {"fusion",
+    "cse", "dce", "buffer_reuse": bool} switch the passes. dynamic=True: the
     arguments' sizes are symbols, one capture serves every size its guards accept;
     None (default): specialise, then make the dims that changed dynamic on the second
     capture; False: one capture per shape (see _compile/dynamic.py, docs/compile.md).
@@ -48,8 +45,6 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
     if dynamic not in (None, True, False):
         raise TypeError(f"compile: dynamic must be None, True or False, got {dynamic!r}")
     opts = dict(options or {})
-    if mode in _AUTOTUNE_MODES:
-        opts["max_autotune"] = True
     for k, v in opts.items():
         if k not in _OPTIONS:
             raise RuntimeError(f"Unexpected optimization option {k}, known options are "

@@ -69,8 +69,6 @@ class CompiledFunction:
         self.fuse = backend not in ("eager", "aot_eager")
         self.options = dict(options or {})
         self.options.setdefault("fusion", self.fuse)
-        if not self.fuse:                 # ("eager"/"aot_eager" replay the prims as they are)
-            self.options["max_autotune"] = False
         self.cache = {}
         self.patched_children = []
         self._accessors = None

@@ -77,8 +77,6 @@ class Program:
         items = passes.group(nodes, values, self._can_fuse) if fuse else list(nodes)
         self.sources = [text for _, text in self.epilogues.values()]
         self.n_regions = 0
-        self.autotune = bool(options.get("max_autotune", False))
-        self.n_tuned = 0                  # steps the backend tunes (Backend.tune_kernel)
         steps, step_refs = [], []
         self.literals = []
         users = self._users(items, keep)
@@ -219,11 +217,6 @@ class Program:
                     (n.outputs[0],), -1, "random")
         k = self.epilogues[n.id][0] if n.id in self.epilogues else \
             _unwrap(kernel_for(OPS[n.op], place))
-        if self.autotune:
-            tuned = _tuned(bk, n.op, k)
-            if tuned is not None:
-                k = tuned
-                self.n_tuned += 1
         # (a kernel updating its output, scatter_, has it among its recorded inputs)
         args = [] if n.op.endswith("_") else list(n.outputs)
         for a in n.inputs:
@@ -401,7 +394,6 @@ class Program:
         kept, fresh = self.allocations()
         checks = f", {self.n_checks} index checks" if self.n_checks else ""
         epi = f", {len(self.epilogues)} fused epilogues" if self.epilogues else ""
-        epi += f", {self.n_tuned} autotuned" if self.n_tuned else ""
         return (f"{self.n_eager_kernels} kernel launches eager -> {self.n_kernels} compiled "
                 f"({self.n_regions} fused regions{epi}{checks}); {fresh} buffers allocated per "
                 f"call, {kept} kept between calls")
@@ -415,13 +407,6 @@ def _offer_epilogue(op, epilogue, dtype, device):
     """The backend's fused kernel for `op` followed by `epilogue`, or None."""
     hook = getattr(place_of(device).bk, "fuse_epilogue", None)    # (a duck-typed backend)
     return hook(op, epilogue, dtype) if hook is not None else None
-
-
-def _tuned(bk, op, kernel):
-    """The backend's self-tuning kernel for this call site (mode="max-autotune"), or
-    None: Backend.tune_kernel, absent on a duck-typed backend."""
-    hook = getattr(bk, "tune_kernel", None)
-    return hook(op, kernel) if hook is not None else None
 
 
 def _prim_nodes_and_checks(graph, phase):

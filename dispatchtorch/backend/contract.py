@@ -220,12 +220,3 @@ class Backend:
         kernels one after the other, or None. The compiler asks only where nothing
         else reads op's result (dispatchtorch/_compile/epilogue.py). Default: none."""
         return None
-
-    def tune_kernel(self, op: str, kernel: Callable) -> Callable | None:
-        """Under compile(mode="max-autotune"): a kernel with `kernel`'s signature and
-        results, for one call site of a compiled graph (`kernel`: what the site would
-        call, from the kernel table or fuse_epilogue; `op`: its row), that may time
-        implementations of it on its first call's operands (GEMM paths, work-group
-        sizes) and run the fastest from then on; or None to call `kernel` itself.
-        Remember choices across processes where you can. Default: none."""
-        return None

@@ -10,7 +10,7 @@ from dispatchtorch.backend import Backend
 from . import cltypes as T
 from .device import discover
 from .handle import CLArray, contiguous_strides, overlaps
-from . import fusion, gemm_tune, transfers
+from . import fusion, transfers
 from .kernels import KERNELS
 from .kernels.elementwise import copy_kernel, fill_kernel
 
@@ -47,9 +47,6 @@ class OpenCLBackend(Backend):
 
     def fuse_epilogue(self, op, epilogue, dtype):
         return fusion.fuse_epilogue(op, epilogue, dtype)
-
-    def tune_kernel(self, op, kernel):
-        return gemm_tune.tune_kernel(op, kernel)
 
     # -- memory ----------------------------------------------------------------------
     def empty(self, shape, dtype, device):

@@ -32,8 +32,7 @@ def _float32(h):
     return out
 
 
-def linear(out, x, weight, bias, variant=None, local=None):
-    """variant, local: matmul_bias's (a forced GEMM path, gemm_tune.py)."""
+def linear(out, x, weight, bias):
     if out.size == 0:
         return
     if out.dtype in T.LOWP:
@@ -42,17 +41,17 @@ def linear(out, x, weight, bias, variant=None, local=None):
         _linear(wide, _float32(x), _float32(weight), None if bias is None else _float32(bias))
         copy_kernel(out, wide)
         return
-    _linear(out, x, weight, bias, variant=variant, local=local)
+    _linear(out, x, weight, bias)
 
 
-def linear_relu(out, x, weight, bias, variant=None, local=None):
+def linear_relu(out, x, weight, bias):
     """relu(linear(x, weight, bias)) (dispatchtorch.compile's epilogue fusion): the
     ReLU in the CPU GEMM kernels' store (direct nt or packed), where the bias is a
     contiguous row; otherwise linear, then relu in place on its output.
     float32/float64 only (the compiler asks for no other)."""
-    if out.size and _linear(out, x, weight, bias, relu=True, variant=variant, local=local):
+    if out.size and _linear(out, x, weight, bias, relu=True):
         return
-    linear(out, x, weight, bias, variant, local)
+    linear(out, x, weight, bias)
     _ELEMENTWISE["relu"](out, out)
 
 
@@ -60,7 +59,7 @@ linear_relu.text = ("opencl: the ReLU in the GEMM kernel's store (the direct nt 
                     "mmnt_*_relu or the packed mmmicro_*_relu); else linear, then relu in place")
 
 
-def _linear(out, x, weight, bias, relu=False, variant=None, local=None):
+def _linear(out, x, weight, bias, relu=False):
     """out (*lead, N) contiguous = x (*lead, K) @ weight (N, K).T + bias. relu: only
     where the kernel rectifies too (else nothing is launched): returns whether it ran."""
     (N, K), lead = weight.shape, x.shape[:-1]
@@ -78,8 +77,8 @@ def _linear(out, x, weight, bias, relu=False, variant=None, local=None):
     if relu:
         if (bias is not None and row is None) or not relu_epilogue_ok(o, a, b):
             return False
-        return matmul_bias(o, a, b, row, relu=True, variant=variant, local=local)
-    if matmul_bias(o, a, b, row, variant=variant, local=local) and row is not None:
+        return matmul_bias(o, a, b, row, relu=True)
+    if matmul_bias(o, a, b, row) and row is not None:
         return
     if bias is not None:
         _ELEMENTWISE["add"](out, out, _expand(bias, out.shape))

@@ -134,23 +134,16 @@ def pack_rows_spec(dt, db, which, block):
     return KernelSpec(name, src, types, f"matmul packing {which} ({dt})")
 
 
-def micro_spec(dt, block, bias=False, relu=False, b_rows=False):
+def micro_spec(dt, block, bias=False, relu=False):
     """The register-blocked product of packed panels; bias (float32/float64 only): a
     contiguous (N,) row added before the store (F.linear's), relu: then rectified
-    (dispatchtorch.compile's linear + relu epilogue). b_rows (float32/float64, one
-    matrix, N a multiple of LANES): b is read in place, its rows contiguous (`sbk`
-    apart), instead of from packed panels: no packing pass for b (a candidate of
-    gemm_tune.py, which times it against the packed form)."""
+    (dispatchtorch.compile's linear + relu epilogue)."""
     ctype = compute_type(dt)
     rows, lanes = block
     vec = f"{ctype}{lanes}"
-    pb = [(T.pointer(dt, True), "p_b", None), ("long", "o_b", I64), ("long", "sbk", I64)] if b_rows \
-        else [(f"__global const {vec}*", "pb", None)]
-    params = [(f"__global const {ctype}*", "pa", None), *pb,
+    params = [(f"__global const {ctype}*", "pa", None), (f"__global const {vec}*", "pb", None),
               (T.pointer(dt), "p_out", None), ("long", "o_out", I64), ("long", "M", I64), ("long", "N", I64),
               ("long", "K", I64), ("long", "MB", I64), ("long", "NB", I64)]
-    if b_rows and dt not in ("float32", "float64"):
-        raise ValueError(f"matmul: b read in place only for float32/float64, not {dt}")
     if bias:
         params += [(T.pointer(dt, True), "p_bias", None), ("long", "o_bias", I64)]
     sig, types = signature(params)
@@ -158,11 +151,10 @@ def micro_spec(dt, block, bias=False, relu=False, b_rows=False):
     body = [
         "long nb = get_global_id(0), mb = get_global_id(1), batch = get_global_id(2);",
         f"__global const {ctype}* ap = pa + (batch * MB + mb) * K * {rows};",
-        (f"__global const {ctype}* bp = p_b + o_b + nb * {lanes};" if b_rows else
-         f"__global const {vec}* bp = pb + (batch * NB + nb) * K;"),
+        f"__global const {vec}* bp = pb + (batch * NB + nb) * K;",
         *(f"{vec} acc{i} = ({vec})0;" for i in range(rows)),
         "for (long k = 0; k < K; k++) {",
-        f"  {vec} bv = {'DT_LOAD(bp + k * sbk)' if b_rows else 'bp[k]'};",
+        f"  {vec} bv = bp[k];",
         *(f"  acc{i} += ap[{i}] * bv;" for i in range(rows)),
         f"  ap += {rows};",
         "}",
@@ -196,24 +188,12 @@ def micro_spec(dt, block, bias=False, relu=False, b_rows=False):
                 f"if (n0 + {v} < N) {{ {T.store_cast(dt, 'cp', f'(m0 + {i}) * N + n0 + {v}', f'acc{i}.{lane[v]}', store_dt)} }}"
                 for v in range(lanes))
         body.append(f"if (m0 + {i} < M) {{ {stores} }}")
-    name = kernel_name("mmmicro", dt, "bias" if bias else "", "relu" if relu else "",
-                       "brows" if b_rows else "")
+    name = kernel_name("mmmicro", dt, "bias" if bias else "", "relu" if relu else "")
     src = T.preamble((dt,)) + head + f"\n__kernel void {name}({sig}) {{\n  " + "\n  ".join(body) + "\n}\n"
     return KernelSpec(name, src, types, f"matmul ({dt})")
 
 
-def b_rows_ok(out, b, batch, N):
-    """Whether the micro-kernel may read b in place (micro_spec's b_rows): float32 or
-    float64, one matrix, b's rows contiguous and N a multiple of the block's lanes
-    (a partial panel would read past a row)."""
-    if out.dtype not in ("float32", "float64") or prod(batch) != 1 or b.strides[-1] != 1:
-        return False
-    return N % register_block(compute_type(out.dtype), out.dev)[1] == 0
-
-
-def _packed(out, a, b, batch, bstrides, M, N, K, bias=None, relu=False, b_rows=False, local=None):
-    """b_rows: b read in place (the caller checked b_rows_ok), only a is packed;
-    local: the micro-kernel's work-group size (None: the driver's choice)."""
+def _packed(out, a, b, batch, bstrides, M, N, K, bias=None, relu=False):
     dev, dt = out.dev, out.dtype
     ctype = compute_type(dt)
     block = rows, lanes = register_block(ctype, dev)
@@ -222,11 +202,11 @@ def _packed(out, a, b, batch, bstrides, M, N, K, bias=None, relu=False, b_rows=F
     MB, NB = -(-M // rows), -(-N // lanes)
     db = len(batch)
     pa = dev.alloc(Bt * MB * rows * K * item) or dev.dummy
-    pb = dev.dummy if b_rows else dev.alloc(Bt * NB * lanes * K * item) or dev.dummy
+    pb = dev.alloc(Bt * NB * lanes * K * item) or dev.dummy
     for which, x, st, R, sr, sk, panels, dst in (
             ("a", a, bstrides[0], M, a.strides[-2], a.strides[-1], MB, pa),
             ("b", b, bstrides[1], N, b.strides[-1], b.strides[-2], NB, pb)):
-        if K == 0 or (which == "b" and b_rows):
+        if K == 0:
             continue
         rows_form = sk == 1 and dt in PACK_K and K >= PACK_K[dt]
         kernel, what = dev.kernel(("mmpack", which, dt, db, block, rows_form),
@@ -236,12 +216,10 @@ def _packed(out, a, b, batch, bstrides, M, N, K, bias=None, relu=False, b_rows=F
         dev.launch(kernel, gsize, (1,) if dev.loop else (dev.group,),
                    [x.buf, x.offset, *batch, *st, R, K, sr, sk, panels, items, dst], what)
     fused = bias is not None
-    kernel, what = dev.kernel(("mmmicro", dt, block, fused, relu) + (("brows",) if b_rows else ()),
-                              lambda: micro_spec(dt, block, fused, relu, b_rows))
+    kernel, what = dev.kernel(("mmmicro", dt, block, fused, relu),
+                              lambda: micro_spec(dt, block, fused, relu))
     tail = [bias.buf, bias.offset] if fused else []
-    bargs = [b.buf or dev.dummy, b.offset, b.strides[-2]] if b_rows else [pb]
-    dev.launch(kernel, (NB, MB, Bt), local, [pa, *bargs, out.buf, out.offset, M, N, K, MB, NB] + tail,
-               what)
+    dev.launch(kernel, (NB, MB, Bt), None, [pa, pb, out.buf, out.offset, M, N, K, MB, NB] + tail, what)
 
 
 # -- GPU: local-memory tiles ---------------------------------------------------------------
@@ -298,22 +276,14 @@ def relu_epilogue_ok(out, a, b):
     return out.dev.matmul_path == "direct" and out.dtype in ("float32", "float64")
 
 
-def matmul(out, a, b, variant=None, local=None):
-    matmul_bias(out, a, b, None, variant=variant, local=local)
+def matmul(out, a, b):
+    matmul_bias(out, a, b, None)
 
 
-VARIANTS = ("direct", "packed", "packed_brows")   # what matmul_bias's `variant` may force
-
-
-def matmul_bias(out, a, b, bias, relu=False, variant=None, local=None):
+def matmul_bias(out, a, b, bias, relu=False):
     """out = a @ b, plus bias (a contiguous (N,) handle or None) where the kernel can
     add it before its store; returns whether it did (else the caller adds it).
-    relu: rectified before the store too (the caller checked relu_epilogue_ok).
-    variant: None, the layout and size heuristics below (every eager call); or one of
-    VARIANTS on a CPU device, forced (gemm_tune.py's candidates): "direct" the
-    in-place kernels, "packed" both operands packed, "packed_brows" only a packed;
-    ValueError where the layout does not allow it (nothing launched); local: then the
-    main kernel's work-group size (None: the usual one)."""
+    relu: rectified before the store too (the caller checked relu_epilogue_ok)."""
     if out.size == 0:
         return True
     M, K = a.shape[-2:]
@@ -321,8 +291,6 @@ def matmul_bias(out, a, b, bias, relu=False, variant=None, local=None):
     nb = len(a.shape) - 2
     batch, bstrides = coalesce(tuple(a.shape[:nb]), [tuple(a.strides[:nb]), tuple(b.strides[:nb])])
     path = out.dev.matmul_path
-    if variant is not None:
-        return _forced(out, a, b, batch, bstrides, M, N, K, bias, relu, variant, local)
     if path == "direct" and direct(out, a, b, batch, bstrides, M, N, K, bias, relu):
         return True
     if path == "tiled":
@@ -334,23 +302,6 @@ def matmul_bias(out, a, b, bias, relu=False, variant=None, local=None):
     if relu and not epilogue:
         raise ValueError(f"matmul: a ReLU epilogue only for float32/float64, not {out.dtype}")
     _packed(out, a, b, batch, bstrides, M, N, K, bias if epilogue else None, relu)
-    return bias is None or epilogue
-
-
-def _forced(out, a, b, batch, bstrides, M, N, K, bias, relu, variant, local):
-    if out.dev.matmul_path != "direct" or variant not in VARIANTS:
-        raise ValueError(f"matmul: variant {variant!r} not on this device")
-    if variant == "direct":
-        if not direct(out, a, b, batch, bstrides, M, N, K, bias, relu, prefer=False, local=local):
-            raise ValueError("matmul: the direct kernels do not take this layout")
-        return True
-    b_rows = variant == "packed_brows"
-    if b_rows and not b_rows_ok(out, b, batch, N):
-        raise ValueError("matmul: b cannot be read in place here")
-    epilogue = out.dtype in ("float32", "float64")
-    if relu and not epilogue:
-        raise ValueError(f"matmul: a ReLU epilogue only for float32/float64, not {out.dtype}")
-    _packed(out, a, b, batch, bstrides, M, N, K, bias if epilogue else None, relu, b_rows, local)
     return bias is None or epilogue
 
 

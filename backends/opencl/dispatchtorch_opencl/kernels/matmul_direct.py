@@ -212,16 +212,14 @@ def _nt_packed(dev, dt, M, N, K):
     return (wide or dt == "float32") and N >= 2 * WIDTH[dt] and K < NT_LONG_K
 
 
-def direct(out, a, b, batch, bstrides, M, N, K, bias=None, relu=False, prefer=True, local=None):
+def direct(out, a, b, batch, bstrides, M, N, K, bias=None, relu=False):
     """Run the matmul with the in-place kernels and return True, or return False
-    (nothing launched) when dtype or layout is not theirs or, with prefer (every
-    eager call), where the size heuristics below send it to the packed kernels
-    (prefer=False: gemm_tune.py's timed "direct" candidate). bias: None, or a
+    (nothing launched) when dtype or layout is not theirs. bias: None, or a
     contiguous (N,) handle added to every row (F.linear's epilogue); relu: rectify
     before the store (the nt kernel only: other layouts return False, and the packed
-    micro-kernel rectifies); local: the main kernel's work-group size (None: _local's)."""
+    micro-kernel rectifies)."""
     dt = out.dtype
-    if dt not in WIDTH or (prefer and M * N * K > MAX_WORK):
+    if dt not in WIDTH or M * N * K > MAX_WORK:
         return False
     sam, sak = a.strides[-2:]
     sbk, sbn = b.strides[-2:]
@@ -229,11 +227,11 @@ def direct(out, a, b, batch, bstrides, M, N, K, bias=None, relu=False, prefer=Tr
     w = nn_width(dev, dt, N)
     lanes = 2 * w
     if sbn == 1 and N >= lanes:
-        if prefer and sam == 1 and sak != 1 and M > 1 and K > 1 and M * N * K >= MIN_PACKED_T:
+        if sam == 1 and sak != 1 and M > 1 and K > 1 and M * N * K >= MIN_PACKED_T:
             return False                 # a column-major: the packed kernels (see above)
         kind = "nn"
     elif sak == 1 and sbk == 1:
-        if prefer and _nt_packed(out.dev, dt, M, N, K):
+        if _nt_packed(out.dev, dt, M, N, K):
             return False
         kind = "nt"
     else:
@@ -259,7 +257,7 @@ def direct(out, a, b, batch, bstrides, M, N, K, bias=None, relu=False, prefer=Tr
     else:
         key = ("mmnt", dt, db, fused) + (("relu",) if relu else ())
         kernel, what = dev.kernel(key, lambda: nt_spec(dt, db, fused, relu))
-    dev.launch(kernel, grid, local or _local(grid, 8 * dev.compute_units), common + tail, what)
+    dev.launch(kernel, grid, _local(grid, 8 * dev.compute_units), common + tail, what)
     if N0 < N:                   # nn: the columns past the last full block
         items = M * (N - N0)
         kernel, what = dev.kernel(("mmedge", dt, db, fused), lambda: edge_spec(dt, db, fused))
