@@ -26,8 +26,8 @@ from . import ops as _ops
 from . import autograd, return_types  # noqa: F401
 import importlib as _importlib  # noqa: E402
 
-# the namespaces torch.linalg / torch.special (imported by name: `from .ops import *`
-# already bound `linalg` to the ops module of the same name)
+# the namespaces torch.linalg / torch.special / ... (ops/__init__'s __all__ keeps its own
+# family modules, ops.linalg and ops.random among them, out of `from .ops import *`)
 linalg = _importlib.import_module(".linalg", __name__)
 special = _importlib.import_module(".special", __name__)
 random = _importlib.import_module(".random", __name__)
