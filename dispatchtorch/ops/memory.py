@@ -14,8 +14,33 @@ from ..dispatch import OpDef
 from ..dispatch.registry import frontend_row
 from ._out import takes_out
 from . import creation, views
+from .._layout import channels_last, channels_last_3d, contiguous_format, preserve_format
+from .._layout import memory_format as _MemoryFormat
 from .casts import (CAST, CLONE, TRANSFER, _cast, _parse_to, _to_dtype,  # noqa: F401
-                    clone, contiguous, cpu, cuda, to, type_)
+                    clone, cpu, cuda, to, type_)
+from .casts import contiguous as _contiguous
+
+# channels_last(_3d): the rank it needs and the permutation that puts C last
+_CHANNELS_LAST_PERM = {channels_last: (4, (0, 2, 3, 1)), channels_last_3d: (5, (0, 2, 3, 4, 1))}
+
+def contiguous(input, memory_format=contiguous_format):
+    """PyTorch's: self when already contiguous in that format, else a copy laid out so
+    (channels_last: NHWC strides, a C-last copy viewed back as NCHW, as ATen's)."""
+    if memory_format is None or memory_format is contiguous_format:
+        return _contiguous(input)
+    if not isinstance(memory_format, _MemoryFormat):
+        raise TypeError("contiguous(): argument 'memory_format' must be torch.memory_format, "
+                        f"not {type(memory_format).__name__}")
+    if input.is_contiguous(memory_format=memory_format):
+        return input
+    if memory_format is preserve_format:
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    rank, perm = _CHANNELS_LAST_PERM[memory_format]
+    if input.dim() != rank:
+        raise RuntimeError(f"required rank {rank} tensor to use {memory_format.name} format")
+    back = tuple(perm.index(d) for d in range(rank))
+    return views.permute(clone(views.permute(input, perm)), back)
+
 
 FILL = frontend_row("fill", kind="memory", grad=lambda g: creation.zeros_like(g),
                     signature="fill_(x, value)", doc="set every element to one value")
