@@ -13,7 +13,7 @@ from .._tensor import Tensor
 from ..nn import functional as F
 from ..nn.functional._embedding_bag import _bags
 from ..nn.functional._linear import embedding_renorm_
-from .nn_forms import _reduction
+from .nn_forms import _reduction, pool_stride
 
 _CONV = {1: (F.conv1d, F.conv_transpose1d), 2: (F.conv2d, F.conv_transpose2d),
          3: (F.conv3d, F.conv_transpose3d)}
@@ -79,7 +79,7 @@ def conv_tbc(input, weight, bias, pad=0):
 
 def max_pool1d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1,
                             ceil_mode=False):
-    return tuple(F.max_pool1d_with_indices(input, kernel_size, stride or None, padding,
+    return tuple(F.max_pool1d_with_indices(input, kernel_size, pool_stride(stride), padding,
                                            dilation, ceil_mode, return_indices=True))
 
 

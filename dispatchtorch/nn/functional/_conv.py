@@ -215,12 +215,29 @@ def _max_indices(x, kernel, stride, padding, dilation, ceil_mode):
         return (rows + i * dilation[0]) * x.shape[3] + cols + j * dilation[1]
 
 
+def _check_max_pool1d(kernel, stride, padding, dilation):
+    """ATen's check_max_pool1d, in its order and wording (not max_pool2d's)."""
+    for name, value in (("kernel_size", kernel), ("stride", stride)):
+        if value <= 0:
+            raise RuntimeError(f"max_pool1d() {name} must be greater than zero, but got {value}")
+    if padding < 0:
+        raise RuntimeError(f"max_pool1d() padding must be non-negative, but got {padding}")
+    if padding > kernel // 2:
+        raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but "
+                           f"got padding={padding} and kernel_size={kernel}")
+    if dilation <= 0:
+        raise RuntimeError(f"max_pool1d() dilation must be greater than zero, but got {dilation}")
+
+
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     x, added = _batched(input, "max_pool1d", 1)
     if 0 in x.shape[1:]:              # only the batch dim may be empty
         raise RuntimeError(f"max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 "
                            f"dim batch size for input, but got:{list(input.shape)}")
+    step = kernel_size if stride is None else stride
+    _check_max_pool1d(single(kernel_size)[0], single(step)[0], single(padding)[0],
+                      single(dilation)[0])
     stride = None if stride is None else (1,) + single(stride)
     r = max_pool2d(x.unsqueeze(2), (1,) + single(kernel_size), stride, (0,) + single(padding),
                    (1,) + single(dilation), ceil_mode, return_indices)
