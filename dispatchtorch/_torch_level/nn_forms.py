@@ -14,12 +14,14 @@ from ..nn import functional as F
 _REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
 
 
-def _reduction(reduction):
-    """ATen's int reduction (at::Reduction: 0 none, 1 mean, 2 sum) as F's string."""
-    if isinstance(reduction, bool) or reduction not in _REDUCTIONS:
-        raise ValueError(f"{reduction} is not a valid value for reduction "
-                         "(expected 0 (none), 1 (mean) or 2 (sum))")
-    return _REDUCTIONS[reduction]
+def _reduction(reduction, fn, pos):
+    """ATen's int reduction as F's string: 1 mean, 2 sum, and any other int none (ATen's
+    apply_loss_reduction reduces only for Mean and Sum); a non-int is the parser's
+    TypeError."""
+    if isinstance(reduction, bool) or not isinstance(reduction, numbers.Integral):
+        raise TypeError(f"{fn}(): argument 'reduction' (position {pos}) must be int, not "
+                        f"{type(reduction).__name__}")
+    return _REDUCTIONS.get(int(reduction), "none")
 
 
 # convolutions, shuffles, distances, bilinear, avg pools: the same signature as F's
@@ -205,38 +207,42 @@ def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
 
 def kl_div(input, target, reduction=0, *, log_target=False):
     # ATen's mean is over every element, without F's "use batchmean" warning
-    red = _reduction(reduction)
+    red = _reduction(reduction, "kl_div", 3)
     loss = F.kl_div(input, target, reduction="none" if red == "mean" else red,
                     log_target=log_target)
     return loss.mean() if red == "mean" else loss
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=0):
+    red = _reduction(reduction, "binary_cross_entropy_with_logits", 5)
     return F.binary_cross_entropy_with_logits(input, target, weight, pos_weight=pos_weight,
-                                              reduction=_reduction(reduction))
+                                              reduction=red)
 
 
 def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=0):
-    return F.cosine_embedding_loss(input1, input2, target, margin, reduction=_reduction(reduction))
+    red = _reduction(reduction, "cosine_embedding_loss", 5)
+    return F.cosine_embedding_loss(input1, input2, target, margin, reduction=red)
 
 
 def hinge_embedding_loss(input, target, margin=1.0, reduction=0):
-    return F.hinge_embedding_loss(input, target, margin, reduction=_reduction(reduction))
+    red = _reduction(reduction, "hinge_embedding_loss", 4)
+    return F.hinge_embedding_loss(input, target, margin, reduction=red)
 
 
 def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=0):
-    return F.margin_ranking_loss(input1, input2, target, margin, reduction=_reduction(reduction))
+    red = _reduction(reduction, "margin_ranking_loss", 5)
+    return F.margin_ranking_loss(input1, input2, target, margin, reduction=red)
 
 
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-06, swap=False,
                         reduction=0):
     return F.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
-                                 reduction=_reduction(reduction))
+                                 reduction=_reduction(reduction, "triplet_margin_loss", 8))
 
 
 def poisson_nll_loss(input, target, log_input, full, eps, reduction):
     return F.poisson_nll_loss(input, target, log_input, full, eps=eps,
-                              reduction=_reduction(reduction))
+                              reduction=_reduction(reduction, "poisson_nll_loss", 6))
 
 
 NAMES = (

@@ -156,7 +156,7 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     """F.ctc_loss with ATen's int reduction; omitted, it is 0 (none), as PyTorch's Python
     binding reads it (see the losses in nn_forms)."""
     return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank,
-                      _reduction(reduction), zero_infinity)
+                      _reduction(reduction, "ctc_loss", 6), zero_infinity)
 
 
 _INTERPOLATION = {0: "bilinear", 1: "nearest", 2: "bicubic"}

@@ -3,7 +3,8 @@ edges and wrongly, against PyTorch: ATen's dropout prelude (its parser's types, 
 RuntimeError for p outside [0, 1], input itself without dropout, zeros for p = 1 even
 where a feature dropout would refuse the rank), max_pool's stride 0 (not the kernel
 size), embedding's int padding_idx, rrelu's bounds, layer_norm / rms_norm's
-normalized_shape, batch_norm without running stats in eval, celu's alpha 0."""
+normalized_shape, batch_norm without running stats in eval, celu's alpha 0; the losses'
+int reduction (a non-int is the parser's TypeError, an int other than 1 / 2 is none)."""
 from __future__ import annotations
 
 import warnings
@@ -16,6 +17,7 @@ import dispatchtorch as dt  # noqa: E402
 
 V = np.random.default_rng(0).standard_normal((2, 3, 4)).astype(np.float32)
 E = np.random.default_rng(1).standard_normal((10, 3)).astype(np.float32)
+P = np.random.default_rng(2).uniform(0.1, 1.0, (2, 3, 4)).astype(np.float32)
 
 RAISES = {
     "dropout_p_range": lambda L: L.dropout(L.tensor(V), 1.5, True),
@@ -41,6 +43,12 @@ RAISES = {
     "F_batch_norm_eval_no_var": lambda L: L.nn.functional.batch_norm(
         L.tensor(V), L.zeros(3), None, training=False),
     "celu_alpha_0": lambda L: L.celu(L.tensor(V), 0.0),
+    "kl_div_reduction_str": lambda L: L.kl_div(L.tensor(V), L.tensor(V), "mean"),
+    "kl_div_reduction_bool": lambda L: L.kl_div(L.tensor(V), L.tensor(V), True),
+    "bce_logits_reduction_float": lambda L: L.binary_cross_entropy_with_logits(
+        L.tensor(V), L.tensor(V), None, None, 1.0),
+    "triplet_reduction_none": lambda L: L.triplet_margin_loss(
+        L.tensor(E), L.tensor(E), L.tensor(E), 1.0, 2.0, 1e-6, False, None),
 }
 
 VALUES = {
@@ -55,6 +63,12 @@ VALUES = {
     "max_pool1d_with_indices_default": lambda L: L.max_pool1d_with_indices(L.tensor(V), 2)[1],
     "embedding_negative_padding": lambda L: L.embedding(L.tensor(E), L.tensor([1, 2]), -1),
     "rrelu_equal_bounds": lambda L: L.rrelu(L.tensor(V), 0.2, 0.2, True),
+    "kl_div_reduction_3": lambda L: L.kl_div(L.tensor(V), L.tensor(P), 3),
+    "hinge_reduction_minus_1": lambda L: L.hinge_embedding_loss(L.tensor(V), L.tensor(V).sign(),
+                                                                1.0, -1),
+    "poisson_nll_reduction_5": lambda L: L.poisson_nll_loss(L.tensor(V), L.tensor(P), True,
+                                                            False, 1e-8, 5),
+    "kl_div_reduction_sum": lambda L: L.kl_div(L.tensor(V), L.tensor(P), 2),
 }
 
 
