@@ -10,6 +10,7 @@ import numbers
 
 from ..autograd.anomaly_mode import ANOMALY
 from ..dispatch.warn_once import WARN_ALWAYS
+from ._args import bool_arg, one_arg, signature
 
 # what this build has, as PyTorch's torch.has_* say it of theirs: linalg runs on numpy's
 # LAPACK, torch.fft is there, and neither MKL nor OpenMP is used (the CPU backend threads
@@ -31,33 +32,6 @@ def _require_bool(value, message):
         raise RuntimeError(f"{message}, but got {type(value).__name__}")
 
 
-def _bool_arg(fn, name, pos, value):
-    """PyTorch's argument parser's TypeError for a non-bool: it names the position (1-based)
-    only when the argument came positionally, so `pos` is None for a keyword."""
-    if not isinstance(value, bool):
-        where = f" (position {pos})" if pos else ""
-        raise TypeError(f"{fn}(): argument '{name}'{where} must be bool, not "
-                        f"{type(value).__name__}")
-
-
-def _one_arg(fn, args, kwargs):
-    """The single positional argument of a METH_O builtin (torch.set_flush_denormal, ...),
-    with CPython's errors for any other call."""
-    if kwargs:
-        raise TypeError(f"torch.{fn}() takes no keyword arguments")
-    if len(args) != 1:
-        raise TypeError(f"torch.{fn}() takes exactly one argument ({len(args)} given)")
-    return args[0]
-
-
-def _signature(*params):
-    """Give a hand-parsed fn(*args, **kwargs) PyTorch's signature for inspect and help()."""
-    def bind(fn):
-        fn.__signature__ = inspect.Signature(list(params))
-        return fn
-    return bind
-
-
 _P = inspect.Parameter
 
 
@@ -70,8 +44,8 @@ def use_deterministic_algorithms(mode, *, warn_only=False):
     """Recorded only: every kernel here is deterministic (the same inputs give the same
     bits on every run), so there is nothing to switch or to warn about."""
     # PyTorch's Python wrapper passes mode positionally and warn_only by keyword
-    _bool_arg("_set_deterministic_algorithms", "mode", 1, mode)
-    _bool_arg("_set_deterministic_algorithms", "warn_only", None, warn_only)
+    bool_arg("_set_deterministic_algorithms", "mode", 1, mode)
+    bool_arg("_set_deterministic_algorithms", "warn_only", None, warn_only)
     _deterministic["mode"], _deterministic["warn_only"] = mode, warn_only
 
 
@@ -119,18 +93,18 @@ def is_warn_always_enabled():
     return WARN_ALWAYS.on
 
 
-@_signature(_P("mode", _P.POSITIONAL_ONLY))
+@signature(_P("mode", _P.POSITIONAL_ONLY))
 def set_flush_denormal(*args, **kwargs):
     """False, PyTorch's answer on a CPU without the FTZ/DAZ bits: denormals are always kept.
     x86's bits live in each thread's MXCSR, which neither numpy nor the CPU backend's worker
     pool exposes, so setting them on the calling thread would flush only the ops that run
     there (and not on other backends); "not supported" is the true answer."""
-    mode = _one_arg("set_flush_denormal", args, kwargs)
+    mode = one_arg("set_flush_denormal", args, kwargs)
     _require_bool(mode, "flush_denormal expects a bool")
     return False
 
 
-@_signature(_P("enabled", _P.POSITIONAL_OR_KEYWORD),
+@signature(_P("enabled", _P.POSITIONAL_OR_KEYWORD),
             _P("check_nan", _P.POSITIONAL_OR_KEYWORD, default=True))
 def set_anomaly_enabled(*args, **kwargs):
     """Anomaly detection on or off for the process, as torch.autograd.set_detect_anomaly.
@@ -148,8 +122,8 @@ def set_anomaly_enabled(*args, **kwargs):
         raise TypeError(f'{fn}() missing 1 required positional arguments: "enabled"')
     values = dict(zip(("enabled", "check_nan"), args), **kwargs)
     enabled, check_nan = values["enabled"], values.get("check_nan", True)
-    _bool_arg(fn, "enabled", 1 if args else None, enabled)
-    _bool_arg(fn, "check_nan", 2 if len(args) == 2 else None, check_nan)
+    bool_arg(fn, "enabled", 1 if args else None, enabled)
+    bool_arg(fn, "check_nan", 2 if len(args) == 2 else None, check_nan)
     ANOMALY.enabled, ANOMALY.check_nan = enabled, check_nan
 
 
@@ -165,11 +139,11 @@ def get_num_interop_threads():
     return _interop["threads"] or 1
 
 
-@_signature(_P("n", _P.POSITIONAL_ONLY))
+@signature(_P("n", _P.POSITIONAL_ONLY))
 def set_num_interop_threads(*args, **kwargs):
     """Recorded for get_num_interop_threads (there is no pool to size). Once only, as
     PyTorch's, which refuses a second call (a get does not count, in both)."""
-    n = _one_arg("set_num_interop_threads", args, kwargs)
+    n = one_arg("set_num_interop_threads", args, kwargs)
     if not isinstance(n, numbers.Integral) or isinstance(n, bool):
         raise RuntimeError(f"set_num_interop_threads expects an int, but got "
                            f"{type(n).__name__}")

@@ -13,7 +13,7 @@ from .._tensor import Tensor
 from ..nn import functional as F
 from ..nn.functional._embedding_bag import _bags
 from ..nn.functional._linear import embedding_renorm_
-from .flags import _bool_arg
+from ._args import bool_arg
 from .nn_forms import _reduction, pool_stride
 
 _CONV = {1: (F.conv1d, F.conv_transpose1d), 2: (F.conv2d, F.conv_transpose2d),
@@ -39,7 +39,7 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
                 groups):
     """ATen's convolution: batched input of 1, 2 or 3 spatial dims, int lists for the
     geometry, `transposed` choosing conv_transpose."""
-    _bool_arg("convolution", "transposed", 7, transposed)
+    bool_arg("convolution", "transposed", 7, transposed)
     nd = weight.dim() - 2
     if nd < 1:
         raise RuntimeError("weight should have at least three dimensions")
@@ -112,7 +112,7 @@ def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sp
                         f"{type(offsets).__name__}")
     for name, pos, value in (("scale_grad_by_freq", 4, scale_grad_by_freq), ("sparse", 6, sparse),
                              ("include_last_offset", 8, include_last_offset)):
-        _bool_arg("embedding_bag", name, pos, value)
+        bool_arg("embedding_bag", name, pos, value)
     if mode not in _BAG_MODES or isinstance(mode, bool):
         raise RuntimeError("`mode` must be sum, mean, or max.")
     num = weight.shape[0]
@@ -185,7 +185,7 @@ def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
     """F.grid_sample with ATen's enums: interpolation 0 bilinear, 1 nearest, 2 bicubic;
     padding 0 zeros, 1 border, 2 reflection (another value raises here, where ATen's CPU
     kernel reads memory it never wrote)."""
-    _bool_arg("grid_sampler", "align_corners", 5, align_corners)
+    bool_arg("grid_sampler", "align_corners", 5, align_corners)
     if interpolation_mode not in _INTERPOLATION or isinstance(interpolation_mode, bool):
         raise RuntimeError(f"grid_sampler(): expected interpolation_mode to be 0 (bilinear), "
                            f"1 (nearest) or 2 (bicubic), but got: '{interpolation_mode}'")
@@ -198,7 +198,7 @@ def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
 
 def _grid_sampler_nd(nd):
     def sampler(input, grid, interpolation_mode, padding_mode, align_corners):
-        _bool_arg(f"grid_sampler_{nd}d", "align_corners", 5, align_corners)
+        bool_arg(f"grid_sampler_{nd}d", "align_corners", 5, align_corners)
         if input.dim() != nd + 2 or grid.dim() != nd + 2:
             raise RuntimeError(f"grid_sampler(): expected {nd + 2}D input and grid with same "
                                f"number of dimensions, but got input with sizes "
@@ -210,7 +210,7 @@ def _grid_sampler_nd(nd):
 
 
 def affine_grid_generator(theta, size, align_corners):
-    _bool_arg("affine_grid_generator", "align_corners", 3, align_corners)
+    bool_arg("affine_grid_generator", "align_corners", 3, align_corners)
     if len(size) not in (4, 5):
         raise RuntimeError("AffineGridGenerator needs 4d (spatial) or 5d (volumetric) inputs.")
     return F.affine_grid(theta, list(size), bool(align_corners))

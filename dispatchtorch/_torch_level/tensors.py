@@ -7,7 +7,6 @@ from __future__ import annotations
 import builtins
 import math
 import numbers
-import operator
 import warnings
 
 from .. import _dtype as D
@@ -16,51 +15,24 @@ from .. import ops as _ops
 from .._tensor import Tensor
 from ..dispatch.warn_once import warn_once
 from ..ops._out import takes_out
-
-
-def _tensor_arg(fn, value):
-    """PyTorch's argument parser's TypeError for a non-tensor `input`."""
-    if not isinstance(value, Tensor):
-        raise TypeError(f"{fn}(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(value).__name__}")
-    return value
-
-
-def _int_arg(fn, name, pos, value):
-    """PyTorch's parser's TypeError for a non-int (bool and float are refused)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{fn}(): argument '{name}' (position {pos}) must be int, not "
-                        f"{type(value).__name__}")
-    return int(value)
-
-
-def _int_tuple(fn, name, pos, value):
-    """PyTorch's parser's TypeError for a size or stride that is not a sequence of ints."""
-    if not isinstance(value, (tuple, list)):
-        raise TypeError(f"{fn}(): argument '{name}' (position {pos}) must be tuple of ints, "
-                        f"not {type(value).__name__}")
-    for i, v in enumerate(value):
-        if isinstance(v, bool) or not hasattr(v, "__index__"):
-            raise TypeError(f"{fn}(): argument '{name}' (position {pos}) must be tuple of "
-                            f"ints, but found element of type {type(v).__name__} at pos {i}")
-    return tuple(operator.index(v) for v in value)
+from ._args import int_arg, int_tuple, tensor_arg
 
 
 def detach(input):
-    return _tensor_arg("detach", input).detach()
+    return tensor_arg("detach", input).detach()
 
 
 def detach_(input):
-    return _tensor_arg("detach_", input).detach_()
+    return tensor_arg("detach_", input).detach_()
 
 
 def get_device(input):
     """The device index: -1 for a CPU tensor."""
-    return _tensor_arg("get_device", input).get_device()
+    return tensor_arg("get_device", input).get_device()
 
 
 def is_neg(input):
-    return _tensor_arg("is_neg", input).is_neg()
+    return tensor_arg("is_neg", input).is_neg()
 
 
 def is_storage(obj):
@@ -72,8 +44,8 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
                   pin_memory=False):
     """An uninitialised tensor with the given strides: a view of a storage just large
     enough for them."""
-    size = _int_tuple("empty_strided", "size", 1, size)
-    stride = _int_tuple("empty_strided", "stride", 2, stride)
+    size = int_tuple("empty_strided", "size", 1, size)
+    stride = int_tuple("empty_strided", "stride", 2, stride)
     if len(size) != len(stride):
         raise RuntimeError(f"dimensionality of sizes ({len(size)}) must match dimensionality "
                            f"of strides ({len(stride)})")
@@ -112,7 +84,7 @@ def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=Non
 def norm_except_dim(v, pow=2, dim=0):
     """The `pow`-norm over every dim but `dim`, kept as size-1 dims (the norm of all of v
     for dim=-1): weight_norm's g. ATen's, so its errors come from the ops it runs."""
-    pow, dim = _int_arg("norm_except_dim", "pow", 2, pow), _int_arg("norm_except_dim", "dim", 3,
+    pow, dim = int_arg("norm_except_dim", "pow", 2, pow), int_arg("norm_except_dim", "dim", 3,
                                                                       dim)
     if not (v.dtype.is_floating_point or v.dtype.is_complex):
         raise RuntimeError("norm(): input dtype should be either floating point or complex. "
