@@ -58,3 +58,38 @@ def test_empty_tensor_is_contiguous_whatever_its_strides():
     for lib in (torch, dt):
         assert lib.ones(3, 0, 4).transpose(0, 2).is_contiguous()
         assert lib.ones(0, 3, 2, 2).as_strided((0, 3, 2, 2), (1, 1, 1, 1)).is_contiguous()
+
+
+CLONE_TO = {
+    "clone_channels_last": lambda L, x: x.clone(memory_format=L.channels_last),
+    "torch_clone_channels_last": lambda L, x: L.clone(x, memory_format=L.channels_last),
+    "clone_contiguous": lambda L, x: x.contiguous(memory_format=L.channels_last).clone(
+        memory_format=L.contiguous_format),
+    "to_channels_last": lambda L, x: x.to(memory_format=L.channels_last),
+    "to_dtype_channels_last": lambda L, x: x.to(L.float64, memory_format=L.channels_last),
+    "to_device_channels_last": lambda L, x: x.to("cpu", memory_format=L.channels_last),
+    "to_back_to_contiguous": lambda L, x: x.contiguous(memory_format=L.channels_last).to(
+        memory_format=L.contiguous_format),
+    "clone_3d_rank": lambda L, x: x.clone(memory_format=L.channels_last_3d),
+    "to_rank": lambda L, x: x[0].to(memory_format=L.channels_last),
+    "clone_not_a_format": lambda L, x: x.clone(memory_format=1),
+}
+
+
+@pytest.mark.parametrize("name", list(CLONE_TO))
+def test_clone_and_to_in_a_memory_format(name):
+    def outcome(lib):
+        x = lib.arange(24.0).reshape(2, 3, 2, 2)
+        try:
+            y = CLONE_TO[name](lib, x)
+        except Exception as e:        # noqa: BLE001
+            return type(e), str(e)
+        return tuple(y.stride()), str(y.dtype).split(".")[-1], y.tolist()
+    assert outcome(dt) == outcome(torch)
+
+
+def test_to_channels_last_is_self_when_already_so():
+    for lib in (torch, dt):
+        y = lib.ones(2, 3, 4, 5).contiguous(memory_format=lib.channels_last)
+        assert y.to(memory_format=lib.channels_last) is y
+        assert y.to(lib.float32, memory_format=lib.preserve_format) is y
