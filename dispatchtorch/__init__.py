@@ -5,6 +5,7 @@ to a backend package found through entry points.
 """
 from __future__ import annotations
 
+del annotations                  # the __future__ feature object: torch has no torch.annotations
 __version__ = "0.1.0"
 
 from . import _dtype
@@ -85,10 +86,6 @@ def numel(input) -> int:
 def typename(obj) -> str:
     return obj.type() if isinstance(obj, Tensor) else type(obj).__name__
 
-
-import builtins as _builtins  # noqa: E402
-
-builtins_bool = _builtins.bool
 
 from ._dropin_names import attach as _attach_dropin_names  # noqa: E402
 

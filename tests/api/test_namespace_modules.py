@@ -51,3 +51,13 @@ def test_against_installed_torch(module_names):
 
     extra = [n for n in module_names if n not in DOCUMENTED and not torch_has(n)]
     assert not extra, f"dispatchtorch binds modules torch {torch.__version__} has not: {extra}"
+
+
+def test_no_stray_helper_names():
+    """The package's own imports (the __future__ feature, a builtins alias) are not names
+    of torch's: a fresh dispatchtorch binds neither."""
+    code = ("import dispatchtorch as d; "
+            "print(hasattr(d, 'annotations'), hasattr(d, 'builtins_bool'))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split()[-2:] == ["False", "False"]
