@@ -5,6 +5,7 @@ to a backend package found through entry points.
 """
 from __future__ import annotations
 
+del annotations                  # the __future__ feature object: torch has no torch.annotations
 __version__ = "0.1.0"
 
 from . import _dtype
@@ -26,8 +27,8 @@ from . import ops as _ops
 from . import autograd, return_types  # noqa: F401
 import importlib as _importlib  # noqa: E402
 
-# the namespaces torch.linalg / torch.special (imported by name: `from .ops import *`
-# already bound `linalg` to the ops module of the same name)
+# the namespaces torch.linalg / torch.special / ... (ops/__init__'s __all__ keeps its own
+# family modules, ops.linalg and ops.random among them, out of `from .ops import *`)
 linalg = _importlib.import_module(".linalg", __name__)
 special = _importlib.import_module(".special", __name__)
 random = _importlib.import_module(".random", __name__)
@@ -85,10 +86,6 @@ def numel(input) -> int:
 def typename(obj) -> str:
     return obj.type() if isinstance(obj, Tensor) else type(obj).__name__
 
-
-import builtins as _builtins  # noqa: E402
-
-builtins_bool = _builtins.bool
 
 from ._dropin_names import attach as _attach_dropin_names  # noqa: E402
 

@@ -62,7 +62,7 @@ def attach(ns):
     for fn in ("is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype",
                "set_autocast_dtype", "is_autocast_cache_enabled", "set_autocast_cache_enabled",
                "clear_autocast_cache", "autocast_increment_nesting",
-               "autocast_decrement_nesting", "get_autocast_cpu_dtype", "get_autocast_gpu_dtype"):
+               "autocast_decrement_nesting"):   # the deprecated cpu/gpu forms: _torch_level
         ns[fn] = getattr(am, fn)
     ns["get_float32_matmul_precision"] = get_float32_matmul_precision
     ns["set_float32_matmul_precision"] = set_float32_matmul_precision

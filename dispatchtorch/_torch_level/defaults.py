@@ -3,6 +3,7 @@ here onto their replacements with PyTorch's warnings: set_default_tensor_type, t
 cpu/gpu autocast state functions; and get_device_module (torch.cuda, torch.cpu, ...)."""
 from __future__ import annotations
 
+import importlib
 import warnings
 
 from .. import _dtype as D
@@ -23,14 +24,14 @@ def set_default_tensor_type(t, /):
     warn_once("set_default_tensor_type", "torch.set_default_tensor_type() is deprecated as of "
               "PyTorch 2.1, please use torch.set_default_dtype() and "
               "torch.set_default_device() as alternatives.")
-    if isinstance(t, str):
-        target = _from_name(t)
-        if target is None:
-            raise AttributeError(f"invalid type: {t!r}")
-    elif isinstance(t, _TensorType):
+    target = _from_name(t) if isinstance(t, str) else None
+    if target is None:
+        if isinstance(t, str):
+            t = _import_dotted_name(t)
+        if not isinstance(t, _TensorType):
+            raise TypeError("invalid type object: only floating-point types are supported as "
+                            "the default type")
         target = (t._device_type, t.dtype)
-    else:
-        raise TypeError(f"invalid type: {t!r}")
     device_type, dtype = target
     if not dtype.is_floating_point:
         raise TypeError("only floating-point types are supported as the default type")
@@ -41,6 +42,16 @@ def set_default_tensor_type(t, /):
     elif _tensor_type_device[0]:
         _ops.set_default_device(None)
         _tensor_type_device[0] = False
+
+
+def _import_dotted_name(name):
+    """PyTorch's: import the first component, then getattr down the rest (so its
+    ModuleNotFoundError / AttributeError); `torch.` names this library."""
+    first, *rest = name.split(".")
+    obj = _root.ROOT[0] if first == "torch" else importlib.import_module(first)
+    for part in rest:
+        obj = getattr(obj, part)
+    return obj
 
 
 def _deprecated(old, new):
@@ -63,6 +74,16 @@ def set_autocast_cpu_enabled(enabled):
         raise TypeError(f"enabled must be a bool (got {type(enabled).__name__})")
     _deprecated("set_autocast_cpu_enabled(enabled)", "set_autocast_enabled('cpu', enabled)")
     am.set_autocast_enabled("cpu", enabled)
+
+
+def get_autocast_cpu_dtype():
+    _deprecated("get_autocast_cpu_dtype()", "get_autocast_dtype('cpu')")
+    return am.get_autocast_dtype("cpu")
+
+
+def get_autocast_gpu_dtype():
+    _deprecated("get_autocast_gpu_dtype()", "get_autocast_dtype('cuda')")
+    return am.get_autocast_dtype("cuda")
 
 
 def set_autocast_cpu_dtype(dtype):
@@ -102,6 +123,8 @@ PUBLIC = {
     "is_autocast_cpu_enabled": is_autocast_cpu_enabled,
     "set_autocast_cpu_enabled": set_autocast_cpu_enabled,
     "set_autocast_cpu_dtype": set_autocast_cpu_dtype,
+    "get_autocast_cpu_dtype": get_autocast_cpu_dtype,
+    "get_autocast_gpu_dtype": get_autocast_gpu_dtype,
     "set_autocast_gpu_dtype": set_autocast_gpu_dtype,
     "get_device_module": get_device_module,
 }

@@ -4,10 +4,13 @@ has_lapack / has_mkl / has_openmp / has_spectral. Each says what it does here, w
 sometimes only to record the setting (see the docstrings)."""
 from __future__ import annotations
 
+import builtins
+import inspect
 import numbers
 
 from ..autograd.anomaly_mode import ANOMALY
 from ..dispatch.warn_once import WARN_ALWAYS
+from ._args import bool_arg, one_arg, signature
 
 # what this build has, as PyTorch's torch.has_* say it of theirs: linalg runs on numpy's
 # LAPACK, torch.fft is there, and neither MKL nor OpenMP is used (the CPU backend threads
@@ -24,8 +27,12 @@ def is_vulkan_available():
 
 
 def _require_bool(value, message):
+    """The RuntimeError of PyTorch's hand-written C checks (setWarnOnlyOnce, flush_denormal)."""
     if not isinstance(value, bool):
         raise RuntimeError(f"{message}, but got {type(value).__name__}")
+
+
+_P = inspect.Parameter
 
 
 # -- determinism ------------------------------------------------------------------------------
@@ -36,12 +43,9 @@ _deterministic = {"mode": False, "warn_only": False}
 def use_deterministic_algorithms(mode, *, warn_only=False):
     """Recorded only: every kernel here is deterministic (the same inputs give the same
     bits on every run), so there is nothing to switch or to warn about."""
-    if not isinstance(mode, bool):
-        raise TypeError(f"_set_deterministic_algorithms(): argument 'mode' (position 1) must be "
-                        f"bool, not {type(mode).__name__}")
-    if not isinstance(warn_only, bool):
-        raise TypeError(f"_set_deterministic_algorithms(): argument 'warn_only' must be bool, "
-                        f"not {type(warn_only).__name__}")
+    # PyTorch's Python wrapper passes mode positionally and warn_only by keyword
+    bool_arg("_set_deterministic_algorithms", "mode", 1, mode)
+    bool_arg("_set_deterministic_algorithms", "warn_only", None, warn_only)
     _deterministic["mode"], _deterministic["warn_only"] = mode, warn_only
 
 
@@ -54,15 +58,16 @@ def is_deterministic_algorithms_warn_only_enabled():
 
 
 def set_deterministic_debug_mode(debug_mode):
-    """0 / "default", 1 / "warn", 2 / "error", as PyTorch's: the same recorded flag."""
+    """0 / "default", 1 / "warn", 2 / "error", as PyTorch's: the same recorded flag. Its
+    check is isinstance(x, (int, str)), so True is 1 and a numpy integer is refused."""
     names = {"default": 0, "warn": 1, "error": 2}
+    if not isinstance(debug_mode, (builtins.int, str)):
+        raise TypeError(f"debug_mode must be str or int, but got {type(debug_mode)}")
     if isinstance(debug_mode, str):
         if debug_mode not in names:
             raise RuntimeError("invalid value of debug_mode, expected one of `default`, `warn`, "
                                f"`error`, but got {debug_mode}")
         debug_mode = names[debug_mode]
-    elif not isinstance(debug_mode, numbers.Integral) or isinstance(debug_mode, bool):
-        raise TypeError(f"debug_mode must be str or int, but got {type(debug_mode)}")
     if debug_mode not in (0, 1, 2):
         raise RuntimeError("invalid value of debug_mode, expected 0, 1, or 2, but got "
                            f"{debug_mode}")
@@ -88,22 +93,39 @@ def is_warn_always_enabled():
     return WARN_ALWAYS.on
 
 
-def set_flush_denormal(mode):
-    """False: flushing denormals to zero is not supported here (PyTorch returns whether
-    its CPU took the setting), so denormals are always kept."""
+@signature(_P("mode", _P.POSITIONAL_ONLY))
+def set_flush_denormal(*args, **kwargs):
+    """False, PyTorch's answer on a CPU without the FTZ/DAZ bits: denormals are always kept.
+    x86's bits live in each thread's MXCSR, which neither numpy nor the CPU backend's worker
+    pool exposes, so setting them on the calling thread would flush only the ops that run
+    there (and not on other backends); "not supported" is the true answer."""
+    mode = one_arg("set_flush_denormal", args, kwargs)
     _require_bool(mode, "flush_denormal expects a bool")
     return False
 
 
-def set_anomaly_enabled(enabled, check_nan=True):
-    """Anomaly detection on or off for the process, as torch.autograd.set_detect_anomaly."""
-    if not isinstance(enabled, bool):
-        raise TypeError(f"set_anomaly_enabled(): argument 'enabled' (position 1) must be bool, "
-                        f"not {type(enabled).__name__}")
-    if not isinstance(check_nan, bool):
-        raise TypeError(f"set_anomaly_enabled(): argument 'check_nan' (position 2) must be "
-                        f"bool, not {type(check_nan).__name__}")
+@signature(_P("enabled", _P.POSITIONAL_OR_KEYWORD),
+            _P("check_nan", _P.POSITIONAL_OR_KEYWORD, default=True))
+def set_anomaly_enabled(*args, **kwargs):
+    """Anomaly detection on or off for the process, as torch.autograd.set_detect_anomaly.
+    Parsed by hand: PyTorch's errors say whether an argument came by position."""
+    fn = "set_anomaly_enabled"
+    if len(args) > 2:
+        raise TypeError(f"{fn}() takes from 1 to 2 positional arguments but {len(args)} "
+                        "were given")
+    for name in kwargs:
+        if name not in ("enabled", "check_nan"):
+            raise TypeError(f"{fn}() got an unexpected keyword argument '{name}'")
+        if ("enabled", "check_nan").index(name) < len(args):
+            raise TypeError(f"{fn}() got multiple values for argument '{name}'")
+    if not args and "enabled" not in kwargs:
+        raise TypeError(f'{fn}() missing 1 required positional arguments: "enabled"')
+    values = dict(zip(("enabled", "check_nan"), args), **kwargs)
+    enabled, check_nan = values["enabled"], values.get("check_nan", True)
+    bool_arg(fn, "enabled", 1 if args else None, enabled)
+    bool_arg(fn, "check_nan", 2 if len(args) == 2 else None, check_nan)
     ANOMALY.enabled, ANOMALY.check_nan = enabled, check_nan
+
 
 
 # -- threads ----------------------------------------------------------------------------------
@@ -117,9 +139,11 @@ def get_num_interop_threads():
     return _interop["threads"] or 1
 
 
-def set_num_interop_threads(n):
+@signature(_P("n", _P.POSITIONAL_ONLY))
+def set_num_interop_threads(*args, **kwargs):
     """Recorded for get_num_interop_threads (there is no pool to size). Once only, as
-    PyTorch's, which refuses a second call."""
+    PyTorch's, which refuses a second call (a get does not count, in both)."""
+    n = one_arg("set_num_interop_threads", args, kwargs)
     if not isinstance(n, numbers.Integral) or isinstance(n, bool):
         raise RuntimeError(f"set_num_interop_threads expects an int, but got "
                            f"{type(n).__name__}")

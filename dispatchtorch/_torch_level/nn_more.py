@@ -13,7 +13,8 @@ from .._tensor import Tensor
 from ..nn import functional as F
 from ..nn.functional._embedding_bag import _bags
 from ..nn.functional._linear import embedding_renorm_
-from .nn_forms import _reduction
+from ._args import bool_arg
+from .nn_forms import _reduction, pool_stride
 
 _CONV = {1: (F.conv1d, F.conv_transpose1d), 2: (F.conv2d, F.conv_transpose2d),
          3: (F.conv3d, F.conv_transpose3d)}
@@ -38,10 +39,12 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
                 groups):
     """ATen's convolution: batched input of 1, 2 or 3 spatial dims, int lists for the
     geometry, `transposed` choosing conv_transpose."""
+    bool_arg("convolution", "transposed", 7, transposed)
     nd = weight.dim() - 2
+    if nd < 1:
+        raise RuntimeError("weight should have at least three dimensions")
     if nd not in _CONV:
-        raise RuntimeError(f"convolution: expected a 3-D, 4-D or 5-D weight, but got a "
-                           f"{weight.dim()}-D weight of size {list(weight.shape)}")
+        raise RuntimeError("unsupported ConvNd parameters")
     if input.dim() != weight.dim():
         raise RuntimeError(f"Expected {weight.dim()}-dimensional input for {weight.dim()}-"
                            f"dimensional weight {list(weight.shape)}, but got {input.dim()}-"
@@ -72,14 +75,23 @@ def conv_tbc(input, weight, bias, pad=0):
     if input.shape[2] != weight.shape[1]:
         raise RuntimeError("Input dim 2 (input channels) is not == dim 1 in the weight tensor")
     if bias.shape[0] != weight.shape[2]:
-        raise RuntimeError("Bias has wrong size")
+        raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output channels).")
+    if isinstance(pad, bool) or not isinstance(pad, numbers.Integral):
+        raise TypeError(f"conv_tbc(): argument 'pad' (position 4) must be int, not "
+                        f"{type(pad).__name__}")
+    steps = input.shape[0] + 2 * pad - weight.shape[0] + 1
+    if steps < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {steps}: "
+                           f"[{steps}, {input.shape[1]}, {weight.shape[2]}]")
+    if pad < 0:                          # ATen's negative pad crops the time dim
+        input, pad = input[-pad:input.shape[0] + pad], 0
     out = F.conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, padding=pad)
     return out.permute(2, 0, 1).contiguous()
 
 
 def max_pool1d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1,
                             ceil_mode=False):
-    return tuple(F.max_pool1d_with_indices(input, kernel_size, stride or None, padding,
+    return tuple(F.max_pool1d_with_indices(input, kernel_size, pool_stride(stride), padding,
                                            dilation, ceil_mode, return_indices=True))
 
 
@@ -95,6 +107,12 @@ def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sp
     max_indices are zeros for sum (one per offset), the bags' sizes (padding left out) for
     mean, and for max the sizes and each output element's row. Indices (1-D, or 2-D taken
     flat) are split by `offsets` as given."""
+    if not isinstance(offsets, Tensor):
+        raise TypeError(f"embedding_bag(): argument 'offsets' (position 3) must be Tensor, not "
+                        f"{type(offsets).__name__}")
+    for name, pos, value in (("scale_grad_by_freq", 4, scale_grad_by_freq), ("sparse", 6, sparse),
+                             ("include_last_offset", 8, include_last_offset)):
+        bool_arg("embedding_bag", name, pos, value)
     if mode not in _BAG_MODES or isinstance(mode, bool):
         raise RuntimeError("`mode` must be sum, mean, or max.")
     num = weight.shape[0]
@@ -156,7 +174,7 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     """F.ctc_loss with ATen's int reduction; omitted, it is 0 (none), as PyTorch's Python
     binding reads it (see the losses in nn_forms)."""
     return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank,
-                      _reduction(reduction), zero_infinity)
+                      _reduction(reduction, "ctc_loss", 6), zero_infinity)
 
 
 _INTERPOLATION = {0: "bilinear", 1: "nearest", 2: "bicubic"}
@@ -165,7 +183,9 @@ _PADDING = {0: "zeros", 1: "border", 2: "reflection"}
 
 def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
     """F.grid_sample with ATen's enums: interpolation 0 bilinear, 1 nearest, 2 bicubic;
-    padding 0 zeros, 1 border, 2 reflection."""
+    padding 0 zeros, 1 border, 2 reflection (another value raises here, where ATen's CPU
+    kernel reads memory it never wrote)."""
+    bool_arg("grid_sampler", "align_corners", 5, align_corners)
     if interpolation_mode not in _INTERPOLATION or isinstance(interpolation_mode, bool):
         raise RuntimeError(f"grid_sampler(): expected interpolation_mode to be 0 (bilinear), "
                            f"1 (nearest) or 2 (bicubic), but got: '{interpolation_mode}'")
@@ -178,6 +198,7 @@ def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
 
 def _grid_sampler_nd(nd):
     def sampler(input, grid, interpolation_mode, padding_mode, align_corners):
+        bool_arg(f"grid_sampler_{nd}d", "align_corners", 5, align_corners)
         if input.dim() != nd + 2 or grid.dim() != nd + 2:
             raise RuntimeError(f"grid_sampler(): expected {nd + 2}D input and grid with same "
                                f"number of dimensions, but got input with sizes "
@@ -189,6 +210,7 @@ def _grid_sampler_nd(nd):
 
 
 def affine_grid_generator(theta, size, align_corners):
+    bool_arg("affine_grid_generator", "align_corners", 3, align_corners)
     if len(size) not in (4, 5):
         raise RuntimeError("AffineGridGenerator needs 4d (spatial) or 5d (volumetric) inputs.")
     return F.affine_grid(theta, list(size), bool(align_corners))

@@ -7,6 +7,7 @@ from .. import _dtype as D
 from .._tensor import Tensor
 from ..autograd.function import Function
 from ..ops._out import takes_out
+from ..ops.random import Generator
 from ..ops.random_counts import binomial_sample, poisson_sample
 
 _POISSON_DTYPES = (D.float16, D.bfloat16, D.float32, D.float64)
@@ -32,6 +33,12 @@ class _Binomial(Function):
         raise RuntimeError("derivative for aten::binomial is not implemented")
 
 
+def _check_generator(fn, pos, generator):
+    if generator is not None and not isinstance(generator, Generator):
+        raise TypeError(f"{fn}(): argument 'generator' (position {pos}) must be torch.Generator, "
+                        f"not {type(generator).__name__}")
+
+
 def _finite_host(t):
     return t.numel() == 0 or bool(t.detach().isfinite().all())
 
@@ -40,8 +47,9 @@ def _finite_host(t):
 def poisson(input, generator=None):
     """Poisson counts with the rates `input` (floating, non-negative, finite)."""
     if not isinstance(input, Tensor):
-        raise TypeError(f"poisson(): argument 'input' must be Tensor, not "
+        raise TypeError(f"poisson(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
+    _check_generator("poisson", 2, generator)
     if input.dtype not in _POISSON_DTYPES:
         raise NotImplementedError(f"\"poisson_cpu\" not implemented for '{input.dtype.pt_name}'")
     if input._place.type != "meta":
@@ -57,10 +65,12 @@ def poisson(input, generator=None):
 def binomial(count, prob, generator=None):
     """Binomial counts of `count` trials (finite) with success probability `prob` (one
     dtype, float32 or float64; prob broadcast to count's shape)."""
-    for name, t in (("count", count), ("prob", prob)):
+    for pos, (name, t) in enumerate((("count", count), ("prob", prob)), 1):
         if not isinstance(t, Tensor):
-            raise TypeError(f"binomial(): argument '{name}' must be Tensor, not "
+            raise TypeError(f"binomial(): argument '{name}' (position {pos}) must be Tensor, not "
                             f"{type(t).__name__}")
+    _check_generator("binomial", 3, generator)
+    for name, t in (("count", count), ("prob", prob)):
         if not t.dtype.is_floating_point:
             raise ValueError(f"binomial only supports floating-point dtypes for {name}, got: "
                              f"{t.dtype.pt_name}")

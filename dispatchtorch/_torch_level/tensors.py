@@ -4,6 +4,7 @@ norm_except_dim, unravel_index, the deprecated range / chain_matmul / frobenius_
 nuclear_norm (with PyTorch's warnings)."""
 from __future__ import annotations
 
+import builtins
 import math
 import numbers
 import warnings
@@ -14,23 +15,24 @@ from .. import ops as _ops
 from .._tensor import Tensor
 from ..dispatch.warn_once import warn_once
 from ..ops._out import takes_out
+from ._args import int_arg, int_tuple, tensor_arg
 
 
 def detach(input):
-    return input.detach()
+    return tensor_arg("detach", input).detach()
 
 
 def detach_(input):
-    return input.detach_()
+    return tensor_arg("detach_", input).detach_()
 
 
 def get_device(input):
     """The device index: -1 for a CPU tensor."""
-    return input.get_device()
+    return tensor_arg("get_device", input).get_device()
 
 
 def is_neg(input):
-    return input.is_neg()
+    return tensor_arg("is_neg", input).is_neg()
 
 
 def is_storage(obj):
@@ -42,10 +44,17 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
                   pin_memory=False):
     """An uninitialised tensor with the given strides: a view of a storage just large
     enough for them."""
-    size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+    size = int_tuple("empty_strided", "size", 1, size)
+    stride = int_tuple("empty_strided", "stride", 2, stride)
     if len(size) != len(stride):
-        raise RuntimeError(f"mismatch in length of strides and shape: {len(size)} sizes, "
-                           f"{len(stride)} strides")
+        raise RuntimeError(f"dimensionality of sizes ({len(size)}) must match dimensionality "
+                           f"of strides ({len(stride)})")
+    if any(n < 0 for n in size):
+        raise RuntimeError(f"Trying to create tensor with negative dimension "
+                           f"{min(size)}: {list(size)}")
+    if any(st < 0 for st in stride):
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and "
+                           f"strides={list(stride)}")
     extent = 0 if 0 in size else 1 + sum((n - 1) * s for n, s in zip(size, stride))
     out = _ops.empty(extent, dtype=dtype, device=device).as_strided(size, stride)
     return out.requires_grad_() if requires_grad else out
@@ -67,14 +76,25 @@ def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=Non
                                f"not currently supported; file an issue if you want it.")
     if len(set(order)) != len(order):
         raise RuntimeError("Duplicate dim not allowed")
-    inverse = sorted(range(len(order)), key=order.__getitem__)
+    inverse = sorted(builtins.range(len(order)), key=order.__getitem__)
     out = _ops.empty([size[d] for d in order], dtype=dtype, device=device).permute(inverse)
     return out.requires_grad_() if requires_grad else out
 
 
 def norm_except_dim(v, pow=2, dim=0):
     """The `pow`-norm over every dim but `dim`, kept as size-1 dims (the norm of all of v
-    for dim=-1): weight_norm's g."""
+    for dim=-1): weight_norm's g. ATen's, so its errors come from the ops it runs."""
+    pow, dim = int_arg("norm_except_dim", "pow", 2, pow), int_arg("norm_except_dim", "dim", 3,
+                                                                      dim)
+    if not (v.dtype.is_floating_point or v.dtype.is_complex):
+        raise RuntimeError("norm(): input dtype should be either floating point or complex. "
+                           f"Got {v.dtype.pt_name} instead.")
+    n = max(v.dim(), 1)
+    if dim not in (-1, 0, v.dim() - 1) and not -n <= dim < n:      # transpose(0, dim)'s
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    if v.dim() == 0 and dim == 0:                                    # v.size(0)'s
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     if dim == -1:
         return v.norm(pow)
     if dim == 0:
@@ -99,11 +119,11 @@ def unravel_index(indices, shape):
         for dim in shape:
             if not isinstance(dim, numbers.Integral) or isinstance(dim, bool):
                 raise TypeError(f"expected 'shape' sequence to only contain ints, but got "
-                                f"{type(dim).__name__}")
+                                f"{type(dim)}")
         shape = tuple(int(d) for d in shape)
     else:
         raise TypeError(f"expected 'shape' to be int or sequence of ints, but got "
-                        f"{type(shape).__name__}")
+                        f"{type(shape)}")
     if any(d < 0 for d in shape):
         raise ValueError(f"'shape' cannot have negative values, but got {shape}")
     coefs, c = [], 1
@@ -123,7 +143,7 @@ _RANGE_MSG = ("torch.range is deprecated and will be removed in a future release
 
 
 @takes_out("range", "cast", factory=True)
-def range_(start, end, step=1, *, dtype=None, layout=None, device=None, requires_grad=False,
+def range(start, end, step=1, *, dtype=None, layout=None, device=None, requires_grad=False,
            pin_memory=False):
     """[start, end] with `end` included, in the default float dtype whatever the
     arguments' types (ATen's range: start + i * step in double, or int64 for an integer
@@ -135,8 +155,8 @@ def range_(start, end, step=1, *, dtype=None, layout=None, device=None, requires
     xstart, xend, xstep = conv(start), conv(end), conv(step)
     if xstep == 0:
         raise RuntimeError("step must be nonzero")
-    if not (math.isfinite(xstart) and math.isfinite(xend)):
-        raise RuntimeError(f"unsupported range: {xstart} -> {xend}")
+    if not (math.isfinite(xstart) and math.isfinite(xend)):       # as C++ prints a double
+        raise RuntimeError(f"unsupported range: {xstart:g} -> {xend:g}")
     if not ((xstep > 0 and xend >= xstart) or (xstep < 0 and xend <= xstart)):
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     span = xend - xstart
@@ -146,8 +166,6 @@ def range_(start, end, step=1, *, dtype=None, layout=None, device=None, requires
     out = values.to(dt)
     return out.requires_grad_() if requires_grad else out
 
-
-range_.__name__ = range_.__qualname__ = "range"
 
 
 @takes_out("chain_matmul", "exact")
@@ -192,6 +210,8 @@ def nuclear_norm(input, dim=None, keepdim=False):
               "`linalg.matrix_norm(A, 'nuc', dim, keepdim)` instead", stacklevel=3)
     if isinstance(dim, bool):
         dim, keepdim = None, dim
+    elif isinstance(dim, numbers.Integral):        # an int[2] argument: PyTorch repeats it
+        dim = (dim, dim)
     return linalg.matrix_norm(input, "nuc", (-2, -1) if dim is None else tuple(dim), keepdim)
 
 
@@ -200,6 +220,6 @@ PUBLIC = {
     "is_storage": is_storage, "empty_strided": empty_strided,
     "empty_permuted": empty_permuted, "norm_except_dim": norm_except_dim,
     "unravel_index": unravel_index,
-    "range": range_, "chain_matmul": chain_matmul, "frobenius_norm": frobenius_norm,
+    "range": range, "chain_matmul": chain_matmul, "frobenius_norm": frobenius_norm,
     "nuclear_norm": nuclear_norm,
 }

@@ -138,14 +138,6 @@ def autocast_decrement_nesting():
     return STATE.nesting
 
 
-def get_autocast_cpu_dtype():
-    return get_autocast_dtype("cpu")
-
-
-def get_autocast_gpu_dtype():
-    return get_autocast_dtype("cuda")
-
-
 # -- custom autograd Functions under autocast ------------------------------------------------
 
 def custom_fwd(fwd=None, *, device_type, cast_inputs=None):

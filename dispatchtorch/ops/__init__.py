@@ -79,3 +79,10 @@ sgn = complex_ops.sgn       # torch.sgn takes complex inputs; torch.sign does no
 abs = _F["abs"]
 absolute = abs
 negative = _F["neg"]
+
+# `from .ops import *` in dispatchtorch/__init__.py takes these: the public functions and
+# objects, never the family modules above (torch has no torch.pointwise, torch.views, ...)
+import types as _types  # noqa: E402
+
+__all__ = sorted(_n for _n, _v in globals().items()
+                 if not _n.startswith("_") and not isinstance(_v, _types.ModuleType))

@@ -253,12 +253,35 @@ baddbmm_ = inplace_variant(baddbmm, "baddbmm_")
 addmv_ = inplace_variant(addmv, "addmv_")
 
 
+def _check_multi_dot(tensors):
+    """ATen's multi_dot checks, in its order and wording: ranks, dtypes, then shapes."""
+    last = len(tensors) - 1
+    for i, t in enumerate(tensors):
+        if i in (0, last):
+            if t.dim() not in (1, 2):
+                raise RuntimeError(f"multi_dot(): the {'first' if i == 0 else 'last'} tensor "
+                                   f"must be 1D or 2D but got {t.dim()}D")
+        elif t.dim() != 2:
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {t.dim()}D")
+    for i, t in enumerate(tensors[1:], 1):
+        if t.dtype is not tensors[0].dtype:
+            raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but "
+                               f"tensor 0 is {tensors[0].dtype.cpp_name} and tensor {i} "
+                               f"{t.dtype.cpp_name}")
+    for i in range(1, len(tensors)):
+        a, b = tensors[i - 1], tensors[i]
+        if a.shape[-1] != b.shape[0]:
+            raise RuntimeError(f"multi_dot(): tensors {i - 1} and {i} with shapes "
+                               f"{list(a.shape)} and {list(b.shape)} cannot be multiplied")
+
+
 @takes_out("linalg.multi_dot", dtype="exact")
 def multi_dot(tensors):
     """linalg.multi_dot: left to right (first may be 1-d, last may be 1-d)."""
     if len(tensors) < 2:
         raise RuntimeError("multi_dot(): expected at least 2 tensors but got "
                            f"{len(tensors)}")
+    _check_multi_dot(tensors)
     r = tensors[0]
     for t in tensors[1:]:
         r = matmul(r, t)

@@ -14,8 +14,69 @@ from ..dispatch import OpDef
 from ..dispatch.registry import frontend_row
 from ._out import takes_out
 from . import creation, views
+from .._layout import channels_last, channels_last_3d, contiguous_format, preserve_format
+from .._layout import memory_format as _MemoryFormat
 from .casts import (CAST, CLONE, TRANSFER, _cast, _parse_to, _to_dtype,  # noqa: F401
-                    clone, contiguous, cpu, cuda, to, type_)
+                    cpu, cuda, type_)
+from .casts import clone as _clone
+from .casts import contiguous as _contiguous
+from .casts import to as _to
+
+# channels_last(_3d): the rank it needs and the permutation that puts C last
+_CHANNELS_LAST_PERM = {channels_last: (4, (0, 2, 3, 1)), channels_last_3d: (5, (0, 2, 3, 4, 1))}
+
+def _check_format(op, memory_format):
+    if not isinstance(memory_format, _MemoryFormat):
+        raise TypeError(f"{op}(): argument 'memory_format' must be torch.memory_format, "
+                        f"not {type(memory_format).__name__}")
+
+
+def _channels_last_copy(input, memory_format):
+    """A copy with channels_last(_3d) strides: a C-last copy viewed back as NCHW (NCDHW),
+    as ATen lays it out."""
+    rank, perm = _CHANNELS_LAST_PERM[memory_format]
+    if input.dim() != rank:
+        raise RuntimeError(f"required rank {rank} tensor to use {memory_format.name} format")
+    back = tuple(perm.index(d) for d in range(rank))
+    return views.permute(_clone(views.permute(input, perm)), back)
+
+
+def contiguous(input, memory_format=contiguous_format):
+    """PyTorch's: self when already contiguous in that format, else a copy laid out so."""
+    if memory_format is None or memory_format is contiguous_format:
+        return _contiguous(input)
+    _check_format("contiguous", memory_format)
+    if input.is_contiguous(memory_format=memory_format):
+        return input
+    if memory_format is preserve_format:
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    return _channels_last_copy(input, memory_format)
+
+
+def clone(input, *, memory_format=None):
+    """A copy; channels_last(_3d) asked for gives its strides. preserve_format (the
+    default) gives row-major strides here (PyTorch keeps a dense input's)."""
+    if memory_format is not None:
+        _check_format("clone", memory_format)
+        if memory_format in _CHANNELS_LAST_PERM:
+            return _channels_last_copy(input, memory_format)
+    return _clone(input)
+
+
+def to(input, *args, **kwargs):
+    """Tensor.to; a memory_format other than preserve_format lays the result out so (self
+    when it already is and nothing else changes), as PyTorch's."""
+    memory_format = kwargs.get("memory_format")
+    r = _to(input, *args, **kwargs)
+    if memory_format is None:
+        return r
+    _check_format("to", memory_format)
+    if memory_format is preserve_format or r.is_contiguous(memory_format=memory_format):
+        return r
+    if memory_format is contiguous_format:
+        return _contiguous(r)
+    return _channels_last_copy(r, memory_format)
+
 
 FILL = frontend_row("fill", kind="memory", grad=lambda g: creation.zeros_like(g),
                     signature="fill_(x, value)", doc="set every element to one value")

@@ -234,9 +234,16 @@ def test_rrelu_training_slopes_in_range():
     assert np.all(dt.rrelu(pos_x, 0.1, 0.3, True).numpy() == 1)
 
 
-def test_reduction_must_be_an_int_enum():
-    with pytest.raises(ValueError, match="reduction"):
-        dt.kl_div(dt.ones(3), dt.ones(3), 3)
+def test_reduction_is_an_int_and_reduces_only_for_mean_and_sum():
+    """ATen's apply_loss_reduction: 1 mean, 2 sum, any other int none (PyTorch's kl_div(...,
+    3) is elementwise); a non-int is the parser's TypeError."""
+    x, y = r(3), pos(3)
+    for red in (3, -1):
+        np.testing.assert_allclose(dt.kl_div(dt.tensor(x), dt.tensor(y), red).numpy(),
+                                   torch.kl_div(torch.tensor(x), torch.tensor(y), red).numpy())
+    for lib in (torch, dt):
+        with pytest.raises(TypeError, match="argument 'reduction' \\(position 3\\) must be int"):
+            lib.kl_div(lib.ones(3), lib.ones(3), "mean")
 
 
 GRAD_CASES = [

@@ -270,7 +270,7 @@ def selu_(input):
 def celu(input, alpha=1.0, inplace=False):
     _check(input, "celu")
     if alpha == 0:
-        raise RuntimeError("ZeroDivisionError: celu: alpha must not be 0")
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
     return _elu(input, alpha, 1.0, 1.0 / alpha, inplace,
                 1.0 / struct.unpack("f", struct.pack("f", alpha))[0])
 
@@ -432,6 +432,8 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     """Randomized leaky ReLU: a slope drawn from U(lower, upper) per element in training,
     their mean in evaluation."""
     _check(input, "rrelu")
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     if not training:
         return leaky_relu(input, (lower + upper) / 2, inplace)
     slope = _ops.empty(input.shape, dtype=input.dtype, device=input.device).uniform_(lower, upper)

@@ -170,22 +170,39 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
 
 # -- pooling -----------------------------------------------------------------------------------------
 
+def _half(v):
+    """v / 2 as C++ divides ints (toward zero), for ATen's "at most half" bound."""
+    return v // 2 if v >= 0 else -(-v // 2)
+
+
 def _pool_args(name, x, kernel_size, stride, padding, dilation=1):
+    """ATen's 2-D pooling checks, in its order and words: pooling_output_shape's for each
+    of H and W (stride not zero, the padding's bounds), pool2d_shape_check's (kernel,
+    stride and dilation positive, an output of at least 1x1)."""
     kernel = pair(kernel_size)
     stride = kernel if stride is None or (isinstance(stride, (list, tuple)) and not stride) \
         else pair(stride)
     padding, dilation = pair(padding), pair(dilation)
-    if any(k <= 0 for k in kernel) or any(s <= 0 for s in stride) or any(d <= 0 for d in dilation):
-        raise RuntimeError(f"{name}: kernel_size, stride and dilation must be greater than zero, "
-                           f"got kernel_size={kernel}, stride={stride}, dilation={dilation}")
-    for p, k, d in zip(padding, kernel, dilation):
-        if p < 0 or p > (d * (k - 1) + 1) // 2:
-            raise RuntimeError(f"{name}: pad should be at most half of effective kernel size, but "
-                               f"got pad={p}, kernel_size={k} and dilation={d}")
-    for n, p, k, d in zip(x.shape[2:], padding, kernel, dilation):
-        if n + 2 * p < d * (k - 1) + 1:
-            raise RuntimeError(f"{name}: output size is too small (input {list(x.shape)}, "
-                               f"kernel_size={kernel}, padding={padding})")
+    for k, st, p, d in zip(kernel, stride, padding, dilation):
+        if st == 0:
+            raise RuntimeError("stride should not be zero")
+        if p < 0:
+            raise RuntimeError(f"pad must be non-negative, but got pad: {p}")
+        if p > _half((k - 1) * d + 1):
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                               f"pad={p}, kernel_size={k} and dilation={d}")
+    for what, (h, w), names in (("kernel size", kernel, ("kH", "kW")),
+                                ("stride", stride, ("dH", "dW")),
+                                ("dilation", dilation, ("dilationH", "dilationW"))):
+        if h <= 0 or w <= 0:
+            raise RuntimeError(f"{what} should be greater than zero, but got {names[0]}: {h} "
+                               f"{names[1]}: {w}")
+    out = [(n + 2 * p - d * (k - 1) - 1) // st + 1
+           for n, k, st, p, d in zip(x.shape[2:], kernel, stride, padding, dilation)]
+    if min(out) < 1:
+        c, h, w = x.shape[1:]
+        raise RuntimeError(f"Given input size: ({c}x{h}x{w}). Calculated output size: "
+                           f"({c}x{out[0]}x{out[1]}). Output size is too small")
     return kernel, stride, padding, dilation
 
 
@@ -215,12 +232,35 @@ def _max_indices(x, kernel, stride, padding, dilation, ceil_mode):
         return (rows + i * dilation[0]) * x.shape[3] + cols + j * dilation[1]
 
 
+def _check_max_pool1d(kernel, stride, padding, dilation):
+    """ATen's check_max_pool1d, in its order and wording (not max_pool2d's)."""
+    for name, value in (("kernel_size", kernel), ("stride", stride)):
+        if value <= 0:
+            raise RuntimeError(f"max_pool1d() {name} must be greater than zero, but got {value}")
+    if padding < 0:
+        raise RuntimeError(f"max_pool1d() padding must be non-negative, but got {padding}")
+    if padding > kernel // 2:
+        raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but "
+                           f"got padding={padding} and kernel_size={kernel}")
+    if dilation <= 0:
+        raise RuntimeError(f"max_pool1d() dilation must be greater than zero, but got {dilation}")
+
+
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     x, added = _batched(input, "max_pool1d", 1)
     if 0 in x.shape[1:]:              # only the batch dim may be empty
         raise RuntimeError(f"max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 "
                            f"dim batch size for input, but got:{list(input.shape)}")
+    step = kernel_size if stride is None else stride
+    k, st, p, d = (single(v)[0] for v in (kernel_size, step, padding, dilation))
+    _check_max_pool1d(k, st, p, d)
+    num = x.shape[-1] + 2 * p - d * (k - 1) - 1 + (st - 1 if ceil_mode else 0)
+    width = num // st + 1                     # ATen's pooling_output_shape
+    if ceil_mode and (width - 1) * st >= x.shape[-1] + p:
+        width -= 1
+    if width <= 0:
+        raise RuntimeError(f"max_pool1d() Invalid computed output size: {width}")
     stride = None if stride is None else (1,) + single(stride)
     r = max_pool2d(x.unsqueeze(2), (1,) + single(kernel_size), stride, (0,) + single(padding),
                    (1,) + single(dilation), ceil_mode, return_indices)

@@ -8,17 +8,22 @@ from ...ops import nn_ops as N
 from ...ops._out import takes_out
 
 
-def _shape_of(normalized_shape):
-    return (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+def _shape_of(name, normalized_shape):
+    """normalized_shape as PyTorch's parser takes it: a sequence of ints (an int is
+    refused, as by torch.nn.functional; nn.LayerNorm(4) makes its own tuple)."""
+    if not isinstance(normalized_shape, (tuple, list)):
+        raise TypeError(f"{name}(): argument 'normalized_shape' (position 2) must be tuple of "
+                        f"ints, not {type(normalized_shape).__name__}")
+    return tuple(normalized_shape)
 
 
-def _check_trailing(name, input, shape, weight, bias):
+def _check_trailing(name, input, shape, weight, bias, star="*, "):
     if not isinstance(input, Tensor):
         raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(input).__name__}")
     k = len(shape)
     if input.dim() < k or tuple(input.shape[input.dim() - k:]) != shape:
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
-                           f"[*, {', '.join(map(str, shape))}], but got input of size"
+                           f"[{star}{', '.join(map(str, shape))}], but got input of size"
                            f"{list(input.shape)}")
     for what, t in (("weight", weight), ("bias", bias)):
         if t is not None and tuple(t.shape) != shape:
@@ -27,17 +32,17 @@ def _check_trailing(name, input, shape, weight, bias):
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
-    shape = _shape_of(normalized_shape)
+    shape = _shape_of("layer_norm", normalized_shape)
     _check_trailing("layer_norm", input, shape, weight, bias)
     return N.LAYER_NORM(input, weight, bias, normalized_shape=shape, eps=eps)
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
-    shape = _shape_of(normalized_shape)
+    shape = _shape_of("rms_norm", normalized_shape)
     if not shape:
         raise RuntimeError(f"Expected normalized_shape to be at least 1-dimensional, i.e., "
                            f"containing at least one element, but got normalized_shape = []")
-    _check_trailing("rms_norm", input, shape, weight, None)
+    _check_trailing("rms_norm", input, shape, weight, None, star="*")   # ATen's "[*3]"
     if eps is None:
         eps = D.finfo(input.dtype).eps
     return N.RMS_NORM(input, weight, normalized_shape=shape, eps=eps)
@@ -84,7 +89,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         return N.BATCH_NORM(input, weight, bias, running_mean=running_mean,
                             running_var=running_var, momentum=momentum, eps=eps)
     if running_mean is None or running_var is None:
-        raise RuntimeError("batch_norm: running_mean and running_var must be given in eval mode")
+        raise RuntimeError(f"{'running_mean' if running_mean is None else 'running_var'} must "
+                           "be defined in evaluation mode")
     # eval: a per-channel affine map of the running statistics, in float32 for
     # float16/bfloat16 inputs (rounded once, as the ops it is made of)
     low = input.dtype if input.dtype in (D.float16, D.bfloat16) else None

@@ -11,7 +11,8 @@ from ... import ops as _ops
 from ..._tensor import Tensor
 from ...ops._out import takes_out
 from .._tuples import adaptive_size, check_nonnegative, single, triple
-from ._conv import (_adaptive_matrix, _batched, _unbatch, avg_pool1d, avg_pool2d, max_pool2d)
+from ._conv import (_adaptive_matrix, _batched, _half, _unbatch, avg_pool1d, avg_pool2d,
+                    max_pool2d)
 
 
 def _pool3d_args(kernel_size, stride, padding, dilation=1):
@@ -19,6 +20,31 @@ def _pool3d_args(kernel_size, stride, padding, dilation=1):
     stride = kernel if stride is None or (isinstance(stride, (list, tuple)) and not stride) \
         else triple(stride)
     return kernel, stride, triple(padding), triple(dilation)
+
+
+def _check_max_pool3d(x, kernel, stride, padding, dilation):
+    """ATen's max_pool3d checks, in its order and words: pooling_output_shape's for each of
+    T, H and W, then pool3d_shape_check's (the 2-D steps below would word them as 2-D)."""
+    for k, st, p, d in zip(kernel, stride, padding, dilation):
+        if st == 0:
+            raise RuntimeError("stride should not be zero")
+        if p < 0:
+            raise RuntimeError(f"pad must be non-negative, but got pad: {p}")
+        if p > _half((k - 1) * d + 1):
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                               f"pad={p}, kernel_size={k} and dilation={d}")
+    for what, values, names in (("kernel size", kernel, ("kT", "kH", "kW")),
+                                ("stride", stride, ("dT", "dH", "dW")),
+                                ("dilation", dilation, ("dilationT", "dilationH", "dilationW"))):
+        if min(values) <= 0:
+            got = " ".join(f"{n}: {v}" for n, v in zip(names, values))
+            raise RuntimeError(f"{what} should be greater than zero, but got {got}")
+    out = [(n + 2 * p - d * (k - 1) - 1) // st + 1
+           for n, k, st, p, d in zip(x.shape[2:], kernel, stride, padding, dilation)]
+    if min(out) < 1:
+        c, t, h, w = x.shape[1:]
+        raise RuntimeError(f"Given input size: ({c}x{t}x{h}x{w}). Calculated output size: "
+                           f"({c}x{out[0]}x{out[1]}x{out[2]}). Output size is too small")
 
 
 def _nonempty_3d(input, x):
@@ -35,6 +61,7 @@ def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation
     x, added = _batched(input, "max_pool3d", 3)
     _nonempty_3d(input, x)
     k, s, p, d = _pool3d_args(kernel_size, stride, padding, dilation)
+    _check_max_pool3d(x, k, s, p, d)
     n, c, depth, h, w = x.shape
     v1, i1 = max_pool2d(x.reshape(n, c * depth, h, w), k[1:], s[1:], p[1:], d[1:], ceil_mode,
                         True)
@@ -56,6 +83,7 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     x, added = _batched(input, "max_pool3d", 3)
     _nonempty_3d(input, x)
     k, s, p, d = _pool3d_args(kernel_size, stride, padding, dilation)
+    _check_max_pool3d(x, k, s, p, d)
     n, c, depth, h, w = x.shape
     v1 = max_pool2d(x.reshape(n, c * depth, h, w), k[1:], s[1:], p[1:], d[1:], ceil_mode)
     oh, ow = v1.shape[2:]
