@@ -1,5 +1,5 @@
 """Small torch.* functions of tensors that PyTorch keeps at top level beside the methods:
-detach, get_device, is_neg, is_storage, empty_strided, empty_permuted,
+detach, get_device, is_neg, empty_strided, empty_permuted,
 norm_except_dim, unravel_index, the deprecated range / chain_matmul / frobenius_norm /
 nuclear_norm (with PyTorch's warnings)."""
 from __future__ import annotations
@@ -33,11 +33,6 @@ def get_device(input):
 
 def is_neg(input):
     return tensor_arg("is_neg", input).is_neg()
-
-
-def is_storage(obj):
-    """False: dispatchtorch has no storage objects (tensors hold backend handles)."""
-    return False
 
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
@@ -217,7 +212,7 @@ def nuclear_norm(input, dim=None, keepdim=False):
 
 PUBLIC = {
     "detach": detach, "detach_": detach_, "get_device": get_device, "is_neg": is_neg,
-    "is_storage": is_storage, "empty_strided": empty_strided,
+    "empty_strided": empty_strided,
     "empty_permuted": empty_permuted, "norm_except_dim": norm_except_dim,
     "unravel_index": unravel_index,
     "range": range, "chain_matmul": chain_matmul, "frobenius_norm": frobenius_norm,

@@ -253,3 +253,56 @@ def test_create_mask_and_combinators_as_pytorch():
     theirs = tfa.create_mask(score, 1, 1, 3, 4, device="cpu")
     assert ours.tolist() == theirs.tolist()
     assert _message(lambda: fa.and_masks(_causal, 3)) == _message(lambda: tfa.and_masks(_causal, 3))
+
+
+# -- nn.attention.bias -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("variant", ["causal_upper_left", "causal_lower_right"])
+@pytest.mark.parametrize("sizes", [(5, 5), (3, 7), (7, 3)])
+def test_causal_biases_as_pytorch(variant, sizes):
+    from dispatchtorch.nn.attention import bias as ours_bias
+    from torch.nn.attention import bias as torch_bias
+    L, S = sizes
+    (q, tq), (k, tk), (v, tv) = _pair(2, 2, L, 4), _pair(2, 2, S, 4), _pair(2, 2, S, 3)
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        ours = getattr(ours_bias, variant)(L, S)
+    with warnings.catch_warnings(record=True) as want:
+        warnings.simplefilter("always")
+        theirs = getattr(torch_bias, variant)(L, S)
+    assert [str(w.message) for w in got] == [str(w.message) for w in want]
+    assert repr(ours) == repr(theirs)
+    np.testing.assert_allclose(
+        dt.nn.functional.scaled_dot_product_attention(q, k, v, ours).numpy(),
+        torch.nn.functional.scaled_dot_product_attention(tq, tk, tv, theirs).numpy(),
+        rtol=1e-5, atol=1e-6, equal_nan=True)
+    assert _message(lambda: dt.nn.functional.scaled_dot_product_attention(
+        q, k, v, ours, is_causal=True)) == _message(
+        lambda: torch.nn.functional.scaled_dot_product_attention(tq, tk, tv, theirs, is_causal=True))
+    assert _message(lambda: getattr(ours_bias, variant)(1, 2, 3)) == \
+        _message(lambda: getattr(torch_bias, variant)(1, 2, 3))
+
+
+@pytest.mark.parametrize("kind", ["bool", "float"])
+@pytest.mark.parametrize("dropout", [0.0, 0.5])
+def test_sdpa_gives_zero_on_a_fully_masked_row_as_pytorch(kind, dropout):
+    """PyTorch 2.13's SDPA (math and CPU flash alike) is 0 there, with zero gradients;
+    a plain softmax gives NaN."""
+    (q, tq), (k, tk), (v, tv) = _pair(1, 2, 3, 4), _pair(1, 2, 5, 4), _pair(1, 2, 5, 2)
+    allowed = np.ones((3, 5), bool)
+    allowed[1] = False
+    masks = {"bool": (dt.tensor(allowed), torch.tensor(allowed)),
+             "float": (dt.tensor(np.where(allowed, 0, -np.inf).astype(np.float32)),
+                       torch.tensor(np.where(allowed, 0, -np.inf).astype(np.float32)))}
+    m, tm = masks[kind]
+    for t in (q, tq):
+        t.requires_grad_()
+    out = dt.nn.functional.scaled_dot_product_attention(q, k, v, m, dropout_p=dropout)
+    tout = torch.nn.functional.scaled_dot_product_attention(tq, tk, tv, tm, dropout_p=dropout)
+    assert not out.detach().numpy()[:, :, 1].any() and not tout.detach().numpy()[:, :, 1].any()
+    if dropout == 0.0:
+        np.testing.assert_allclose(out.detach().numpy(), tout.detach().numpy(), rtol=1e-5,
+                                   atol=1e-6)
+        out.sum().backward()
+        tout.sum().backward()
+        np.testing.assert_allclose(q.grad.numpy(), tq.grad.numpy(), rtol=1e-4, atol=1e-6)

@@ -7,6 +7,7 @@ from ... import _dtype as D
 from ... import ops as _ops
 from ..._tensor import Tensor
 from ..attention._sdp_flags import SDP as _sdp
+from ..attention.bias import CausalBias
 from ...ops import nn_ops as N
 from ._activation import softmax
 from ._linear import dropout, linear
@@ -18,6 +19,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         raise RuntimeError("No viable backend for scaled_dot_product_attention was found. This "
                            "is likely due to turning off both the math kernel and the fused "
                            "kernels.")
+    if isinstance(attn_mask, CausalBias):
+        return attn_mask.attention(scaled_dot_product_attention, query, key, value, dropout_p,
+                                   is_causal, scale, enable_gqa)
     for name, t in (("query", query), ("key", key), ("value", value)):
         if not isinstance(t, Tensor) or t.dim() < 2:
             raise RuntimeError(f"scaled_dot_product_attention: {name} must be a tensor of at least "
@@ -45,7 +49,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                        float("-inf"))
     if attn_mask is not None:
         s = _ops.where(attn_mask, s, float("-inf")) if attn_mask.dtype is D.bool_ else s + attn_mask
-    return dropout(softmax(s, -1), dropout_p, True) @ value
+    return dropout(N.attention.probs(s, attn_mask), dropout_p, True) @ value
 
 
 def _merge_masks(attn_mask, key_padding_mask, bsz, heads, L, S, dtype):

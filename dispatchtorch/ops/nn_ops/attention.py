@@ -36,12 +36,22 @@ def _scores(q, k, attn_mask, is_causal, scale):
     return s
 
 
+def probs(s, attn_mask):
+    """softmax(s) over the last dim, 0 on a row an attn_mask masks entirely (PyTorch's
+    _safe_softmax; a plain softmax gives NaN there). Without a mask no row is all -inf
+    (a causal row sees at least its first key), so those calls pay nothing extra."""
+    p = _softmax(s, -1)
+    if attn_mask is None:
+        return p
+    return pointwise.where(s.amax(-1, keepdim=True) == float("-inf"), 0.0, p)
+
+
 def _sdpa(q, k, v, attn_mask, is_causal, scale):
-    return _softmax(_scores(q, k, attn_mask, is_causal, scale), -1) @ v
+    return probs(_scores(q, k, attn_mask, is_causal, scale), attn_mask) @ v
 
 
 def _sdpa_grad(g, q, k, v, attn_mask, is_causal, scale, needs):
-    p = _softmax(_scores(q, k, attn_mask, is_causal, scale), -1)
+    p = probs(_scores(q, k, attn_mask, is_causal, scale), attn_mask)
     gv = p.mT @ g if needs[2] else None
     gp = g @ v.mT
     gs = p * (gp - (gp * p).sum(-1, keepdim=True))
