@@ -68,7 +68,9 @@ mps = _module("mps", "Apple's Metal: there is no such backend unless one named '
 mkldnn = _module("mkldnn", "oneDNN: not used by any backend here.", dict(enabled=True),
                  is_available=_false)
 mkl = _module("mkl", "MKL: not used by any backend here.", {}, is_available=_false)
-openmp = _module("openmp", "OpenMP: not used by any backend here.", {}, is_available=_false)
+openmp = _module("openmp", "OpenMP: PyTorch's build flag; nothing here is built with it (the CPU "
+                           "backend may load libgomp for large sums: docs/backends/cpu.md).", {},
+                 is_available=_false)
 opt_einsum = _module("opt_einsum", "opt_einsum contraction-order search: einsum here "
                                    "contracts in the order written.", dict(enabled=False,
                                                                           strategy=None),
