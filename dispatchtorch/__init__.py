@@ -13,6 +13,8 @@ from ._dtype import (bfloat16, dtype, finfo, float16, float32, float64, get_defa
                      int8, int16, int32, int64, promote_types, set_default_dtype, uint8)
 from ._dtype import bool_ as bool  # noqa: A001  (torch.bool)
 from ._dtype import complex64, complex128  # noqa: F401
+from ._dtype import (float8_e4m3fn, float8_e4m3fnuz, float8_e5m2,  # noqa: F401
+                     float8_e5m2fnuz, float8_e8m0fnu, uint16, uint32, uint64)
 from ._repr import set_printoptions
 from ._shape import Size, broadcast_shapes
 from ._tensor import Tensor

@@ -19,6 +19,7 @@ from .._shape import broadcast_shapes2
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ..dispatch import DECOMPOSE, OpDef, register_op
+from ._bare_support import refusal as bare_refusal, runs as bare_runs
 from .casts import _cast
 
 _new = object.__new__
@@ -61,7 +62,7 @@ class Elementwise:
         allowed = _CATEGORIES["all" if self.promote == "int_to_float" else self.dtypes]
         table = {}
         for d in D.DTYPES:
-            if d.category not in allowed:
+            if d.category not in allowed or d.bare and not bare_runs(self.name, d):
                 continue
             c = d
             if self.promote == "int_to_float" and d.category != D.FLOAT:
@@ -70,6 +71,8 @@ class Elementwise:
         self.table = table
 
     def dtype_error(self, dt):
+        if dt.bare:
+            return bare_refusal(self.name, dt)
         if self.error:
             return RuntimeError(self.error)
         # PyTorch raises NotImplementedError when an op has no kernel for a dtype
