@@ -54,9 +54,35 @@ def refusal(op_name: str, dt) -> NotImplementedError:
                                f"'{dt.pt_name}'")
 
 
-def check(op_name: str, dt, kernel: str | None = None) -> None:
-    """Raise PyTorch's refusal if dt is bare: for the ops PyTorch has no bare kernel for
-    at all (arange, sort of float8 ...); `kernel`: the name its message uses."""
-    if dt.bare:
-        raise NotImplementedError(f"\"{kernel or kernel_name(op_name, dt)}\" not implemented "
-                                  f"for '{dt.pt_name}'")
+# the other ops PyTorch refuses for some bare dtypes: op -> (kernel its message names,
+# the refused kinds: "u" uint16-64, "f" float8, "e" float8_e8m0fnu only)
+_OPS = {
+    "sum": ("sum_cpu", "f"), "nansum": ("nansum_cpu", "f"), "mean": ("sum_cpu", "f"),
+    "prod": ("prod_out_cpu", "f"), "cumsum": ("cumsum_out_cpu", "f"),
+    "cumprod": ("cumprod_out_cpu", "f"), "amax": ("max_values_cpu", "uf"),
+    "amin": ("min_values_cpu", "uf"), "max": ("max_all", "uf"), "min": ("min_all", "uf"),
+    "max_dim": ("max_cpu", "uf"), "min_dim": ("min_cpu", "uf"), "aminmax": ("aminmax_cpu", "uf"),
+    "argmax": ("argmax_cpu", "uf"), "argmin": ("argmin_cpu", "uf"),
+    "count_nonzero": ("nonzero_count_cpu", "uf"), "nonzero": ("nonzero_count_cpu", "uf"),
+    "sort": ("sorting_kernel_method_name", "f"), "argsort": ("sorting_kernel_method_name", "f"),
+    "topk": ("topk_cpu", "uf"), "unique": ("unique", "f"), "equal": ("equal_notnan_cpu", "f"),
+    "masked_fill": ("masked_fill", "uf"), "index_fill": ("index_fill_cpu", "uf"),
+    "masked_select": ("masked_select", "u"), "index_put": ("index_put", "ue"),
+    "gather": ("scatter_gather_tensor_cpu", "uf"), "scatter": ("scatter_gather_tensor_cpu", "uf"),
+    "index_add": ("scatter_gather_tensor_cpu", "uf"), "take": ("take_cpu", "uf"),
+    "index_copy": ("index_copy_cpu", "uf"), "trace": ("trace", "uf"),
+    "arange": ("arange_cpu", "uf"), "linspace": ("linspace_cpu", "uf"),
+    "logspace": ("logspace_cpu", "uf"), "eye": ("eye", "u"), "randperm": ("randperm", "uf"),
+    "uniform": ("check_uniform_bounds", "uf"), "normal": ("normal_kernel_cpu", "uf"),
+    "random": ("random_update_from_to", "f"), "bernoulli": ("bernoulli_tensor_cpu_self_", "uf"),
+}
+
+
+def check_op(op: str, dt) -> None:
+    """Raise PyTorch's NotImplementedError if op `op` (a key of _OPS) has no kernel for dt.
+    Callers test `dt.bare` first, so the common dtypes pay one attribute read."""
+    kernel, kinds = _OPS.get(op) or (f"{op}_cpu", "uf")
+    kind = "e" if dt.name == "float8_e8m0fnu" and "e" in kinds else \
+        "f" if dt.is_floating_point else "u"
+    if kind in kinds:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{dt.pt_name}'")

@@ -47,7 +47,8 @@ def _finish(t, requires_grad):
 def _from_host(arr, dt, device, requires_grad=False, op="tensor"):
     place = _place(device)
     place.check_dtype(dt, op)
-    if dt.bare and dt.is_floating_point:     # float8: the backend rounds (c10's way)
+    if dt.bare and dt.is_floating_point and np.asarray(arr).dtype != dt.np:
+        # float8 from other values: the backend rounds them (c10's way)
         f32 = np.asarray(arr, dtype=np.float32, order="C")
         h = place.empty(f32.shape, dt.name, place.index)
         place.bk.copy_(h, place.bk.from_host(f32, place.index))
@@ -359,6 +360,8 @@ def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=
         dt = D.get_default_dtype() if floating else D.int64
     else:
         dt = D.to_dtype(dtype)
+    if dt.bare:
+        bare_check("arange", dt)
     if not dt.is_floating_point and dtype is not None and dt is D.int64:
         # PyTorch reads every bound as int64 first when asked for int64
         start, end, step = int(start), int(end), int(step)
@@ -401,6 +404,8 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False,
     if not cplx:
         start, end = _number(start, "start"), _number(end, "end")
     dt = _dtype_or(dtype, D.default_complex_dtype() if cplx else D.get_default_dtype())
+    if dt.bare:
+        bare_check("linspace", dt)
     values = np.empty(steps, dtype=np.complex128 if cplx or dt.is_complex else np.float64)
     if steps == 1:
         values[:] = start
@@ -419,6 +424,8 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False,
 @takes_out("logspace", "cast", factory=True)
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
     dt = _dtype_or(dtype, D.get_default_dtype())
+    if dt.bare:
+        bare_check("logspace", dt)
     exps = linspace(start, end, steps, dtype=D.float64)._host()
     return _from_host(_cast_host(np.power(base, exps), dt), dt, device, requires_grad, "logspace")
 
@@ -429,6 +436,8 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None, la
     if n < 0 or (m is not None and m < 0):
         raise RuntimeError(f"eye: n and m must be non-negative, got {n}, {m}")
     dt = _dtype_or(dtype, D.get_default_dtype())
+    if dt.bare:
+        bare_check("eye", dt)
     return _from_host(np.eye(n, n if m is None else m, dtype=dt.np), dt, device, requires_grad, "eye")
 
 
@@ -528,6 +537,7 @@ def _factory_rows():
 _factory_rows()
 
 from ._composite import composite as _composite  # noqa: E402
+from ._bare_support import check_op as bare_check
 
 MESHGRID = _composite("meshgrid", lambda *tensors, indexing: meshgrid(*tensors, indexing=indexing),
                       kind="view", args=("tensors",),

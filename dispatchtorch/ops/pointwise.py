@@ -511,8 +511,9 @@ def _shift(spec, left):
     def fn(input, other, *, out=None):
         dt = result_type(input, other)
         a = input
-        if dt is D.bool_ or dt.is_floating_point:
-            raise NotImplementedError(f"\"{name}\" not implemented for '{dt.pt_name}'")
+        if dt is D.bool_ or dt.is_floating_point or dt.bare:    # PyTorch's kernel names
+            raise NotImplementedError(f"\"{'l' if left else 'r'}shift_cpu\" not implemented for "
+                                      f"'{dt.pt_name}'")
         bits = dt.itemsize * 8
         if not isinstance(other, Tensor):
             if 0 <= other < bits:

@@ -204,6 +204,8 @@ def equal(input, other):
     for n, x in (("input", input), ("other", other)):
         if not isinstance(x, Tensor):
             raise TypeError(f"equal(): argument '{n}' must be Tensor, not {type(x).__name__}")
+    if input._dtype.bare:
+        bare_check("equal", input._dtype)
     if input.shape != other.shape:
         return False
     return bool((input == other).all())
@@ -271,3 +273,4 @@ METHODS.pop("scalar_tensor")
 # The op modules this one's derivative rules and decompositions call (at run time
 # only). Imported last: they import this module in turn (see docs/architecture.md).
 from . import creation, pointwise  # noqa: E402
+from ._bare_support import check_op as bare_check

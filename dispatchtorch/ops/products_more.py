@@ -134,6 +134,8 @@ TRACE = composite("trace", lambda x: x.diagonal().sum(), args=("x",), **L,
 
 def trace(input):
     _tensor(input, "input", "trace")
+    if input._dtype.bare:
+        bare_check("trace", input._dtype)
     if input.dim() != 2:
         raise RuntimeError("trace: expected a matrix, but got tensor with dim " f"{input.dim()}")
     return run(TRACE, (input,), {})
@@ -487,3 +489,4 @@ LINALG = {"cross": linalg_cross, "matrix_power": matrix_power, "vander": linalg_
 from . import _elementwise, creation, memory, scans  # noqa: E402
 from . import pointwise as P  # noqa: E402
 from .einsum import tensordot  # noqa: E402  (the package binds `einsum` to the function)
+from ._bare_support import check_op as bare_check

@@ -16,6 +16,7 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ..dispatch import DECOMPOSE, OpDef, register_op
 from ._args import check_tensor, write_out
+from ._bare_support import check_op as bare_check
 
 _new = object.__new__
 
@@ -141,7 +142,11 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
         if input.is_sparse:             # a class attribute: dispatchtorch.sparse's sum
             return sparse_call("sum", None, (input, dim, keepdim), {"dtype": dtype, "out": out})
     if dtype is None:
-        dt = input._dtype if input._dtype.is_grad else D.int64
+        dt = input._dtype
+        if not dt.is_grad:
+            dt = D.int64
+        elif dt.bare:                   # float8: PyTorch has no sum kernel
+            bare_check("sum", dt)
     else:
         dt = D.to_dtype(dtype)
         if input._dtype is not dt:

@@ -186,6 +186,8 @@ INDEX_COPY = composite(
 @takes_out("index_copy", dtype="exact")
 def index_copy(input, dim, index, source):
     _tensor(input, "input", "index_copy")
+    if input._dtype.bare:
+        bare_check("index_copy", input._dtype)
     if index.dim() > 1:
         raise IndexError("index_copy_(): Index should have dimension 1 or 0 (got "
                          f"{index.dim()})")
@@ -619,3 +621,4 @@ LINALG = {"diagonal": linalg_diagonal}
 # The op modules this one's derivative rules and decompositions call (at run time
 # only). Imported last: they import this module in turn (see docs/architecture.md).
 from . import counting, creation, memory, pointwise, shape_ops  # noqa: E402
+from ._bare_support import check_op as bare_check

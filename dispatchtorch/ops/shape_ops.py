@@ -236,6 +236,8 @@ TRIU = composite("triu", _triangle(False), kind="indexing",
 def _triangle_fn(op, name):
     def fn(input, diagonal=0, *, out=None):
         check_tensor(input, name)
+        if input._dtype.bare:
+            raise NotImplementedError(f'"{name}" not implemented for \'{input._dtype.pt_name}\'')
         if input.dim() < 2:
             raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
         return run(op, (input,), {"diagonal": operator.index(diagonal)})

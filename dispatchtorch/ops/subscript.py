@@ -321,6 +321,8 @@ def _storage_positions(t, logical):
 @form_of(INDEX_PUT, inplace=True)
 def index_put_(self, indices, values, accumulate=False):
     """self[indices] = values (+= with accumulate), checked as PyTorch's index_put_."""
+    if self._dtype.bare:
+        bare_check("index_put", self._dtype)
     if not isinstance(indices, (tuple, list)):
         raise TypeError(f"index_put_(): argument 'indices' (position 1) must be tuple of "
                         f"Tensors, not {type(indices).__name__}")
@@ -395,6 +397,8 @@ TAKE = composite("take", kind="indexing", args=("x", "index"), decomp=_take, for
 def take(input, index, *, out=None):
     if not isinstance(index, Tensor) or index.dtype.is_floating_point:
         raise RuntimeError("take(): Expected a long tensor for index")
+    if input._dtype.bare:
+        bare_check("take", input._dtype)
     return decompose(TAKE, (input, index), {})
 
 
@@ -438,3 +442,4 @@ METHODS = {**FUNCTIONS, **INPLACE}
 # The op modules this one's derivative rules and decompositions call (at run time
 # only). Imported last: they import this module in turn (see docs/architecture.md).
 from . import creation  # noqa: E402
+from ._bare_support import check_op as bare_check
