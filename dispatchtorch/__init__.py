@@ -72,6 +72,14 @@ def is_tensor(obj) -> bool:
     return isinstance(obj, Tensor)
 
 
+def is_inference(input) -> bool:
+    """Whether `input` was made in inference mode (torch.is_inference)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"is_inference(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    return input.is_inference()
+
+
 def is_floating_point(input) -> bool:
     return input.dtype.is_floating_point
 

@@ -46,6 +46,7 @@ class Tensor:
     _hooks = None
     _post_acc_hooks = None    # [hook(tensor)] run once backward has accumulated .grad (leaves)
     _retains = False
+    _inference = False    # made in inference mode (is_inference; views ask their base)
     __hash__ = object.__hash__
     __array_priority__ = 1000    # numpy defers `ndarray op tensor` to us
 
@@ -337,6 +338,11 @@ class Tensor:
         self._rg = False
         self._out_nr = 0
         return self
+
+    def is_inference(self):
+        """Whether this tensor (or the tensor it is a view of) was made in inference mode."""
+        base = self._base
+        return (self if base is None else base)._inference
 
     @property
     def data(self):

@@ -11,13 +11,14 @@ import builtins
 import numpy as np
 
 from .. import _dtype as D
-from .._run import (any_requires_grad, decompose, execute1, kernel_error, launch, operand_handle,
+from .._run import (any_requires_grad, decompose, execute1, kernel_error, launch, mark_inference,
+                    operand_handle,
                     record, resolve, same_place, to_place, wrap)
-from .._inplace import (check_no_internal_overlap, commit_inplace, inplace_needs_graph,
-                        self_for_rule)
+from .._inplace import (check_no_internal_overlap, check_not_inference, commit_inplace,
+                        inplace_needs_graph, self_for_rule)
 from .._shape import broadcast_shapes2
 from .._tensor import Tensor
-from ..autograd.grad_mode import STATE
+from ..autograd.grad_mode import INFERENCE_MADE, INFERENCE_REGIONS, STATE
 from ..dispatch import DECOMPOSE, OpDef, register_op
 from ._bare_support import refusal as bare_refusal, runs as bare_runs
 from .casts import _cast
@@ -269,6 +270,8 @@ def binary(spec, a, b):
     r._shape = shape
     r._dtype = od
     r._place = place
+    if INFERENCE_REGIONS[0] and STATE.inference:
+        mark_inference(r)
     if track and od.is_grad:
         record(op, (a, b), _NOPARAMS, (r,))
     return r
@@ -330,6 +333,8 @@ def inplace(spec, self, *others):
     """self = op(self, *others), written into self's memory."""
     if not isinstance(self, Tensor):
         raise _bad_operand(spec.name + "_", self)
+    if INFERENCE_MADE[0]:
+        check_not_inference(self)
     if self._stride is not None:
         check_no_internal_overlap(self, spec.name + "_")
     place = self._place
