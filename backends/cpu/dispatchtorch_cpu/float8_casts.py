@@ -3,7 +3,8 @@
 ml_dtypes' casts are correctly rounded from float32 but differ from c10 at the edges:
 c10 converts every source to float32 first (so float64 rounds twice), saturates
 float8_e4m3fn overflow to +-448 instead of NaN, writes e5m2 NaN as 0x7f / 0xff, and
-builds float8_e8m0fnu (an exponent only) from |x|'s exponent, rounding half up."""
+builds float8_e8m0fnu (an exponent only) from |x|'s exponent, rounding half up
+(but 2**-127, a float32 subnormal, stays)."""
 from __future__ import annotations
 
 import ml_dtypes
@@ -31,7 +32,8 @@ def from_float32(f, dt):
     if dt is E8M0:
         bits = f.view(np.uint32)
         exp = (bits >> 23) & 0xFF
-        up = (bits >> 22) & 1                   # the first dropped bit: half rounds up
+        # the first dropped bit rounds up, except a tie below the normals (2**-127 stays)
+        up = ((bits >> 22) & 1) & (((bits & 0x3FFFFF) != 0) | (exp != 0))
         return np.where(exp == 0xFF, 0xFF, np.minimum(exp + up, 0xFF)).astype(np.uint8).view(E8M0)
     with np.errstate(all="ignore"):
         r = f.astype(dt)
