@@ -163,6 +163,12 @@ def _check_fits(arr, dt):
     if dt.category != D.INT or not arr.size or arr.dtype.kind not in "iuf":
         return
     info = D.iinfo(dt)
+    if dt is D.uint64:                  # PyTorch's parser reads an unsigned long long
+        if arr.dtype.kind == "f":
+            raise TypeError("an integer is required")
+        if int(arr.min()) < 0:
+            raise OverflowError("can't convert negative int to unsigned")
+        return
     if arr.dtype.kind == "f":
         with np.errstate(invalid="ignore"):
             ok = not np.isnan(arr).any() and info.min <= arr.min() and arr.max() <= info.max

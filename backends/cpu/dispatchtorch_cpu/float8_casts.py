@@ -15,6 +15,9 @@ E5M2 = np.dtype(ml_dtypes.float8_e5m2)
 E8M0 = np.dtype(ml_dtypes.float8_e8m0fnu)
 FLOAT8 = frozenset({E4M3FN, E5M2, E8M0, np.dtype(ml_dtypes.float8_e4m3fnuz),
                     np.dtype(ml_dtypes.float8_e5m2fnuz)})
+# c10 casts these straight to integers (NaN -> 0), the IEEE-like two through float
+_DIRECT_TO_INT = frozenset({E8M0, np.dtype(ml_dtypes.float8_e4m3fnuz),
+                            np.dtype(ml_dtypes.float8_e5m2fnuz)})
 _F32 = np.dtype(np.float32)
 
 
@@ -53,6 +56,10 @@ def copy(dst, src):
     src = np.asarray(src)
     if src.dtype == dst.dtype:
         np.copyto(dst, src)
+        return
+    if src.dtype in _DIRECT_TO_INT and dst.dtype.kind in "biu":
+        with np.errstate(all="ignore"):
+            np.copyto(dst, src, casting="unsafe")
         return
     f = src.astype(_F32) if src.dtype in FLOAT8 else _float32(src)
     if dst.dtype in FLOAT8:
