@@ -75,7 +75,22 @@ _OPS = {
     "logspace": ("logspace_cpu", "uf"), "eye": ("eye", "u"), "randperm": ("randperm", "uf"),
     "uniform": ("check_uniform_bounds", "uf"), "normal": ("normal_kernel_cpu", "uf"),
     "random": ("random_update_from_to", "f"), "bernoulli": ("bernoulli_tensor_cpu_self_", "uf"),
+    "clamp": ("clamp_scalar_cpu", "uf"), "clamp_min": ("clamp_min_scalar_cpu", "uf"),
+    "clamp_max": ("clamp_max_scalar_cpu", "uf"), "logical_not": ("logical_not_cpu", "uf"),
+    "logical_and": ("logical_and_cpu", "uf"), "logical_or": ("logical_or_cpu", "uf"),
+    "logical_xor": ("logical_xor_cpu", "uf"), "isinf": ("isinf", "f"),
+    "isfinite": ("isfinite", "f"), "isposinf": ("isposinf", "f"), "isneginf": ("isneginf", "f"),
+    "nan_to_num": ("nan_to_num", "f"), "kthvalue": ("kthvalue_cpu", "uf"),
+    "bincount": ("bincount_cpu", "uf"), "histc": ("aminmax_cpu", "uf"),
+    "matmul": ("addmm_impl_cpu_", "ue"), "dot": ("dot", "uf"),
+    "isclose": ("mul_cpu_reduced_float", "f"), "median": ("median_cpu", "uf"),
+    "index_select": ("index_select", "u"), "gather_expanded_index": ("gather_expanded_index", "f"),
 }
+
+
+# the float8 types isinf / isfinite run for (those "f" above refuses for the others)
+CLASSIFIER_RUNS = {"isinf": frozenset({"float8_e5m2"}),
+                   "isfinite": frozenset({"float8_e5m2", "float8_e8m0fnu"})}
 
 
 def check_op(op: str, dt) -> None:

@@ -126,6 +126,8 @@ BINCOUNT = composite("bincount", _bincount, kind="indexing", args=("x", "weights
 
 def bincount(input, weights=None, minlength=0):
     check_tensor(input, "bincount")
+    if input._dtype.bare:
+        bare_check("bincount", input._dtype)
     if input.dim() != 1 or input.dtype.is_floating_point or input.dtype is D.bool_ or \
             (input.numel() and int(input.min().item()) < 0):
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")

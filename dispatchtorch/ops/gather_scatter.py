@@ -138,6 +138,8 @@ def _check_gather_shapes(x, d, index, op):
 def gather(input, dim, index, *, sparse_grad=False, out=None):
     d = norm_dim(dim, input.dim(), "gather")
     if input._dtype.bare:
+        if input._dtype.is_floating_point and input.dim() == 1:     # PyTorch's 1-d path
+            bare_check("gather_expanded_index", input._dtype)
         bare_check("gather", input._dtype)
     if not isinstance(index, Tensor) or index.numel():   # PyTorch checks no shape for an empty index
         _check_gather_shapes(input, d, index, "gather")
@@ -342,6 +344,8 @@ def index_select(input, dim, index, *, out=None):
     if input.is_sparse:                 # a class attribute: dispatchtorch.sparse's own
         return sparse_call("index_select", None, (input, dim, index), {"out": out})
     d = norm_dim(dim, input.dim(), "index_select")
+    if input._dtype.bare and input.dim() <= 1 and not input._dtype.is_floating_point:
+        bare_check("index_select", input._dtype)    # PyTorch's 1-d path has no uint16-64
     index = _vector_index(index, "index_select")
     if index._dtype not in (D.int64, D.int32):
         raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")

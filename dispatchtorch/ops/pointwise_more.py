@@ -189,6 +189,8 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
             raise TypeError(f"isclose(): argument '{n}' must be Tensor, not {type(x).__name__}")
     if input.dtype is not other.dtype:
         raise RuntimeError(f"{input.dtype.pt_name} did not match {other.dtype.pt_name}")
+    if input._dtype.bare and input._dtype.is_floating_point:
+        bare_check("isclose", input._dtype)
     if rtol < 0:
         raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
     if atol < 0:

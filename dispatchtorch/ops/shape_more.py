@@ -383,6 +383,8 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
 @takes_out("histc", dtype="exact")
 def histc(input, bins=100, min=0, max=0):
     _tensor(input, "input", "histc")
+    if input._dtype.bare:
+        bare_check("histc", input._dtype)
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{input.dtype.pt_name}'")
     if bins <= 0:

@@ -138,6 +138,8 @@ KTHVALUE = composite("kthvalue", _kthvalue, kind="sort", n_out=2, grad=_selected
 @takes_out("kthvalue", "exact", "any")
 def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     check_tensor(input, "kthvalue")
+    if input._dtype.bare:
+        bare_check("kthvalue", input._dtype)
     check_keepdim(keepdim, "kthvalue")
     if input.dtype is D.bool_:
         raise NotImplementedError("\"kthvalue\" not implemented for 'Bool'")
@@ -197,6 +199,8 @@ def _median_fn(full, along, name):
         check_tensor(input, name)
         if input.dtype is D.bool_:
             raise NotImplementedError(f"\"{name}\" not implemented for 'Bool'")
+        if input._dtype.bare:
+            bare_check("median", input._dtype)
         if dim is None:
             return run(full, (input,), {})
         d = norm_dim(dim, input.dim(), name)

@@ -267,6 +267,11 @@ def setitem(self, key, value, accumulate=False):
     items = _expand_items(self, _parse(self, key))
     from .._run import strides_of
     shape, stride, offset, adv = _geometry(items, self._shape, strides_of(self), self._offset)
+    if adv and self._dtype.bare:     # PyTorch's masked_fill / index_put kernels
+        mask = any(isinstance(k, Tensor) and k.dtype is D.bool_
+                   for k in (key if isinstance(key, tuple) else (key,)))
+        bare_check("masked_fill" if mask and not isinstance(value, Tensor) else "index_put",
+                   self._dtype)
     if not adv:
         v = make_view(self, shape, stride, offset)
         if STATE.enabled:

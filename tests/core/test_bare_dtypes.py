@@ -119,7 +119,7 @@ def test_storage_ops_run(name):
     assert x[1, 2].item() == 32 and x[dt.tensor([1, 0])][0, 0].item() == 8
     assert x[dt.tensor([False, True])].shape == (1, 3)
     assert (x == x).all().item() and not (x != x).any().item()
-    assert dt.where(x == 2, x, x.flip(1)).to(dt.float32).tolist()[0] == [4, 2, 1]
+    assert dt.where(x == 2, x, x.flip(0)).to(dt.float32).tolist()[0] == [8, 2, 32]
     y = x.clone()
     y[0] = 4
     y.fill_(2)
@@ -242,6 +242,30 @@ _CASES = {
     "result_float": lambda m, d: m.result_type(m.ones(2).to(d), 1.0),
     "finfo": lambda m, d: m.finfo(d), "iinfo": lambda m, d: m.iinfo(d),
     "can_cast": lambda m, d: (m.can_cast(d, m.float32), m.can_cast(m.float32, d)),
+    "clamp": lambda m, d: m.ones(3).to(d).clamp(0, 1), "clamp_min": lambda m, d: m.ones(3).to(d).clamp(min=1),
+    "logical_not": lambda m, d: m.ones(3).to(d).logical_not(),
+    "logical_or": lambda m, d: m.logical_or(m.ones(3).to(d), m.ones(3).to(d)),
+    "isinf": lambda m, d: m.ones(3).to(d).isinf(), "isfinite": lambda m, d: m.ones(3).to(d).isfinite(),
+    "nan_to_num": lambda m, d: m.ones(3).to(d).nan_to_num(),
+    "kthvalue": lambda m, d: m.ones(3).to(d).kthvalue(1).values, "median": lambda m, d: m.ones(3).to(d).median(),
+    "matmul": lambda m, d: m.ones(2, 2).to(d) @ m.ones(2, 2).to(d),
+    "dot": lambda m, d: m.dot(m.ones(3).to(d), m.ones(3).to(d)),
+    "flip_1d": lambda m, d: m.ones(3).to(d).flip(0), "flip_rows": lambda m, d: m.ones(2, 3).to(d).flip(0),
+    "flip_cols": lambda m, d: m.ones(2, 3).to(d).flip(1),
+    "index_select_1d": lambda m, d: m.ones(3).to(d).index_select(0, m.tensor([1])),
+    "index_select_2d": lambda m, d: m.ones(2, 3).to(d).index_select(0, m.tensor([1])),
+    "setitem_index": lambda m, d: m.ones(3).to(d).__setitem__(m.tensor([0]), 5),
+    "setitem_mask": lambda m, d: m.ones(3).to(d).__setitem__(m.tensor([True, False, True]), 5),
+    "setitem_int": lambda m, d: m.ones(3).to(d).__setitem__(1, 5),
+    "softmax": lambda m, d: m.softmax(m.ones(3).to(d), 0), "isclose": lambda m, d: m.isclose(m.ones(3).to(d), m.ones(3).to(d)),
+    "lerp": lambda m, d: m.lerp(m.ones(3).to(d), m.ones(3).to(d), 0.5), "std": lambda m, d: m.ones(3).to(d).std(),
+    "gather": lambda m, d: m.ones(3).to(d).gather(0, m.tensor([0])), "take": lambda m, d: m.ones(3).to(d).take(m.tensor([0])),
+    "masked_select": lambda m, d: m.ones(3).to(d).masked_select(m.tensor([True, False, True])),
+    "unique": lambda m, d: m.unique(m.ones(3).to(d)), "cumsum": lambda m, d: m.ones(3).to(d).cumsum(0),
+    "triu": lambda m, d: m.ones(2, 2).to(d).triu(), "topk": lambda m, d: m.ones(3).to(d).topk(1).values,
+    "div": lambda m, d: m.ones(3).to(d) / m.ones(3).to(d), "bitwise_and": lambda m, d: m.ones(3).to(d) & m.ones(3).to(d),
+    "randint": lambda m, d: m.randint(0, 1, (3,), dtype=d), "randperm": lambda m, d: m.randperm(1, dtype=d),
+    "eye": lambda m, d: m.eye(2, dtype=d), "prod": lambda m, d: m.ones(3).to(d).prod(),
 }
 
 
