@@ -79,7 +79,7 @@ _OPS = {
     "clamp_max": ("clamp_max_scalar_cpu", "uf"), "logical_not": ("logical_not_cpu", "uf"),
     "logical_and": ("logical_and_cpu", "uf"), "logical_or": ("logical_or_cpu", "uf"),
     "logical_xor": ("logical_xor_cpu", "uf"), "isinf": ("isinf", "f"),
-    "isfinite": ("isfinite", "f"), "isposinf": ("isposinf", "f"), "isneginf": ("isneginf", "f"),
+    "isfinite": ("isfinite", "f"), "isposinf": ("isposinf_cpu", "f"), "isneginf": ("isneginf_cpu", "f"),
     "nan_to_num": ("nan_to_num", "f"), "kthvalue": ("kthvalue_cpu", "uf"),
     "bincount": ("bincount_cpu", "uf"), "histc": ("aminmax_cpu", "uf"),
     "matmul": ("addmm_impl_cpu_", "ue"), "dot": ("dot", "uf"),

@@ -101,7 +101,7 @@ STD_MEAN = composite("std_mean", _std_mean, kind="reduction", n_out=2, grad=_std
 
 def _var_args(name, input, dim, unbiased, keepdim, correction):
     check_tensor(input, name)
-    if input._dtype.bare and input._dtype.is_floating_point and dim is None:
+    if input._dtype.bare and input._dtype.is_floating_point:
         raise RuntimeError(f"std_var_all: Unsupported dtype {input._dtype.pt_name}")
     check_keepdim(keepdim, name)
     if not isinstance(dim, bool):

@@ -266,6 +266,9 @@ _CASES = {
     "div": lambda m, d: m.ones(3).to(d) / m.ones(3).to(d), "bitwise_and": lambda m, d: m.ones(3).to(d) & m.ones(3).to(d),
     "randint": lambda m, d: m.randint(0, 1, (3,), dtype=d), "randperm": lambda m, d: m.randperm(1, dtype=d),
     "eye": lambda m, d: m.eye(2, dtype=d), "prod": lambda m, d: m.ones(3).to(d).prod(),
+    "var_dim": lambda m, d: m.ones(3).to(d).var(0), "log_softmax": lambda m, d: m.log_softmax(m.ones(3).to(d), 0),
+    "isposinf": lambda m, d: m.ones(3).to(d).isposinf(), "mean_dim": lambda m, d: m.ones(3).to(d).mean(0),
+    "mm": lambda m, d: m.mm(m.ones(2, 2).to(d), m.ones(2, 2).to(d)),
 }
 
 
