@@ -9,8 +9,9 @@ __version__ = "0.1.0"
 
 from . import _dtype
 from ._device import device
-from ._dtype import (bfloat16, dtype, finfo, float16, float32, float64, get_default_dtype, iinfo,
+from ._dtype import (bfloat16, dtype, finfo, float16, float32, float64, get_default_dtype,
                      int8, int16, int32, int64, promote_types, set_default_dtype, uint8)
+from ._finfo import iinfo  # noqa: F401  (torch.iinfo: refuses bool, as PyTorch's)
 from ._dtype import bool_ as bool  # noqa: A001  (torch.bool)
 from ._dtype import complex64, complex128  # noqa: F401
 from ._dtype import (float8_e4m3fn, float8_e4m3fnuz, float8_e5m2,  # noqa: F401

@@ -259,5 +259,7 @@ def _combine(higher, lower):
     return higher
 
 
-# machine limits (torch.finfo / torch.iinfo) live in their own module
-from ._finfo import finfo, iinfo  # noqa: E402,F401
+# machine limits live in their own module; `iinfo` here also takes bool (int_limits),
+# the public torch.iinfo (dispatchtorch/__init__.py) is _finfo.iinfo
+from ._finfo import finfo  # noqa: E402,F401
+from ._finfo import int_limits as iinfo  # noqa: E402,F401

@@ -51,3 +51,16 @@ class iinfo:
 
     def __repr__(self):
         return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype.name})"
+
+
+class int_limits(iinfo):
+    """iinfo that also takes bool, as (0, 1): the frontend's own form (`_dtype.iinfo`),
+    for the identities and bounds of reductions, fills and checks over any integral
+    dtype; the public torch.iinfo refuses bool as PyTorch's."""
+
+    def __init__(self, type):
+        d = D.to_dtype(type)
+        if d is D.bool_:
+            self.dtype, self.bits, self.min, self.max = d, 8, 0, 1
+        else:
+            super().__init__(d)
