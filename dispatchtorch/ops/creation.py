@@ -20,6 +20,7 @@ from .._run import wrap
 from .._shape import as_shape
 from .._tensor import Tensor
 from ._out import takes_out
+from ._bare_support import check_op as bare_check
 
 _default_device = [None]
 
@@ -543,7 +544,6 @@ def _factory_rows():
 _factory_rows()
 
 from ._composite import composite as _composite  # noqa: E402
-from ._bare_support import check_op as bare_check
 
 MESHGRID = _composite("meshgrid", lambda *tensors, indexing: meshgrid(*tensors, indexing=indexing),
                       kind="view", args=("tensors",),

@@ -20,6 +20,7 @@ from ._args import write_out
 from . import creation, nonzero_coords
 from ._out import takes_out
 from .._sparse_forms import SparseOperand, call as sparse_call
+from ._bare_support import CLASSIFIER_RUNS, check_op as bare_check
 
 
 def _unary_fn(spec):
@@ -727,7 +728,6 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
 # -- in-place forms of the ops above --------------------------------------------------------------
 
 from ._composite import inplace_variant as _inplace_of  # noqa: E402
-from ._bare_support import CLASSIFIER_RUNS, check_op as bare_check
 
 true_divide_ = divide_ = div_
 floor_divide_ = _inplace_of(floor_divide, "floor_divide_")

@@ -15,6 +15,7 @@ from ..dispatch.registry import Forms, form_of
 from ._elementwise import _SPECS as _ROWS, binary, define, result_type
 from ._out import takes_out
 from .pointwise import forms_of, write_out
+from ._bare_support import check_op as bare_check
 
 F = dict(dtypes="float", promote="int_to_float")
 FN = Forms()
@@ -283,4 +284,3 @@ METHODS.pop("scalar_tensor")
 # The op modules this one's derivative rules and decompositions call (at run time
 # only). Imported last: they import this module in turn (see docs/architecture.md).
 from . import creation, pointwise  # noqa: E402
-from ._bare_support import check_op as bare_check

@@ -14,6 +14,7 @@ from ._composite import composite, inplace_variant, run
 from .linalg import _batched, _scaled_sum, matmul
 from .norms import vector_norm
 from ._out import takes_out
+from ._bare_support import check_op as bare_check
 
 L = dict(kind="linalg")
 
@@ -489,4 +490,3 @@ LINALG = {"cross": linalg_cross, "matrix_power": matrix_power, "vander": linalg_
 from . import _elementwise, creation, memory, scans  # noqa: E402
 from . import pointwise as P  # noqa: E402
 from .einsum import tensordot  # noqa: E402  (the package binds `einsum` to the function)
-from ._bare_support import check_op as bare_check

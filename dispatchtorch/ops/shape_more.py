@@ -14,6 +14,7 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ._composite import composite, inplace_variant, run
 from ._out import takes_out
+from ._bare_support import check_op as bare_check
 
 
 def _tensor(x, name, op):
@@ -623,4 +624,3 @@ LINALG = {"diagonal": linalg_diagonal}
 # The op modules this one's derivative rules and decompositions call (at run time
 # only). Imported last: they import this module in turn (see docs/architecture.md).
 from . import counting, creation, memory, pointwise, shape_ops  # noqa: E402
-from ._bare_support import check_op as bare_check

@@ -21,6 +21,7 @@ from .views import SLICE, _sub_view, select
 from ._out import takes_out
 from .gather_scatter import (INDEX_SELECT, SCATTER_PRIM, _INDEX_DTYPES, _gather, check_index, gather,
                              nonzero)
+from ._bare_support import check_op as bare_check
 
 # -- __getitem__ -------------------------------------------------------------------------------------
 
@@ -447,4 +448,3 @@ METHODS = {**FUNCTIONS, **INPLACE}
 # The op modules this one's derivative rules and decompositions call (at run time
 # only). Imported last: they import this module in turn (see docs/architecture.md).
 from . import creation  # noqa: E402
-from ._bare_support import check_op as bare_check
