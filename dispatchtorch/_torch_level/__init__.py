@@ -5,13 +5,15 @@ switches (flags) and deprecated setters of defaults (defaults). attach() binds t
 the dispatchtorch namespace."""
 from __future__ import annotations
 
-from . import defaults, flags, nn_forms, nn_more, random_counts, rnn_cells, tensors
+from . import (control_flow, copies, defaults, flags, nn_forms, nn_more, random_counts,
+               files, lobpcg, rnn_cells, rnn_functions, tensors)
 
 
 def public_names():
     """{name: object} of every torch-level name these modules define."""
     names = {}
-    for module in (nn_forms, nn_more, rnn_cells, tensors, random_counts, flags, defaults):
+    for module in (nn_forms, nn_more, rnn_cells, tensors, random_counts, flags, defaults,
+                   copies, control_flow, rnn_functions, files, lobpcg):
         names.update(module.PUBLIC)
     return names
 

@@ -182,11 +182,14 @@ class Backend:
         fd received from another process's `shared_fd`; it owns `fd` from now on."""
         raise NotImplementedError(f"open_shared: device '{self.name}' has no shared memory")
 
-    # -- optional: complex views (view_as_real, view_as_complex, .real, .imag) ------
+    # -- optional: views as another dtype (view_as_real, view_as_complex, .real, .imag,
+    # Tensor.view(dtype)) --------------------------------------------------------------
     def reinterpret(self, storage, dtype: str):
         """The memory of `storage` (a root handle, C-contiguous) as a flat storage of
-        `dtype` (itemsize ratio 2: complex64 <-> float32, complex128 <-> float64), aliasing
-        it; None (the default): this backend has no complex dtypes."""
+        `dtype`, aliasing it: any two of the backend's dtypes (complex64 <-> float32 for
+        the complex views; float32 -> uint8, float16 -> int16, ... for view(dtype));
+        trailing bytes too few for one element of `dtype` are left out. None (the
+        default): those views raise a RuntimeError naming the backend."""
         return None
 
     # -- optional: collectives (dispatchtorch.distributed) ---------------------------

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 
+from ..nn.attention._sdp_flags import SDP
 from ._flags import FlagModule
 
 
@@ -47,7 +48,7 @@ _matmul = FlagModule(f"{__package__}.cuda.matmul", "cuBLAS matmul flags (kept, n
                      dict(allow_tf32=False, allow_fp16_reduced_precision_reduction=True,
                           allow_bf16_reduced_precision_reduction=True,
                           allow_fp16_accumulation=False))
-_sdp = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True}
+_sdp = SDP
 
 
 def _sdp_functions():

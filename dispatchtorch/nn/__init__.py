@@ -1,6 +1,6 @@
 """dispatchtorch.nn: PyTorch's layers, written only in public ops, so every model runs
 on whichever backend its tensors live on."""
-from . import common_types, functional, grad, init, utils  # noqa: F401
+from . import attention, common_types, functional, grad, init, utils  # noqa: F401
 from .modules import *  # noqa: F401,F403
 from .modules import __all__ as _layers
 from .parameter import (Buffer, Parameter, UninitializedBuffer,  # noqa: F401

@@ -56,6 +56,9 @@ from . import native_norms  # noqa: E402  (torch.native_layer_norm / group_norm 
 globals().update(native_norms.PUBLIC)
 from . import buffer_factory  # noqa: E402  (torch.frombuffer)
 globals().update(buffer_factory.PUBLIC)
+from . import storage_methods  # noqa: E402,F401  (Tensor.untyped_storage, storage, set_)
+from .._storage import PUBLIC as _STORAGE_PUBLIC  # noqa: E402  (torch.UntypedStorage, ...)
+globals().update(_STORAGE_PUBLIC)
 globals().update({**pointwise_more.PUBLIC, **products_more.PUBLIC, **shape_more.PUBLIC,
                   **linalg_more.PUBLIC, **special_functions.PUBLIC, **complex_ops.PUBLIC,
                   **_stft.PUBLIC})

@@ -99,8 +99,8 @@ def _check(op, out, result, inputs, dtype, alias):
     rd, od = result._dtype, out._dtype
     if rd is not od:
         if dtype == "exact":
-            raise RuntimeError(f"{op}: Expected out tensor to have dtype {rd.pt_name.lower()}, "
-                               f"but got {od.pt_name.lower()} instead")
+            raise RuntimeError(f"{op}: Expected out tensor to have dtype {_cpp_name(rd)}, "
+                               f"but got {_cpp_name(od)} instead")
         if dtype == "safe" and not D.can_cast(rd, od):
             raise RuntimeError(f"{op}: result type {rd.pt_name} can't be cast to the desired "
                                f"output type {od.pt_name}")
@@ -113,6 +113,16 @@ def _check(op, out, result, inputs, dtype, alias):
             status = overlap(out, t)
             if status == "partial" or status == "full" and alias == "any":
                 raise RuntimeError(f"{op}: {_ALIAS_MSG}")
+
+
+# the C++ type names PyTorch's exact-dtype message prints (caffe2::TypeMeta::name)
+_CPP_NAMES = {"int64": "long int", "int16": "short int", "int8": "signed char",
+              "uint8": "unsigned char", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+              "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+
+
+def _cpp_name(dt):
+    return _CPP_NAMES.get(dt.name, dt.pt_name.lower())
 
 
 def _assign(out, r):

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import builtins
 import cmath
-import weakref
 
 from .. import _dtype as D
 from .._run import apply, kernel_for, launch, record, storage_of, strides_of, wrap
@@ -28,9 +27,9 @@ from . import _elementwise as E
 from ._composite import inplace_variant
 from ._composite import composite
 from ._args import write_out
+from .retyped import _CONJ, is_conj, retyped_view
 from . import creation, linalg, memory, pointwise, views
 
-_new = object.__new__
 
 
 # -- the complex entries of the elementwise tables ---------------------------------------------
@@ -160,26 +159,6 @@ def _tensor(x, name, arg="input"):
 
 # -- views that change the dtype ---------------------------------------------------------------
 
-def _retyped_view(t, dt, shape, stride, offset):
-    """A view of t's memory as dtype dt (element geometry in units of dt)."""
-    place = t._place
-    place.check_dtype(dt, "view_as_complex" if dt.is_complex else "view_as_real")
-    flat = place.bk.reinterpret(storage_of(t), dt.name)
-    if flat is None:
-        raise RuntimeError(f"{place.type} backend cannot view {t._dtype.name} memory as "
-                           f"{dt.name}")
-    v = _new(Tensor)
-    v._h = place.bk.as_strided(flat, shape, stride, offset)
-    v._shape, v._dtype, v._place = shape, dt, place
-    v._storage, v._offset, v._stride = flat, offset, stride
-    vc = t._version
-    if vc is None:
-        vc = t._version = [0]
-    v._version = vc
-    v._base = t._base if t._base is not None else t
-    return v
-
-
 def _view_as_real_grad(g):
     return view_as_complex(g.contiguous())
 
@@ -207,8 +186,8 @@ def view_as_real(input):
                            "resolve the conjugate tensor so you can view it as real, use "
                            "self.resolve_conj()")
     stride = tuple(2 * s for s in strides_of(input)) + (1,)
-    v = _retyped_view(input, input._dtype.to_real(), input._shape + (2,), stride,
-                      2 * input._offset)
+    v = retyped_view(input, input._dtype.to_real(), input._shape + (2,), stride,
+                     2 * input._offset, "view_as_real")
     if STATE.enabled and input._rg:
         record(VIEW_AS_REAL, (input,), {}, (v,))
     return v
@@ -220,8 +199,8 @@ def view_as_complex(input):
     if dt not in (D.float32, D.float64):
         if dt is D.float16:
             raise RuntimeError("view_as_complex: complex32 (ComplexHalf) is not supported")
-        raise RuntimeError("view_as_complex is only supported for floating point tensors, but "
-                           f"got a tensor of scalar type: {dt.pt_name}")
+        raise RuntimeError("view_as_complex is only supported for half, float and double "
+                           f"tensors, but got a tensor of scalar type: {dt.pt_name}")
     shape, st = input._shape, strides_of(input)
     if not shape:
         raise RuntimeError("Input tensor must have one or more dimensions")
@@ -233,8 +212,8 @@ def view_as_complex(input):
         raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
     if input._offset % 2:
         raise RuntimeError("Tensor must have a storage_offset divisible by 2")
-    v = _retyped_view(input, dt.to_complex(), shape[:-1], tuple(s // 2 for s in st[:-1]),
-                      input._offset // 2)
+    v = retyped_view(input, dt.to_complex(), shape[:-1], tuple(s // 2 for s in st[:-1]),
+                     input._offset // 2, "view_as_complex")
     if STATE.enabled and input._rg:
         record(VIEW_AS_COMPLEX, (input,), {}, (v,))
     return v
@@ -267,13 +246,6 @@ def _set_imag(self, value):
 
 # -- conjugation --------------------------------------------------------------------------------
 
-# tensors made by conj() of a complex tensor: PyTorch marks them with the lazy conjugate
-# bit; here the values are conjugated at once and only the mark is kept (by identity)
-_CONJ: "weakref.WeakValueDictionary[int, Tensor]" = weakref.WeakValueDictionary()
-
-
-def is_conj(input):
-    return _CONJ.get(id(input)) is input
 
 
 def _conj_decomp(x):

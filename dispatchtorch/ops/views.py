@@ -231,9 +231,20 @@ def _sub_view(x, shape, stride, offset, logical):
     return v
 
 
-def view(input, *shape):
-    if len(shape) == 1 and (isinstance(shape[0], D.dtype) or isinstance(shape[0], str)):
-        raise NotImplementedError("view(dtype) (reinterpreting bits) is not supported")
+def view(input, *shape, dtype=None):
+    if dtype is not None or (len(shape) == 1 and isinstance(shape[0], D.dtype)):
+        if dtype is None:
+            dtype = shape[0]
+        elif shape or not isinstance(dtype, D.dtype):
+            raise TypeError(f"view() received an invalid combination of arguments - got "
+                            f"{_got(shape, dtype)}, but expected one of:\n * (torch.dtype dtype)\n"
+                            f" * (tuple of ints size)\n")
+        from .view_dtype import view_dtype
+        return view_dtype(input, dtype)
+    if any(isinstance(s, (D.dtype, str)) for s in shape):
+        raise TypeError(f"view() received an invalid combination of arguments - got "
+                        f"{_got(shape, None)}, but expected one of:\n * (torch.dtype dtype)\n"
+                        f" * (tuple of ints size)\n")
     shape = infer_shape(_sizes(shape, "view"), numel(input._shape), "view")
     if shape == input._shape:
         return _view_with(VIEW, input, shape, strides_of(input), input._offset,
@@ -252,6 +263,15 @@ def reshape(input, *shape):
     if st is None:
         return view(casts.clone(input, memory_format="contiguous"), shape)
     return _view_with(VIEW, input, shape, st, input._offset, {"input_shape": input._shape})
+
+
+def _got(shape, dtype):
+    """PyTorch's `got (...)` list of the argument types it could not match."""
+    names = ["torch.dtype" if isinstance(s, D.dtype) else type(s).__name__ for s in shape]
+    if dtype is not None:
+        names.append("dtype=" + ("torch.dtype" if isinstance(dtype, D.dtype)
+                                 else type(dtype).__name__))
+    return "(" + ", ".join(names) + ")"
 
 
 def view_as(input, other):

@@ -182,3 +182,21 @@ def test_a_built_library_is_cached_on_disk(tmp_path, monkeypatch):
     stamp = built.stat().st_mtime_ns
     assert c_compiler.load(src).answer() == 42
     assert built.stat().st_mtime_ns == stamp
+
+
+def test_an_unwritable_cache_falls_back_to_the_temporary_folder_then_to_no_library(
+        tmp_path, monkeypatch):
+    """A cache path that cannot be a folder (a file is in the way, as a read-only home
+    would be): the library is built under the temporary folder; where that cannot be
+    either, load answers None, as without a compiler, instead of failing the op."""
+    import tempfile
+    blocked = tmp_path / "a_file"
+    blocked.write_text("")
+    monkeypatch.setenv("DISPATCHTORCH_CACHE_DIR", str(blocked))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    src = "int answer(void) { return 7; }\n/* test_an_unwritable_cache_falls_back */\n"
+    assert c_compiler.load(src).answer() == 7
+    assert list((tmp_path / "tmp").glob("dispatchtorch-*/cpu-c/*.so"))
+    c_compiler._state.clear()
+    monkeypatch.setattr(tempfile, "tempdir", str(blocked))
+    assert c_compiler.load(src.replace("7", "8")) is None

@@ -242,11 +242,30 @@ class _Way:
         (second if self.way else first)(*args)
 
 
-@pytest.fixture(params=[None, 0, 1], ids=["timed", "one_call", "pool_tasks"])
+def _rows_only(monkeypatch):
+    """The full sum as it runs without a C compiler: threaded.py's row sums."""
+    monkeypatch.setattr(T.c_sum, "available", lambda dtype: False)
+
+
+def _needs_c():
+    if not T.c_sum.available(np.dtype(np.float32)):
+        pytest.skip("no C compiler: the full sum runs as row sums")
+
+
+@pytest.fixture(params=[("c", None), ("c", 0), ("c", 1), ("rows", None), ("rows", 0),
+                        ("rows", 1)],
+                ids=["c-timed", "c-one_thread", "c-team", "rows-timed", "rows-one_call",
+                     "rows-pool_tasks"])
 def sum_way(request, monkeypatch):
-    """The full sum's gemv as timed_choice picks it, or pinned to one way."""
-    if request.param is not None:
-        monkeypatch.setattr(T, "SUM_CHOICE", _Way(request.param))
+    """The full sum by c_sum.py's C blocks or by the row sums, each on the way
+    timed_choice picks or pinned to one (0: one thread, 1: the pool's thread count)."""
+    engine, way = request.param
+    if engine == "rows":
+        _rows_only(monkeypatch)
+    else:
+        _needs_c()
+    if way is not None:
+        monkeypatch.setattr(T, "SUM_CHOICE", _Way(way))
     return request.param
 
 
@@ -270,6 +289,7 @@ def test_full_sum_tasks_split_the_rows(monkeypatch, gemv_max):
     """The pool's way really cuts the rows over the threads (the identity above is
     not one call compared with itself), on multiples of _SUM_ALIGN rows, with either
     row loop (einsum for arrays over GEMV_MAX_BYTES, gemv up to it)."""
+    _rows_only(monkeypatch)
     monkeypatch.setattr(T, "SUM_CHOICE", _Way(1))
     monkeypatch.setattr(T, "GEMV_MAX_BYTES", gemv_max)
     cuts = []
@@ -296,7 +316,7 @@ def test_full_sum_tasks_split_the_rows(monkeypatch, gemv_max):
 
 @pytest.mark.parametrize("value", [1.1, 0.3, 0.7])
 @pytest.mark.parametrize("threads", [1, 2])
-def test_full_sum_of_constants_is_as_accurate_as_numpys_pairwise(value, threads):
+def test_full_sum_of_constants_is_as_accurate_as_numpys_pairwise(value, threads, sum_way):
     """Constant terms make a sequential float32 sum drift linearly (1e-5 relative over
     2M terms); the row sums keep within a few ulp, as numpy's pairwise loop does."""
     x = np.full(P.THRESHOLD * 8 + 5, value, np.float32)
@@ -340,14 +360,18 @@ def _adversarial(i, n):
     return x
 
 
-@pytest.mark.parametrize("gemv_max", [0, 1 << 30], ids=["einsum", "gemv"])
+@pytest.mark.parametrize("gemv_max", [0, 1 << 30, None], ids=["einsum", "gemv", "c"])
 def test_full_sum_error_stays_near_numpys_pairwise_sum(monkeypatch, gemv_max):
     """Against the float64 sum, over twelve adversarial arrays: the rows' error, summed
     by einsum or by gemv, is within 1.5x numpy's pairwise float32 sum's on average
     (over 48 arrays einsum 1.04x, gemv 0.97x) and no larger than PyTorch's own sum's
     (2.02x numpy's; one sequential float32 pass: ~10^4-10^5x)."""
     torch = pytest.importorskip("torch")
-    monkeypatch.setattr(T, "GEMV_MAX_BYTES", gemv_max)
+    if gemv_max is None:
+        _needs_c()
+    else:
+        _rows_only(monkeypatch)
+        monkeypatch.setattr(T, "GEMV_MAX_BYTES", gemv_max)
     ours, numpys, torchs = [], [], []
     for i in range(12):
         x = _adversarial(i, (1 << 21) + 1000 * i + 3)

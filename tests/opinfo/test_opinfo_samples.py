@@ -164,6 +164,10 @@ NOT_IN_OPINFO = {
     # deprecated torch-level forms PyTorch's OpInfo does not list (linalg's are swept)
     **dict.fromkeys(["chain_matmul", "frobenius_norm", "nuclear_norm"],
                     "deprecated, no OpInfo entry"),
+    # copies of views with no OpInfo entry (tests/api/test_copies_vs_pytorch.py checks out=)
+    **dict.fromkeys(["slice_copy", "split_copy", "view_as_real_copy", "view_as_complex_copy",
+                     "indices_copy", "values_copy", "crow_indices_copy", "col_indices_copy",
+                     "row_indices_copy", "ccol_indices_copy"], "no OpInfo entry"),
     # dispatchtorch's relu is an elementwise row, whose function form takes out=;
     # PyTorch's torch.relu takes none (harmless: the out= it takes is honoured)
     "relu": "an elementwise row's out= (PyTorch's relu has none)",

@@ -165,8 +165,14 @@ class CPUBackend(Backend):
         dst.fill(value)
 
     def reinterpret(self, storage, dtype):
-        """view_as_real / view_as_complex: the same bytes as a flat array of `dtype`."""
-        return storage.reshape(-1).view(NP_DTYPES[dtype])
+        """view_as_real / view_as_complex / view(dtype): the same bytes as a flat array
+        of `dtype` (trailing bytes too few for one more element left out)."""
+        flat = storage.reshape(-1)
+        to = NP_DTYPES[dtype]
+        if flat.dtype.itemsize == to.itemsize:
+            return flat.view(to)
+        nbytes = flat.nbytes - flat.nbytes % to.itemsize
+        return flat.view(np.uint8)[:nbytes].view(to)
 
     def set_num_threads(self, n):
         """Threads the large-array kernels and the fused regions of compiled graphs

@@ -59,9 +59,19 @@ def _identity(cc):
 
 
 def _cache_dir():
+    """The cache folder, made if needed; a per-user one under the temporary directory
+    where the configured one cannot be written (a read-only home); None if neither can."""
     root = os.environ.get("DISPATCHTORCH_CACHE_DIR") or \
         os.path.join(os.path.expanduser("~"), ".cache", "dispatchtorch")
-    return os.path.join(root, "cpu-c")
+    for folder in (os.path.join(root, "cpu-c"),
+                   os.path.join(tempfile.gettempdir(), f"dispatchtorch-{os.getuid()}", "cpu-c")):
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError:
+            continue
+        if os.access(folder, os.W_OK):
+            return folder
+    return None
 
 
 def simd_functions():
@@ -96,38 +106,59 @@ _CANDIDATES = [(n + "f", 1, (4, 8, 8, 16)) for n in _UNARY] + \
                ("atan2f", 2, (4, 8, 8, 16)), ("atan2", 2, (2, 4, 4, 8))]
 
 
-def load(source):
+def load(source, openmp=False):
     """The shared library built from C `source` (cached on disk and in this process),
     or None without a compiler. A source the compiler rejects raises: it is generated,
-    so that is a bug to see, not to hide."""
+    so that is a bug to see, not to hide. `openmp`: `#pragma omp parallel` runs on
+    libgomp's threads where the compiler links it; elsewhere the pragma is ignored and
+    the loop runs on the calling thread (a source must give the same bits either way)."""
     cc = compiler()
     if cc is None:
         return None
-    key = hashlib.sha256(f"{_identity(cc)}\n{source}".encode()).hexdigest()[:32]
+    flags = FLAGS + (("-fopenmp",) if openmp and _links_openmp(cc) else ())
+    key = hashlib.sha256(f"{_identity(cc)}|{' '.join(flags)}\n{source}".encode()).hexdigest()[:32]
     lib = _state.get(key)
     if lib is not None:
         return lib
     with _lock:
         lib = _state.get(key)
         if lib is None:
-            lib = _state[key] = ctypes.CDLL(_built(cc, key, source))
+            folder = _cache_dir()
+            if folder is None:
+                return None           # nowhere to build: as without a compiler
+            lib = _state[key] = ctypes.CDLL(_built(folder, cc, key, source, flags))
     return lib
 
 
-def _built(cc, key, source):
+def _links_openmp(cc):
+    """Whether cc builds and links `-fopenmp` (libgomp may be absent)."""
+    ok = _state.get(("openmp", cc))
+    if ok is None:
+        with tempfile.TemporaryDirectory() as tmp:
+            src = os.path.join(tmp, "probe.c")
+            with open(src, "w") as f:
+                f.write("#include <omp.h>\nint threads(void) { return omp_get_max_threads(); }\n")
+            try:
+                ok = subprocess.run([cc, *FLAGS, "-fopenmp", "-o", os.path.join(tmp, "p.so"),
+                                     src], capture_output=True, timeout=60).returncode == 0
+            except (OSError, subprocess.SubprocessError):
+                ok = False
+        _state[("openmp", cc)] = ok
+    return ok
+
+
+def _built(folder, cc, key, source, flags):
     """The library's path in the cache, compiling it first if it is not there. Written
     to a temporary name and renamed: processes sharing the cache (MPI ranks, pytest
     workers) never load a half-written file."""
-    folder = _cache_dir()
     path = os.path.join(folder, f"{key}.so")
     if os.path.exists(path):
         return path
-    os.makedirs(folder, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=folder) as tmp:
         src, out = os.path.join(tmp, "k.c"), os.path.join(tmp, "k.so")
         with open(src, "w") as f:
             f.write(source)
-        done = subprocess.run([cc, *FLAGS, "-o", out, src, "-lm"], capture_output=True,
+        done = subprocess.run([cc, *flags, "-o", out, src, "-lm"], capture_output=True,
                               text=True, timeout=120)
         if done.returncode != 0:
             raise RuntimeError(f"dispatchtorch cpu: the C compiler {cc} rejected a generated "

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
+from . import c_sum
 from . import parallel as P
 from .blas_sums import _ones
 from .blas_threads import BLAS
@@ -167,6 +168,32 @@ def _full_sum_by_rows(out, x):
         out[...] = np.add.reduce(rows[:nrows])
 
 
+def _c_sum_one(flat, partials):
+    c_sum.sum_blocks(flat, partials, 1)
+
+
+def _c_sum_team(flat, partials):
+    c_sum.sum_blocks(flat, partials, P.POOL.threads)
+
+
+def _full_sum(out, x):
+    """A full sum of a large contiguous float array: c_sum.py's C blocks where a compiler
+    is, on one thread or on the pool's thread count, whichever was faster lately (an
+    OpenMP team waits at its end for a worker the machine's other jobs descheduled);
+    the row sums below without a compiler."""
+    if not c_sum.available(x.dtype):
+        return _full_sum_by_rows(out, x)
+    flat = x.reshape(-1)
+    partials = c_sum.blocks(flat)
+    threads = P.POOL.threads
+    if threads == 1:
+        _c_sum_one(flat, partials)
+    else:
+        SUM_CHOICE.run(("c", out.dtype.char, partials.size.bit_length(), threads),
+                       _c_sum_one, _c_sum_team, flat, partials)
+    out[...] = np.add.reduce(partials)
+
+
 def reduce_large(kernel, ufunc, accumulate_dtype, out, x, dims, keepdim):
     """kernel(out, x, dims=, keepdim=) for a large x: a full reduction by columns and
     per-chunk partials; a reduction that keeps axis 0 as independent chunks of out."""
@@ -176,7 +203,7 @@ def reduce_large(kernel, ufunc, accumulate_dtype, out, x, dims, keepdim):
     full = len(dims) == x.ndim
     if full and x.dtype.kind == "f" and out.dtype == x.dtype and x.flags.c_contiguous:
         if ufunc is np.add:
-            return _full_sum_by_rows(out, x)
+            return _full_sum(out, x)
         if ufunc is not np.multiply:
             return _full_by_columns(out, x, reduce)
     cut = P.split_axis(x.shape, x.size)

@@ -6,6 +6,7 @@ import math
 from ... import _dtype as D
 from ... import ops as _ops
 from ..._tensor import Tensor
+from ..attention._sdp_flags import SDP as _sdp
 from ...ops import nn_ops as N
 from ._activation import softmax
 from ._linear import dropout, linear
@@ -13,6 +14,10 @@ from ._linear import dropout, linear
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False):
+    if not _sdp["math"] and not _sdp["flash"]:          # nn.attention.sdpa_kernel's choice
+        raise RuntimeError("No viable backend for scaled_dot_product_attention was found. This "
+                           "is likely due to turning off both the math kernel and the fused "
+                           "kernels.")
     for name, t in (("query", query), ("key", key), ("value", value)):
         if not isinstance(t, Tensor) or t.dim() < 2:
             raise RuntimeError(f"scaled_dot_product_attention: {name} must be a tensor of at least "
