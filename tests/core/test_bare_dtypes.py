@@ -269,6 +269,9 @@ _CASES = {
     "var_dim": lambda m, d: m.ones(3).to(d).var(0), "log_softmax": lambda m, d: m.log_softmax(m.ones(3).to(d), 0),
     "isposinf": lambda m, d: m.ones(3).to(d).isposinf(), "mean_dim": lambda m, d: m.ones(3).to(d).mean(0),
     "mm": lambda m, d: m.mm(m.ones(2, 2).to(d), m.ones(2, 2).to(d)),
+    "view_bytes": lambda m, d: m.tensor([1.5, 2.0, 448.0]).to(d).view(m.uint8),
+    "from_bytes": lambda m, d: m.arange(16, dtype=m.uint8).view(d)[:3].to(m.float64),
+    "storage_nbytes": lambda m, d: m.ones(3).to(d).untyped_storage().nbytes(),
 }
 
 
