@@ -10,10 +10,13 @@ __version__ = "0.1.0"
 
 from . import _dtype
 from ._device import device
-from ._dtype import (bfloat16, dtype, finfo, float16, float32, float64, get_default_dtype, iinfo,
+from ._dtype import (bfloat16, dtype, finfo, float16, float32, float64, get_default_dtype,
                      int8, int16, int32, int64, promote_types, set_default_dtype, uint8)
+from ._finfo import iinfo  # noqa: F401  (torch.iinfo: refuses bool, as PyTorch's)
 from ._dtype import bool_ as bool  # noqa: A001  (torch.bool)
 from ._dtype import complex64, complex128  # noqa: F401
+from ._dtype import (float8_e4m3fn, float8_e4m3fnuz, float8_e5m2,  # noqa: F401
+                     float8_e5m2fnuz, float8_e8m0fnu, uint16, uint32, uint64)
 from ._repr import set_printoptions
 from ._shape import Size, broadcast_shapes
 from ._tensor import Tensor
@@ -69,6 +72,14 @@ nan, inf, pi, e, newaxis = _math.nan, _math.inf, _math.pi, _math.e, None  # torc
 
 def is_tensor(obj) -> bool:
     return isinstance(obj, Tensor)
+
+
+def is_inference(input) -> bool:
+    """Whether `input` was made in inference mode (torch.is_inference)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"is_inference(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    return input.is_inference()
 
 
 def is_floating_point(input) -> bool:

@@ -6,26 +6,33 @@ import builtins
 import ml_dtypes
 import numpy as np
 
-from .backend.dtypes import ALL_DTYPE_NAMES, DTYPE_NAMES, ITEMSIZE
+from .backend.dtypes import ALL_DTYPE_NAMES, DTYPE_NAMES, FLOAT8, ITEMSIZE, UNSIGNED
 
 # category order used by promotion: bool < integer < floating < complex
 BOOL, INT, FLOAT, COMPLEX = 0, 1, 2, 3
 
 _PT_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
              "int64": "Long", "float16": "Half", "bfloat16": "BFloat16", "float32": "Float",
-             "float64": "Double", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+             "float64": "Double", "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+             "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64",
+             "float8_e4m3fn": "Float8_e4m3fn", "float8_e5m2": "Float8_e5m2",
+             "float8_e4m3fnuz": "Float8_e4m3fnuz", "float8_e5m2fnuz": "Float8_e5m2fnuz",
+             "float8_e8m0fnu": "Float8_e8m0fnu"}
 # the C++ type names some PyTorch messages use ("float != double")
 _CPP_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
               "int32": "int", "int64": "long int", "float16": "c10::Half",
               "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double",
-              "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+              "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
+              "uint16": "uint16_t", "uint32": "uint32_t", "uint64": "uint64_t",
+              **{n: f"c10::{_PT_NAMES[n]}" for n in FLOAT8}}
+_UNSIGNED_NAMES = frozenset({"bool", "uint8", "float8_e8m0fnu"}) | frozenset(UNSIGNED)
 
 
 class dtype:
     """A tensor element type; compare with `is` or `==`."""
 
     __slots__ = ("name", "itemsize", "is_floating_point", "is_signed", "category", "np",
-                 "_promote", "_rank", "is_complex", "is_grad", "__weakref__")
+                 "_promote", "_rank", "is_complex", "is_grad", "bare", "__weakref__")
 
     def __init__(self, name, rank):
         self.name = name
@@ -36,9 +43,12 @@ class dtype:
         self.category = (BOOL if name == "bool" else FLOAT if self.is_floating_point
                          else COMPLEX if self.is_complex else INT)
         self.is_grad = self.is_floating_point or self.is_complex    # may require grad
-        self.is_signed = name not in ("bool", "uint8")
-        self.np = np.dtype(ml_dtypes.bfloat16) if name == "bfloat16" else np.dtype(name)
-        self._promote = {}
+        self.is_signed = name not in _UNSIGNED_NAMES
+        self.np = np.dtype(getattr(ml_dtypes, name) if name == "bfloat16" or name in FLOAT8
+                           else name)
+        # a bare dtype (uint16-64, float8): PyTorch stores it but computes in few ops
+        self.bare = name in UNSIGNED or name in FLOAT8
+        self._promote = _Promotions(self)
 
     def __repr__(self):
         return f"dispatchtorch.{self.name}"
@@ -70,22 +80,49 @@ class dtype:
         return _CPP_NAMES[self.name]
 
 
+class _Promotions(dict):
+    """a._promote: b -> promote_types(a, b). The pairs PyTorch refuses (float8 with any
+    other dtype, uint16-64 with anything but floats) are missing, so the common pairs
+    cost one plain dict lookup and a refused one raises PyTorch's error."""
+
+    __slots__ = ("of",)
+
+    def __init__(self, of):
+        super().__init__()
+        self.of = of
+
+    def __missing__(self, other):
+        a, b = self.of, other
+        kind = "Float8 Types" if a.name in FLOAT8 or b.name in FLOAT8 else \
+            "uint16, uint32, uint64 types"
+        raise RuntimeError(f"Promotion for {kind} is not supported, attempted to promote "
+                           f"{a.pt_name} and {b.pt_name}")
+
+
 _REAL_OF = {"complex64": "float32", "complex128": "float64"}
 _COMPLEX_OF = {"float32": "complex64", "float64": "complex128"}
 DTYPES = tuple(dtype(n, i) for i, n in enumerate(ALL_DTYPE_NAMES))
 BY_NAME = {d.name: d for d in DTYPES}
 (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
- complex64, complex128) = DTYPES
+ complex64, complex128, uint16, uint32, uint64, float8_e4m3fn, float8_e5m2, float8_e4m3fnuz,
+ float8_e5m2fnuz, float8_e8m0fnu) = DTYPES
+BARE_DTYPES = tuple(d for d in DTYPES if d.bare)
 
 
 def _by_name(name):
     return BY_NAME[name]
 
 
-def _promote_pair(a: dtype, b: dtype) -> dtype:
-    """torch.promote_types, derived from PyTorch's rules instead of a pasted table."""
+def _promote_pair(a: dtype, b: dtype) -> dtype | None:
+    """torch.promote_types, derived from PyTorch's rules instead of a pasted table;
+    None where PyTorch refuses the pair."""
     if a is b:
         return a
+    if a.bare or b.bare:    # float8: itself only; uint16-64: itself or a (non-float8) float
+        other = b if a.bare else a
+        if a.name in FLOAT8 or b.name in FLOAT8 or other.category != FLOAT:
+            return None
+        return other
     if a.category != b.category:
         hi, lo = (a, b) if a.category > b.category else (b, a)
         if hi.category == COMPLEX and lo.category == FLOAT:     # complex64 + float64
@@ -106,7 +143,9 @@ def _promote_pair(a: dtype, b: dtype) -> dtype:
 
 for _a in DTYPES:
     for _b in DTYPES:
-        _a._promote[_b] = _promote_pair(_a, _b)
+        _p = _promote_pair(_a, _b)
+        if _p is not None:
+            _a._promote[_b] = _p
 
 
 def promote_types(a: dtype, b: dtype) -> dtype:
@@ -220,34 +259,7 @@ def _combine(higher, lower):
     return higher
 
 
-class finfo:
-    """Machine limits of a floating dtype, as torch.finfo."""
-
-    def __init__(self, type=None):
-        d = to_dtype(type) if type is not None else _default_float
-        d = d.to_real()         # finfo(complex64) describes its float32 parts
-        if not d.is_floating_point:
-            raise TypeError(f"finfo: {d} is not a floating point type")
-        info = ml_dtypes.finfo(d.np) if d is bfloat16 else np.finfo(d.np)
-        self.dtype, self.bits = d, d.itemsize * 8
-        self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)
-        self.tiny = self.smallest_normal = float(info.tiny)
-        self.resolution = float(info.resolution)
-
-    def __repr__(self):
-        return f"finfo(min={self.min:g}, max={self.max:g}, eps={self.eps:g}, dtype={self.dtype.name})"
-
-
-class iinfo:
-    """Limits of an integer dtype, as torch.iinfo."""
-
-    def __init__(self, type):
-        d = to_dtype(type)
-        if d.is_floating_point:
-            raise TypeError(f"iinfo: {d} is not an integer type")
-        info = np.iinfo(np.uint8 if d is bool_ else d.np)
-        self.dtype, self.bits = d, d.itemsize * 8
-        self.min, self.max = (0, 1) if d is bool_ else (int(info.min), int(info.max))
-
-    def __repr__(self):
-        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype.name})"
+# machine limits live in their own module; `iinfo` here also takes bool (int_limits),
+# the public torch.iinfo (dispatchtorch/__init__.py) is _finfo.iinfo
+from ._finfo import finfo  # noqa: E402,F401
+from ._finfo import int_limits as iinfo  # noqa: E402,F401

@@ -10,9 +10,19 @@ from __future__ import annotations
 from ._run import make_view, record, record_view, strides_of
 from ._shape import contiguous_strides
 from ._tensor import Tensor
-from .autograd.grad_mode import STATE
+from .autograd.grad_mode import INFERENCE_MADE, STATE
 from .dispatch import OPS
 from .dispatch.registry import IN
+
+
+def check_not_inference(self):
+    """PyTorch refuses an in-place write into an inference tensor outside inference mode
+    (callers test INFERENCE_MADE[0] first: no inference tensor, nothing to check)."""
+    if not STATE.inference and self.is_inference():
+        raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not "
+                           "allowed.You can make a clone to get a normal tensor before doing "
+                           "inplace update.See https://github.com/pytorch/rfcs/pull/17 for more "
+                           "details.")
 
 
 def check_no_internal_overlap(self, name):
@@ -63,6 +73,8 @@ def commit_inplace(self, r, replaces=False):
     value unless r does (r computed from self, as by add_), and its gradient flows to r.
     replaces: r ignores self's old value (copy_), whose history then gets zeros, as
     from PyTorch's CopyBackwards, even when r requires grad."""
+    if INFERENCE_MADE[0]:
+        check_not_inference(self)
     self._place.bk.copy_(self._h, r._h)
     vc = self._vc()
     vc[0] += 1

@@ -61,7 +61,9 @@ def printoptions(**kwargs):
 class _Formatter:
     """One element width and notation for a whole tensor (PyTorch's `_Formatter`)."""
 
-    def __init__(self, values, floating):
+    def __init__(self, values, floating, zero=0.0):
+        """zero: what PyTorch's `ne(0)` compares with (float8_e8m0fnu has no 0: its 0 is
+        2**-127, which PyTorch then prints as `0.`)."""
         self.floating = floating
         self.int_mode = True
         self.sci_mode = False
@@ -72,7 +74,7 @@ class _Formatter:
                 self.max_width = max(self.max_width, len(f"{v}"))
             return
         flat = flat.astype(np.float64)
-        vals = flat[np.isfinite(flat) & (flat != 0)]
+        vals = flat[np.isfinite(flat) & (flat != zero)]
         if vals.size == 0:
             return
         mags = np.abs(vals)
@@ -168,7 +170,8 @@ def _values_str(a, dtype, indent):
     if getattr(dtype, "is_complex", False):
         fmt = _ComplexFormatter(shown)
     else:
-        fmt = _Formatter(shown, dtype.is_floating_point)
+        fmt = _Formatter(shown, dtype.is_floating_point,
+                         2.0 ** -127 if dtype.name == "float8_e8m0fnu" else 0.0)
     return _nested(a, indent, summarize, fmt)
 
 
@@ -189,7 +192,7 @@ def _with_suffixes(text, suffixes, indent):
 
 def _host_values(t):
     a = np.asarray(t._host())
-    if t._dtype.name == "bfloat16":
+    if t._dtype.name == "bfloat16" or t._dtype.bare and t._dtype.is_floating_point:
         a = a.astype(np.float32)
     return a
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ._shape import contiguous_strides, expand_strides
 from ._tensor import Tensor
-from .autograd.grad_mode import STATE
+from .autograd.grad_mode import INFERENCE_MADE, INFERENCE_REGIONS, STATE
 from .autograd.graph import Node
 from .dispatch import DECOMPOSE, OPS, kernel_error, resolve
 from .dispatch.registry import IN, NEEDS, OUT, PARAM
@@ -32,7 +32,15 @@ def wrap(h, shape, dt, place):
     t._shape = shape
     t._dtype = dt
     t._place = place
+    if INFERENCE_REGIONS[0] and STATE.inference:
+        mark_inference(t)
     return t
+
+
+def mark_inference(t):
+    """t was made in inference mode (Tensor.is_inference)."""
+    t._inference = True
+    INFERENCE_MADE[0] = True
 
 
 def storage_of(t):
@@ -212,6 +220,12 @@ def _save(op, getters, inputs, params, outs, edges):
         else:
             v = tuple([e is not None for e in edges])
         if isinstance(v, Tensor):
+            if INFERENCE_MADE[0] and v.is_inference() and not STATE.inference:
+                raise RuntimeError(
+                    "Inference tensors cannot be saved for backward. Please do not use Tensors "
+                    "created in inference mode in computation tracked by autograd. To work "
+                    "around this, you can make a clone to get a normal tensor and use it in "
+                    "autograd, or use `torch.no_grad()` instead of `torch.inference_mode()`.")
             vc = v._version
             if vc is None:
                 vc = v._version = [0]

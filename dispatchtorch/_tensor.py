@@ -46,6 +46,7 @@ class Tensor:
     _hooks = None
     _post_acc_hooks = None    # [hook(tensor)] run once backward has accumulated .grad (leaves)
     _retains = False
+    _inference = False    # made in inference mode (is_inference; views ask their base)
     __hash__ = object.__hash__
     __array_priority__ = 1000    # numpy defers `ndarray op tensor` to us
 
@@ -338,6 +339,11 @@ class Tensor:
         self._out_nr = 0
         return self
 
+    def is_inference(self):
+        """Whether this tensor (or the tensor it is a view of) was made in inference mode."""
+        base = self._base
+        return (self if base is None else base)._inference
+
     @property
     def data(self):
         return self.detach()
@@ -356,6 +362,8 @@ class Tensor:
         return self._place.bk.to_host(self._h)
 
     def numpy(self, *, force=False):
+        if self._dtype.bare and self._dtype.is_floating_point:     # as PyTorch: numpy has no float8
+            raise TypeError(f"Got unsupported ScalarType {self._dtype.pt_name}")
         if self._rg and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
@@ -368,7 +376,7 @@ class Tensor:
 
     def tolist(self):
         a = self._host()
-        if self._dtype.name == "bfloat16":
+        if self._dtype.name == "bfloat16" or self._dtype.bare and self._dtype.is_floating_point:
             a = a.astype(np.float32)
         return a.tolist()
 
@@ -377,7 +385,8 @@ class Tensor:
         if n != 1:
             raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
         v = self._host().reshape(())
-        return float(v) if self._dtype.name == "bfloat16" else v.item()
+        dt = self._dtype
+        return float(v) if dt.name == "bfloat16" or dt.bare and dt.is_floating_point else v.item()
 
     def __array__(self, dtype=None, copy=None):
         a = self.detach()._host() if self._place.type == "cpu" else np.array(self._host())
@@ -461,7 +470,7 @@ class Tensor:
     def __reduce_ex__(self, protocol):
         from . import serialization
         return (getattr(serialization, self._rebuilder),
-                (self.detach().cpu().numpy().copy(), str(self.device), self._rg))
+                (np.array(self.detach().cpu()._host()), str(self.device), self._rg))
 
     def __setstate__(self, state):
         self.__dict__.update(state)

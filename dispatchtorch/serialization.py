@@ -28,7 +28,10 @@ _META_KEY = "dispatchtorch"
 # safetensors dtype names
 _ST_NAMES = {"bool": "BOOL", "uint8": "U8", "int8": "I8", "int16": "I16", "int32": "I32",
              "int64": "I64", "float16": "F16", "bfloat16": "BF16", "float32": "F32",
-             "float64": "F64", "complex64": "C64"}
+             "float64": "F64", "complex64": "C64", "uint16": "U16", "uint32": "U32",
+             "uint64": "U64", "float8_e4m3fn": "F8_E4M3", "float8_e5m2": "F8_E5M2",
+             "float8_e4m3fnuz": "F8_E4M3FNUZ", "float8_e5m2fnuz": "F8_E5M2FNUZ",
+             "float8_e8m0fnu": "F8_E8M0"}
 _FROM_ST = {v: k for k, v in _ST_NAMES.items()}
 
 
@@ -59,7 +62,8 @@ def _encode(obj, arrays, path="obj", memo=None):
         if memo is not None and id(obj) in memo:
             return memo[id(obj)][0]
         name = f"t{len(arrays)}"
-        host = np.asarray(obj.detach().cpu().numpy(), order="C")   # (ascontiguousarray makes 0-d 1-d)
+        # (_host, not numpy(): float8 has no numpy() in PyTorch; ascontiguousarray makes 0-d 1-d)
+        host = np.asarray(obj.detach().cpu()._host(), order="C")
         # safetensors has C64 but no complex128: stored as float64 (..., 2) pairs
         arrays[name] = host if host.dtype != np.complex128 else host.reshape(-1).view(
             np.float64).reshape(host.shape + (2,))

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 import numpy as np
 
 import dispatchtorch as torch
-from dispatchtorch.backend import ALL_DTYPE_NAMES, DTYPE_NAMES, compatible
+from dispatchtorch.backend import ALL_DTYPE_NAMES, BARE, DTYPE_NAMES, compatible
 from dispatchtorch.dispatch import OPS
 
 from . import dtypes as DT
@@ -197,8 +197,33 @@ def kernel_error(target):
             "after a kernel raised, tensors allocated before it changed")
 
 
+def _same_bytes(actual, expected, what):
+    _expect(actual.dtype == expected.dtype and actual.shape == expected.shape,
+            f"{what}: {actual.dtype} {list(actual.shape)}, expected {expected.dtype} "
+            f"{list(expected.shape)}")
+    same = np.ascontiguousarray(actual).view(np.uint8) == np.ascontiguousarray(expected).view(np.uint8)
+    _expect(bool(same.all()), f"{what}: {int((~same).sum())} bytes changed")
+
+
+def bare_roundtrip(target, dtype):
+    """A bare dtype (uint16-64, float8) the device claims: from_host / to_host, tensor(x,
+    device).cpu() and a strided view keep every byte (every float8 bit pattern)."""
+    bk, idx = target.rt.backend, target.index
+    host = DT.bare_values(dtype)
+    _same_bytes(np.asarray(bk.to_host(bk.from_host(host, idx))), host,
+                "backend.to_host(backend.from_host(x))")
+    t = torch.tensor(host, device=target.device)
+    _same_bytes(np.asarray(t.cpu()), host, "tensor(x, device).cpu()")
+    _same_bytes(np.asarray(t.T[1:, ::2].cpu()), np.ascontiguousarray(host.T[1:, ::2]),
+                "a transposed, stepped view copied to the CPU")
+    e = torch.empty((3, 0), dtype=getattr(torch, dtype), device=target.device)
+    _expect(tuple(e.cpu().shape) == (3, 0), "torch.empty((3, 0)) on the device lost its shape")
+    bk.synchronize(idx)
+
+
 PER_BACKEND = {"devices": devices, "kernel-error": kernel_error, "views": views}
 PER_DTYPE = {"roundtrip": roundtrip, "zero-size": zero_size, "to": transfers}
+PER_BARE_DTYPE = {"bare-roundtrip": bare_roundtrip}
 
 
 def names(target_dtypes=DTYPE_NAMES):
@@ -206,6 +231,8 @@ def names(target_dtypes=DTYPE_NAMES):
     out = list(PER_BACKEND)
     for name in PER_DTYPE:
         out += [f"{name}/{d}" for d in DT.ALL if d in target_dtypes]
+    for name in PER_BARE_DTYPE:
+        out += [f"{name}/{d}" for d in BARE if d in target_dtypes]
     return out
 
 
@@ -220,7 +247,7 @@ def run_one(target, check_id):
                 PER_BACKEND[name](target)
                 outcome, message = "pass", ""
         else:
-            PER_DTYPE[name](target, dtype)
+            (PER_BARE_DTYPE.get(name) or PER_DTYPE[name])(target, dtype)
             outcome, message = "pass", ""
     except ContractFailure as exc:
         outcome, message = "fail", str(exc)

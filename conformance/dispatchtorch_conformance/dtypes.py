@@ -3,11 +3,25 @@ from __future__ import annotations
 
 import ml_dtypes
 import numpy as np
-from dispatchtorch.backend import DTYPE_NAMES, FLOATING, INTEGRAL
+from dispatchtorch.backend import BARE, DTYPE_NAMES, FLOAT8, FLOATING, INTEGRAL
 
 ALL = tuple(DTYPE_NAMES)
 NP = {n: np.dtype(ml_dtypes.bfloat16) if n == "bfloat16" else np.dtype(n) for n in ALL}
 _BY_NP = {v: k for k, v in NP.items()}
+# the bare dtypes (uint16-64, float8: docs/dtypes.md): only the contract's storage checks
+# run on them, on a device that claims them; the op x dtype table stays ALL
+BARE_NP = {n: np.dtype(getattr(ml_dtypes, n) if n in FLOAT8 else n) for n in BARE}
+
+
+def bare_values(name) -> np.ndarray:
+    """Every float8 bit pattern (NaNs, -0.0, extremes), or an unsigned type's extremes
+    and a spread between, as a (16, k) array."""
+    npd = BARE_NP[name]
+    if name in FLOAT8:
+        return np.arange(256, dtype=np.uint8).view(npd).reshape(16, 16)
+    hi = int(np.iinfo(npd).max)
+    return np.array([0, 1, 2, hi // 3, hi // 2, hi - 1, hi, 255, 256, 65535], dtype=npd) \
+        .repeat(8).reshape(16, 5)
 SHORT = {"bool": "bool", "uint8": "u8", "int8": "i8", "int16": "i16", "int32": "i32",
          "int64": "i64", "float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64": "f64"}
 

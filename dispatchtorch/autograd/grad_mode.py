@@ -22,6 +22,15 @@ class _State(threading.local):
 
 STATE = _State()
 
+# Inference tensors (Tensor.is_inference): the tensor-making paths mark what they make
+# while this thread is in inference mode. They read INFERENCE_REGIONS (the number of
+# inference_mode regions open in any thread) before the per-thread STATE, so outside
+# inference mode a made tensor costs one list index. INFERENCE_MADE: whether any
+# inference tensor exists yet (the autograd and in-place checks read only that before).
+INFERENCE_REGIONS = [0]
+INFERENCE_MADE = [False]
+_regions_lock = threading.Lock()
+
 
 def is_grad_enabled() -> bool:
     return STATE.enabled
@@ -91,17 +100,26 @@ class set_grad_enabled(_Mode):
 
 
 class inference_mode(_Mode):
-    """Like no_grad (tensors made inside are never recorded); mode=False is a no-op."""
+    """no_grad whose tensors are inference tensors (Tensor.is_inference); mode=False
+    leaves inference mode inside an enclosing one and enables grad, as PyTorch's."""
 
     def __init__(self, mode: bool = True):
         self._mode = bool(mode)
-        self._enable = not self._mode if self._mode else STATE.enabled
-        self._inference = True if self._mode else None
+        self._enable = not self._mode
+        self._inference = self._mode
 
     def __enter__(self):
-        if not self._mode:
-            self._enable = STATE.enabled
+        if self._mode:
+            with _regions_lock:
+                INFERENCE_REGIONS[0] += 1
         super().__enter__()
+
+    def __exit__(self, *exc):
+        super().__exit__(*exc)
+        if self._mode:
+            with _regions_lock:
+                INFERENCE_REGIONS[0] -= 1
+        return False
 
     def _args(self):
         return (self._mode,)

@@ -11,14 +11,16 @@ import builtins
 import numpy as np
 
 from .. import _dtype as D
-from .._run import (any_requires_grad, decompose, execute1, kernel_error, launch, operand_handle,
+from .._run import (any_requires_grad, decompose, execute1, kernel_error, launch, mark_inference,
+                    operand_handle,
                     record, resolve, same_place, to_place, wrap)
-from .._inplace import (check_no_internal_overlap, commit_inplace, inplace_needs_graph,
-                        self_for_rule)
+from .._inplace import (check_no_internal_overlap, check_not_inference, commit_inplace,
+                        inplace_needs_graph, self_for_rule)
 from .._shape import broadcast_shapes2
 from .._tensor import Tensor
-from ..autograd.grad_mode import STATE
+from ..autograd.grad_mode import INFERENCE_MADE, INFERENCE_REGIONS, STATE
 from ..dispatch import DECOMPOSE, OpDef, register_op
+from ._bare_support import refusal as bare_refusal, runs as bare_runs
 from .casts import _cast
 
 _new = object.__new__
@@ -61,7 +63,7 @@ class Elementwise:
         allowed = _CATEGORIES["all" if self.promote == "int_to_float" else self.dtypes]
         table = {}
         for d in D.DTYPES:
-            if d.category not in allowed:
+            if d.category not in allowed or d.bare and not bare_runs(self.name, d):
                 continue
             c = d
             if self.promote == "int_to_float" and d.category != D.FLOAT:
@@ -70,6 +72,8 @@ class Elementwise:
         self.table = table
 
     def dtype_error(self, dt):
+        if dt.bare:
+            return bare_refusal(self.name, dt)
         if self.error:
             return RuntimeError(self.error)
         # PyTorch raises NotImplementedError when an op has no kernel for a dtype
@@ -266,6 +270,8 @@ def binary(spec, a, b):
     r._shape = shape
     r._dtype = od
     r._place = place
+    if INFERENCE_REGIONS[0] and STATE.inference:
+        mark_inference(r)
     if track and od.is_grad:
         record(op, (a, b), _NOPARAMS, (r,))
     return r
@@ -327,6 +333,8 @@ def inplace(spec, self, *others):
     """self = op(self, *others), written into self's memory."""
     if not isinstance(self, Tensor):
         raise _bad_operand(spec.name + "_", self)
+    if INFERENCE_MADE[0]:
+        check_not_inference(self)
     if self._stride is not None:
         check_no_internal_overlap(self, spec.name + "_")
     place = self._place

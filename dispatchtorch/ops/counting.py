@@ -10,6 +10,7 @@ from ._composite import composite, run
 from ._args import check_tensor
 from .sorting import _sort
 from . import creation, memory, scans, views
+from ._bare_support import check_op as bare_check
 
 
 def _group_starts(rows):
@@ -95,6 +96,8 @@ def _unique_args(input, dim, name):
 
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
     dim = _unique_args(input, dim, "unique")
+    if input._dtype.bare:
+        bare_check("unique", input._dtype)
     return run(UNIQUE, (input,), {"sorted": sorted, "return_inverse": return_inverse,
                                   "return_counts": return_counts, "dim": dim})
 
@@ -123,6 +126,8 @@ BINCOUNT = composite("bincount", _bincount, kind="indexing", args=("x", "weights
 
 def bincount(input, weights=None, minlength=0):
     check_tensor(input, "bincount")
+    if input._dtype.bare:
+        bare_check("bincount", input._dtype)
     if input.dim() != 1 or input.dtype.is_floating_point or input.dtype is D.bool_ or \
             (input.numel() and int(input.min().item()) < 0):
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")

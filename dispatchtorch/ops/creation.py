@@ -20,6 +20,7 @@ from .._run import wrap
 from .._shape import as_shape
 from .._tensor import Tensor
 from ._out import takes_out
+from ._bare_support import check_op as bare_check
 
 _default_device = [None]
 
@@ -47,6 +48,12 @@ def _finish(t, requires_grad):
 def _from_host(arr, dt, device, requires_grad=False, op="tensor"):
     place = _place(device)
     place.check_dtype(dt, op)
+    if dt.bare and dt.is_floating_point and np.asarray(arr).dtype != dt.np:
+        # float8 from other values: the backend rounds them (c10's way)
+        f32 = np.asarray(arr, dtype=np.float32, order="C")
+        h = place.empty(f32.shape, dt.name, place.index)
+        place.bk.copy_(h, place.bk.from_host(f32, place.index))
+        return _finish(wrap(h, f32.shape, dt, place), requires_grad)
     arr = np.asarray(arr, dtype=dt.np, order="C")
     return _finish(wrap(place.bk.from_host(arr, place.index), arr.shape, dt, place), requires_grad)
 
@@ -157,6 +164,12 @@ def _check_fits(arr, dt):
     if dt.category != D.INT or not arr.size or arr.dtype.kind not in "iuf":
         return
     info = D.iinfo(dt)
+    if dt is D.uint64:                  # PyTorch's parser reads an unsigned long long
+        if arr.dtype.kind == "f":
+            raise TypeError("an integer is required")
+        if int(arr.min()) < 0:
+            raise OverflowError("can't convert negative int to unsigned")
+        return
     if arr.dtype.kind == "f":
         with np.errstate(invalid="ignore"):
             ok = not np.isnan(arr).any() and info.min <= arr.min() and arr.max() <= info.max
@@ -173,6 +186,8 @@ def _check_fits(arr, dt):
 def _cast_host(arr, dt):
     if arr.dtype == dt.np:
         return arr
+    if dt.bare and dt.is_floating_point:     # float8: float32 here, the backend rounds
+        dt = D.float32
     with np.errstate(all="ignore"):
         return arr.astype(dt.np)
 
@@ -352,6 +367,8 @@ def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=
         dt = D.get_default_dtype() if floating else D.int64
     else:
         dt = D.to_dtype(dtype)
+    if dt.bare:
+        bare_check("arange", dt)
     if not dt.is_floating_point and dtype is not None and dt is D.int64:
         # PyTorch reads every bound as int64 first when asked for int64
         start, end, step = int(start), int(end), int(step)
@@ -394,6 +411,8 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False,
     if not cplx:
         start, end = _number(start, "start"), _number(end, "end")
     dt = _dtype_or(dtype, D.default_complex_dtype() if cplx else D.get_default_dtype())
+    if dt.bare:
+        bare_check("linspace", dt)
     values = np.empty(steps, dtype=np.complex128 if cplx or dt.is_complex else np.float64)
     if steps == 1:
         values[:] = start
@@ -412,6 +431,8 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False,
 @takes_out("logspace", "cast", factory=True)
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
     dt = _dtype_or(dtype, D.get_default_dtype())
+    if dt.bare:
+        bare_check("logspace", dt)
     exps = linspace(start, end, steps, dtype=D.float64)._host()
     return _from_host(_cast_host(np.power(base, exps), dt), dt, device, requires_grad, "logspace")
 
@@ -422,6 +443,8 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None, la
     if n < 0 or (m is not None and m < 0):
         raise RuntimeError(f"eye: n and m must be non-negative, got {n}, {m}")
     dt = _dtype_or(dtype, D.get_default_dtype())
+    if dt.bare:
+        bare_check("eye", dt)
     return _from_host(np.eye(n, n if m is None else m, dtype=dt.np), dt, device, requires_grad, "eye")
 
 

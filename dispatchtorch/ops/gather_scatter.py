@@ -21,6 +21,7 @@ from .nonzero_coords import ARGWHERE, NONZERO, argwhere, nonzero  # noqa: F401  
 from .reduction_prims import AMAX, AMIN, _ALL_DIMS, _reduce
 from . import counting, creation, memory, pointwise, scans
 from .memory import write_into
+from ._bare_support import check_op as bare_check
 
 # -- gather / scatter ------------------------------------------------------------------------------
 
@@ -136,6 +137,10 @@ def _check_gather_shapes(x, d, index, op):
 @takes_out("gather", "exact", "any")
 def gather(input, dim, index, *, sparse_grad=False, out=None):
     d = norm_dim(dim, input.dim(), "gather")
+    if input._dtype.bare:
+        if input._dtype.is_floating_point and input.dim() == 1:     # PyTorch's 1-d path
+            bare_check("gather_expanded_index", input._dtype)
+        bare_check("gather", input._dtype)
     if not isinstance(index, Tensor) or index.numel():   # PyTorch checks no shape for an empty index
         _check_gather_shapes(input, d, index, "gather")
     index = check_index(index, input._shape[d] if input.dim() else 1, "gather", d)
@@ -216,6 +221,8 @@ def _narrow_to(src, shape):
 @form_of(SCATTER)
 @takes_out("scatter", dtype="exact")
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
+    if input._dtype.bare:
+        bare_check("scatter", input._dtype)
     if src is None:
         src = value
     if reduce is not None:
@@ -337,6 +344,8 @@ def index_select(input, dim, index, *, out=None):
     if input.is_sparse:                 # a class attribute: dispatchtorch.sparse's own
         return sparse_call("index_select", None, (input, dim, index), {"out": out})
     d = norm_dim(dim, input.dim(), "index_select")
+    if input._dtype.bare and input.dim() <= 1 and not input._dtype.is_floating_point:
+        bare_check("index_select", input._dtype)    # PyTorch's 1-d path has no uint16-64
     index = _vector_index(index, "index_select")
     if index._dtype not in (D.int64, D.int32):
         raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
@@ -426,6 +435,8 @@ def _index_add_args(input, dim, index, op, source):
 @takes_out("index_add", dtype="exact")
 def index_add(input, dim, index, source, *, alpha=1):
     d, index = _index_add_args(input, dim, index, "index_add", source)
+    if input._dtype.bare:
+        bare_check("index_add", input._dtype)
     return run_composite(INDEX_ADD, (input, index, source), {"dim": d, "alpha": alpha})
 
 
@@ -492,6 +503,8 @@ INDEX_FILL = composite(
 @form_of(INDEX_FILL)
 def index_fill(input, dim, index, value):
     d = norm_dim(dim, input.dim(), "index_fill")
+    if input._dtype.bare:
+        bare_check("index_fill", input._dtype)
     if isinstance(value, Tensor) and value.dim() != 0:
         raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got "
                            f"tensor with {value.dim()} dimension(s).")
@@ -523,6 +536,8 @@ MASKED_FILL = composite(
 def masked_fill(input, mask, value):
     if isinstance(mask, Tensor) and isinstance(input, Tensor):
         broadcast_shapes2(input._shape, mask._shape, "masked_fill")
+        if input._dtype.bare:
+            bare_check("masked_fill", input._dtype)
     value = _mask_value(input, mask, _fill_value(value, input.dtype, "masked_fill"),
                         "masked_fill_")
     return decompose(MASKED_FILL, (input, mask, value), {})
@@ -554,6 +569,8 @@ def masked_select(input, mask, *, out=None):
     if not isinstance(mask, Tensor) or mask.dtype is not D.bool_:
         raise RuntimeError(f"masked_select: expected BoolTensor for mask")
     broadcast_shapes2(mask._shape, input._shape, "masked_select")
+    if input._dtype.bare:
+        bare_check("masked_select", input._dtype)
     return decompose(MASKED_SELECT, (input, mask), {})
 
 

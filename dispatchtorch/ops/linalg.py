@@ -8,6 +8,7 @@ from .._shape import broadcast_shapes
 from .._tensor import Tensor
 from ..dispatch.registry import prim_row
 from ._out import takes_out
+from ._bare_support import check_op as bare_check
 
 
 def _matmul_grad(g, a, b, needs):
@@ -30,6 +31,8 @@ def _check(a, b, op):
                            f"{a.dtype.cpp_name} != {b.dtype.cpp_name}")
     if a.dtype.name == "bool":
         raise RuntimeError(f"{op}: not implemented for 'Bool'")
+    if a.dtype.bare:                 # (.dtype: a may be a sparse tensor)
+        bare_check("matmul", a.dtype)
 
 
 def _batched(a, b):
@@ -117,6 +120,8 @@ DOT = composite("dot", lambda a, b: _batched(a.unsqueeze(0), b.unsqueeze(1)).res
 def dot(input, other):
     _need(input, "input", "dot")
     _need(other, "tensor", "dot")
+    if input.dtype.bare:
+        bare_check("dot", input.dtype)
     if input.dim() != 1 or other.dim() != 1:
         raise RuntimeError(f"dot: 1D tensors expected, but got {input.dim()}D and {other.dim()}D "
                            f"tensors")

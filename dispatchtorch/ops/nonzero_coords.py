@@ -11,6 +11,7 @@ from ..dispatch.registry import Forms, form_of, prim_row
 from ._composite import composite, written_forms
 from . import creation
 from ._out import takes_out
+from ._bare_support import check_op as bare_check
 
 ONLY = Forms(written=True, inplace=False)
 NONZERO = prim_row("nonzero", kind="indexing", data_dependent=True, forms=ONLY)
@@ -19,6 +20,8 @@ NONZERO = prim_row("nonzero", kind="indexing", data_dependent=True, forms=ONLY)
 @form_of(NONZERO)
 @takes_out("nonzero", "exact", "any")
 def nonzero(input, *, out=None, as_tuple=False):
+    if input._dtype.bare:
+        bare_check("nonzero", input._dtype)
     count = int((input != 0).sum().item())
     place = input._place
     coords = apply(NONZERO, place, (input,), (input._h,), (((count, input.dim()), D.int64),))

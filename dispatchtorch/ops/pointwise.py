@@ -20,6 +20,7 @@ from ._args import write_out
 from . import creation, nonzero_coords
 from ._out import takes_out
 from .._sparse_forms import SparseOperand, call as sparse_call
+from ._bare_support import CLASSIFIER_RUNS, check_op as bare_check
 
 
 def _unary_fn(spec):
@@ -511,8 +512,9 @@ def _shift(spec, left):
     def fn(input, other, *, out=None):
         dt = result_type(input, other)
         a = input
-        if dt is D.bool_ or dt.is_floating_point:
-            raise NotImplementedError(f"\"{name}\" not implemented for '{dt.pt_name}'")
+        if dt is D.bool_ or dt.is_floating_point or dt.bare:    # PyTorch's kernel names
+            raise NotImplementedError(f"\"{'l' if left else 'r'}shift_cpu\" not implemented for "
+                                      f"'{dt.pt_name}'")
         bits = dt.itemsize * 8
         if not isinstance(other, Tensor):
             if 0 <= other < bits:
@@ -588,6 +590,9 @@ def clamp(input, min=None, max=None, *, out=None, _op="clamp"):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     _tensor_arg(_op, "input", input, 1)
+    if input._dtype.bare:
+        bare_check("clamp" if min is not None and max is not None else
+                   "clamp_min" if min is not None else "clamp_max", input._dtype)
     if result_type(input, *(b for b in (min, max) if b is not None)) is D.bool_:
         raise NotImplementedError(f"\"{_op}\" not implemented for 'Bool'")
     return write_out(out, decompose(CLAMP, (input, min, max), {}))
@@ -617,6 +622,8 @@ LOGICAL_NOT = _composite("logical_not", lambda x: unary(E.bitwise_not, _truth(x)
 
 def logical_not(input, *, out=None):
     _tensor_arg("logical_not", "input", input, 1)
+    if input._dtype.bare:
+        bare_check("logical_not", input._dtype)
     return write_out(out, _run_composite(LOGICAL_NOT, (input,), {}))
 
 
@@ -630,6 +637,9 @@ def _logical(spec):
         _tensor_arg(name, "input", input, 1)
         _tensor_arg(name, "other", other, 2)
         _broadcasts(input, other, name)
+        for x in (input, other):
+            if x._dtype.bare:
+                bare_check(name, x._dtype)
         return write_out(out, _run_composite(row, (input, other), {}))
     fn.__name__ = fn.__qualname__ = name
     return fn
@@ -649,6 +659,12 @@ def _classifier(name, floating, doc):
 
     def fn(input):
         _tensor_arg(name, "input", input, 1)
+        dt = input._dtype
+        if dt.bare and dt.is_floating_point and name != "isnan":
+            if dt.name not in CLASSIFIER_RUNS.get(name, ()):
+                bare_check(name, dt)
+            if dt.name == "float8_e8m0fnu":     # isfinite: NaN but no infinities
+                return input == input
         return _run_composite(row, (input,), {})
     fn.__name__ = fn.__qualname__ = name
     return fn
@@ -686,8 +702,9 @@ def logit(input, eps=None, *, out=None):
 def lerp(input, end, weight, *, out=None):
     _tensor_arg("lerp", "input", input, 1)
     _tensor_arg("lerp", "end", end, 2)
-    if not input._dtype.is_grad:
-        raise NotImplementedError(f"\"lerp\" not implemented for '{input.dtype.pt_name}'")
+    if not input._dtype.is_grad or input._dtype.bare:      # PyTorch's kernel names
+        kernel = "lerp_kernel_tensor" if isinstance(weight, Tensor) else "lerp_kernel_scalar"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{input.dtype.pt_name}'")
     if end._dtype is not input._dtype:
         raise RuntimeError(f"lerp: expected dtype {input.dtype.name.replace('float32', 'float')} for `end` "
                            f"but got dtype {end.dtype.name.replace('float32', 'float')}")
@@ -702,6 +719,8 @@ def lerp(input, end, weight, *, out=None):
 
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
     _tensor_arg("nan_to_num", "input", input, 1)
+    if input._dtype.bare:
+        bare_check("nan_to_num", input._dtype)
     return write_out(out, decompose(E.NAN_TO_NUM, (input,),
                                     {"nan": nan, "posinf": posinf, "neginf": neginf}))
 

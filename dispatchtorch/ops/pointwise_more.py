@@ -15,6 +15,7 @@ from ..dispatch.registry import Forms, form_of
 from ._elementwise import _SPECS as _ROWS, binary, define, result_type
 from ._out import takes_out
 from .pointwise import forms_of, write_out
+from ._bare_support import check_op as bare_check
 
 F = dict(dtypes="float", promote="int_to_float")
 FN = Forms()
@@ -189,6 +190,8 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
             raise TypeError(f"isclose(): argument '{n}' must be Tensor, not {type(x).__name__}")
     if input.dtype is not other.dtype:
         raise RuntimeError(f"{input.dtype.pt_name} did not match {other.dtype.pt_name}")
+    if input._dtype.bare and input._dtype.is_floating_point:
+        bare_check("isclose", input._dtype)
     if rtol < 0:
         raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
     if atol < 0:
@@ -200,10 +203,20 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return bool(isclose(input, other, rtol, atol, equal_nan).all())
 
 
+def _same_memory(a, b):
+    """a and b read the same elements of one storage."""
+    sa = a._h if a._storage is None else a._storage
+    sb = b._h if b._storage is None else b._storage
+    return sa is sb and a._offset == b._offset and a._stride == b._stride and \
+        a._shape == b._shape
+
+
 def equal(input, other):
     for n, x in (("input", input), ("other", other)):
         if not isinstance(x, Tensor):
             raise TypeError(f"equal(): argument '{n}' must be Tensor, not {type(x).__name__}")
+    if input._dtype.bare and _same_memory(input, other):
+        bare_check("equal", input._dtype)   # PyTorch's aliased-tensor NaN check has no float8
     if input.shape != other.shape:
         return False
     return bool((input == other).all())

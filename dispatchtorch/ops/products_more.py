@@ -14,6 +14,7 @@ from ._composite import composite, inplace_variant, run
 from .linalg import _batched, _scaled_sum, matmul
 from .norms import vector_norm
 from ._out import takes_out
+from ._bare_support import check_op as bare_check
 
 L = dict(kind="linalg")
 
@@ -134,6 +135,8 @@ TRACE = composite("trace", lambda x: x.diagonal().sum(), args=("x",), **L,
 
 def trace(input):
     _tensor(input, "input", "trace")
+    if input._dtype.bare:
+        bare_check("trace", input._dtype)
     if input.dim() != 2:
         raise RuntimeError("trace: expected a matrix, but got tensor with dim " f"{input.dim()}")
     return run(TRACE, (input,), {})

@@ -21,12 +21,13 @@ from . import random as R
 from .creation import _cast_host, _dtype_or, _from_host, _like, _place, empty, size_arg
 from .memory import copy_
 from ._out import takes_out
+from ._bare_support import check_op as bare_check
 
 
 def _float_dtype(dtype, op):
     dt = _dtype_or(dtype, D.get_default_dtype())
-    if not dt.is_grad:
-        raise RuntimeError(f"\"{op}\" not implemented for '{dt.pt_name}'")
+    if not dt.is_grad or dt.bare:       # PyTorch 2.13 draws no integer or float8 values here
+        raise NotImplementedError(f"\"{op}\" not implemented for '{dt.pt_name}'")
     return dt
 
 
@@ -102,6 +103,8 @@ def randint(*args, size=None, generator=None, dtype=None, device=None, requires_
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     dt = _dtype_or(dtype, D.int64)
     shape = tuple(size)
+    if dt.bare:
+        bare_check("random", dt)
     if _shape_only(device):
         return empty(shape, dtype=dt, device=device, requires_grad=requires_grad)
     values = R.draw(generator, S.random_from_to, _numel(shape), int(low), int(high) - int(low),
@@ -124,6 +127,8 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False,
         raise RuntimeError(f"randperm(): Trying to create tensor with negative dimension {n}: "
                            f"[{n}]")
     dt = _dtype_or(dtype, D.int64)
+    if dt.bare:
+        bare_check("randperm", dt)
     return _drawn(R.draw(generator, S.randperm, n), (n,), dt, device, requires_grad, "randperm")
 
 
@@ -178,6 +183,8 @@ def _check_probs(probs, op):
 
 @takes_out("bernoulli", "cast", factory=True)
 def bernoulli(input, p=None, *, generator=None, out=None):
+    if input._dtype.bare:
+        bare_check("bernoulli", input._dtype)
     if p is not None:
         return empty(input._shape, dtype=input.dtype, device=input.device).bernoulli_(
             p, generator=generator)
@@ -237,12 +244,16 @@ def _fill_random(self, draw, *args, generator=None):
 
 
 def uniform_(self, a=0.0, b=1.0, *, generator=None):
+    if self._dtype.bare:
+        bare_check("uniform", self._dtype)
     if a > b:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a} > to={b}")
     return _fill_random(self, S.uniform, self.dtype.name, a, b, self.dtype.np, generator=generator)
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
+    if self._dtype.bare:
+        bare_check("normal", self._dtype)
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     return _fill_random(self, S.normal, self.dtype.name, mean, std, self.is_contiguous(),
@@ -269,6 +280,8 @@ def _random_max(dt):
 
 def random_(self, from_=0, to=None, *, generator=None):
     dt = self.dtype
+    if dt.bare:
+        bare_check("random", dt)
     if to is None and from_ == 0:
         wide = dt.name in ("float64", "int64")
         return _fill_random(self, S.random_full, _random_max(dt) + 1, wide, generator=generator)

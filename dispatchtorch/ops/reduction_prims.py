@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from .. import _dtype as D
 from .._sparse_forms import call as sparse_call
-from .._run import decompose, kernel_error, record, resolve, storage_of
+from .._run import decompose, kernel_error, mark_inference, record, resolve, storage_of
 from .._run import make_view
 from .._shape import check_keepdim, norm_dims, reduced_shape
 from .._tensor import Tensor
-from ..autograd.grad_mode import STATE
+from ..autograd.grad_mode import INFERENCE_REGIONS, STATE
 from ..dispatch import DECOMPOSE, OpDef, register_op
 from ._args import check_tensor, write_out
+from ._bare_support import check_op as bare_check
 
 _new = object.__new__
 
@@ -112,6 +113,8 @@ def _reduce(op, input, dims, keepdim, out_dtype):
     r._shape = out_shape
     r._dtype = out_dtype
     r._place = place
+    if INFERENCE_REGIONS[0] and STATE.inference:
+        mark_inference(r)
     if track and out_dtype.is_grad:
         record(op, (input,), {"dims": dims, "keepdim": keepdim, "shape": input._shape}, (r,))
     return r
@@ -141,7 +144,11 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
         if input.is_sparse:             # a class attribute: dispatchtorch.sparse's sum
             return sparse_call("sum", None, (input, dim, keepdim), {"dtype": dtype, "out": out})
     if dtype is None:
-        dt = input._dtype if input._dtype.is_grad else D.int64
+        dt = input._dtype
+        if not dt.is_grad:
+            dt = D.int64
+        elif dt.bare:                   # float8: PyTorch has no sum kernel
+            bare_check("sum", dt)
     else:
         dt = D.to_dtype(dtype)
         if input._dtype is not dt:

@@ -17,6 +17,7 @@ from .reduction_prims import (AMAX, AMIN, ARGMAX, ARGMIN, LOWP, SUM, _ALL_DIMS, 
                               reduction_input, reduction_meta, reduction_row, sum, sum_to,
                               sum_to_size)
 from . import creation, gather_scatter, memory, pointwise, scans, shape_ops, sorting
+from ._bare_support import check_op as bare_check
 
 
 def _prod_grad(g, x, result, dims, keepdim):
@@ -56,6 +57,8 @@ PROD = reduction_row("prod", _prod_grad)
 
 def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
     check_tensor(input, "prod")
+    if input._dtype.bare:
+        bare_check("prod", input._dtype)
     check_keepdim(keepdim, "prod")
     if dim is not None and not isinstance(dim, int):
         raise TypeError(f"prod(): argument 'dim' must be int, not {type(dim).__name__}")
@@ -81,6 +84,8 @@ MEAN = composite("mean", _mean, kind="reduction", dtypes="floating",
 
 def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     check_tensor(input, "mean")
+    if input._dtype.bare:
+        bare_check("mean", input._dtype)
     check_dim_arg(dim, "mean")
     check_keepdim(keepdim, "mean")
     dt = D.to_dtype(dtype) if dtype is not None else input._dtype
@@ -161,6 +166,8 @@ def _check_nonempty(input, dims, name):
 def _extreme_reduce(op, name):
     def fn(input, dim=(), keepdim=False, *, out=None):
         check_tensor(input, name)
+        if input._dtype.bare:
+            bare_check(name, input._dtype)
         check_keepdim(keepdim, name)
         if isinstance(dim, (tuple, list)) and dim and input.numel() == 0:
             # PyTorch checks each named dim's size before it checks for repeats
@@ -179,6 +186,8 @@ amin = _extreme_reduce(AMIN, "amin")
 
 def _arg(op, name, input, dim, keepdim):
     check_tensor(input, name)
+    if input._dtype.bare:
+        bare_check(name, input._dtype)
     check_keepdim(keepdim, name)
     if dim is None:
         if input.numel() == 0:
@@ -250,6 +259,8 @@ MIN = composite("min", _value_index(amin, lambda x, d, keepdim: _arg(ARGMIN, "mi
 def _extreme(op, name, binary, tuple_type):
     def fn(input, dim=None, keepdim=False, *, out=None):
         check_tensor(input, name)
+        if input._dtype.bare:
+            bare_check(name if dim is None else name + '_dim', input._dtype)
         if isinstance(dim, Tensor):
             return _write(out, binary(input, dim), name, (input, dim), "safe")
         if dim is None:
@@ -339,6 +350,8 @@ COUNT_NONZERO = composite("count_nonzero", lambda x, dims: sum(x != 0, dims), ki
 
 def count_nonzero(input, dim=None):
     check_tensor(input, "count_nonzero")
+    if input._dtype.bare:
+        bare_check("count_nonzero", input._dtype)
     return run(COUNT_NONZERO, (input,), {"dims": _dims(input, dim, "count_nonzero")})
 
 

@@ -16,6 +16,7 @@ from ._composite import composite, inplace_variant, run
 from ._args import check_tensor, write_out
 from ._out import takes_out
 from . import creation, memory, pointwise
+from ._bare_support import check_op as bare_check
 
 
 def _reverse_cumsum(g, dim):
@@ -87,6 +88,8 @@ CUMMIN = scan_row("cummin", _cumext_grad, n_out=2)
 
 def _scan_input(input, dim, name):
     check_tensor(input, name)
+    if input._dtype.bare:
+        bare_check(name, input._dtype)
     d = norm_dim(dim, input.dim(), name)
     return d, (input if input.dim() else input.reshape(1))
 

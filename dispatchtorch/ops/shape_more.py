@@ -14,6 +14,7 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ._composite import composite, inplace_variant, run
 from ._out import takes_out
+from ._bare_support import check_op as bare_check
 
 
 def _tensor(x, name, op):
@@ -186,6 +187,8 @@ INDEX_COPY = composite(
 @takes_out("index_copy", dtype="exact")
 def index_copy(input, dim, index, source):
     _tensor(input, "input", "index_copy")
+    if input._dtype.bare:
+        bare_check("index_copy", input._dtype)
     if index.dim() > 1:
         raise IndexError("index_copy_(): Index should have dimension 1 or 0 (got "
                          f"{index.dim()})")
@@ -381,6 +384,8 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
 @takes_out("histc", dtype="exact")
 def histc(input, bins=100, min=0, max=0):
     _tensor(input, "input", "histc")
+    if input._dtype.bare:
+        bare_check("histc", input._dtype)
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{input.dtype.pt_name}'")
     if bins <= 0:

@@ -41,6 +41,14 @@ FLIP = composite("flip", _flip, kind="indexing", grad=lambda g, dims: flip(g, di
                  signature="flip(x, dims)", doc="reverse the order along dims (a copy)")
 
 
+def _bare_flip_check(input, dims):
+    """PyTorch flips bare dtypes only by its row-copy path: the innermost dim longer
+    than 1 not flipped; otherwise its flip_cpu kernel refuses."""
+    inner = max((d for d, n in enumerate(input._shape) if n > 1), default=None)
+    if inner is None or inner in dims:
+        raise NotImplementedError(f"\"flip_cpu\" not implemented for '{input._dtype.pt_name}'")
+
+
 def flip(input, dims):
     check_tensor(input, "flip")
     if not isinstance(dims, (tuple, list, Tensor)):
@@ -49,6 +57,8 @@ def flip(input, dims):
     dims = [norm_dim(d, input.dim(), "flip") for d in _int_list(dims, "dims", "flip")]
     if len(set(dims)) != len(dims):
         raise RuntimeError(f"flip: dim {dims[0]} appears multiple times in the list of dims")
+    if input._dtype.bare:
+        _bare_flip_check(input, dims)
     return run(FLIP, (input,), {"dims": tuple(d for d in dims if input.dim())})
 
 
@@ -236,6 +246,8 @@ TRIU = composite("triu", _triangle(False), kind="indexing",
 def _triangle_fn(op, name):
     def fn(input, diagonal=0, *, out=None):
         check_tensor(input, name)
+        if input._dtype.bare:
+            raise NotImplementedError(f'"{name}" not implemented for \'{input._dtype.pt_name}\'')
         if input.dim() < 2:
             raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
         return run(op, (input,), {"diagonal": operator.index(diagonal)})

@@ -15,6 +15,7 @@ from ._composite import composite, run
 from ._args import check_tensor
 from ._out import takes_out
 from . import creation, pointwise
+from ._bare_support import check_op as bare_check
 
 
 def _sort_grad(g, shape, result1, dim):
@@ -63,6 +64,8 @@ def _sort(input, d, descending):
 @takes_out("sort", "exact")
 def sort(input, dim=-1, descending=False, stable=False, *, out=None):
     check_tensor(input, "sort")
+    if input._dtype.bare:
+        bare_check("sort", input._dtype)
     if isinstance(dim, bool):        # sort(x, stable=...) passed positionally is not PyTorch's
         raise TypeError("sort(): argument 'dim' must be int, not bool")
     d = norm_dim(dim, input.dim(), "sort")
@@ -72,6 +75,8 @@ def sort(input, dim=-1, descending=False, stable=False, *, out=None):
 @takes_out("argsort", dtype="exact")
 def argsort(input, dim=-1, descending=False, stable=False):
     check_tensor(input, "argsort")
+    if input._dtype.bare:
+        bare_check("argsort", input._dtype)
     return _sort(input, norm_dim(dim, input.dim(), "argsort"), bool(descending))[1]
 
 
@@ -98,6 +103,8 @@ TOPK = composite("topk", _topk, kind="sort", n_out=2,
 @takes_out("topk", "exact")
 def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
     check_tensor(input, "topk")
+    if input._dtype.bare:
+        bare_check("topk", input._dtype)
     if input.dtype is D.bool_:
         raise RuntimeError("topk does not support bool dtypes")
     d = norm_dim(dim, input.dim(), "topk")
@@ -131,6 +138,8 @@ KTHVALUE = composite("kthvalue", _kthvalue, kind="sort", n_out=2, grad=_selected
 @takes_out("kthvalue", "exact", "any")
 def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     check_tensor(input, "kthvalue")
+    if input._dtype.bare:
+        bare_check("kthvalue", input._dtype)
     check_keepdim(keepdim, "kthvalue")
     if input.dtype is D.bool_:
         raise NotImplementedError("\"kthvalue\" not implemented for 'Bool'")
@@ -190,6 +199,8 @@ def _median_fn(full, along, name):
         check_tensor(input, name)
         if input.dtype is D.bool_:
             raise NotImplementedError(f"\"{name}\" not implemented for 'Bool'")
+        if input._dtype.bare:
+            bare_check("median", input._dtype)
         if dim is None:
             return run(full, (input,), {})
         d = norm_dim(dim, input.dim(), name)

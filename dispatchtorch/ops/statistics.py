@@ -101,6 +101,8 @@ STD_MEAN = composite("std_mean", _std_mean, kind="reduction", n_out=2, grad=_std
 
 def _var_args(name, input, dim, unbiased, keepdim, correction):
     check_tensor(input, name)
+    if input._dtype.bare and input._dtype.is_floating_point:
+        raise RuntimeError(f"std_var_all: Unsupported dtype {input._dtype.pt_name}")
     check_keepdim(keepdim, name)
     if not isinstance(dim, bool):
         check_dim_arg(dim, name)

@@ -21,6 +21,7 @@ from .views import SLICE, _sub_view, select
 from ._out import takes_out
 from .gather_scatter import (INDEX_SELECT, SCATTER_PRIM, _INDEX_DTYPES, _gather, check_index, gather,
                              nonzero)
+from ._bare_support import check_op as bare_check
 
 # -- __getitem__ -------------------------------------------------------------------------------------
 
@@ -267,6 +268,11 @@ def setitem(self, key, value, accumulate=False):
     items = _expand_items(self, _parse(self, key))
     from .._run import strides_of
     shape, stride, offset, adv = _geometry(items, self._shape, strides_of(self), self._offset)
+    if adv and self._dtype.bare:     # PyTorch's masked_fill / index_put kernels
+        mask = any(isinstance(k, Tensor) and k.dtype is D.bool_
+                   for k in (key if isinstance(key, tuple) else (key,)))
+        bare_check("masked_fill" if mask and not isinstance(value, Tensor) else "index_put",
+                   self._dtype)
     if not adv:
         v = make_view(self, shape, stride, offset)
         if STATE.enabled:
@@ -321,6 +327,8 @@ def _storage_positions(t, logical):
 @form_of(INDEX_PUT, inplace=True)
 def index_put_(self, indices, values, accumulate=False):
     """self[indices] = values (+= with accumulate), checked as PyTorch's index_put_."""
+    if self._dtype.bare:
+        bare_check("index_put", self._dtype)
     if not isinstance(indices, (tuple, list)):
         raise TypeError(f"index_put_(): argument 'indices' (position 1) must be tuple of "
                         f"Tensors, not {type(indices).__name__}")
@@ -395,6 +403,8 @@ TAKE = composite("take", kind="indexing", args=("x", "index"), decomp=_take, for
 def take(input, index, *, out=None):
     if not isinstance(index, Tensor) or index.dtype.is_floating_point:
         raise RuntimeError("take(): Expected a long tensor for index")
+    if input._dtype.bare:
+        bare_check("take", input._dtype)
     return decompose(TAKE, (input, index), {})
 
 

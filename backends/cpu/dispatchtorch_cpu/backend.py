@@ -8,9 +8,9 @@ import warnings
 import ml_dtypes
 import numpy as np
 
-from dispatchtorch.backend import ALL_DTYPE_NAMES, Backend, DeviceInfo
+from dispatchtorch.backend import ALL_DTYPE_NAMES, FLOAT8, Backend, DeviceInfo
 
-from . import fusion
+from . import float8_casts, fusion
 from .complex_kernels import KERNELS as COMPLEX_KERNELS
 from .composites import KERNELS as COMPOSITE_KERNELS
 from .conv_kernels import KERNELS as CONV_KERNELS
@@ -26,11 +26,13 @@ from .softmax_backward import KERNELS as SOFTMAX_BACKWARD_KERNELS
 from .threaded import threaded_kernels
 from .blas_threads import BLAS
 
-NP_DTYPES = {n: np.dtype(ml_dtypes.bfloat16) if n == "bfloat16" else np.dtype(n) for n in ALL_DTYPE_NAMES}
+NP_DTYPES = {n: np.dtype(getattr(ml_dtypes, n) if n == "bfloat16" or n in FLOAT8 else n)
+             for n in ALL_DTYPE_NAMES}
 
 # IEEE results such as 1/0 = inf are the semantics, not accidents: keep numpy's
 # floating-point warnings from our kernels out of the user's console (only ours).
 _ndarray = np.ndarray
+_FLOAT8 = float8_casts.FLOAT8
 _BYTE_STRIDES: dict = {}       # (element strides, itemsize) -> byte strides: views repeat
 
 warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"dispatchtorch_cpu(\.|$)")
@@ -151,9 +153,15 @@ class CPUBackend(Backend):
         return _ndarray(shape, storage.dtype, storage, offset * item, byte_strides)
 
     def copy_(self, dst, src):
+        if dst.dtype is not src.dtype and (dst.dtype in _FLOAT8 or src.dtype in _FLOAT8):
+            float8_casts.copy(dst, src)     # rounded as c10 rounds (a same-dtype copy: one test)
+            return
         np.copyto(dst, src, casting="unsafe")
 
     def fill_(self, dst, value):
+        if dst.dtype in _FLOAT8:
+            float8_casts.copy(dst, np.asarray(value))
+            return
         dst.fill(value)
 
     def reinterpret(self, storage, dtype):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dispatchtorch.backend import ALL_DTYPE_NAMES, DTYPE_NAMES, Backend
+from dispatchtorch.backend import COMPLEX, DTYPE_NAMES, Backend
 
 from . import _bf16
 from . import _fusion_source
@@ -18,8 +18,10 @@ from .kernels import build_kernels
 
 # what a handle of each dtype holds (bfloat16: its bits, see _bf16)
 # (complex storage too, for the FFT prims' tests; the devices do not declare complex yet)
-STORAGE_DTYPES = {n: _bf16.STORAGE if n == "bfloat16" else np.dtype(n) for n in ALL_DTYPE_NAMES}
-HOST_DTYPES = {n: _bf16.HOST if n == "bfloat16" else np.dtype(n) for n in ALL_DTYPE_NAMES}
+# (the bare dtypes, uint16-64 and float8, are not stored here: devices.py does not list them)
+_STORED = DTYPE_NAMES + COMPLEX
+STORAGE_DTYPES = {n: _bf16.STORAGE if n == "bfloat16" else np.dtype(n) for n in _STORED}
+HOST_DTYPES = {n: _bf16.HOST if n == "bfloat16" else np.dtype(n) for n in _STORED}
 _NAMES = {dt: n for n, dt in STORAGE_DTYPES.items()}
 _DLPACK_CUDA = (2, 13)           # kDLCUDA, kDLCUDAManaged
 

@@ -71,7 +71,7 @@ def _softmax_check(name, x, dim):
     if not isinstance(x, Tensor):
         raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(x).__name__}")
     d = norm_dim(dim, x.dim(), name)
-    if not x._dtype.is_floating_point and x.numel():
+    if (not x._dtype.is_floating_point or x._dtype.bare) and x.numel():
         kernel = f"{name}_lastdim_kernel_impl" if d == x.dim() - 1 or not x.dim() else \
             f"{name}_kernel_impl"
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{x._dtype.pt_name}'")
