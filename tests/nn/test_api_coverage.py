@@ -29,12 +29,11 @@ ABSENT = {
         "qat": "quantization-aware training: no quantized dtypes",
         "quantizable": "quantization: no quantized dtypes",
         "quantized": "quantization: no quantized dtypes",
-        "attention": "SDPA backend selection (sdpa_kernel) and flex_attention: one SDPA "
-                     "implementation per backend, nothing to select",
     },
     "nn.functional": {
-        "scaled_mm": "float8 scaled matmul: no float8 dtypes",
-        "scaled_grouped_mm": "float8 grouped matmul: no float8 dtypes",
+        "scaled_mm": "float8 scaled matmul: float8 tensors here are storage-only, as most of "
+                     "PyTorch's float8 ops (docs/dtypes.md)",
+        "scaled_grouped_mm": "float8 grouped matmul: float8 tensors are storage-only",
         "grouped_mm": "grouped (MoE) matmul over offsets: not in the op set",
         "ScalingType": "an enum of scaled_mm",
         "SwizzleType": "an enum of scaled_mm",
