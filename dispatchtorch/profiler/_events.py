@@ -108,6 +108,8 @@ class EventList(list):
                 avg = groups[gk] = FunctionEventAvg()
             avg.add(e)
             avg.key = key
+            if not group_by_input_shape:        # shapes show only when they split the rows
+                avg.input_shapes = []
             if not group_by_stack_n:
                 avg.stack = []
         return EventList(groups.values())
