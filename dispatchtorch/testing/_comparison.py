@@ -14,7 +14,7 @@ import numpy as np
 from .. import ops as _ops
 from .._dtype import (bfloat16, complex64, complex128, float16, float32, float64, int64,
                       promote_types)
-from .._layout import strided
+from .._layout import sparse_csr, strided
 from .._tensor import Tensor
 
 # {dtype: (rtol, atol)}: PyTorch's; any other dtype compares exactly
@@ -206,6 +206,8 @@ class _TensorLikePair(_Pair):
             a, e = (x.to_dense() if x.layout != strided else x for x in (a, e))
         if a.is_sparse:
             self._compare_coo(a, e)
+        elif a.layout == sparse_csr:
+            self._compare_csr(a, e)
         else:
             self._close(a, e, self.rtol, self.atol, self.equal_nan)
 
@@ -234,6 +236,17 @@ class _TensorLikePair(_Pair):
         self._close(a._indices(), e._indices(), 0, 0, False, "Sparse COO indices")
         self._close(a._values(), e._values(), self.rtol, self.atol, self.equal_nan,
                     "Sparse COO values")
+
+    def _compare_csr(self, a, e):
+        if a._nnz() != e._nnz():
+            self.fail("The number of specified values in sparse CSR tensors does not match: "
+                      f"{a._nnz()} != {e._nnz()}")
+        crow, col = (a.crow_indices(), e.crow_indices()), (a.col_indices(), e.col_indices())
+        d = promote_types(crow[0].dtype, crow[1].dtype)
+        self._close(crow[0].to(d), crow[1].to(d), 0, 0, False, "Sparse CSR crow_indices")
+        self._close(col[0].to(d), col[1].to(d), 0, 0, False, "Sparse CSR col_indices")
+        self._close(a.values(), e.values(), self.rtol, self.atol, self.equal_nan,
+                    "Sparse CSR values")
 
     def _close(self, a, e, rtol, atol, equal_nan, identifier=None):
         matches = _ops.isclose(a, e, rtol=rtol, atol=atol, equal_nan=equal_nan)

@@ -7,6 +7,8 @@ import math
 import re
 from collections import OrderedDict
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -89,12 +91,28 @@ CASES = [
      {"allow_subclasses": False}),
     ("string", lambda L: ("a", "a"), {}),
     ("empty", lambda L: (L.zeros(0), L.zeros(0)), {}),
+    ("coo", lambda L: (L.sparse_coo_tensor([[0, 1], [1, 0]], [1.0, 2.0], (2, 2)),
+                       L.sparse_coo_tensor([[0, 1], [1, 0]], [1.0, 2.0], (2, 2))), {}),
+    ("coo values", lambda L: (L.sparse_coo_tensor([[0, 1], [1, 0]], [1.0, 2.0], (2, 2)),
+                              L.sparse_coo_tensor([[0, 1], [1, 0]], [1.0, 2.5], (2, 2))), {}),
+    ("coo nnz", lambda L: (L.sparse_coo_tensor([[0, 1], [1, 0]], [1.0, 2.0], (2, 2)),
+                           L.sparse_coo_tensor([[0], [1]], [1.0], (2, 2))), {}),
+    ("csr values", lambda L: (L.tensor([[1.0, 0], [0, 2]]).to_sparse_csr(),
+                              L.tensor([[1.0, 0], [0, 3]]).to_sparse_csr()), {}),
+    ("csr cols", lambda L: (L.tensor([[1.0, 0], [0, 2]]).to_sparse_csr(),
+                            L.tensor([[1.0, 0], [2, 0]]).to_sparse_csr()), {}),
+    ("csr vs dense", lambda L: (L.tensor([[1.0, 0], [0, 2]]).to_sparse_csr(),
+                                L.tensor([[1.0, 0], [0, 2]])), {}),
+    ("csr vs dense unchecked", lambda L: (L.tensor([[1.0, 0], [0, 2]]).to_sparse_csr(),
+                                          L.tensor([[1.0, 0], [0, 2]])), {"check_layout": False}),
     ("many mismatch", lambda L: (L.arange(100.0), L.arange(100.0) * 1.01), {}),
 ]
 
 
 def _outcome(lib, build, kwargs):
-    actual, expected = build(lib)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")        # PyTorch's sparse beta warnings
+        actual, expected = build(lib)
     try:
         lib.testing.assert_close(actual, expected, **kwargs)
     except Exception as exc:
