@@ -66,6 +66,14 @@ def disable(fn=None, recursive=True, *, reason=None):
     return disabled
 
 
+def graph_break(msg=""):
+    """torch._dynamo.graph_break: inside a capture, break the graph here (the function
+    runs eagerly); outside one, nothing."""
+    tr = _frames.current()
+    if tr is not None:
+        tr.graph_break("torch._dynamo.graph_break()" + (f": {msg}" if msg else ""))
+
+
 def allow_in_graph(fn):
     """fn itself: the capture records the ops of every function it calls, so fn's are in
     the graph already."""

@@ -184,3 +184,41 @@ def test_markers_and_backends():
         torch.compiler.list_backends(exclude_tags=()))
     assert dt.compiler.compile is dt.compile
     dt.compiler.reset()
+
+
+def test_dynamo_graph_break_and_aliases():
+    calls = []
+
+    @dt.compile
+    def f(x):
+        calls.append(1)
+        y = x * 2
+        dt._dynamo.graph_break()
+        return y + 1
+    for _ in range(2):
+        assert f(dt.ones(2)).tolist() == [3.0, 3.0]
+    assert len(calls) == 2                      # broken: eager on every call
+    dt._dynamo.graph_break()                    # outside a capture: nothing
+    torch._dynamo.graph_break()
+    assert dt._dynamo.disable is dt.compiler.disable
+    assert dt._dynamo.is_compiling() is False is torch._dynamo.is_compiling()
+
+
+def test_disable_a_child_module_keeps_the_rest_compiled():
+    class Child(dt.nn.Module):
+        def forward(self, x):
+            return x + 1
+
+    class Net(dt.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = dt.nn.Linear(2, 2)
+            self.b = dt.compiler.disable(Child())
+
+        def forward(self, x):
+            return self.b(self.a(x))
+    net = Net()
+    x = dt.ones(1, 2)
+    eager = net(x)
+    out = dt.compile(net)(x)
+    assert out.tolist() == eager.tolist()
