@@ -130,6 +130,27 @@ def _decomp_wrapper(name, fn):
     return profiled
 
 
+_MEMORY = ("copy_", "fill_")        # the backend memory calls recorded (not empty, views)
+_saved_memory: list = []            # (backend, method, its instance attribute or None)
+
+
+def _memory_wrapper(name, fn):
+    label = "aten::" + name
+
+    def profiled(dst, src):
+        c = ACTIVE[0]
+        if c is None:
+            return fn(dst, src)
+        r = c.begin(label, OP, [list(getattr(dst, "shape", ())), list(getattr(src, "shape", ()))]
+                    if c.record_shapes else None)
+        try:
+            return fn(dst, src)
+        finally:
+            c.end(r)
+    profiled._dt_profiled = fn
+    return profiled
+
+
 def _n_out(name):
     op = OPS.get(name)
     return op.n_out if op is not None else 1
@@ -148,6 +169,10 @@ def _install():
         for k, fn in list(rt.kernels.items()):
             if not hasattr(fn, "_dt_profiled"):
                 rt.kernels[k] = _kernel_wrapper(k, fn, _n_out(k))
+        bk = rt.backend
+        for m in _MEMORY:
+            _saved_memory.append((bk, m, vars(bk).get(m)))
+            setattr(bk, m, _memory_wrapper(m, getattr(bk, m)))
     for op in OPS.values():
         for b, fn in list(op.kernels.items()):
             if fn is not DECOMPOSE and not hasattr(fn, "_dt_profiled"):
@@ -157,6 +182,12 @@ def _install():
 
 
 def _uninstall():
+    while _saved_memory:        # the instance attribute before ours (a tracer's), or none
+        bk, m, prev = _saved_memory.pop()
+        if prev is None:
+            vars(bk).pop(m, None)
+        else:
+            setattr(bk, m, prev)
     for rt in loaded_backends():
         for k, fn in list(rt.kernels.items()):
             inner = getattr(fn, "_dt_profiled", None)

@@ -39,12 +39,26 @@ def test_counts_of_a_known_program():
         sum(e.cpu_time_total for e in prof.events() if e.name == "aten::relu"))
 
 
+def test_fills_and_copies_are_recorded():
+    x = dt.ones(3)
+    with P.profile(record_shapes=True) as prof:
+        dt.zeros(2, 2)                  # fill_
+        x.clone()                       # copy_
+        x.double()                      # copy_ (a converting copy)
+        x + dt.ones(3, dtype=dt.float64)   # fill_, then copy_ (promotion) and add
+        x.view(3, 1)                    # a view: nothing
+    assert [e.name for e in prof.events()] == ["aten::fill_", "aten::copy_", "aten::copy_",
+                                               "aten::fill_", "aten::copy_", "aten::add"]
+    assert prof.events()[0].input_shapes == [[2, 2], []]
+
+
 def test_backward_ops_are_recorded():
     w = dt.ones(3, requires_grad=True)
     with P.profile() as prof:
         (w * 3).sum().backward()
-    # forward mul and sum; sum's backward expands (a view), mul's multiplies by 3
-    assert _counts(prof) == {"aten::mul": 2, "aten::sum": 1}
+    # forward mul and sum; backward's seed gradient (a fill of ones), sum's backward
+    # expands it (a view), mul's multiplies by 3
+    assert _counts(prof) == {"aten::mul": 2, "aten::sum": 1, "aten::fill_": 1}
 
 
 def test_record_function_nesting_and_decorator():
@@ -80,9 +94,7 @@ def test_nothing_recorded_or_installed_outside_a_profile():
         dt.ones(2) + 1
     with P.profile() as prof:
         assert any(hasattr(k, "_dt_profiled") for k in OPS["add"].kernels.values())
-    for op in OPS.values():
-        assert not any(hasattr(k, "_dt_profiled") for k in op.kernels.values()), op.name
-        assert not hasattr(op.decomp, "_dt_profiled"), op.name
+    _nothing_installed()
     assert list(prof.events()) == []
     with P.profile():
         with pytest.raises(RuntimeError, match="another profiler is already recording"):
@@ -130,7 +142,7 @@ def test_row_limit_and_sort():
             dt.ones(3) * 2
         dt.ones(3) + 1
     rows = prof.key_averages().table(sort_by="count", row_limit=1).splitlines()
-    assert len(rows) == 6 and rows[3].split()[0] == "aten::mul"
+    assert len(rows) == 6 and rows[3].split()[0] == "aten::fill_"     # 4 ones: 4 fills
     with pytest.raises(AttributeError, match="sort_by"):
         prof.key_averages().table(sort_by="cuda_time_total")
 
@@ -192,7 +204,7 @@ def test_step_ranges_are_named_and_aggregate():
     steps = [e for e in traces[0] if e.name == "ProfilerStep*"]
     assert [e.trace_name for e in steps] == ["ProfilerStep#1", "ProfilerStep#2",
                                              "ProfilerStep#3"]
-    assert all([c.name for c in e.cpu_children] == ["aten::mul"] for e in steps)
+    assert all([c.name for c in e.cpu_children] == ["aten::fill_", "aten::mul"] for e in steps)
 
 
 def test_chrome_trace(tmp_path):
@@ -207,7 +219,7 @@ def test_chrome_trace(tmp_path):
             data = json.load(f)
         xs = [e for e in data["traceEvents"] if e["ph"] == "X"]
         names = [e["name"] for e in xs]
-        assert names == ["block", "aten::matmul"]       # (factories are memory calls: unrecorded)
+        assert names == ["block", "aten::fill_", "aten::fill_", "aten::matmul"]   # ones, ones, @
         block = xs[0]
         assert block["cat"] == "user_annotation"
         assert all(e["cat"] == "cpu_op" for e in xs[1:])
@@ -257,21 +269,32 @@ def test_autograd_profiler_aliases():
     with ap.profile(record_shapes=True) as prof:
         with ap.record_function("r"):
             dt.ones(3) + 1
-    assert {a.key: a.count for a in prof.key_averages()} == {"r": 1, "aten::add": 1}
+    assert {a.key: a.count for a in prof.key_averages()} == {"r": 1, "aten::fill_": 1,
+                                                             "aten::add": 1}
     assert "aten::add" in prof.table() and prof.function_events[0].name == "r"
     with ap.profile(enabled=False) as off:
         dt.ones(1)
     assert not hasattr(off, "function_events") or off.function_events is None
 
 
+def _nothing_installed():
+    from dispatchtorch.dispatch.loader import loaded_backends
+    for op in OPS.values():
+        assert not any(hasattr(k, "_dt_profiled") for k in op.kernels.values()), op.name
+        assert not hasattr(op.decomp, "_dt_profiled"), op.name
+    for rt in loaded_backends():
+        assert not any(hasattr(k, "_dt_profiled") for k in rt.kernels.values()), rt.name
+        if rt.backend is not None:
+            assert "copy_" not in vars(rt.backend) and "fill_" not in vars(rt.backend)
+
+
 def test_compiled_function_under_the_profiler():
-    f = dt.compile(lambda x: (x * 2).sin())
+    f = dt.compile(lambda x: (x * 2).sin() + dt.ones(3).double())
     x = dt.ones(3)
     with P.profile() as prof:
         y = f(x)                         # the capture runs the function eagerly: recorded
         f(x)
-    assert y.tolist() == pytest.approx([0.9092974] * 3)
-    assert _counts(prof)["aten::mul"] >= 1
-    for op in OPS.values():
-        assert not any(hasattr(k, "_dt_profiled") for k in op.kernels.values())
+    assert y.tolist() == pytest.approx([1.9092974] * 3)
+    assert _counts(prof)["aten::mul"] >= 1 and _counts(prof)["aten::copy_"] >= 1
+    _nothing_installed()
     assert f(x).tolist() == y.tolist()
