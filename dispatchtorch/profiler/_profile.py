@@ -38,18 +38,17 @@ class record_function(contextlib.ContextDecorator):
 
     def __init__(self, name, args=None):
         self.name, self.args = name, args
-        self._r = None
+        self._open = []           # (collector, range): a decorated function may recurse
 
     def __enter__(self):
         c = C.ACTIVE[0]
-        if c is not None:
-            self._c, self._r = c, c.begin(self.name, C.USER)
+        self._open.append((c, c.begin(self.name, C.USER)) if c is not None else None)
         return self
 
     def __exit__(self, *exc):
-        if self._r is not None:
-            self._c.end(self._r)
-            self._r = None
+        opened = self._open.pop() if self._open else None
+        if opened is not None:
+            opened[0].end(opened[1])
         return False
 
 

@@ -89,6 +89,19 @@ def test_record_function_nesting_and_decorator():
     assert outer.is_user_annotation and not sq.is_user_annotation
 
 
+def test_recursive_decorated_function_nests():
+    @P.record_function("fact")
+    def fact(n, x):
+        return x if n == 0 else fact(n - 1, x * 2)
+
+    with P.profile() as prof:
+        fact(2, dt.ones(1))
+    facts = [e for e in prof.events() if e.name == "fact"]
+    assert len(facts) == 3
+    assert facts[1].cpu_parent is facts[0] and facts[2].cpu_parent is facts[1]
+    assert [c.name for c in facts[0].cpu_children] == ["aten::mul", "fact"]
+
+
 def test_nothing_recorded_or_installed_outside_a_profile():
     with P.record_function("alone"):
         dt.ones(2) + 1
