@@ -18,13 +18,19 @@ def format_share(us, total):
     return f"{us * 100.0 / total:.2f}%"
 
 
+_ZERO = ("cuda", "device", "xpu", "mtia", "privateuse1", "memory", "flops")
+
+
 def _sort_key(sort_by):
-    attr = sort_by.replace("cpu_time_avg", "cpu_time").replace("self_cpu_time", "self_cpu_time_total") \
-        if sort_by in ("cpu_time_avg", "self_cpu_time") else sort_by
-    if attr not in ("cpu_time_total", "self_cpu_time_total", "cpu_time", "count"):
-        raise AttributeError(f"sort_by={sort_by!r}: the CPU keys are cpu_time_total, "
-                             f"self_cpu_time_total, cpu_time and count (no device times here)")
-    return lambda e: getattr(e, attr)
+    """The CPU keys sort by their times; the device and memory keys (PyTorch's zeros on a
+    host-only profile) keep the order."""
+    attr = {"cpu_time_avg": "cpu_time", "self_cpu_time": "self_cpu_time_total"}.get(sort_by,
+                                                                                 sort_by)
+    if attr in ("cpu_time_total", "self_cpu_time_total", "cpu_time", "count"):
+        return lambda e: getattr(e, attr)
+    if any(z in attr for z in _ZERO):
+        return lambda e: 0
+    raise AttributeError(f"'FunctionEventAvg' object has no attribute '{sort_by}'")
 
 
 def build_table(events, sort_by=None, row_limit=100, max_src_column_width=75,
