@@ -131,6 +131,18 @@ class EventList(list):
         from ._trace import write_chrome_trace
         write_chrome_trace(self, path)
 
+    def export_stacks(self, path, metric="self_cpu_time_total"):
+        """Flame-graph lines (`outer;...;inner value`) of the events recorded with_stack."""
+        if metric not in ("self_cpu_time_total", "cpu_time_total"):
+            raise ValueError(f"metric should be one of: self_cpu_time_total, cpu_time_total "
+                             f"(no device times here), got {metric}")
+        with open(path, "w") as f:
+            for e in self:
+                value = int(getattr(e, metric))
+                if e.stack and value > 0:
+                    f.write(";".join(s.replace(" ", "_") for s in reversed(e.stack))
+                            + f" {value}\n")
+
     def __str__(self):
         return self.table()
 

@@ -106,6 +106,7 @@ class profile:
         self.current_action = self.schedule(self.step_num)
         self._session = None      # being prepared / recorded
         self._done = None         # the last stopped one
+        self._metadata = {}       # add_metadata's, written into the Chrome trace
         A = ProfilerAction
         start, stop, prep, ready = (self.start_trace, self.stop_trace, self.prepare_trace,
                                     self._trace_ready)
@@ -202,4 +203,16 @@ class profile:
 
     def export_chrome_trace(self, path, use_python_export=False):
         from ._trace import write_chrome_trace
-        write_chrome_trace(self.events(), path, self._done.base_ns)
+        write_chrome_trace(self.events(), path, self._done.base_ns, self._metadata)
+
+    def export_stacks(self, path, metric="self_cpu_time_total"):
+        self.events().export_stacks(path, metric)
+
+    def add_metadata(self, key, value):
+        """A string entry at the Chrome trace's top level."""
+        self._metadata[key] = str(value)
+
+    def add_metadata_json(self, key, value):
+        """A JSON entry (given as its text) at the Chrome trace's top level."""
+        import json
+        self._metadata[key] = json.loads(value)

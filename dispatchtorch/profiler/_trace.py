@@ -9,7 +9,7 @@ import socket
 import time
 
 
-def trace_dict(events, base_ns=0):
+def trace_dict(events, base_ns=0, metadata=None):
     pid = os.getpid()
     tids = sorted({e.thread for e in events})
     meta = [{"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "args": {"name": "python"}},
@@ -29,12 +29,12 @@ def trace_dict(events, base_ns=0):
         if args:
             ev["args"] = args
         out.append(ev)
-    return {"schemaVersion": 1, "displayTimeUnit": "ms", "baseTimeNanoseconds": base_ns,
-            "traceEvents": meta + out}
+    return {"schemaVersion": 1, **(metadata or {}), "displayTimeUnit": "ms",
+            "baseTimeNanoseconds": base_ns, "traceEvents": meta + out}
 
 
-def write_chrome_trace(events, path, base_ns=0):
-    data = json.dumps(trace_dict(events, base_ns))
+def write_chrome_trace(events, path, base_ns=0, metadata=None):
+    data = json.dumps(trace_dict(events, base_ns, metadata))
     if str(path).endswith(".gz"):
         with gzip.open(path, "wt") as f:
             f.write(data)

@@ -244,6 +244,21 @@ def test_chrome_trace(tmp_path):
         assert mm["args"]["Input Dims"] == [[2, 2], [2, 2]]
 
 
+def test_metadata_and_stacks(tmp_path):
+    with P.profile(with_stack=True) as prof:
+        for _ in range(50):
+            dt.ones(64, 64) @ dt.ones(64, 64)
+    prof.add_metadata("run", 7)
+    prof.add_metadata_json("cfg", '{"lr": 0.1}')
+    prof.export_chrome_trace(str(tmp_path / "t.json"))
+    data = json.load(open(tmp_path / "t.json"))
+    assert data["run"] == "7" and data["cfg"] == {"lr": 0.1}
+    prof.export_stacks(str(tmp_path / "stacks.txt"))
+    lines = open(tmp_path / "stacks.txt").read().splitlines()
+    assert lines and all(int(line.rsplit(" ", 1)[1]) > 0 for line in lines)
+    assert "test_metadata_and_stacks" in lines[0]
+
+
 def test_tensorboard_trace_handler(tmp_path):
     d = tmp_path / "tb"
     with P.profile(schedule=P.schedule(wait=0, warmup=1, active=1, repeat=2),
