@@ -48,11 +48,15 @@ def disable(fn=None, recursive=True, *, reason=None):
                                   "calls while skipping the frame itself")
     if fn is None:
         return functools.partial(disable, recursive=recursive, reason=reason)
+    from .._compile.compiled import CompiledFunction
+    from .._compile.module import OptimizedModule
     from ..nn.modules.module import Module
+    if isinstance(fn, OptimizedModule):          # compiled: its module, run eagerly
+        fn = fn._orig_mod
     if isinstance(fn, Module):
         fn.forward = disable(fn.forward, reason=reason)
         return fn
-    inner = getattr(fn, "_orig_mod", None) or getattr(fn, "__wrapped__", None) or fn
+    inner = fn.fn if isinstance(fn, CompiledFunction) else fn
     why = f"torch.compiler.disable({getattr(inner, '__qualname__', inner)!s})" + (
         f": {reason}" if reason else "")
 

@@ -172,6 +172,13 @@ def test_disable_breaks_the_graph_and_runs_eagerly():
         dt.compiler.disable(side, recursive=False)
     assert side(dt.zeros(1)).tolist() == [1.0]  # outside a capture: a plain call
 
+    seen = []
+    g = dt.compile(lambda x: seen.append(1) or x * 2)
+    eager_g = dt.compiler.disable(g)            # a compiled function: its function, eagerly
+    for _ in range(2):
+        assert eager_g(dt.ones(1)).tolist() == [2.0]
+    assert len(seen) == 2
+
 
 def test_markers_and_backends():
     def g(x):
