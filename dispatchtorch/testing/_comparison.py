@@ -284,6 +284,14 @@ def _pairs(actual, expected, id, options):
             return [kind(actual, expected, id, **options)]
         except _Unsupported:
             continue
+        except _Mismatch:
+            raise
+        except Exception as error:      # (a bool against an int: PyTorch's RuntimeError too)
+            raise RuntimeError(
+                f"Originating a {kind.__name__.lstrip('_')}() at item "
+                f"{''.join(str([i]) for i in id)} with\n\n{type(actual).__name__}(): {actual}"
+                f"\n\nand\n\n{type(expected).__name__}(): {expected}\n\nresulted in the "
+                "unexpected exception above.") from error
     raise _Mismatch(TypeError, "No comparison pair was able to handle inputs of type "
                     f"{type(actual)} and {type(expected)}.", id)
 
