@@ -3,7 +3,8 @@ backends' kernel tables and the decompositions get timing wrappers for the sessi
 the compile tracer swaps in its recorders (_capture/tracer.py), so no per-op check runs
 when nothing profiles. Each kernel launch is an `aten::<op>` range; a composite that
 runs its decomposition is a range around its children; record_function adds user
-ranges. Times are host (perf_counter_ns) times: on a backend that enqueues its kernels
+ranges; a backward node's evaluation is an `autograd::engine::evaluate_function: <Node>`
+range around the ops its rule runs. Times are host (perf_counter_ns) times: on a backend that enqueues its kernels
 (OpenCL, CUDA) a range measures the launch, not the device's work."""
 from __future__ import annotations
 
@@ -151,6 +152,21 @@ def _memory_wrapper(name, fn):
     return profiled
 
 
+def _engine_wrapper(apply):
+    """A backward node's evaluation as PyTorch names it, around the ops its rule runs."""
+    def profiled(run, node, outs):
+        c = ACTIVE[0]
+        if c is None:
+            return apply(run, node, outs)
+        r = c.begin("autograd::engine::evaluate_function: " + node.name(), OP)
+        try:
+            return apply(run, node, outs)
+        finally:
+            c.end(r)
+    profiled._dt_profiled = apply
+    return profiled
+
+
 def _n_out(name):
     op = OPS.get(name)
     return op.n_out if op is not None else 1
@@ -165,6 +181,9 @@ def _install():
                     resolve(op, rt)
                 except Exception:      # a missing prim: its error comes at call time
                     pass
+    from ..autograd import engine
+    if not hasattr(engine._Run._apply, "_dt_profiled"):
+        engine._Run._apply = _engine_wrapper(engine._Run._apply)
     for rt in runtimes:
         for k, fn in list(rt.kernels.items()):
             if not hasattr(fn, "_dt_profiled"):
@@ -182,6 +201,10 @@ def _install():
 
 
 def _uninstall():
+    from ..autograd import engine
+    inner = getattr(engine._Run._apply, "_dt_profiled", None)
+    if inner is not None:
+        engine._Run._apply = inner
     while _saved_memory:        # the instance attribute before ours (a tracer's), or none
         bk, m, prev = _saved_memory.pop()
         if prev is None:

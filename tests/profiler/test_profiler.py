@@ -58,7 +58,11 @@ def test_backward_ops_are_recorded():
         (w * 3).sum().backward()
     # forward mul and sum; backward's seed gradient (a fill of ones), sum's backward
     # expands it (a view), mul's multiplies by 3
-    assert _counts(prof) == {"aten::mul": 2, "aten::sum": 1, "aten::fill_": 1}
+    ev = "autograd::engine::evaluate_function: "
+    assert _counts(prof) == {"aten::mul": 2, "aten::sum": 1, "aten::fill_": 1,
+                             ev + "SumBackward0": 1, ev + "MulBackward0": 1}
+    node = next(e for e in prof.events() if e.name == ev + "MulBackward0")
+    assert [c.name for c in node.cpu_children] == ["aten::mul"]      # as PyTorch nests it
 
 
 def test_record_function_nesting_and_decorator():
@@ -307,7 +311,9 @@ def test_autograd_profiler_aliases():
 
 
 def _nothing_installed():
+    from dispatchtorch.autograd import engine
     from dispatchtorch.dispatch.loader import loaded_backends
+    assert not hasattr(engine._Run._apply, "_dt_profiled")
     for op in OPS.values():
         assert not any(hasattr(k, "_dt_profiled") for k in op.kernels.values()), op.name
         assert not hasattr(op.decomp, "_dt_profiled"), op.name
