@@ -6,6 +6,9 @@ from dataclasses import dataclass, field
 from .._compile import reset
 from . import config, exc  # noqa: F401
 from .marks import mark_dynamic, mark_static, maybe_mark_dynamic
+# torch._dynamo's markers and questions, as torch.compiler answers them
+from ..compiler import (allow_in_graph, assume_constant_result, disable,  # noqa: F401,E402
+                        graph_break, is_compiling, list_backends)
 
 
 @dataclass

@@ -8,7 +8,8 @@ _LAZY = {"backward": "engine", "grad": "engine", "Function": "function",
          "gradgradcheck": "checks", "GradcheckError": "checks",
          "graph": None, "functional": None, "Variable": "function", "anomaly_mode": None,
          "detect_anomaly": "anomaly_mode", "set_detect_anomaly": "anomaly_mode",
-         "is_anomaly_enabled": "anomaly_mode", "is_anomaly_check_nan_enabled": "anomaly_mode"}
+         "is_anomaly_enabled": "anomaly_mode", "is_anomaly_check_nan_enabled": "anomaly_mode",
+         "profiler": None}
 
 
 def __getattr__(name):

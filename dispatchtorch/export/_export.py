@@ -1,6 +1,8 @@
 """dispatchtorch.export.export: capture a module's forward in inference mode."""
 from __future__ import annotations
 
+import threading
+
 from .. import _capture as C
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
@@ -73,9 +75,21 @@ def _contiguous(x):
     return x
 
 
+_EXPORTING = threading.local()     # .depth: captures for export running on this thread
+
+
+def exporting():
+    """Whether this thread is capturing a module for export (torch.compiler.is_exporting)."""
+    return getattr(_EXPORTING, "depth", 0) > 0
+
+
 def _capture(mod, args, kwargs):
-    with no_grad():
-        graph, _ = C.trace(mod, args, kwargs)
+    _EXPORTING.depth = getattr(_EXPORTING, "depth", 0) + 1
+    try:
+        with no_grad():
+            graph, _ = C.trace(mod, args, kwargs)
+    finally:
+        _EXPORTING.depth -= 1
     _check_breaks(graph)
     for n in graph.forward_nodes():
         if n.kind == C.RANDOM:

@@ -168,11 +168,12 @@ addcdiv_ = inplace_variant(addcdiv, "addcdiv_")
 
 def _isclose(a, b, rtol, atol, equal_nan):
     close = a == b
-    if equal_nan and a.dtype.is_floating_point:
+    inexact = a.dtype.is_floating_point or a.dtype.is_complex   # complex: |a - b| is real
+    if equal_nan and inexact:
         close = close | ((a != a) & (b != b))
     if rtol == 0 and atol == 0:
         return close
-    if not a.dtype.is_floating_point:
+    if not inexact:
         a, b = a.to(D.get_default_dtype()), b.to(D.get_default_dtype())
     err = (a - b).abs()
     return close | (pointwise.isfinite(err) & (err <= atol + (rtol * b).abs()))
