@@ -5,6 +5,7 @@ from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial
 from .categorical import Categorical
+from .constraint_registry import biject_to, transform_to
 from .cauchy import Cauchy
 from .chi2 import Chi2
 from .dirichlet import Dirichlet
@@ -17,6 +18,7 @@ from .gumbel import Gumbel
 from .half_cauchy import HalfCauchy
 from .half_normal import HalfNormal
 from .independent import Independent
+from .kl import kl_divergence, register_kl
 from .laplace import Laplace
 from .log_normal import LogNormal
 from .multinomial import Multinomial
@@ -31,5 +33,6 @@ from .transforms import *  # noqa: F401,F403
 from .uniform import Uniform
 from .weibull import Weibull
 
-__all__ = ['Bernoulli', 'Beta', 'Binomial', 'Categorical', 'Cauchy', 'Chi2', 'Dirichlet', 'Distribution', 'Exponential', 'ExponentialFamily', 'Gamma', 'Geometric', 'Gumbel', 'HalfCauchy', 'HalfNormal', 'Independent', 'Laplace', 'LogNormal', 'Multinomial', 'MultivariateNormal', 'Normal', 'OneHotCategorical', 'OneHotCategoricalStraightThrough', 'Pareto', 'Poisson', 'StudentT', 'TransformedDistribution', 'Uniform', 'Weibull', 'constraints', 'transforms']
+__all__ = ['Bernoulli', 'Beta', 'Binomial', 'Categorical', 'Cauchy', 'Chi2', 'Dirichlet', 'Distribution', 'Exponential', 'ExponentialFamily', 'Gamma', 'Geometric', 'Gumbel', 'HalfCauchy', 'HalfNormal', 'Independent', 'Laplace', 'LogNormal', 'Multinomial', 'MultivariateNormal', 'Normal', 'OneHotCategorical', 'OneHotCategoricalStraightThrough', 'Pareto', 'Poisson', 'StudentT', 'TransformedDistribution', 'Uniform', 'Weibull', 'biject_to', 'constraints', 'kl_divergence', 'register_kl',
+           'transform_to', 'transforms']
 __all__ += transforms.__all__
