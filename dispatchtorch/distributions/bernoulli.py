@@ -17,7 +17,7 @@ __all__ = ["Bernoulli"]
 
 def _bce_with_logits(logits, target):
     """binary_cross_entropy_with_logits(reduction='none'), in public ops."""
-    return logits.clamp(min=0) - logits * target + _ops.log1p(_ops.exp(-logits.abs()))
+    return _softplus(logits) - logits * target
 
 
 class Bernoulli(ExponentialFamily):

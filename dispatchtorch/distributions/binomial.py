@@ -8,7 +8,7 @@ from .._shape import Size
 from ..ops.random_counts import binomial_sample
 from . import constraints
 from .distribution import Distribution
-from .utils import _expanded, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import _expanded, _softplus, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Binomial"]
 
@@ -73,9 +73,7 @@ class Binomial(Distribution):
             self._validate_sample(value)
         n = self.total_count
         # k log p + (n - k) log(1 - p) = k logit - n max(logit, 0) - n log1p(e^-|logit|)
-        normalize_term = (n * self.logits.clamp(min=0)
-                          + n * _ops.log1p(_ops.exp(-_ops.abs(self.logits)))
-                          - _ops.lgamma(n + 1))
+        normalize_term = n * _softplus(self.logits) - _ops.lgamma(n + 1)
         return (value * self.logits - _ops.lgamma(value + 1) - _ops.lgamma(n - value + 1)
                 - normalize_term)
 

@@ -77,8 +77,9 @@ def _sum_rightmost(value, dim):
 
 
 def _softplus(x):
-    """log(1 + exp(x)) without overflow (nn.functional sits beside this package)."""
-    return x.clamp(min=0) + _ops.log1p(_ops.exp(-x.abs()))
+    """log(1 + exp(x)) without overflow, gradient sigmoid(x) also at 0 (nn.functional
+    sits beside this package, so not its softplus)."""
+    return _ops.logaddexp(x, _ops.zeros_like(x))
 
 
 def tril_matrix_to_vec(mat, diag=0):
