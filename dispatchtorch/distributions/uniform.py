@@ -14,9 +14,12 @@ __all__ = ["Uniform"]
 
 
 class Uniform(Distribution):
-    arg_constraints = {"low": constraints.dependent(is_discrete=False, event_dim=0),
-                       "high": constraints.dependent(is_discrete=False, event_dim=0)}
     has_rsample = True
+
+    @property
+    def arg_constraints(self):
+        return {"low": constraints.less_than(self.high),
+                "high": constraints.greater_than(self.low)}
 
     @property
     def mean(self):
@@ -39,8 +42,6 @@ class Uniform(Distribution):
         batch_shape = Size() if isinstance(low, Number) and isinstance(high, Number) \
             else self.low.size()
         super().__init__(batch_shape, validate_args=validate_args)
-        if self._validate_args and not bool(_ops.lt(self.low, self.high).all()):
-            raise ValueError("Uniform is not defined when low>= high")
 
     def expand(self, batch_shape, _instance=None):
         return _expanded(self, Uniform, batch_shape, _instance, ("low", "high"))
