@@ -39,6 +39,21 @@ CASES = {
                                    scale_tril=_L),
     "MultivariateNormalPrecision": dict(loc=A([[0.0, 1.0], [1.0, -1.0], [2.0, 0.5]]),
                                         precision_matrix=np.linalg.inv(_COV)),
+    "InverseGamma": dict(concentration=A([0.5, 2.5, 5.0]), rate=A([1.0, 2.0, 0.5])),
+    "LogisticNormal": dict(loc=A([[0.0, 1.0], [1.0, -1.0], [2.0, 0.5]]),
+                           scale=A([[1.0, 0.5], [0.3, 2.0], [1.0, 1.0]])),
+    "Kumaraswamy": dict(concentration1=A([0.5, 2.0, 5.0]), concentration0=A([0.7, 3.0, 1.0])),
+    "RelaxedBernoulli": dict(temperature=A(0.7), probs=A([0.1, 0.5, 0.9])),
+    "RelaxedOneHotCategorical": dict(temperature=A(0.7),
+                                     probs=A([[0.2, 0.3, 0.5], [0.1, 0.1, 0.8],
+                                              [0.6, 0.2, 0.2]])),
+    "FisherSnedecor": dict(df1=A([1.0, 3.0, 10.0]), df2=A([3.0, 5.0, 12.0])),
+    "NegativeBinomial": dict(total_count=A([2.0, 5.0, 1.5]), probs=A([0.1, 0.5, 0.8])),
+    "ContinuousBernoulli": dict(probs=A([0.1, 0.5, 0.8])),
+    # float32: PyTorch's GeneralizedPareto compares with a float32 zero (float64 fails there)
+    "GeneralizedPareto": dict(loc=A([0.0, 1.0, -1.0], dtype=np.float32),
+                              scale=A([1.0, 2.0, 0.5], dtype=np.float32),
+                              concentration=A([0.2, 0.0, -0.3], dtype=np.float32)),
 }
 
 ALIASES = {"BernoulliLogits": "Bernoulli", "MultivariateNormalTril": "MultivariateNormal",

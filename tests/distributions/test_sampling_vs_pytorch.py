@@ -18,7 +18,9 @@ SAME_STREAM = ["Normal", "Bernoulli", "Uniform", "Exponential", "Laplace", "Cauc
                "LogNormal", "HalfNormal", "HalfCauchy", "Gumbel", "Pareto", "Weibull",
                "Geometric", "Poisson", "Binomial", "Categorical", "OneHotCategorical",
                "Multinomial", "MultivariateNormal", "MultivariateNormalTril",
-               "MultivariateNormalPrecision"]
+               "MultivariateNormalPrecision", "LogisticNormal", "Kumaraswamy",
+               "RelaxedBernoulli", "RelaxedOneHotCategorical", "ContinuousBernoulli",
+               "GeneralizedPareto"]
 
 
 @pytest.mark.parametrize("case", SAME_STREAM)
@@ -56,14 +58,18 @@ def test_sample_moments(case):
     dt.manual_seed(123)
     n = 40000
     s = as_np(d.sample((n,)))
-    mean, var = as_np(d.mean), as_np(d.variance)
+    try:
+        mean, var = as_np(d.mean), as_np(d.variance)
+    except NotImplementedError:                     # no closed form (as PyTorch's)
+        pytest.skip(f"{case} has no mean / variance")
     ok = np.isfinite(mean) & np.isfinite(var)
     m4_free = ok & np.isfinite(var)
     se = np.sqrt(np.where(ok, var, 1.0) / n)
     z = np.abs(s.mean(0) - mean) / se
     assert np.all(z[ok] < 5), (case, z)
     # variance: a loose relative bound (heavy tails make its standard error large)
-    if cls_name(case) not in ("Pareto", "StudentT", "Weibull", "LogNormal"):
+    if cls_name(case) not in ("Pareto", "StudentT", "Weibull", "LogNormal", "InverseGamma",
+                              "FisherSnedecor", "GeneralizedPareto", "NegativeBinomial"):
         rel = np.abs(s.var(0) - var) / np.where(var > 0, var, 1.0)
         assert np.all(rel[m4_free] < 0.08), (case, rel)
 
