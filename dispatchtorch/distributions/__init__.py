@@ -26,6 +26,8 @@ from .kl import kl_divergence, register_kl
 from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
 from .log_normal import LogNormal
+from .lowrank_multivariate_normal import LowRankMultivariateNormal
+from .mixture_same_family import MixtureSameFamily
 from .logistic_normal import LogisticNormal
 from .multinomial import Multinomial
 from .multivariate_normal import MultivariateNormal
@@ -40,16 +42,18 @@ from .studentT import StudentT
 from .transformed_distribution import TransformedDistribution
 from .transforms import *  # noqa: F401,F403
 from .uniform import Uniform
+from .von_mises import VonMises
 from .weibull import Weibull
 
 __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2",
            "ContinuousBernoulli", "Dirichlet", "Distribution", "Exponential",
            "ExponentialFamily", "FisherSnedecor", "Gamma", "GeneralizedPareto", "Geometric",
            "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "InverseGamma",
-           "Kumaraswamy", "Laplace", "LogNormal", "LogisticNormal", "Multinomial",
+           "Kumaraswamy", "Laplace", "LogNormal", "LogisticNormal", "LowRankMultivariateNormal",
+           "MixtureSameFamily", "Multinomial",
            "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical",
            "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "RelaxedBernoulli",
-           "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform",
+           "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform", "VonMises",
            "Weibull", "biject_to", "constraints", "kl_divergence", "register_kl",
            "transform_to", "transforms"]
 __all__ += transforms.__all__

@@ -54,6 +54,12 @@ CASES = {
     "GeneralizedPareto": dict(loc=A([0.0, 1.0, -1.0], dtype=np.float32),
                               scale=A([1.0, 2.0, 0.5], dtype=np.float32),
                               concentration=A([0.2, 0.0, -0.3], dtype=np.float32)),
+    "VonMises": dict(loc=A([0.0, 1.0, -2.0]), concentration=A([0.5, 2.0, 8.0])),
+    "LowRankMultivariateNormal": dict(loc=A([[0.0, 1.0, 2.0], [1.0, -1.0, 0.0],
+                                             [2.0, 0.5, 0.1]]),
+                                      cov_factor=R.randn(3, 3, 2),
+                                      cov_diag=A([[1.0, 0.5, 2.0], [0.3, 1.0, 1.0],
+                                                  [2.0, 2.0, 0.2]])),
 }
 
 ALIASES = {"BernoulliLogits": "Bernoulli", "MultivariateNormalTril": "MultivariateNormal",

@@ -20,7 +20,7 @@ SAME_STREAM = ["Normal", "Bernoulli", "Uniform", "Exponential", "Laplace", "Cauc
                "Multinomial", "MultivariateNormal", "MultivariateNormalTril",
                "MultivariateNormalPrecision", "LogisticNormal", "Kumaraswamy",
                "RelaxedBernoulli", "RelaxedOneHotCategorical", "ContinuousBernoulli",
-               "GeneralizedPareto"]
+               "GeneralizedPareto", "VonMises", "LowRankMultivariateNormal"]
 
 
 @pytest.mark.parametrize("case", SAME_STREAM)
@@ -49,7 +49,18 @@ def test_rsample_gradients_match(case):
             close(ol[k].grad, leaf.grad, rtol=1e-9, atol=1e-10)
 
 
-STAT_CASES = [c for c in CASES if cls_name(c) not in ("Cauchy", "HalfCauchy")]
+STAT_CASES = [c for c in CASES if cls_name(c) not in ("Cauchy", "HalfCauchy", "VonMises")]
+
+
+def test_von_mises_circular_moments():
+    """Circular mean ~ loc; 1 - |mean resultant| ~ the (circular) variance."""
+    d, _ = build("dt", "VonMises", CASES["VonMises"])
+    dt.manual_seed(8)
+    s = as_np(d.sample((40000,)))
+    c, si = np.cos(s).mean(0), np.sin(s).mean(0)
+    np.testing.assert_allclose(np.arctan2(si, c), CASES["VonMises"]["loc"], atol=0.03)
+    np.testing.assert_allclose(1 - np.hypot(c, si), as_np(d.variance), atol=0.01)
+    assert s.min() >= -np.pi and s.max() <= np.pi
 
 
 @pytest.mark.parametrize("case", STAT_CASES)
