@@ -60,10 +60,15 @@ CASES = {
                                       cov_factor=R.randn(3, 3, 2),
                                       cov_diag=A([[1.0, 0.5, 2.0], [0.3, 1.0, 1.0],
                                                   [2.0, 2.0, 0.2]])),
+    "LKJCholesky": dict(dim=3, concentration=A([0.5, 1.0, 4.0])),
+    "Wishart": dict(df=A([3.0, 4.5, 8.0]), covariance_matrix=_COV),
+    "WishartTril": dict(df=A([3.0, 4.5, 8.0]), scale_tril=_L),
+    "WishartPrecision": dict(df=A([3.0, 4.5, 8.0]), precision_matrix=np.linalg.inv(_COV)),
 }
 
 ALIASES = {"BernoulliLogits": "Bernoulli", "MultivariateNormalTril": "MultivariateNormal",
-           "MultivariateNormalPrecision": "MultivariateNormal"}
+           "MultivariateNormalPrecision": "MultivariateNormal", "WishartTril": "Wishart",
+           "WishartPrecision": "Wishart"}
 
 
 def cls_name(case):

@@ -148,3 +148,29 @@ def test_studentt_rsample_shape_and_grad():
     assert s.shape == (7, 2)
     s.sum().backward()
     assert np.allclose(as_np(loc.grad), 7.0) and df.grad is not None
+
+
+def test_lkj_cholesky_samples():
+    """Samples are correlation Cholesky factors; an off-diagonal correlation of LKJ(eta)
+    in dimension d is 2 Beta(b, b) - 1 with b = eta - 1 + d / 2, variance 1 / (2 b + 1)."""
+    eta = np.array([0.5, 1.0, 4.0])
+    d = dt.distributions.LKJCholesky(3, dt.tensor(eta))
+    dt.manual_seed(2)
+    L = d.sample((20000,))
+    assert bool(dt.distributions.constraints.corr_cholesky.check(L).all())
+    C = as_np(L @ L.mT)
+    r = C[..., 0, 1]
+    b = eta - 1 + 1.5
+    np.testing.assert_allclose(r.mean(0), 0.0, atol=0.03)
+    np.testing.assert_allclose(r.var(0), 1 / (2 * b + 1), rtol=0.05)
+
+
+def test_wishart_rsample_gradient_of_the_mean():
+    """d/d df of the sample mean of rsample converges to d (df V) / d df = V."""
+    V = np.array([[2.0, 0.3], [0.3, 1.0]])
+    df = dt.tensor(5.0, dtype=dt.float64, requires_grad=True)
+    dt.manual_seed(1)
+    s = dt.distributions.Wishart(df, covariance_matrix=dt.tensor(V)).rsample((20000,))
+    np.testing.assert_allclose(as_np(s.mean(0)), 5 * V, rtol=0.05, atol=0.05)
+    s.mean(0).sum().backward()
+    np.testing.assert_allclose(as_np(df.grad), V.sum(), rtol=0.05)
