@@ -11,6 +11,7 @@ from .. import ops as _ops
 from .._shape import broadcast_shapes
 from ..ops.decompositions import solve_triangular
 from .bernoulli import Bernoulli
+from .continuous_bernoulli import ContinuousBernoulli
 from .beta import Beta
 from .binomial import Binomial
 from .categorical import Categorical
@@ -25,6 +26,8 @@ from .gumbel import Gumbel
 from .half_normal import HalfNormal
 from .independent import Independent
 from .laplace import Laplace
+from .lowrank_multivariate_normal import (LowRankMultivariateNormal, _batch_lowrank_logdet,
+                                          _batch_lowrank_mahalanobis)
 from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
@@ -296,159 +299,42 @@ def _kl_cauchy_cauchy(p, q):
     return t1 - (4 * p.scale * q.scale).log()
 
 
-# -- across families ---------------------------------------------------------------------
-
-@register_kl(Bernoulli, Poisson)
-def _kl_bernoulli_poisson(p, q):
-    return -p.entropy() - (p.probs * q.rate.log() - q.rate)
-
-
-@register_kl(Beta, Pareto)
-def _kl_beta_infinity(p, q):
-    return _infinite_like(p.concentration1)
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_continuous_bernoulli_continuous_bernoulli(p, q):
+    t1 = p.mean * (p.logits - q.logits)
+    t2 = p._cont_bern_log_norm() + _ops.log1p(-p.probs)
+    t3 = -q._cont_bern_log_norm() - _ops.log1p(-q.probs)
+    return t1 + t2 + t3
 
 
-@register_kl(Beta, Uniform)
-def _kl_beta_uniform(p, q):
-    result = -p.entropy() + (q.high - q.low).log()
-    return _ops.where((q.low > p.support.lower_bound) | (q.high < p.support.upper_bound),
-                      math.inf, result)
+def _same_event(p, q, what):
+    if p.event_shape != q.event_shape:
+        raise ValueError(f"KL-divergence between two {what} with"
+                         "                          different event shapes cannot be computed")
 
 
-@register_kl(Exponential, Beta)
-@register_kl(Exponential, Pareto)
-@register_kl(Exponential, Uniform)
-def _kl_exponential_infinity(p, q):
-    return _infinite_like(p.rate)
+@register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
+def _kl_lowrankmultivariatenormal_lowrankmultivariatenormal(p, q):
+    _same_event(p, q, "Low Rank Multivariate Normals")
+    qW, qD, pW, pD = (q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag,
+                      p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag)
+    term1 = (_batch_lowrank_logdet(qW, qD, q._capacitance_tril)
+             - _batch_lowrank_logdet(pW, pD, p._capacitance_tril))
+    term3 = _batch_lowrank_mahalanobis(qW, qD, q.loc - p.loc, q._capacitance_tril)
+    A = _solve_capacitance(q)
+    term21 = (pD / qD).sum(-1)
+    term22 = _batch_trace_XXT(pW * qD.rsqrt().unsqueeze(-1))
+    term23 = _batch_trace_XXT(A * pD.sqrt().unsqueeze(-2))
+    term24 = _batch_trace_XXT(A.matmul(pW))
+    return 0.5 * (term1 + term21 + term22 - term23 - term24 + term3 - p.event_shape[0])
 
 
-@register_kl(Exponential, Gamma)
-def _kl_exponential_gamma(p, q):
-    ratio = q.rate / p.rate
-    return (-q.concentration * _ops.log(ratio) + ratio + q.concentration.lgamma()
-            + q.concentration * _EULER - (1 + _EULER))
+def _solve_capacitance(q):
+    """C^-1/2 W^T D^-1 of the low-rank q (its capacitance Cholesky broadcast)."""
+    qWt_qDinv = q._unbroadcasted_cov_factor.mT / q._unbroadcasted_cov_diag.unsqueeze(-2)
+    shape = tuple(broadcast_shapes(q._capacitance_tril.shape[:-2], qWt_qDinv.shape[:-2]))
+    return solve_triangular(q._capacitance_tril.expand(shape + tuple(q._capacitance_tril.shape[-2:])),
+                            qWt_qDinv.expand(shape + tuple(qWt_qDinv.shape[-2:])), upper=False)
 
 
-@register_kl(Exponential, Normal)
-def _kl_exponential_normal(p, q):
-    var_normal = q.scale.pow(2)
-    rate_sqr = p.rate.pow(2)
-    t1 = 0.5 * _ops.log(rate_sqr * var_normal * 2 * math.pi)
-    return t1 - 1 + (rate_sqr.reciprocal() - q.loc / p.rate + q.loc.pow(2) * 0.5) / var_normal
-
-
-@register_kl(Gamma, Beta)
-@register_kl(Gamma, Pareto)
-@register_kl(Gamma, Uniform)
-def _kl_gamma_infinity(p, q):
-    return _infinite_like(p.concentration)
-
-
-@register_kl(Gamma, Exponential)
-def _kl_gamma_exponential(p, q):
-    return -p.entropy() - q.rate.log() + q.rate * p.concentration / p.rate
-
-
-@register_kl(Laplace, Normal)
-def _kl_laplace_normal(p, q):
-    var_normal = q.scale.pow(2)
-    scale_sqr_var_ratio = p.scale.pow(2) / var_normal
-    t1 = 0.5 * _ops.log(2 * scale_sqr_var_ratio / math.pi)
-    t2 = 0.5 * p.loc.pow(2)
-    t3 = p.loc * q.loc
-    t4 = 0.5 * q.loc.pow(2)
-    return -t1 + scale_sqr_var_ratio + (t2 - t3 + t4) / var_normal - 1
-
-
-@register_kl(Normal, Gumbel)
-def _kl_normal_gumbel(p, q):
-    mean_scale_ratio = p.loc / q.scale
-    var_scale_sqr_ratio = (p.scale / q.scale).pow(2)
-    loc_scale_ratio = q.loc / q.scale
-    t1 = var_scale_sqr_ratio.log() * 0.5
-    t2 = mean_scale_ratio - loc_scale_ratio
-    t3 = _ops.exp(-mean_scale_ratio + 0.5 * var_scale_sqr_ratio + loc_scale_ratio)
-    return -t1 + t2 + t3 - (0.5 * (1 + math.log(2 * math.pi)))
-
-
-@register_kl(Normal, Laplace)
-def _kl_normal_laplace(p, q):
-    loc_diff = p.loc - q.loc
-    scale_ratio = p.scale / q.scale
-    loc_diff_scale_ratio = loc_diff / p.scale
-    t1 = _ops.log(scale_ratio)
-    t2 = math.sqrt(2 / math.pi) * p.scale * _ops.exp(-0.5 * loc_diff_scale_ratio.pow(2))
-    t3 = loc_diff * _ops.erf(math.sqrt(0.5) * loc_diff_scale_ratio)
-    return -t1 + (t2 + t3) / q.scale - (0.5 * (1 + math.log(0.5 * math.pi)))
-
-
-@register_kl(Normal, Beta)
-@register_kl(Normal, Exponential)
-@register_kl(Normal, Gamma)
-@register_kl(Normal, Pareto)
-@register_kl(Normal, Uniform)
-def _kl_normal_infinity(p, q):
-    return _infinite_like(p.loc)
-
-
-@register_kl(Uniform, Beta)
-def _kl_uniform_beta(p, q):
-    common_term = p.high - p.low
-    t1 = _ops.log(common_term)
-    t2 = (q.concentration1 - 1) * (_ops.xlogy(p.high, p.high) - _ops.xlogy(p.low, p.low)
-                                    - common_term) / common_term
-    t3 = (q.concentration0 - 1) * (_ops.xlogy(1 - p.high, 1 - p.high)
-                                    - _ops.xlogy(1 - p.low, 1 - p.low)
-                                    + common_term) / common_term
-    t4 = (q.concentration1.lgamma() + q.concentration0.lgamma()
-          - (q.concentration1 + q.concentration0).lgamma())
-    result = t3 + t4 - t1 - t2
-    return _ops.where((p.high > q.support.upper_bound) | (p.low < q.support.lower_bound),
-                      math.inf, result)
-
-
-@register_kl(Uniform, Exponential)
-def _kl_uniform_exponetial(p, q):
-    result = q.rate * (p.high + p.low) / 2 - ((p.high - p.low) * q.rate).log()
-    return _ops.where(p.low < q.support.lower_bound, math.inf, result)
-
-
-@register_kl(Uniform, Gamma)
-def _kl_uniform_gamma(p, q):
-    common_term = p.high - p.low
-    t1 = common_term.log()
-    t2 = q.concentration.lgamma() - q.concentration * q.rate.log()
-    t3 = (1 - q.concentration) * (_ops.xlogy(p.high, p.high) - _ops.xlogy(p.low, p.low)
-                                   - common_term) / common_term
-    t4 = q.rate * (p.high + p.low) / 2
-    result = -t1 + t2 + t3 + t4
-    return _ops.where(p.low < q.support.lower_bound, math.inf, result)
-
-
-@register_kl(Uniform, Gumbel)
-def _kl_uniform_gumbel(p, q):
-    common_term = q.scale / (p.high - p.low)
-    high_loc_diff = (p.high - q.loc) / q.scale
-    low_loc_diff = (p.low - q.loc) / q.scale
-    t1 = common_term.log() + 0.5 * (high_loc_diff + low_loc_diff)
-    t2 = common_term * (_ops.exp(-high_loc_diff) - _ops.exp(-low_loc_diff))
-    return t1 - t2
-
-
-@register_kl(Uniform, Normal)
-def _kl_uniform_normal(p, q):
-    common_term = p.high - p.low
-    t1 = (math.sqrt(math.pi * 2) * q.scale / common_term).log()
-    t2 = (common_term).pow(2) / 12
-    t3 = ((p.high + p.low - 2 * q.loc) / 2).pow(2)
-    return t1 + 0.5 * (t2 + t3) / q.scale.pow(2)
-
-
-@register_kl(Uniform, Pareto)
-def _kl_uniform_pareto(p, q):
-    support_uniform = p.high - p.low
-    t1 = (q.alpha * q.scale.pow(q.alpha) * (support_uniform)).log()
-    t2 = (_ops.xlogy(p.high, p.high) - _ops.xlogy(p.low, p.low) - support_uniform) \
-        / support_uniform
-    result = t2 * (q.alpha + 1) - t1
-    return _ops.where(p.low < q.support.lower_bound, math.inf, result)
+from . import _kl_cross  # noqa: E402,F401  (registers the cross-family pairs)
