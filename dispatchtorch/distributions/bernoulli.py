@@ -10,7 +10,8 @@ from .. import ops as _ops
 from .._shape import Size
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import _expanded, _softplus, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import (_expanded, _softplus, broadcast_all, lazy_property, logits_to_probs,
+                    probs_to_logits)
 
 __all__ = ["Bernoulli"]
 

@@ -8,7 +8,8 @@ from .._shape import Size
 from ..ops.random_counts import binomial_sample
 from . import constraints
 from .distribution import Distribution
-from .utils import _expanded, _softplus, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import (_expanded, _softplus, broadcast_all, lazy_property, logits_to_probs,
+                    probs_to_logits)
 
 __all__ = ["Binomial"]
 

@@ -50,7 +50,8 @@ class Cauchy(Distribution):
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return -math.log(math.pi) - self.scale.log() - (((value - self.loc) / self.scale) ** 2).log1p()
+        z = (value - self.loc) / self.scale
+        return -math.log(math.pi) - self.scale.log() - (z ** 2).log1p()
 
     def cdf(self, value):
         if self._validate_args:

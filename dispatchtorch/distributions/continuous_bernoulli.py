@@ -11,7 +11,8 @@ from .._shape import Size
 from . import constraints
 from .bernoulli import _bce_with_logits
 from .exp_family import ExponentialFamily
-from .utils import _expanded, broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
+from .utils import (_expanded, broadcast_all, clamp_probs, lazy_property, logits_to_probs,
+                    probs_to_logits)
 
 __all__ = ["ContinuousBernoulli"]
 

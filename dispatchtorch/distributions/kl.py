@@ -333,7 +333,8 @@ def _solve_capacitance(q):
     """C^-1/2 W^T D^-1 of the low-rank q (its capacitance Cholesky broadcast)."""
     qWt_qDinv = q._unbroadcasted_cov_factor.mT / q._unbroadcasted_cov_diag.unsqueeze(-2)
     shape = tuple(broadcast_shapes(q._capacitance_tril.shape[:-2], qWt_qDinv.shape[:-2]))
-    return solve_triangular(q._capacitance_tril.expand(shape + tuple(q._capacitance_tril.shape[-2:])),
+    C = q._capacitance_tril
+    return solve_triangular(C.expand(shape + tuple(C.shape[-2:])),
                             qWt_qDinv.expand(shape + tuple(qWt_qDinv.shape[-2:])), upper=False)
 
 

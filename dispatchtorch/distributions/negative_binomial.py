@@ -9,7 +9,8 @@ from ..ops.random_counts import poisson_sample
 from . import constraints
 from .distribution import Distribution
 from .gamma import Gamma
-from .utils import _expanded, _softplus, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import (_expanded, _softplus, broadcast_all, lazy_property, logits_to_probs,
+                    probs_to_logits)
 
 __all__ = ["NegativeBinomial"]
 

@@ -10,7 +10,8 @@ from . import constraints
 from .distribution import Distribution
 from .transformed_distribution import TransformedDistribution
 from .transforms import SigmoidTransform
-from .utils import _expanded, broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
+from .utils import (_expanded, broadcast_all, clamp_probs, lazy_property, logits_to_probs,
+                    probs_to_logits)
 
 __all__ = ["LogitRelaxedBernoulli", "RelaxedBernoulli"]
 

@@ -14,7 +14,8 @@ from .. import ops as _ops
 from .._shape import Size, broadcast_shapes
 from ..ops.decompositions import cholesky_ex
 from . import constraints
-from .utils import _softplus, _sum_rightmost, broadcast_all, tril_matrix_to_vec, vec_to_tril_matrix
+from .utils import (_softplus, _sum_rightmost, broadcast_all, tril_matrix_to_vec,
+                    vec_to_tril_matrix)
 
 __all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform",
            "CorrCholeskyTransform", "CumulativeDistributionTransform", "ExpTransform",

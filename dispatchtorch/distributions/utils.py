@@ -98,7 +98,8 @@ def tril_matrix_to_vec(mat, diag=0):
 
 def vec_to_tril_matrix(vec, diag=0):
     """Inverse of tril_matrix_to_vec: a square matrix with `vec` in its lower triangle."""
-    n = (-(1 + 2 * diag) + ((1 + 2 * diag) ** 2 + 8 * vec.shape[-1] + 4 * abs(diag) * (diag + 1)) ** 0.5) / 2
+    b = 1 + 2 * diag
+    n = (-b + (b ** 2 + 8 * vec.shape[-1] + 4 * abs(diag) * (diag + 1)) ** 0.5) / 2
     eps = D.finfo(D.float32).eps
     if round(n) - n > eps:
         raise ValueError(f"The size of last dimension is {vec.shape[-1]} which cannot be "

@@ -134,7 +134,8 @@ def _error(fn):
 
 
 def test_errors_match():
-    for make in (lambda D, T: D.kl_divergence(D.Poisson(T.tensor(1.0)), D.Exponential(T.tensor(1.0))),
+    for make in (lambda D, T: D.kl_divergence(D.Poisson(T.tensor(1.0)),
+                                              D.Exponential(T.tensor(1.0))),
                  lambda D, T: D.kl_divergence(D.Normal(0.0, 1.0), D.Bernoulli(0.3)),
                  lambda D, T: D.kl_divergence(D.Cauchy(0.0, 1.0), D.Normal(0.0, 1.0)),
                  lambda D, T: D.kl_divergence(D.MultivariateNormal(T.zeros(2), T.eye(2)),

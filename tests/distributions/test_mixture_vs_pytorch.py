@@ -66,7 +66,8 @@ def test_mixture_errors():
         T = dt.tensor if lib == "dt" else torch.tensor
         out = []
         for make in (lambda: D.MixtureSameFamily(D.Normal(T(0.0), T(1.0)), D.Normal(T(MU), T(SD))),
-                     lambda: D.MixtureSameFamily(D.Categorical(T(W[:, :2])), D.Normal(T(MU), T(SD))),
+                     lambda: D.MixtureSameFamily(D.Categorical(T(W[:, :2])),
+                                                 D.Normal(T(MU), T(SD))),
                      lambda: D.MixtureSameFamily(D.Categorical(T(W)), "normal")):
             try:
                 make()
