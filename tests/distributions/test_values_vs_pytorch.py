@@ -144,3 +144,32 @@ def test_perplexity_and_repr():
     ours, theirs, _, _ = _pair("Exponential")
     close(ours.perplexity(), theirs.perplexity(), rtol=1e-9)
     assert as_np(ours.rate).shape == (3,)
+
+
+def _as32(params):
+    return {k: (v.astype(np.float32) if isinstance(v, np.ndarray) else v)
+            for k, v in params.items()}
+
+
+@pytest.mark.parametrize("case", NAMES)
+def test_float32_parameters_stay_float32(case):
+    """Single-precision parameters: the same dtype out as PyTorch's, values to float32
+    rounding (constants must not promote to float64)."""
+    params = _as32(CASES[case])
+    ours, _ = build("dt", cls_name(case), params)
+    theirs, _ = build("torch", cls_name(case), params)
+    torch.manual_seed(0)
+    v = theirs.sample((4,))
+    lo, lt = ours.log_prob(to_dt(v.numpy())), theirs.log_prob(v)
+    assert str(lo.dtype).split(".")[-1] == str(lt.dtype).split(".")[-1]
+    close(lo, lt, rtol=2e-5, atol=2e-5)
+    s = ours.sample((3,))
+    assert str(s.dtype).split(".")[-1] == str(theirs.sample((3,)).dtype).split(".")[-1]
+    for what in ("mean", "variance", "entropy"):
+        try:
+            t = theirs.entropy() if what == "entropy" else getattr(theirs, what)
+        except NotImplementedError:
+            continue
+        o = ours.entropy() if what == "entropy" else getattr(ours, what)
+        assert str(o.dtype).split(".")[-1] == str(t.dtype).split(".")[-1], what
+        close(o, t, rtol=2e-5, atol=2e-5)
