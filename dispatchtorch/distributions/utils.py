@@ -127,8 +127,8 @@ def _expanded(dist, cls, batch_shape, _instance, names, event_shape=None):
             value = dist.__dict__[name]
             extra = tuple(value.shape[len(dist.batch_shape):])
             setattr(new, name, value.expand(batch_shape + extra))
-    if "_param" in dist.__dict__:
-        new._param = new.probs if "probs" in dist.__dict__ else new.logits
+    if "_param" in dist.__dict__:           # logits win when both are known, as PyTorch's
+        new._param = new.logits if "logits" in dist.__dict__ else new.probs
     super(cls, new).__init__(batch_shape, dist.event_shape if event_shape is None else event_shape,
                              validate_args=False)
     new._validate_args = dist._validate_args
