@@ -1,7 +1,10 @@
-"""Dirichlet(concentration): rsample as normalised implicit-gradient Gamma draws
-(_standard_gamma.py); PyTorch's log_prob, entropy, moments and mode."""
+"""Dirichlet(concentration): rsample as ATen's _sample_dirichlet draws them (normalised
+double Gammas, PyTorch's numbers), differentiated through the Gammas' implicit gradient
+(PyTorch's _dirichlet_grad differs per sample, not in expectation); PyTorch's log_prob,
+entropy, moments and mode."""
 from __future__ import annotations
 
+from .. import _dtype as D
 from .. import ops as _ops
 from . import constraints
 from ._standard_gamma import standard_gamma
@@ -28,8 +31,13 @@ class Dirichlet(ExponentialFamily):
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        gammas = standard_gamma(self.concentration.expand(shape))
-        return gammas / gammas.sum(-1, True)
+        alpha = self.concentration.expand(shape)
+        # ATen's _s_dirichlet_cpu: double Gammas, normalised, clamped to
+        # [smallest normal, the float below 1]; differentiated through the Gammas
+        gammas = standard_gamma(alpha.to(D.float64))
+        x = (gammas / gammas.sum(-1, True)).to(alpha.dtype)
+        finfo = D.finfo(alpha.dtype)
+        return x.clamp(min=finfo.tiny, max=1.0 - finfo.eps / 2)
 
     def log_prob(self, value):
         if self._validate_args:

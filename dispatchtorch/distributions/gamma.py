@@ -1,9 +1,10 @@
-"""Gamma(concentration, rate): rsample through the implicit-reparameterization
-sampler (_standard_gamma.py), PyTorch's log_prob, entropy and cdf."""
+"""Gamma(concentration, rate): rsample through ATen's sampler with the implicit
+reparameterization gradient (_standard_gamma.py), PyTorch's log_prob, entropy and cdf."""
 from __future__ import annotations
 
 from numbers import Number
 
+from .. import _dtype as D
 from .. import ops as _ops
 from .._shape import Size
 from . import constraints
@@ -43,7 +44,9 @@ class Gamma(ExponentialFamily):
 
     def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        return standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
+        value = standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
+        # PyTorch clamps the values in place outside autograd: the gradient is unchanged
+        return value + (value.detach().clamp(min=D.finfo(value.dtype).tiny) - value.detach())
 
     def log_prob(self, value):
         value = _ops.as_tensor(value, dtype=self.rate.dtype, device=self.rate.device)
