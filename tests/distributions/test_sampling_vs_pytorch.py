@@ -200,3 +200,17 @@ def test_wishart_rsample_gradient_of_the_mean():
     np.testing.assert_allclose(as_np(s.mean(0)), 5 * V, rtol=0.05, atol=0.05)
     s.mean(0).sum().backward()
     np.testing.assert_allclose(as_np(df.grad), V.sum(), rtol=0.05)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_standard_gamma_sampler_is_atens(dtype):
+    from dispatchtorch.ops.random_gamma import dirichlet_sample, standard_gamma_sample
+    a = np.array([0.0, 1e-4, 0.05, 0.3, 0.999, 1.0, 2.5, 10.0, 1e3, 1e6] * 7, dtype=dtype)
+    dt.manual_seed(21)
+    torch.manual_seed(21)
+    close(standard_gamma_sample(dt.tensor(a)), torch._standard_gamma(torch.tensor(a)),
+          rtol=0, atol=0)
+    c = a.reshape(7, 10)[:, 1:]
+    close(dirichlet_sample(dt.tensor(c)), torch._sample_dirichlet(torch.tensor(c)),
+          rtol=1e-15, atol=0)
+    close(dt.randn(5), torch.randn(5), rtol=0, atol=0)
