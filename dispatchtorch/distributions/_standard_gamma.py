@@ -16,8 +16,9 @@ __all__ = ["standard_gamma"]
 
 
 def _dsample_dalpha(alpha, x):
-    """-(dF/dalpha) / f(x), float64."""
-    h = 1e-5 * alpha.clamp(min=1e-3)
+    """-(dF/dalpha) / f(x), float64; the step follows F's scale in alpha (alpha below 1,
+    sqrt(alpha) above), so alpha - h stays positive and the difference accurate."""
+    h = 1e-5 * _ops.where(alpha < 1, alpha, alpha.sqrt())
     dF = (_ops.igamma(alpha + h, x) - _ops.igamma(alpha - h, x)) / (2 * h)
     log_pdf = (alpha - 1) * x.log() - x - _ops.lgamma(alpha)
     return -dF / log_pdf.exp()

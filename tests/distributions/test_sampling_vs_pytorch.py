@@ -129,6 +129,9 @@ def test_standard_gamma_gradient_against_pytorch_and_mpmath():
     ours = as_np(standard_gamma_grad(dt.tensor(alpha), dt.tensor(x)))
     theirs = torch._standard_gamma_grad(torch.tensor(alpha), torch.tensor(x)).numpy()
     np.testing.assert_allclose(ours, theirs, rtol=5e-4)    # PyTorch's approximates
+    tiny = as_np(standard_gamma_grad(dt.tensor([1e-9, 1e-6, 1e5]),
+                                     dt.tensor([1e-30, 1e-12, 1e5])))
+    assert np.all(np.isfinite(tiny))
     mpmath = pytest.importorskip("mpmath")
     mpmath.mp.dps = 30
     for a, xx, got in zip(alpha[1:], x[1:], ours[1:]):
