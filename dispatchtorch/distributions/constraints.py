@@ -1,13 +1,20 @@
 """Constraints on distribution parameters and values (PyTorch's
-torch/distributions/constraints.py, the ones the distributions here use): `check`
+torch/distributions/constraints.py): `check`
 returns a bool tensor; `repr` is PyTorch's (it appears in validation errors)."""
 from __future__ import annotations
 
+from .. import _dtype as D
 from .. import ops as _ops
+from ..ops.decompositions import cholesky_ex, eigvalsh
+from ..ops.norms import vector_norm
 
-__all__ = ["Constraint", "boolean", "dependent", "dependent_property", "greater_than",
-           "independent", "integer_interval", "interval", "is_dependent", "positive",
-           "real", "real_vector", "simplex", "unit_interval"]
+__all__ = ["Constraint", "boolean", "cat", "corr_cholesky", "dependent", "dependent_property",
+           "greater_than", "greater_than_eq", "independent", "integer_interval", "interval",
+           "half_open_interval", "is_dependent", "less_than", "lower_cholesky",
+           "lower_triangular", "MixtureSameFamilyConstraint", "multinomial", "nonnegative",
+           "nonnegative_integer", "one_hot", "positive", "positive_semidefinite",
+           "positive_definite", "positive_integer", "real", "real_vector", "simplex", "square",
+           "stack", "symmetric", "unit_interval"]
 
 
 class Constraint:
@@ -165,15 +172,241 @@ class _Simplex(Constraint):
         return _ops.all(value >= 0, dim=-1) & ((value.sum(-1) - 1).abs() < 1e-6)
 
 
+class MixtureSameFamilyConstraint(Constraint):
+    """A component's support with the mixture dim added back before the check."""
+
+    def __init__(self, base_constraint):
+        if not isinstance(base_constraint, Constraint):
+            raise AssertionError("base_constraint must be a Constraint, got "
+                                 f"{type(base_constraint).__name__}")
+        self.base_constraint = base_constraint
+        super().__init__()
+
+    @property
+    def is_discrete(self):
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self):
+        return self.base_constraint.event_dim
+
+    def check(self, value):
+        result = self.base_constraint.check(value.unsqueeze(-1 - self.event_dim))
+        if value.dim() < self.event_dim:
+            raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {value.dim()}")
+        keep = value.dim() - self.event_dim
+        return result.reshape(tuple(result.shape[:keep]) + (-1,)).all(-1)
+
+    def __repr__(self):
+        return f"{self.__class__.__name__}({self.base_constraint!r})"
+
+
+class _OneHot(Constraint):
+    is_discrete = True
+    event_dim = 1
+
+    def check(self, value):
+        is_boolean = (value == 0) | (value == 1)
+        return is_boolean.all(-1) & value.sum(-1).eq(1)
+
+
+class _IntegerGreaterThan(Constraint):
+    is_discrete = True
+
+    def __init__(self, lower_bound):
+        self.lower_bound = lower_bound
+        super().__init__()
+
+    def check(self, value):
+        return (value % 1 == 0) & (value >= self.lower_bound)
+
+    def __repr__(self):
+        return f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound})"
+
+
+class _GreaterThanEq(_GreaterThan):
+    def check(self, value):
+        return self.lower_bound <= value
+
+
+class _LessThan(Constraint):
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+        super().__init__()
+
+    def check(self, value):
+        return value < self.upper_bound
+
+    def __repr__(self):
+        return f"{self.__class__.__name__[1:]}(upper_bound={self.upper_bound})"
+
+
+class _HalfOpenInterval(_Interval):
+    def check(self, value):
+        return (self.lower_bound <= value) & (value < self.upper_bound)
+
+
+class _Multinomial(Constraint):
+    """PyTorch's weaker check: counts sum to at most `upper_bound`."""
+    is_discrete = True
+    event_dim = 1
+
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+
+    def check(self, x):
+        return (x >= 0).all(dim=-1) & (x.sum(dim=-1) <= self.upper_bound)
+
+
+def _all_last2(mask):
+    return mask.reshape(tuple(mask.shape[:-2]) + (-1,)).all(-1)
+
+
+class _LowerTriangular(Constraint):
+    event_dim = 2
+
+    def check(self, value):
+        return _all_last2(value.tril() == value)
+
+
+class _LowerCholesky(Constraint):
+    event_dim = 2
+
+    def check(self, value):
+        positive_diagonal = (value.diagonal(dim1=-2, dim2=-1) > 0).all(-1)
+        return _all_last2(value.tril() == value) & positive_diagonal
+
+
+class _CorrCholesky(Constraint):
+    event_dim = 2
+
+    def check(self, value):
+        tol = D.finfo(value.dtype).eps * value.size(-1) * 10
+        row_norm = vector_norm(value.detach(), dim=-1)
+        unit_row_norm = (row_norm - 1.0).abs().le(tol).all(dim=-1)
+        return _LowerCholesky().check(value) & unit_row_norm
+
+
+class _Square(Constraint):
+    event_dim = 2
+
+    def check(self, value):
+        return _ops.full(tuple(value.shape[:-2]), value.shape[-2] == value.shape[-1],
+                         dtype=D.bool_, device=value.device)
+
+
+class _Symmetric(_Square):
+    def check(self, value):
+        square_check = super().check(value)
+        if not bool(square_check.all()):
+            return square_check
+        return _ops.isclose(value, value.mT, atol=1e-6).all(-2).all(-1)
+
+
+class _PositiveSemidefinite(_Symmetric):
+    def check(self, value):
+        sym_check = super().check(value)
+        if not bool(sym_check.all()):
+            return sym_check
+        return eigvalsh(value).ge(0).all(-1)
+
+
+class _PositiveDefinite(_Symmetric):
+    def check(self, value):
+        sym_check = super().check(value)
+        if not bool(sym_check.all()):
+            return sym_check
+        return cholesky_ex(value)[1].eq(0)
+
+
+class _Cat(Constraint):
+    """`cseq` applied to consecutive slices of `lengths` along `dim` (as torch.cat)."""
+
+    def __init__(self, cseq, dim=0, lengths=None):
+        if not all(isinstance(c, Constraint) for c in cseq):
+            raise AssertionError("All elements of cseq must be Constraint instances")
+        self.cseq = list(cseq)
+        self.lengths = list(lengths) if lengths is not None else [1] * len(self.cseq)
+        if len(self.lengths) != len(self.cseq):
+            raise AssertionError(f"lengths ({len(self.lengths)}) must match cseq "
+                                 f"({len(self.cseq)})")
+        self.dim = dim
+        super().__init__()
+
+    @property
+    def is_discrete(self):
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self):
+        return max(c.event_dim for c in self.cseq)
+
+    def check(self, value):
+        if not (-value.dim() <= self.dim < value.dim()):
+            raise AssertionError(f"dim {self.dim} out of range for value with "
+                                 f"{value.dim()} dimensions")
+        checks, start = [], 0
+        for constr, length in zip(self.cseq, self.lengths):
+            checks.append(constr.check(value.narrow(self.dim, start, length)))
+            start = start + length
+        return _ops.cat(checks, self.dim)
+
+
+class _Stack(Constraint):
+    """`cseq[i]` applied to `value.select(dim, i)` (as torch.stack)."""
+
+    def __init__(self, cseq, dim=0):
+        if not all(isinstance(c, Constraint) for c in cseq):
+            raise AssertionError("All elements of cseq must be Constraint instances")
+        self.cseq = list(cseq)
+        self.dim = dim
+        super().__init__()
+
+    @property
+    def is_discrete(self):
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self):
+        dim = max(c.event_dim for c in self.cseq)
+        if self.dim + dim < 0:
+            dim += 1
+        return dim
+
+    def check(self, value):
+        if not (-value.dim() <= self.dim < value.dim()):
+            raise AssertionError(f"dim {self.dim} out of range for value with "
+                                 f"{value.dim()} dimensions")
+        vs = [value.select(self.dim, i) for i in range(value.size(self.dim))]
+        return _ops.stack([c.check(v) for v, c in zip(vs, self.cseq)], self.dim)
+
+
 dependent = _Dependent()
 dependent_property = _DependentProperty
 independent = _IndependentConstraint
 boolean = _Boolean()
+one_hot = _OneHot()
+nonnegative_integer = _IntegerGreaterThan(0)
+positive_integer = _IntegerGreaterThan(1)
 integer_interval = _IntegerInterval
 real = _Real()
 real_vector = independent(real, 1)
 positive = _GreaterThan(0.0)
+nonnegative = _GreaterThanEq(0.0)
 greater_than = _GreaterThan
+greater_than_eq = _GreaterThanEq
+less_than = _LessThan
+multinomial = _Multinomial
 unit_interval = _Interval(0.0, 1.0)
 interval = _Interval
+half_open_interval = _HalfOpenInterval
 simplex = _Simplex()
+lower_triangular = _LowerTriangular()
+lower_cholesky = _LowerCholesky()
+corr_cholesky = _CorrCholesky()
+square = _Square()
+symmetric = _Symmetric()
+positive_semidefinite = _PositiveSemidefinite()
+positive_definite = _PositiveDefinite()
+cat = _Cat
+stack = _Stack

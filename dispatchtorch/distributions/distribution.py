@@ -135,7 +135,7 @@ class Distribution:
             raise ValueError("The right-most size of value must match event_shape: "
                              f"{value.size()} vs {self._event_shape}.")
         actual_shape = value.size()
-        expected_shape = self._batch_shape + self._event_shape
+        expected_shape = Size(self._batch_shape + self._event_shape)
         for i, j in zip(reversed(actual_shape), reversed(expected_shape)):
             if i != 1 and j != 1 and i != j:
                 raise ValueError("Value is not broadcastable with batch_shape+event_shape: "
