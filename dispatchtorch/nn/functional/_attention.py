@@ -43,13 +43,15 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                            f"got {attn_mask.dtype}")
     if dropout_p <= 0.0:
         return N.SDPA(query, key, value, attn_mask, is_causal=bool(is_causal), scale=scale)
+    L, S = query.shape[-2], key.shape[-2]
+    attn_mask, dead = N.attention.opened(attn_mask, is_causal, L, S, query.device)
     s = (query @ key.mT) * scale
     if is_causal:
-        s = _ops.where(N.causal_mask(query.shape[-2], key.shape[-2], query.device), s,
-                       float("-inf"))
+        s = _ops.where(N.causal_mask(L, S, query.device), s, float("-inf"))
     if attn_mask is not None:
         s = _ops.where(attn_mask, s, float("-inf")) if attn_mask.dtype is D.bool_ else s + attn_mask
-    return dropout(N.attention.probs(s, attn_mask), dropout_p, True) @ value
+    out = dropout(softmax(s, -1), dropout_p, True) @ value
+    return out if dead is None else _ops.where(dead, 0.0, out)
 
 
 def _merge_masks(attn_mask, key_padding_mask, bsz, heads, L, S, dtype):

@@ -36,22 +36,34 @@ def _scores(q, k, attn_mask, is_causal, scale):
     return s
 
 
-def probs(s, attn_mask):
-    """softmax(s) over the last dim, 0 on a row an attn_mask masks entirely (PyTorch's
-    _safe_softmax; a plain softmax gives NaN there). Without a mask no row is all -inf
-    (a causal row sees at least its first key), so those calls pay nothing extra."""
-    p = _softmax(s, -1)
+def opened(attn_mask, is_causal, L, S, device):
+    """(the mask with each entirely masked row opened, those rows as a bool (..., L, 1)),
+    or (None, None) without a mask. PyTorch's SDPA gives 0 on such a row (its
+    _safe_softmax), where a softmax of all -inf is NaN; opening the row keeps its softmax
+    finite, and the caller zeroes its output (and its incoming gradient). The rows are
+    found from the mask, which is usually far smaller than the scores; without a mask
+    none exists (a causal row sees at least its first key)."""
     if attn_mask is None:
-        return p
-    return pointwise.where(s.amax(-1, keepdim=True) == float("-inf"), 0.0, p)
+        return None, None
+    is_bool = attn_mask._dtype is D.bool_
+    allowed = attn_mask if is_bool else attn_mask != float("-inf")
+    if is_causal:
+        allowed = allowed & causal_mask(L, S, device)
+    dead = ~allowed.any(-1, keepdim=True)
+    return (attn_mask | dead if is_bool else pointwise.where(dead, 0.0, attn_mask)), dead
 
 
 def _sdpa(q, k, v, attn_mask, is_causal, scale):
-    return probs(_scores(q, k, attn_mask, is_causal, scale), attn_mask) @ v
+    mask, dead = opened(attn_mask, is_causal, q._shape[-2], k._shape[-2], q.device)
+    out = _softmax(_scores(q, k, mask, is_causal, scale), -1) @ v
+    return out if dead is None else pointwise.where(dead, 0.0, out)
 
 
 def _sdpa_grad(g, q, k, v, attn_mask, is_causal, scale, needs):
-    p = probs(_scores(q, k, attn_mask, is_causal, scale), attn_mask)
+    mask, dead = opened(attn_mask, is_causal, q._shape[-2], k._shape[-2], q.device)
+    if dead is not None:
+        g = pointwise.where(dead, 0.0, g)
+    p = _softmax(_scores(q, k, mask, is_causal, scale), -1)
     gv = p.mT @ g if needs[2] else None
     gp = g @ v.mT
     gs = p * (gp - (gp * p).sum(-1, keepdim=True))
