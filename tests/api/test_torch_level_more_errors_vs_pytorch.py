@@ -5,13 +5,13 @@ samplers' parser checks, the rnn cells' argument types and `hidden0` wording (an
 input reaching linear, as ATen's), poisson / binomial's positions and generator type."""
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 import dispatchtorch as dt  # noqa: E402
+from raised_as_pytorch import raised as _raised  # noqa: E402
 
 _rng = np.random.default_rng(0)
 
@@ -67,14 +67,6 @@ RAISES = {
     "binomial_prob_float": lambda L: L.binomial(L.ones(3), 0.5),
     "binomial_generator_int": lambda L: L.binomial(L.ones(3), L.ones(3), 1),
 }
-
-
-def _raised(lib, call):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with pytest.raises(Exception) as info:
-            call(lib)
-    return type(info.value), str(info.value)
 
 
 @pytest.mark.parametrize("name", list(RAISES))

@@ -7,13 +7,13 @@ normalized_shape, batch_norm without running stats in eval, celu's alpha 0; the 
 int reduction (a non-int is the parser's TypeError, an int other than 1 / 2 is none)."""
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 import dispatchtorch as dt  # noqa: E402
+from raised_as_pytorch import raised as _raised  # noqa: E402
 
 V = np.random.default_rng(0).standard_normal((2, 3, 4)).astype(np.float32)
 E = np.random.default_rng(1).standard_normal((10, 3)).astype(np.float32)
@@ -70,14 +70,6 @@ VALUES = {
                                                             False, 1e-8, 5),
     "kl_div_reduction_sum": lambda L: L.kl_div(L.tensor(V), L.tensor(P), 2),
 }
-
-
-def _raised(lib, call):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with pytest.raises(Exception) as info:
-            call(lib)
-    return type(info.value), str(info.value)
 
 
 @pytest.mark.parametrize("name", list(RAISES))

@@ -12,6 +12,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 import dispatchtorch as dt  # noqa: E402
+from raised_as_pytorch import raised as _raised  # noqa: E402
 
 X = np.arange(12.0, dtype=np.float32).reshape(3, 4)
 
@@ -50,14 +51,6 @@ CALLS = {
     "chain_matmul_shapes": lambda L: L.chain_matmul(L.tensor(X), L.tensor(X)),
     "nuclear_norm_int_dim": lambda L: L.nuclear_norm(L.tensor(X), 0),
 }
-
-
-def _raised(lib, call):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with pytest.raises(Exception) as info:
-            call(lib)
-    return type(info.value), str(info.value)
 
 
 @pytest.mark.parametrize("name", list(CALLS))

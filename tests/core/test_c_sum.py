@@ -11,7 +11,7 @@ import pytest
 from dispatchtorch_cpu import c_sum
 from dispatchtorch_cpu import parallel as P
 from dispatchtorch_cpu import threaded as T
-from dispatchtorch_cpu.kernels import KERNELS
+from test_threaded_kernels import _full_sum       # the sum kernel at a thread count
 
 pytestmark = pytest.mark.skipif(not c_sum.available(np.dtype(np.float32)),
                                 reason="no C compiler: the full sum runs as row sums")
@@ -45,17 +45,6 @@ def _model(x):
     return np.array(partials, x.dtype)
 
 
-def _kernel_sum(x, threads):
-    old = P.POOL.threads
-    P.POOL.resize(threads)
-    try:
-        out = np.empty((), x.dtype)
-        KERNELS["sum"](out, x, dims=tuple(range(x.ndim)), keepdim=False)
-        return out
-    finally:
-        P.POOL.resize(old)
-
-
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("threads", [1, 2, 3])
 def test_blocks_are_the_documented_sum_bit_for_bit(dtype, threads, monkeypatch):
@@ -69,7 +58,7 @@ def test_blocks_are_the_documented_sum_bit_for_bit(dtype, threads, monkeypatch):
     partials = c_sum.blocks(x)
     c_sum.sum_blocks(x, partials, threads)
     assert partials.tobytes() == want.tobytes()
-    assert _kernel_sum(x, threads).tobytes() == np.add.reduce(want).tobytes()
+    assert _full_sum(x, threads).tobytes() == np.add.reduce(want).tobytes()
 
 
 def test_sum_through_the_frontend_takes_the_c_blocks():
