@@ -438,9 +438,13 @@ class Tensor:
         return _repr.tensor_repr(self, tensor_contents)
 
     def __format__(self, spec):
-        if self.dim() == 0 and spec:
+        """PyTorch's: a 0-dim tensor formats as its Python number (f"{loss}" is "0.25"),
+        any other as object.__format__ does (str; a non-empty spec is a TypeError)."""
+        if self.dim() == 0 and self._place.type != "meta":
             return self.item().__format__(spec)
-        return repr(self)
+        if spec:
+            raise TypeError("unsupported format string passed to Tensor.__format__")
+        return str(self)
 
     def __deepcopy__(self, memo):
         if id(self) in memo:
