@@ -15,6 +15,7 @@ from .collectives import (all_gather, all_gather_into_tensor, all_reduce, all_to
 from .debug import DebugLevel, get_debug_level, set_debug_level, set_debug_level_from_env
 from .errors import (DistBackendError, DistError, DistNetworkError, DistStoreError,
                      QueueEmptyError)
+from .file_store import FileStore
 from .group import (Backend, GroupMember, ProcessGroup, destroy_process_group, get_backend,
                     get_global_rank, get_group_rank, get_process_group_ranks, get_rank,
                     get_world_size, group, init_process_group, is_initialized, new_group)
@@ -24,6 +25,7 @@ from .objects import (all_gather_object, broadcast_object_list, gather_object,
                       scatter_object_list)
 from .objects_p2p import recv_object_list, send_object_list
 from .reduce_op import ReduceOp
+from .store import HashStore, PrefixStore, Store
 from .subgroups import new_subgroups, new_subgroups_by_enumeration
 from .watchdog import TIMEOUT_EXIT_CODE
 from .work import Work
@@ -64,6 +66,7 @@ def is_torchelastic_launched():
 
 
 __all__ = [
+    "FileStore", "HashStore", "PrefixStore", "Store",
     "DebugLevel", "DistBackendError", "DistError", "DistNetworkError", "DistStoreError",
     "P2POp", "QueueEmptyError", "all_gather_coalesced", "all_reduce_coalesced",
     "batch_isend_irecv", "default_pg_timeout", "get_debug_level",
