@@ -9,7 +9,8 @@ def new_subgroups(group_size=None, group=None, timeout=None, backend=None, pg_op
                   group_desc=None):
     """Split `group` (default: world) into consecutive subgroups of group_size ranks."""
     if group_size is None:
-        from .. import cuda
+        from .._accelerator import DeviceModule       # torch.cuda, without the package above
+        cuda = DeviceModule("cuda")
         if not cuda.is_available():
             raise ValueError("Default group size only takes effect when CUDA is available."
                              "If your subgroup using a backend that does not depend on CUDA,"
