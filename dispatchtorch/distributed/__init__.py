@@ -13,6 +13,7 @@ from .collectives import (all_gather, all_gather_into_tensor, all_reduce, all_to
                           monitored_barrier, recv, reduce, reduce_scatter,
                           reduce_scatter_tensor, scatter, send)
 from .debug import DebugLevel, get_debug_level, set_debug_level, set_debug_level_from_env
+from .device_mesh import DeviceMesh, init_device_mesh
 from .errors import (DistBackendError, DistError, DistNetworkError, DistStoreError,
                      QueueEmptyError)
 from .file_store import FileStore
@@ -66,7 +67,7 @@ def is_torchelastic_launched():
 
 
 __all__ = [
-    "FileStore", "HashStore", "PrefixStore", "Store",
+    "DeviceMesh", "init_device_mesh", "FileStore", "HashStore", "PrefixStore", "Store",
     "DebugLevel", "DistBackendError", "DistError", "DistNetworkError", "DistStoreError",
     "P2POp", "QueueEmptyError", "all_gather_coalesced", "all_reduce_coalesced",
     "batch_isend_irecv", "default_pg_timeout", "get_debug_level",
