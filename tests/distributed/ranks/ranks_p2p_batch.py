@@ -141,3 +141,20 @@ def test_all_gather_coalesced(world):
         warnings.simplefilter("ignore", FutureWarning)
         with pytest.raises(TypeError, match="output_tensor_lists should be a list"):
             dist.all_gather_coalesced(torch.ones(1), [torch.ones(1)])
+
+
+def test_outside_group_warns_and_returns(world):
+    """A rank outside the group: PyTorch's warning, nothing sent, recv_object_list -> -1."""
+    r, n = world
+    g = dist.new_group([0])
+    if r != 0:
+        with pytest.warns(UserWarning, match=f"Running recv_object_list on global rank {r} "
+                                             f"which does not belong to the given group."):
+            assert dist.recv_object_list([None], src=0, group=g) == -1
+        with pytest.warns(UserWarning, match="Running send_object_list on global rank"):
+            assert dist.send_object_list([1], dst=0, group=g) is None
+        with pytest.warns(UserWarning, match="Running all_reduce_coalesced on global rank"):
+            warnings.simplefilter("ignore", FutureWarning)
+            assert dist.all_reduce_coalesced([torch.ones(1)], group=g) is None
+    else:
+        dist.destroy_process_group(g)
