@@ -6,16 +6,28 @@ docs/distributed.md. Nothing here imports mpi4py until init_process_group runs."
 from __future__ import annotations
 
 from ._mpi import unavailable_reason as _unavailable_reason
+from .batch_p2p import P2POp, batch_isend_irecv
+from .coalesced import all_gather_coalesced, all_reduce_coalesced
 from .collectives import (all_gather, all_gather_into_tensor, all_reduce, all_to_all,
                           all_to_all_single, barrier, broadcast, gather, irecv, isend,
                           monitored_barrier, recv, reduce, reduce_scatter,
                           reduce_scatter_tensor, scatter, send)
+from .debug import DebugLevel, get_debug_level, set_debug_level, set_debug_level_from_env
+from .device_mesh import DeviceMesh, init_device_mesh
+from .errors import (DistBackendError, DistError, DistNetworkError, DistStoreError,
+                     QueueEmptyError)
+from .file_store import FileStore
 from .group import (Backend, GroupMember, ProcessGroup, destroy_process_group, get_backend,
                     get_global_rank, get_group_rank, get_process_group_ranks, get_rank,
                     get_world_size, group, init_process_group, is_initialized, new_group)
+from .info import (default_pg_timeout, get_default_backend_for_device, get_node_local_rank,
+                   get_pg_count, is_backend_available)
 from .objects import (all_gather_object, broadcast_object_list, gather_object,
                       scatter_object_list)
+from .objects_p2p import recv_object_list, send_object_list
 from .reduce_op import ReduceOp
+from .store import HashStore, PrefixStore, Store
+from .subgroups import new_subgroups, new_subgroups_by_enumeration
 from .watchdog import TIMEOUT_EXIT_CODE
 from .work import Work
 
@@ -55,6 +67,13 @@ def is_torchelastic_launched():
 
 
 __all__ = [
+    "DeviceMesh", "init_device_mesh", "FileStore", "HashStore", "PrefixStore", "Store",
+    "DebugLevel", "DistBackendError", "DistError", "DistNetworkError", "DistStoreError",
+    "P2POp", "QueueEmptyError", "all_gather_coalesced", "all_reduce_coalesced",
+    "batch_isend_irecv", "default_pg_timeout", "get_debug_level",
+    "get_default_backend_for_device", "get_node_local_rank", "get_pg_count",
+    "is_backend_available", "new_subgroups", "new_subgroups_by_enumeration",
+    "recv_object_list", "send_object_list", "set_debug_level", "set_debug_level_from_env",
     "Backend", "GroupMember", "ProcessGroup", "ReduceOp", "TIMEOUT_EXIT_CODE", "Work",
     "all_gather", "all_gather_into_tensor", "all_gather_object", "all_reduce", "all_to_all",
     "all_to_all_single", "barrier", "broadcast", "broadcast_object_list",

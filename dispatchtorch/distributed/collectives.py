@@ -361,8 +361,9 @@ def _peer(pg, rank, group_rank, what, arg):
         raise ValueError(f"{what}: {arg} (a global rank) or group_{arg} must be provided")
     peer = _root(pg, rank, group_rank, what, arg)
     if peer == pg.rank():
-        raise ValueError(f"Invalid {'destination' if arg == 'dst' else 'source'} rank: should "
-                         f"not be the same as the rank of the current process.")
+        kind = "destination" if arg == "dst" else "source"
+        raise ValueError(f"Invalid {kind} rank: {kind} rank should not be the same as the rank "
+                         f"of the current process.")
     return peer
 
 

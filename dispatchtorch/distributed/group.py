@@ -142,6 +142,7 @@ class _State:
     groups = []
     watchdog = None
     new_group_calls = 0     # every rank counts every new_group call: the same tag on all
+    pg_count = 0            # get_pg_count: groups made since init (members or not), as PyTorch
     excepthook = None       # sys.excepthook before init_process_group replaced it
 
 
@@ -191,6 +192,7 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     _end_job_on_uncaught_exception(world, r)
     STATE.default = pg
     STATE.groups = [pg]
+    STATE.pg_count = 1
     GroupMember.WORLD = pg
 
 
@@ -253,6 +255,7 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
         raise ValueError(f"new_group: ranks contain duplicates: {ranks}")
     t = world.timeout if timeout is None else _timeout(timeout, "new_group")
     STATE.new_group_calls += 1
+    STATE.pg_count += 1
     wgroup = world.comm.Get_group()
     sub = wgroup.Incl(ranks)
     wgroup.Free()
@@ -274,6 +277,7 @@ def destroy_process_group(group=None):
             pg.free()
         STATE.groups = []
         STATE.default = None
+        STATE.pg_count = 0
         GroupMember.WORLD = None
         if STATE.excepthook is not None:
             sys.excepthook, STATE.excepthook = STATE.excepthook, None

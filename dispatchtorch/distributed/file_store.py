@@ -1,0 +1,75 @@
+"""FileStore: a store in a file that processes on one file system share (each operation
+locks the file with flock, reads the pickled dict, and writes it back). The file is
+removed once world_size instances have closed, as PyTorch's; its format is not PyTorch's."""
+from __future__ import annotations
+
+import fcntl
+import os
+import pickle
+import time
+
+from .store import Store
+
+_REFCOUNT, _CLEANUP = "\0refcount", "\0cleanup"   # PyTorch's FileStore keeps such keys too
+
+
+class FileStore(Store):
+    _timeout_error = RuntimeError
+
+    def __init__(self, file_name, world_size=-1):
+        if not isinstance(file_name, str) or not isinstance(world_size, int):
+            raise TypeError("__init__(): incompatible constructor arguments: FileStore(file_name: "
+                            "str, world_size: int = -1)")
+        super().__init__()
+        self.path, self._world_size, self._closed = file_name, world_size, False
+        self.add(_REFCOUNT, 0)
+
+    def _apply(self, fn):
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            with os.fdopen(os.dup(fd), "r+b") as f:
+                raw = f.read()
+                data = pickle.loads(raw) if raw else {}
+                before = dict(data)
+                out = fn(data)
+                if data != before:
+                    f.seek(0)
+                    f.truncate()
+                    f.write(pickle.dumps(data))
+                    f.flush()
+            return out
+        finally:
+            os.close(fd)                       # releases the lock
+
+    def _pause(self, left):
+        time.sleep(min(left, 0.01))
+
+    def _timeout_message(self, keys):
+        return (f"Timeout waiting for key: {', '.join(keys)} after "
+                f"{int(self._timeout.total_seconds() * 1000)} ms")
+
+    def delete_key(self, key):
+        """Remove key; True even when it was absent, as PyTorch's FileStore answers."""
+        super().delete_key(key)
+        return True
+
+    def close(self):
+        """Count this instance finished; the last of world_size removes the file."""
+        if self._closed:
+            return
+        self._closed = True
+        if self.add(_CLEANUP, 1) >= self._world_size != -1:
+            try:
+                os.remove(self.path)
+            except FileNotFoundError:
+                pass
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+FileStore.__module__ = "dispatchtorch.distributed"
