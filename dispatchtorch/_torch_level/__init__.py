@@ -1,8 +1,9 @@
 """The torch.* names PyTorch keeps at top level beside torch.nn.functional and the Tensor
-methods, with ATen's signatures: the nn forms (nn_forms, nn_more, rnn_cells), small
-functions of tensors (tensors), poisson and binomial (random_counts), process-wide
-switches (flags) and deprecated setters of defaults (defaults). attach() binds them into
-the dispatchtorch namespace."""
+methods, with ATen's signatures: the nn forms (nn_forms, nn_more, rnn_cells), the
+functional RNNs (rnn_functions), small functions of tensors (tensors), the *_copy forms
+of views (copies), torch.cond (control_flow), from_file (files), lobpcg, poisson and
+binomial (random_counts), process-wide switches (flags) and deprecated setters of
+defaults (defaults). attach() binds them into the dispatchtorch namespace."""
 from __future__ import annotations
 
 from . import (control_flow, copies, defaults, flags, nn_forms, nn_more, random_counts,
