@@ -6,6 +6,7 @@ from .modules import __all__ as _layers
 from .parameter import (Buffer, Parameter, UninitializedBuffer,  # noqa: F401
                         UninitializedParameter)
 from . import parallel  # noqa: F401,E402  (torch.nn.parallel.DistributedDataParallel)
+from .parallel import DataParallel  # noqa: E402  (torch.nn.DataParallel)
 
 
 def factory_kwargs(kwargs):
@@ -26,5 +27,5 @@ def factory_kwargs(kwargs):
     return r
 
 
-__all__ = ["Buffer", "Parameter", "UninitializedBuffer", "UninitializedParameter",
+__all__ = ["Buffer", "DataParallel", "Parameter", "UninitializedBuffer", "UninitializedParameter",
            "common_types", "factory_kwargs", "functional", "grad", "init", "utils", *_layers]

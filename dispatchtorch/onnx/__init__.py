@@ -3,7 +3,11 @@
 Needs the optional `onnx` package (`pip install dispatchtorch[onnx]`, which also
 installs onnxruntime to run the result). See docs/export.md.
 """
-from ._convert import UnsupportedOpError
-from ._export import DEFAULT_OPSET, SUPPORTED_OPSETS, TrainingMode, export
+from . import errors
+from ._export import (DEFAULT_OPSET, SUPPORTED_OPSETS, TrainingMode, export,
+                      is_in_onnx_export, select_model_mode_for_export)
+from .errors import OnnxExporterError, UnsupportedOpError
 
-__all__ = ["export", "TrainingMode", "UnsupportedOpError", "DEFAULT_OPSET", "SUPPORTED_OPSETS"]
+__all__ = ["export", "is_in_onnx_export", "select_model_mode_for_export", "TrainingMode",
+           "errors", "OnnxExporterError", "UnsupportedOpError", "DEFAULT_OPSET",
+           "SUPPORTED_OPSETS"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..export._symbolic import SymInt
+from .errors import UnsupportedOpError  # noqa: F401  (raised by the converters)
 
 # dispatchtorch dtype name -> ONNX TensorProto element type
 ONNX_TYPES = {"float32": 1, "uint8": 2, "int8": 3, "int16": 5, "int32": 6, "int64": 7,
@@ -14,10 +15,6 @@ NUMPY_TYPES = {"float32": np.float32, "uint8": np.uint8, "int8": np.int8, "int16
                "int32": np.int32, "int64": np.int64, "bool": np.bool_, "float16": np.float16,
                "float64": np.float64}
 FLOATS = ("float16", "bfloat16", "float32", "float64")
-
-
-class UnsupportedOpError(RuntimeError):
-    """An op of the captured graph with no ONNX form."""
 
 
 class Builder:

@@ -1,6 +1,7 @@
 """dispatchtorch.onnx.export: torch.onnx.export's interface over dispatchtorch.export."""
 from __future__ import annotations
 
+import contextlib
 import enum
 import os
 
@@ -25,6 +26,15 @@ def require_onnx():
         raise ImportError("dispatchtorch.onnx needs the 'onnx' package: pip install onnx "
                           "onnxruntime (or pip install dispatchtorch[onnx])") from None
     return onnx
+
+
+_exporting = [False]      # torch.onnx.is_in_onnx_export()'s answer
+
+
+def is_in_onnx_export():
+    """Whether a forward is running under torch.onnx.export (models branch on it to
+    leave out what has no ONNX form)."""
+    return _exporting[0]
 
 
 class TrainingMode(enum.IntEnum):
@@ -73,15 +83,9 @@ def export(model, args=(), f=None, kwargs=None, export_params=True, verbose=Fals
         axes = _axes(dynamic_axes.get(name), name)
         if axes:
             dims[i] = {a: Dim(_ident(n)) for a, n in axes.items()}
-    was_training = getattr(model, "training", False)
-    if training != TrainingMode.PRESERVE and hasattr(model, "train"):
-        model.train(training == TrainingMode.TRAINING)
-    try:
+    with select_model_mode_for_export(model, training), _marked_exporting():
         ep = capture_program(model, args, kwargs,
                              dynamic_shapes=[dims.get(i) for i in range(n_in)] if dims else None)
-    finally:
-        if hasattr(model, "train"):
-            model.train(was_training)
     proto = to_onnx(ep, in_names, output_names, dynamic_axes, opset, do_constant_folding,
                     export_params, onnx)
     if verbose:
@@ -94,6 +98,33 @@ def export(model, args=(), f=None, kwargs=None, export_params=True, verbose=Fals
     else:
         f.write(data)
     return None
+
+
+@contextlib.contextmanager
+def _marked_exporting():
+    was, _exporting[0] = _exporting[0], True
+    try:
+        yield
+    finally:
+        _exporting[0] = was
+
+
+@contextlib.contextmanager
+def select_model_mode_for_export(model, mode):
+    """torch.onnx.select_model_mode_for_export (deprecated in PyTorch 2.7, without a
+    warning): model.train(mode) inside the block, its own mode restored after
+    (PRESERVE changes nothing)."""
+    if not isinstance(mode, TrainingMode):
+        raise TypeError(f"'mode' should be a torch.onnx.TrainingMode enum, but got "
+                        f"'{type(mode)}'.")
+    was_training = getattr(model, "training", False)
+    if hasattr(model, "training") and mode != TrainingMode.PRESERVE:
+        model.train(mode == TrainingMode.TRAINING)
+    try:
+        yield
+    finally:
+        if hasattr(model, "training") and mode != TrainingMode.PRESERVE:
+            model.train(was_training)
 
 
 def _names(names, n, prefix, what):
