@@ -42,7 +42,7 @@ ABSENT = {
 
 # Owned by other work streams (torch.nn.parallel: the distributed engineer); present
 # or absent, either is accepted here.
-ELSEWHERE = {"nn": {"DataParallel", "parallel"}}
+ELSEWHERE = {"nn": {"parallel"}}
 
 
 def _public(mod):
