@@ -11,8 +11,11 @@ the parameters of the modules the function reaches (itself, its `self`, the modu
 closure and globals name) and the tensors requiring grad it names as inputs of the
 recorded node: `autograd.grad`, keyword arguments and inputs that do not require grad
 work. A tensor requiring grad the function reaches some other way is an error at the
-backward, never a silently missing gradient. `context_fn` (selective checkpointing)
-is not supported.
+backward, never a silently missing gradient. `context_fn` gives two context managers,
+one around the forward and one around the recomputation, as in PyTorch; selective
+activation checkpointing (`create_selective_checkpoint_contexts`, whose policies name
+ATen ops) is absent. The recomputation always runs the whole segment: PyTorch's early
+stop (`set_checkpoint_early_stop`) saves time, not values, and is accepted.
 """
 from __future__ import annotations
 
@@ -29,7 +32,70 @@ from ..autograd.grad_mode import STATE, enable_grad, no_grad
 from ..autograd.graph import leaves_reached
 from ..nn.modules.module import Module
 
-__all__ = ["checkpoint", "checkpoint_sequential", "noop_context_fn"]
+__all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "check_backward_validity",
+           "detach_variable", "noop_context_fn", "set_checkpoint_early_stop",
+           "DefaultDeviceType", "set_checkpoint_debug_enabled"]
+_NO_GRAD_INPUTS = "None of the inputs have requires_grad=True. Gradients will be None"
+_settings = {"early_stop": True, "debug": None}   # the two context managers' values below
+
+
+class CheckpointError(RuntimeError):
+    """torch.utils.checkpoint.CheckpointError: a checkpoint's recomputation disagreed
+    with its forward."""
+
+
+def check_backward_validity(inputs):
+    """Warn, as PyTorch does, when no tensor among inputs requires grad."""
+    if not any(x.requires_grad for x in inputs if isinstance(x, Tensor)):
+        warnings.warn(_NO_GRAD_INPUTS, stacklevel=2)
+
+
+def detach_variable(inputs):
+    """The tensors of a tuple detached, each keeping its requires_grad."""
+    if not isinstance(inputs, tuple):
+        raise RuntimeError(f"Only tuple of tensors is supported. Got Unsupported input type: "
+                           f"{type(inputs).__name__}")
+    return tuple(x.detach().requires_grad_(x.requires_grad) if isinstance(x, Tensor) else x
+                 for x in inputs)
+
+
+class DefaultDeviceType:
+    """The device type whose random state checkpointing saves when no argument names a
+    non-CPU device: unless set, the current accelerator's type, else "cpu" (PyTorch's
+    rule; with OpenCL present that is "opencl")."""
+    _default_device_type = None
+
+    @staticmethod
+    def set_device_type(device="cuda"):
+        DefaultDeviceType._default_device_type = device
+
+    @staticmethod
+    def get_device_type():
+        if not DefaultDeviceType._default_device_type:
+            from ..accelerator import current_accelerator
+            found = current_accelerator(True)
+            DefaultDeviceType._default_device_type = found.type if found else "cpu"
+        return DefaultDeviceType._default_device_type
+
+
+@contextlib.contextmanager
+def _setting(name, value):
+    previous, _settings[name] = _settings[name], value
+    try:
+        yield
+    finally:
+        _settings[name] = previous
+
+
+def set_checkpoint_early_stop(enable):
+    """PyTorch's switch for stopping a recomputation once the tensors the backward needs
+    exist. Recorded; here a recomputation always runs the whole segment (same values)."""
+    return _setting("early_stop", enable)
+
+
+def set_checkpoint_debug_enabled(enabled):
+    """Overrides checkpoint's `debug` inside the block (None: each call's own)."""
+    return _setting("debug", enabled)
 
 _NOT_PASSED = ("torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. "
                "Starting in PyTorch 2.9, calling checkpoint without use_reentrant will raise an "
@@ -54,9 +120,6 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn,
         raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
     if use_reentrant and (context_fn is not noop_context_fn or debug):
         raise ValueError("Passing `context_fn` or `debug` is only supported when use_reentrant=False.")
-    if context_fn is not noop_context_fn:
-        raise NotImplementedError("torch.utils.checkpoint: context_fn (selective activation "
-                                  "checkpointing) is not supported by dispatchtorch")
     if determinism_check not in ("default", "none"):
         raise ValueError(f"determinism_check should be one of ['default', 'none'], but got "
                          f"{determinism_check}")
@@ -64,14 +127,17 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn,
     tensors = [a for a in args if isinstance(a, Tensor)]
     if use_reentrant:
         if STATE.enabled and not any(t._rg for t in tensors):
-            warnings.warn("None of the inputs have requires_grad=True. Gradients will be None",
-                          stacklevel=2)
+            warnings.warn(_NO_GRAD_INPUTS, stacklevel=2)
         extra = ()
     else:
         extra = tuple(t for t in _reached_tensors(function) if t._rg and
                       all(t is not a for a in tensors))
-    spec = (run, bool(preserve_rng_state), use_reentrant, args, len(extra))
-    return _Recompute.apply(spec, *tensors, *extra)
+    forward_context, recompute_context = context_fn()
+    check = determinism_check == "default" and not use_reentrant
+    spec = (run, bool(preserve_rng_state), use_reentrant, args, len(extra), recompute_context,
+            check)
+    with forward_context:
+        return _Recompute.apply(spec, *tensors, *extra)
 
 
 def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwargs):
@@ -106,17 +172,19 @@ def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwar
 class _Recompute(Function):
     @staticmethod
     def forward(ctx, spec, *tensors):
-        run, preserve, reentrant, args, n_extra = spec
+        run, preserve, reentrant, args, n_extra, _, check = spec
         ctx.spec = spec
         ctx.rng = _ops.get_rng_state() if preserve else None
         ctx.save_for_backward(*tensors[:len(tensors) - n_extra])
         ctx.extra = tensors[len(tensors) - n_extra:]
         with no_grad():
-            return run(*args)
+            outs = run(*args)
+        ctx.metadata = _metadata(outs) if check else None
+        return outs
 
     @staticmethod
     def backward(ctx, *grads):
-        run, preserve, reentrant, args, n_extra = ctx.spec
+        run, preserve, reentrant, args, n_extra, recompute_context, _ = ctx.spec
         if reentrant:
             pass_ = getattr(_engine._RUNNING, "run", None)
             if pass_ is not None and (not pass_.accumulate or pass_.only is not None):
@@ -133,8 +201,14 @@ class _Recompute(Function):
                 inputs.append(d)
             else:
                 inputs.append(a)
-        with _rng_of(ctx.rng), enable_grad():
+        with _rng_of(ctx.rng), enable_grad(), recompute_context:
             outs = run(*inputs)
+        if ctx.metadata is not None and _metadata(outs) != ctx.metadata:
+            raise CheckpointError(
+                f"torch.utils.checkpoint: Recomputed values have different metadata than during "
+                f"the forward pass (the function is not deterministic in its shapes, dtypes or "
+                f"devices).\nforward: {ctx.metadata}\nrecomputed: {_metadata(outs)}\n"
+                f"Pass determinism_check='none' to skip this check.")
         outs = outs if isinstance(outs, tuple) else (outs,)
         pairs = [(o, g) for o, g in zip(outs, grads)
                  if isinstance(o, Tensor) and o._rg and g is not None]
@@ -152,6 +226,13 @@ class _Recompute(Function):
                                      allow_unused=True)
                 got = {id(t): g for t, g in zip(wrt, found)}
         return (None, *(got.get(id(d)) for d in leaves), *(got.get(id(t)) for t in ctx.extra))
+
+
+def _metadata(outs):
+    """(shape, dtype, device) of each tensor output: what the recomputation must repeat."""
+    outs = outs if isinstance(outs, tuple) else (outs,)
+    return [(tuple(o.shape), o.dtype, o.device) if isinstance(o, Tensor) else None
+            for o in outs]
 
 
 class _rng_of:

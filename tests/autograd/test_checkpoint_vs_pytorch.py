@@ -111,8 +111,87 @@ def test_arguments_and_their_errors_as_pytorchs():
         checkpoint(lambda a, scale: ours(a) * scale, x, scale=2.0, use_reentrant=True)
     y = checkpoint(lambda a, scale: ours(a) * scale, x, scale=2.0, use_reentrant=False)
     y.sum().backward()
-    with pytest.raises(NotImplementedError, match="context_fn"):
-        checkpoint(ours, x, use_reentrant=False, context_fn=lambda: (None, None))
+
+
+def test_context_fn_wraps_the_forward_and_the_recomputation_as_pytorchs():
+    import contextlib
+    seen = []
+    for lib, ckpt in ((torch, torch.utils.checkpoint.checkpoint), (dt, checkpoint)):
+        log = []
+
+        def context_fn():
+            @contextlib.contextmanager
+            def phase(name):
+                log.append(f"enter {name}")
+                yield
+                log.append(f"exit {name}")
+            return phase("forward"), phase("recompute")
+
+        def f(a):
+            log.append("run")
+            return (a * 2).sin()
+        x = lib.ones(3, requires_grad=True)
+        y = ckpt(f, x, use_reentrant=False, context_fn=context_fn)
+        log.append("backward")
+        y.sum().backward()
+        seen.append((log, x.grad.numpy().tolist()))
+    np.testing.assert_allclose(seen[0][1], seen[1][1], rtol=1e-6)
+    # PyTorch leaves its recompute context when its early stop is collected; here at once
+    assert seen[0][0] == seen[1][0][:6] == ["enter forward", "run", "exit forward", "backward",
+                                            "enter recompute", "run"]
+    assert seen[1][0][6:] == ["exit recompute"]
+
+
+def test_a_recomputation_of_another_shape_is_a_checkpoint_error():
+    from dispatchtorch.utils.checkpoint import CheckpointError
+    for lib, ckpt, error in ((torch, torch.utils.checkpoint.checkpoint,
+                              torch.utils.checkpoint.CheckpointError),
+                             (dt, checkpoint, CheckpointError)):
+        calls = []
+
+        def f(a):
+            calls.append(1)
+            return a[:len(calls) + 1].sin()      # one entry more on the recomputation
+        x = lib.ones(4, requires_grad=True)
+        with pytest.raises(error):
+            ckpt(f, x, use_reentrant=False).sum().backward()
+        assert issubclass(error, RuntimeError)
+    calls.clear()
+    x = dt.ones(4, requires_grad=True)
+    with pytest.raises(Exception) as e:    # unchecked: the shapes meet in the engine instead
+        checkpoint(f, x, use_reentrant=False, determinism_check="none").sum().backward()
+    assert not isinstance(e.value, CheckpointError)
+
+
+def test_small_helpers_as_pytorchs():
+    from dispatchtorch.utils import checkpoint as ours
+    theirs = torch.utils.checkpoint
+    for lib, mod in ((torch, theirs), (dt, ours)):
+        a, b = lib.ones(2, requires_grad=True), lib.zeros(2)
+        out = mod.detach_variable((a, b, 3))
+        assert [t.requires_grad for t in out[:2]] == [True, False] and out[2] == 3
+        assert out[0] is not a and out[0].grad_fn is None
+        with pytest.raises(RuntimeError, match="Only tuple of tensors is supported. Got "
+                                               "Unsupported input type: list"):
+            mod.detach_variable([a])
+        with pytest.warns(UserWarning, match="None of the inputs have requires_grad=True"):
+            mod.check_backward_validity([b, 1])
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            mod.check_backward_validity([a])
+        found = lib.accelerator.current_accelerator(True)
+        assert mod.DefaultDeviceType.get_device_type() == (found.type if found else "cpu")
+        try:
+            mod.DefaultDeviceType.set_device_type("meta")
+            assert mod.DefaultDeviceType.get_device_type() == "meta"
+            mod.DefaultDeviceType.set_device_type()
+            assert mod.DefaultDeviceType.get_device_type() == "cuda"
+        finally:
+            mod.DefaultDeviceType._default_device_type = None
+        with mod.set_checkpoint_early_stop(False), mod.set_checkpoint_debug_enabled(True):
+            x = lib.ones(3, requires_grad=True)
+            mod.checkpoint(lambda t: t.exp(), x, use_reentrant=False).sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), np.exp(np.ones(3)), rtol=1e-6)
 
 
 def test_a_tensor_the_walk_cannot_see_is_an_error_not_a_lost_gradient():
