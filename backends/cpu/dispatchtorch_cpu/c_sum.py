@@ -1,8 +1,9 @@
 """The full sum of a large contiguous float32/float64 array as one C loop on OpenMP threads.
 
 numpy's pairwise sum reads 4M float32 in about 630 us on this VM; a C loop with 128
-SIMD accumulators per block reads it at memory speed, 270 us on one thread and
-130-150 us on two, where PyTorch's sum takes 220 / 110 us (2026-12-03 probe). The
+SIMD accumulators per block reads it as fast as a plain streaming read of the array,
+220-260 us on one thread and 130-150 us on two, where PyTorch's sum takes 210-270 /
+100-110 us (2026-12-03 probes). The
 second thread must start in the same call: woken through parallel.py's pool (a Python
 thread that needs the GIL) the two-thread sum took 188 us, with OpenMP 90-150 us.
 
