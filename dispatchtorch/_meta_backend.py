@@ -11,7 +11,10 @@ ordinary backend: it imports the backend API only.
 """
 from __future__ import annotations
 
+from math import prod
+
 from dispatchtorch.backend import ALL_DTYPE_NAMES, PRIMS, Backend, DeviceInfo, hookimpl
+from dispatchtorch.backend.dtypes import ITEMSIZE
 
 
 class NoDataError(NotImplementedError):
@@ -63,6 +66,11 @@ class MetaBackend(Backend):
 
     def as_strided(self, storage, shape, strides, offset):
         return MetaHandle(shape, storage.dtype, storage.storage)
+
+    def reinterpret(self, storage, dtype):
+        """view(dtype): the storage's bytes counted in `dtype` (aliasing it, as views do)."""
+        n = prod(storage.shape) * ITEMSIZE[storage.dtype] // ITEMSIZE[dtype]
+        return MetaHandle((n,), dtype, storage.storage)
 
     def copy_(self, dst, src):
         pass

@@ -175,10 +175,18 @@ def test_a_write_through_a_set_tensor_trips_the_saved_tensor_check():
         loss.backward()
 
 
-def test_a_backend_without_byte_access_still_gives_sizes_and_pointers():
+def test_opencl_storage_bytes_are_the_cpu_ones():
+    if not dt.opencl.is_available():
+        pytest.skip("no OpenCL device")
+    x = dt.arange(4, dtype=dt.float32, device="opencl")
+    assert x.untyped_storage().tolist() == x.cpu().untyped_storage().tolist()
+
+
+def test_a_backend_without_byte_access_still_gives_sizes_and_pointers(monkeypatch):
     if not dt.opencl.is_available():
         pytest.skip("no OpenCL device")
     x = dt.ones(4, device="opencl")
+    monkeypatch.setattr(type(x._place.bk), "reinterpret", lambda self, storage, dtype: None)
     u = x.untyped_storage()
     assert u.nbytes() == 16 and u.data_ptr() == x.data_ptr() and u.device.type == "opencl"
     with pytest.raises(RuntimeError, match="the opencl backend cannot view float32 memory as "

@@ -107,6 +107,16 @@ class OpenCLBackend(Backend):
         transfers.read(src.dev, bits.reshape(-1), src.buf, src.offset * T.ITEMSIZE[src.dtype])
         return out
 
+    def reinterpret(self, storage, dtype):
+        """view(dtype): a storage handle of `dtype` on the same buffer object. Host reads
+        wait for, and host copies are dropped by, writes to the buffer (uses.py keys
+        both by the buffer), and the buffer returns to the pool only when neither
+        handle holds it, so the two handles stay one memory."""
+        if dtype not in storage.dev.dtypes:
+            return None
+        n = storage.capacity * T.ITEMSIZE[storage.dtype] // T.ITEMSIZE[dtype]
+        return CLArray(storage.buf if n else None, storage.dev, dtype, (n,), (1,), 0)
+
     def as_strided(self, storage, shape, strides, offset):
         root = storage.storage
         shape, strides = tuple(shape), tuple(strides)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from math import prod
 
+from .cltypes import ITEMSIZE
+
 
 def contiguous_strides(shape):
     strides, acc = [], 1
@@ -82,9 +84,13 @@ def coalesce(shape, strides_list):
 
 
 def overlaps(a, b):
-    """Whether two non-empty layouts may touch a common element of one storage."""
-    if a.storage is not b.storage:
+    """Whether two non-empty layouts may touch a common byte of one buffer (two storage
+    handles share one when one is the other's memory as another dtype: view(dtype))."""
+    if a.buf is not b.buf:
         return False
     a0, a1 = a.span()
     b0, b1 = b.span()
+    if a.dtype != b.dtype:
+        ia, ib = ITEMSIZE[a.dtype], ITEMSIZE[b.dtype]
+        a0, a1, b0, b1 = a0 * ia, (a1 + 1) * ia - 1, b0 * ib, (b1 + 1) * ib - 1
     return a0 <= b1 and b0 <= a1
