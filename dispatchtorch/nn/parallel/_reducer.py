@@ -2,20 +2,23 @@
 registration order (roughly the order backward produces their gradients); each bucket's
 all-reduce is launched asynchronously, from the gradient hooks, as soon as all its
 gradients are in, in bucket order on every rank (MPI needs one collective order);
-the end-of-backward callback waits for them and writes the averages into `.grad`."""
+the end-of-backward callback waits for them and writes the averages into `.grad`.
+With a communication hook (`register_comm_hook`) the hook replaces the all-reduce: it gets
+the bucket as a GradBucket and its Future's tensor is what lands in `.grad`."""
 from __future__ import annotations
 
 from ... import distributed as dist
 from ... import ops as _ops
 from ...autograd.engine import queue_callback
 from ...autograd.grad_mode import no_grad
+from ._comm_hook_run import hook_result, run_hook
 
 # PyTorch's dist._DEFAULT_FIRST_BUCKET_BYTES: a small first bucket starts communication early
 FIRST_BUCKET_BYTES = 1024 * 1024
 
 
 class _Bucket:
-    __slots__ = ("params", "offsets", "flat", "slots", "pending", "work", "index")
+    __slots__ = ("params", "offsets", "flat", "slots", "pending", "work", "fut", "index")
 
     def __init__(self, index, params):
         self.index, self.params = index, params
@@ -28,7 +31,7 @@ class _Bucket:
         self.slots = [self.flat[o:o + p.numel()].view(p.shape)
                       for o, p in zip(self.offsets, params)]
         self.pending = len(params)
-        self.work = None
+        self.work = self.fut = None
 
 
 def _buckets(params, cap_bytes):
@@ -64,6 +67,7 @@ class Reducer:
         self.in_backward = False
         self.next_launch = 0
         self.ready = set()
+        self.hook = self.hook_state = None     # a communication hook and its state
         self.handles = [p.register_hook(self._hook_for(p)) for p in self.params]
 
     def prepare(self):
@@ -113,7 +117,12 @@ class Reducer:
         bs = self.buckets
         while self.next_launch < len(bs) and bs[self.next_launch].pending == 0:
             b = bs[self.next_launch]
-            b.work = dist.all_reduce(b.flat, group=self.group, async_op=True)
+            if self.hook is None:
+                b.work = dist.all_reduce(b.flat, group=self.group, async_op=True)
+            else:
+                # not polled during backward: callbacks that launch collectives then run
+                # at the end of backward, in bucket order on every rank
+                b.fut = run_hook(self.hook, self.hook_state, b, len(bs))
             self.next_launch += 1
 
     def _finalize(self):
@@ -148,8 +157,11 @@ class Reducer:
             used = used.tolist()
         with no_grad():
             for b in self.buckets:
-                b.work.wait()
-                b.flat.div_(self.world)
+                if b.fut is not None:
+                    hook_result(b)                  # the hook did its own averaging
+                else:
+                    b.work.wait()
+                    b.flat.div_(self.world)
                 for j, p in enumerate(b.params):
                     if used is not None and not used[self.position[id(p)]]:
                         continue
@@ -165,12 +177,12 @@ class Reducer:
 
     def _reset_waiting(self):
         for b in self.buckets[:self.next_launch]:
-            b.work.wait()
+            (b.fut if b.fut is not None else b.work).wait()
         self._reset()
 
     def _reset(self):
         for b in self.buckets:
-            b.pending, b.work = len(b.params), None
+            b.pending, b.work, b.fut = len(b.params), None, None
         self.ready.clear()
         self.next_launch = 0
         self.in_backward = False

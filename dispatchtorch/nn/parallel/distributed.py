@@ -8,6 +8,7 @@ from ... import distributed as dist
 from ... import ops as _ops
 from ...autograd.grad_mode import STATE, no_grad
 from ..modules.module import Module
+from ._comm_hooks import CommHookMixin
 from ._reducer import Reducer
 
 
@@ -28,7 +29,7 @@ def _broadcast_coalesced(tensors, group, src):
                 at += n
 
 
-class DistributedDataParallel(Module):
+class DistributedDataParallel(CommHookMixin, Module):
     """Wrap `module`: rank 0's parameters and buffers are broadcast at construction;
     each backward all-reduces the gradients in buckets of `bucket_cap_mb` (launched as
     they fill, overlapping the rest of backward), leaving every rank with the average."""
