@@ -1,1 +1,5 @@
-"""torch.distributed.algorithms: DDP communication hooks (ddp_comm_hooks)."""
+"""torch.distributed.algorithms: Join for uneven inputs, DDP communication hooks
+(ddp_comm_hooks)."""
+from .join import Join, Joinable, JoinHook
+
+__all__ = ["Join", "Joinable", "JoinHook"]

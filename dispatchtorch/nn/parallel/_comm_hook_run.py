@@ -6,10 +6,10 @@ from ..._tensor import Tensor
 from ...futures import Future
 
 
-def run_hook(hook, state, bucket, n_buckets):
-    """hook(state, GradBucket) for `bucket`; the Future it returns."""
-    gb = dist.GradBucket(bucket.index, bucket.flat, bucket.slots, bucket.params,
-                         bucket.index == n_buckets - 1)
+def run_hook(hook, state, index, flat, slots, params, n_buckets):
+    """hook(state, GradBucket) for bucket `index` (its flat buffer, the per-parameter views
+    of it, its parameters); the Future it returns."""
+    gb = dist.GradBucket(index, flat, slots, params, index == n_buckets - 1)
     fut = hook(state, gb)
     if not isinstance(fut, Future):
         raise RuntimeError(f"The DDP communication hook must return a torch.futures.Future, "

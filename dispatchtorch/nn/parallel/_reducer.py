@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ... import distributed as dist
 from ... import ops as _ops
+from ..._dtype import int64
 from ...autograd.engine import queue_callback
 from ...autograd.grad_mode import no_grad
 from ._comm_hook_run import hook_result, run_hook
@@ -57,6 +58,7 @@ class Reducer:
         self.position = {id(p): i for i, p in enumerate(self.params)}
         self.group, self.find_unused, self.grad_as_view = group, find_unused, grad_as_view
         self.world = dist.get_world_size(group)
+        self.divisor = self.world            # Join(divide_by_initial_world_size=False) lowers it
         self.buckets = [_Bucket(i, ps) for i, ps in
                         enumerate(_buckets(self.params, int(bucket_cap_mb * 1024 * 1024)))]
         self.where = {}
@@ -122,28 +124,25 @@ class Reducer:
             else:
                 # not polled during backward: callbacks that launch collectives then run
                 # at the end of backward, in bucket order on every rank
-                b.fut = run_hook(self.hook, self.hook_state, b, len(bs))
+                b.fut = run_hook(self.hook, self.hook_state, b.index, b.flat, b.slots,
+                                 b.params, len(bs))
             self.next_launch += 1
 
     def _finalize(self):
         """End of backward: reduce what is left, wait, write the averages into .grad."""
         missing = [p for p in self.params if id(p) not in self.ready]
+        if missing and not self.find_unused:
+            self._reset_waiting()
+            names = ", ".join(self.names[id(p)] for p in missing)
+            raise RuntimeError(
+                "Expected to have finished reduction in the prior iteration before starting "
+                "a new one. This error indicates that your module has parameters that were "
+                "not used in producing loss. You can enable unused parameter detection by "
+                "passing the keyword argument `find_unused_parameters=True` to "
+                "`torch.nn.parallel.DistributedDataParallel`. Parameters that did not "
+                f"receive grad: {names}")
         used = None
-        if missing:
-            if not self.find_unused:
-                self._reset_waiting()
-                names = ", ".join(self.names[id(p)] for p in missing)
-                raise RuntimeError(
-                    "Expected to have finished reduction in the prior iteration before starting "
-                    "a new one. This error indicates that your module has parameters that were "
-                    "not used in producing loss. You can enable unused parameter detection by "
-                    "passing the keyword argument `find_unused_parameters=True` to "
-                    "`torch.nn.parallel.DistributedDataParallel`. Parameters that did not "
-                    f"receive grad: {names}")
-            used = _ops.tensor([1 if id(p) in self.ready else 0 for p in self.params],
-                               device=self.params[0].device)    # the engine of the grads
-            used_work = dist.all_reduce(used, op=dist.ReduceOp.MAX, group=self.group,
-                                        async_op=True)
+        if self.find_unused:
             with no_grad():
                 for p in missing:
                     b, j = self.where[id(p)]
@@ -153,7 +152,10 @@ class Reducer:
                         b.slots[j].copy_(p.grad)
                     b.pending -= 1
             self._launch_ready()
-            used_work.wait()
+            # after every bucket, on every rank (one collective order, whoever missed what)
+            used = _ops.tensor([1 if id(p) in self.ready else 0 for p in self.params],
+                               device=self.params[0].device)    # the engine of the grads
+            dist.all_reduce(used, op=dist.ReduceOp.MAX, group=self.group)
             used = used.tolist()
         with no_grad():
             for b in self.buckets:
@@ -161,7 +163,7 @@ class Reducer:
                     hook_result(b)                  # the hook did its own averaging
                 else:
                     b.work.wait()
-                    b.flat.div_(self.world)
+                    b.flat.div_(self.divisor)
                 for j, p in enumerate(b.params):
                     if used is not None and not used[self.position[id(p)]]:
                         continue
@@ -187,6 +189,26 @@ class Reducer:
         self.next_launch = 0
         self.in_backward = False
         self.armed = False
+
+    def shadow_backward(self):
+        """A joined rank's side of one backward: every bucket's reduction (the hook, or an
+        all-reduce) of zeros, in bucket order, then the used map, as _finalize runs them."""
+        pending = []
+        for b in self.buckets:
+            with no_grad():
+                zeros = _ops.zeros_like(b.flat)
+            if self.hook is None:
+                pending.append(dist.all_reduce(zeros, group=self.group, async_op=True))
+            else:
+                slots = [zeros[o:o + p.numel()].view(p.shape) for o, p in zip(b.offsets, b.params)]
+                pending.append(run_hook(self.hook, self.hook_state, b.index, zeros, slots,
+                                        b.params, len(self.buckets)))
+        if self.find_unused:
+            dist.all_reduce(_ops.zeros((len(self.params),), dtype=int64,
+                                       device=self.params[0].device),
+                            op=dist.ReduceOp.MAX, group=self.group)
+        for w in pending:
+            w.wait()
 
     def remove(self):
         for h in self.handles:
