@@ -177,3 +177,45 @@ def test_register_comm_hook_checks(world):
         ddp.register_comm_hook(None, default_hooks.allreduce_hook)
     with pytest.raises(RuntimeError, match="can only be called once"):
         ddp._register_builtin_comm_hook(dist.BuiltinCommHookType.ALLREDUCE)
+
+
+def test_powerSGD_is_allreduce_then_matches_a_numpy_rank1_step(world):
+    """Iterations before start_powerSGD_iter average plainly; the first compressed one
+    equals PowerSGD's step done here in numpy from every rank's gradients (same
+    parameters and data each time, no optimizer step: the local gradients are fixed)."""
+    from dispatchtorch.distributed.algorithms.ddp_comm_hooks import powerSGD_hook as psgd
+    r, n = world
+    every = _local_grads(r, n, torch.float64)
+    mean = [np.mean([g[i] for g in every], axis=0) for i in range(4)]
+    state = psgd.PowerSGDState(None, matrix_approximation_rank=1, start_powerSGD_iter=2)
+    ddp = DDP(_net(torch.float64), bucket_cap_mb=1e-4)
+    ddp.register_comm_hook(state, psgd.powerSGD_hook)
+    x, y = _batch(r, n, torch.float64)
+    for it in range(3):
+        for p in ddp.module.parameters():
+            p.grad = None
+        nn.functional.mse_loss(ddp(x), y).backward()
+        got = [p.grad.double().numpy() for p in ddp.module.parameters()]
+        if it < 2:
+            for a, b in zip(got, mean):
+                np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+    assert state.iter == 3
+    seeds = np.random.RandomState(0)
+    # buckets 0..3 = parameters 3..0; 1-D ones go uncompressed (yet draw a seed)
+    for b in range(4):
+        i = 3 - b
+        seed = seeds.randint(1_000_000_000)
+        if every[0][i].ndim == 1:
+            np.testing.assert_allclose(got[i], mean[i], rtol=1e-12, atol=1e-14)
+            continue
+        torch.manual_seed(int(seed))
+        q = torch.randn(1, every[0][i].shape[1], 1, dtype=torch.float64).numpy()[0]
+        q = q / np.linalg.norm(q)
+        p = sum(g[i] @ q for g in every)
+        p = p / np.linalg.norm(p)
+        qq = sum(g[i].T @ p for g in every) / n
+        np.testing.assert_allclose(got[i], p @ qq.T, rtol=1e-10, atol=1e-12)
+        assert not np.allclose(got[i], mean[i])           # rank 1: an approximation
+    with pytest.raises(ValueError, match="Expect `start_powerSGD_iter` > 1"):
+        psgd.PowerSGDState(None, start_powerSGD_iter=1)
+    assert state.compression_stats()[0] > 1

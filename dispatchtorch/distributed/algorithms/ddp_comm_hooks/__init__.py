@@ -1,5 +1,5 @@
 """torch.distributed.algorithms.ddp_comm_hooks: the hook types by name, and
-register_ddp_comm_hook (the quantization hooks are absent)."""
+register_ddp_comm_hook (the quantization hooks and batched PowerSGD are absent)."""
 from __future__ import annotations
 
 import enum
@@ -7,6 +7,7 @@ from functools import partial
 
 from . import debugging_hooks as debugging
 from . import default_hooks as default
+from . import powerSGD_hook as powerSGD
 
 __all__ = ["DDPCommHookType", "register_ddp_comm_hook"]
 
@@ -17,6 +18,14 @@ def _ddp_comm_hook_wrapper(comm_hook, model, state):
     model.register_comm_hook(state, comm_hook)
 
 
+def _powerSGD_comm_hook_wrapper(comm_hook, model, state, matrix_approximation_rank,
+                                start_powerSGD_iter=1_000):
+    """`state` is the process group; the PowerSGDState is made here."""
+    model.register_comm_hook(powerSGD.PowerSGDState(
+        process_group=state, matrix_approximation_rank=matrix_approximation_rank,
+        start_powerSGD_iter=start_powerSGD_iter), comm_hook)
+
+
 class DDPCommHookType(enum.Enum):
     """`DDPCommHookType.ALLREDUCE.value(model=ddp, state=process_group)` registers it."""
 
@@ -25,6 +34,11 @@ class DDPCommHookType(enum.Enum):
                                     comm_hook=default.fp16_compress_hook))
     BF16_COMPRESS = _member(partial(_ddp_comm_hook_wrapper,
                                     comm_hook=default.bf16_compress_hook))
+    POWER_SGD = _member(partial(_powerSGD_comm_hook_wrapper, comm_hook=powerSGD.powerSGD_hook,
+                                matrix_approximation_rank=1))
+    POWER_SGD_RANK2 = _member(partial(_powerSGD_comm_hook_wrapper,
+                                      comm_hook=powerSGD.powerSGD_hook,
+                                      matrix_approximation_rank=2))
     NOOP = _member(partial(_ddp_comm_hook_wrapper, comm_hook=debugging.noop_hook))
 
 
