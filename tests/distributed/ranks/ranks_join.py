@@ -14,18 +14,9 @@ from dispatchtorch.distributed.algorithms import Join, Joinable, JoinHook
 from dispatchtorch.distributed.algorithms.ddp_comm_hooks import default_hooks
 from dispatchtorch.nn.parallel import DistributedDataParallel as DDP
 
+from .ranks_ddp import Net      # fc1 5 -> 7, tanh, fc2 7 -> 3, times a buffer; `extra` unused
+
 LR = 0.1
-
-
-class Net(nn.Module):
-    def __init__(self, unused=False):
-        super().__init__()
-        self.fc1, self.fc2 = nn.Linear(4, 6), nn.Linear(6, 2)
-        self.extra = nn.Linear(2, 2) if unused else None
-        self.register_buffer("scale", torch.ones(2))
-
-    def forward(self, x):
-        return self.fc2(torch.tanh(self.fc1(x))) * self.scale
 
 
 def _net(**kw):
@@ -35,7 +26,7 @@ def _net(**kw):
 
 def _batch(r, t):
     g = np.random.default_rng(100 * r + t)
-    return torch.tensor(g.normal(size=(3, 4))), torch.tensor(g.normal(size=(3, 2)))
+    return torch.tensor(g.normal(size=(3, 5))), torch.tensor(g.normal(size=(3, 3)))
 
 
 def _steps(r):
