@@ -28,7 +28,7 @@ def allreduce_hook(process_group, bucket):
 
 def _compress_hook(dtype, process_group, bucket):
     g = _group(process_group)
-    buffer = bucket[0] if isinstance(bucket, tuple) else bucket.buffer()
+    buffer = bucket.buffer()
     compressed = buffer.to(dtype).div_(g.size())
 
     def decompress(fut):
