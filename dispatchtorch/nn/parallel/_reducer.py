@@ -124,8 +124,12 @@ class Reducer:
             else:
                 # not polled during backward: callbacks that launch collectives then run
                 # at the end of backward, in bucket order on every rank
-                b.fut = run_hook(self.hook, self.hook_state, b.index, b.flat, b.slots,
-                                 b.params, len(bs))
+                try:
+                    b.fut = run_hook(self.hook, self.hook_state, b.index, b.flat, b.slots,
+                                     b.params, len(bs))
+                except Exception:
+                    self._abandon()      # backward stops here: the next one starts clean
+                    raise
             self.next_launch += 1
 
     def _finalize(self):
@@ -157,6 +161,14 @@ class Reducer:
                                device=self.params[0].device)    # the engine of the grads
             dist.all_reduce(used, op=dist.ReduceOp.MAX, group=self.group)
             used = used.tolist()
+        try:
+            self._write_grads(used)
+        except Exception:
+            self._abandon()
+            raise
+        self._reset()
+
+    def _write_grads(self, used):
         with no_grad():
             for b in self.buckets:
                 if b.fut is not None:
@@ -175,11 +187,19 @@ class Reducer:
                         p.grad = slot.clone()
                     else:
                         p.grad.copy_(slot)
-        self._reset()
 
     def _reset_waiting(self):
         for b in self.buckets[:self.next_launch]:
             (b.fut if b.fut is not None else b.work).wait()
+        self._reset()
+
+    def _abandon(self):
+        """After a hook failed: finish what is in flight (ignoring its errors), reset."""
+        for b in self.buckets[:self.next_launch]:
+            try:
+                (b.fut if b.fut is not None else b.work).wait()
+            except Exception:           # noqa: BLE001  (the first error is the one raised)
+                pass
         self._reset()
 
     def _reset(self):

@@ -219,3 +219,31 @@ def test_powerSGD_is_allreduce_then_matches_a_numpy_rank1_step(world):
     with pytest.raises(ValueError, match="Expect `start_powerSGD_iter` > 1"):
         psgd.PowerSGDState(None, start_powerSGD_iter=1)
     assert state.compression_stats()[0] > 1
+
+
+def test_a_failing_hook_raises_and_the_next_backward_is_clean(world):
+    r, n = world
+    every = _local_grads(r, n, torch.float64)
+    calls = [0]
+
+    def flaky(state, bucket):
+        calls[0] += 1
+        if calls[0] == 2:                      # the second bucket of the first backward
+            raise ValueError("hook failed")
+        if calls[0] == 3:
+            return "not a future"
+        return default_hooks.allreduce_hook(None, bucket)
+
+    ddp = DDP(_net(torch.float64), bucket_cap_mb=1e-4)
+    ddp.register_comm_hook(None, flaky)
+    x, y = _batch(r, n, torch.float64)
+    with pytest.raises(ValueError, match="hook failed"):
+        nn.functional.mse_loss(ddp(x), y).backward()
+    with pytest.raises(RuntimeError, match="must return a torch.futures.Future, got str"):
+        nn.functional.mse_loss(ddp(x), y).backward()
+    for p in ddp.module.parameters():
+        p.grad = None
+    nn.functional.mse_loss(ddp(x), y).backward()
+    for p, i in zip(ddp.module.parameters(), range(4)):
+        np.testing.assert_allclose(p.grad.numpy(), np.mean([g[i] for g in every], axis=0),
+                                   rtol=1e-12, atol=1e-14)
