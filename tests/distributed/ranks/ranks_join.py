@@ -169,3 +169,41 @@ def test_join_checks(world):
     with Join([c], enable=False):        # a no-op: even inputs
         c.step()
     assert c.seen == [dist.get_world_size()] and c.last is None
+
+
+def test_join_with_no_sync_accumulation(world):
+    """Rank r trains 1 + r pairs of batches: the first of a pair under no_sync, the second
+    synchronised; joined ranks skip the shadow backward of the no_sync iterations (and the
+    buffers' broadcast after them, as the active ranks do)."""
+    r, n = world
+    ddp = DDP(_net())
+    opt = torch.optim.SGD(ddp.parameters(), lr=LR)
+    with ddp.join():
+        for k in range(1 + r):
+            opt.zero_grad()
+            for t in (2 * k, 2 * k + 1):
+                x, y = _batch(r, t)
+                if t % 2 == 0:
+                    with ddp.no_sync():
+                        nn.functional.mse_loss(ddp(x), y).backward()
+                else:
+                    nn.functional.mse_loss(ddp(x), y).backward()
+            opt.step()
+    ref = _net()
+    for k in range(n):
+        total = [torch.zeros_like(p) for p in ref.parameters()]
+        for rr in range(n):
+            if k >= 1 + rr:
+                continue
+            ref.zero_grad()
+            for t in (2 * k, 2 * k + 1):
+                x, y = _batch(rr, t)
+                nn.functional.mse_loss(ref(x), y).backward()
+            for s, p in zip(total, ref.parameters()):
+                s.add_(p.grad)
+        with torch.no_grad():
+            for s, p in zip(total, ref.parameters()):
+                p.sub_(LR * s / n)
+    for a, p in zip(ddp.module.parameters(), ref.parameters()):
+        np.testing.assert_allclose(a.detach().numpy(), p.detach().numpy(), rtol=1e-12,
+                                   atol=1e-13)
