@@ -247,3 +247,22 @@ def test_a_failing_hook_raises_and_the_next_backward_is_clean(world):
     for p, i in zip(ddp.module.parameters(), range(4)):
         np.testing.assert_allclose(p.grad.numpy(), np.mean([g[i] for g in every], axis=0),
                                    rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("hook", [default_hooks.allreduce_hook, default_hooks.fp16_compress_hook],
+                         ids=["allreduce", "fp16"])
+def test_hooks_on_opencl_tensors_equal_cpus(world, hook):
+    from .ranks_collectives import opencl_reason
+    why = opencl_reason()
+    if why:
+        pytest.skip(why)
+    r, n = world
+    got = {}
+    for device in ("cpu", "opencl"):
+        ddp = DDP(_net(torch.float32).to(device), bucket_cap_mb=1e-4)
+        ddp.register_comm_hook(None, hook)
+        x, y = _batch(r, n, torch.float32)
+        nn.functional.mse_loss(ddp(x.to(device)), y.to(device)).backward()
+        got[device] = [p.grad.cpu().numpy() for p in ddp.module.parameters()]
+    for a, b in zip(got["opencl"], got["cpu"]):
+        np.testing.assert_allclose(a, b, rtol=2e-3, atol=1e-5)
