@@ -112,10 +112,12 @@ from . import _dynamo  # noqa: E402,F401
 
 def __getattr__(name):
     # torch.export / .onnx / .distributions / .multiprocessing / .func / .testing / .jit /
-    # .compiler / .profiler, imported on first use
+    # .compiler / .profiler / .futures, imported on first use
     if name in ("export", "onnx", "distributions", "multiprocessing", "func", "testing", "jit",
-                "compiler", "profiler"):
+                "compiler", "profiler", "futures"):
         return _importlib.import_module(f".{name}", __name__)
+    if name == "Future":                # torch.Future is torch.futures.Future's base
+        return _importlib.import_module(".futures", __name__).Future
     if name == "vmap":                  # torch.vmap is torch.func.vmap
         return _importlib.import_module(".func", __name__).vmap
     raise AttributeError(f"module 'dispatchtorch' has no attribute {name!r}")

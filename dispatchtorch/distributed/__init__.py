@@ -17,6 +17,7 @@ from .device_mesh import DeviceMesh, init_device_mesh
 from .errors import (DistBackendError, DistError, DistNetworkError, DistStoreError,
                      QueueEmptyError)
 from .file_store import FileStore
+from .grad_bucket import BuiltinCommHookType, GradBucket
 from .group import (Backend, GroupMember, ProcessGroup, destroy_process_group, get_backend,
                     get_global_rank, get_group_rank, get_process_group_ranks, get_rank,
                     get_world_size, group, init_process_group, is_initialized, new_group)
@@ -67,7 +68,7 @@ def is_torchelastic_launched():
 
 
 __all__ = [
-    "DeviceMesh", "init_device_mesh", "FileStore", "HashStore", "PrefixStore", "Store",
+    "BuiltinCommHookType", "GradBucket", "DeviceMesh", "init_device_mesh", "FileStore", "HashStore", "PrefixStore", "Store",
     "DebugLevel", "DistBackendError", "DistError", "DistNetworkError", "DistStoreError",
     "P2POp", "QueueEmptyError", "all_gather_coalesced", "all_reduce_coalesced",
     "batch_isend_irecv", "default_pg_timeout", "get_debug_level",

@@ -54,10 +54,12 @@ def _split_into(flat, tensors):
             at += t.numel()
 
 
-def _then(work, after, async_op):
+def _then(work, after, async_op, outputs):
+    """Async: a Future of `outputs`, as PyTorch 2.13's coalesced forms return."""
     work._after = list(work._after) + [after]
+    work._outputs = outputs
     if async_op:
-        return work
+        return work.get_future()
     work.wait()
     return None
 
@@ -73,7 +75,7 @@ def all_reduce_coalesced(tensors, op=ReduceOp.SUM, group=None, async_op=False):
         return None
     flat = _flat(tensors)
     w = all_reduce(flat, op, group, async_op=True)
-    return _then(w, lambda: _split_into(flat, tensors), async_op)
+    return _then(w, lambda: _split_into(flat, tensors), async_op, list(tensors))
 
 
 def all_gather_coalesced(output_tensor_lists, input_tensor_list, group=None, async_op=False):
@@ -100,5 +102,5 @@ def all_gather_coalesced(output_tensor_lists, input_tensor_list, group=None, asy
     flat_in = _flat(input_tensor_list)
     out = _ops.empty((pg.size() * flat_in.numel(),), dtype=flat_in.dtype, device=flat_in.device)
     w = all_gather_into_tensor(out, flat_in, pg, async_op=True)
-    return _then(w, lambda: _split_into(out, [t for lst in output_tensor_lists for t in lst]),
-                 async_op)
+    outs = [t for lst in output_tensor_lists for t in lst]
+    return _then(w, lambda: _split_into(out, outs), async_op, outs)

@@ -71,8 +71,9 @@ def _stage(eng, t, read=True):
     return c._h, back
 
 
-def _issue(pending, what, pg, backs, async_op):
+def _issue(pending, what, pg, backs, async_op, outputs=()):
     w = Work(pending, what, pg, [b for b in backs if b is not None])
+    w._outputs = outputs
     if async_op:
         return w
     w.wait()
@@ -107,7 +108,7 @@ def all_reduce(tensor, op=SUM, group=None, async_op=False):
     op = _check_op(op, "all_reduce")
     eng = pg.engine_for(tensor, "all_reduce")
     buf, back = _stage(eng, tensor)
-    return _issue(eng.all_reduce(buf, op), "all_reduce", pg, [back], async_op)
+    return _issue(eng.all_reduce(buf, op), "all_reduce", pg, [back], async_op, [tensor])
 
 
 def reduce(tensor, dst=None, op=SUM, group=None, async_op=False, group_dst=None):
@@ -121,7 +122,7 @@ def reduce(tensor, dst=None, op=SUM, group=None, async_op=False, group_dst=None)
     eng = pg.engine_for(tensor, "reduce")
     buf, back = _stage(eng, tensor)
     return _issue(eng.reduce(buf, op, root), "reduce", pg,
-                  [back if pg.rank() == root else None], async_op)
+                  [back if pg.rank() == root else None], async_op, [tensor])
 
 
 def reduce_scatter_tensor(output, input, op=SUM, group=None, async_op=False):
@@ -140,7 +141,7 @@ def reduce_scatter_tensor(output, input, op=SUM, group=None, async_op=False):
     ibuf, _ = _stage(eng, input)
     obuf, back = _stage(eng, output, read=False)
     return _issue(eng.reduce_scatter(obuf, ibuf, op), "reduce_scatter_tensor", pg, [back],
-                  async_op)
+                  async_op, [output])
 
 
 def reduce_scatter(output, input_list, op=SUM, group=None, async_op=False):
@@ -166,7 +167,7 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
     eng = pg.engine_for(tensor, "broadcast")
     buf, back = _stage(eng, tensor, read=pg.rank() == root)
     return _issue(eng.broadcast(buf, root), "broadcast", pg,
-                  [back if pg.rank() != root else None], async_op)
+                  [back if pg.rank() != root else None], async_op, [tensor])
 
 
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
@@ -184,7 +185,8 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
     eng = pg.engine_for(input_tensor, "all_gather_into_tensor")
     ibuf, _ = _stage(eng, input_tensor)
     obuf, back = _stage(eng, output_tensor, read=False)
-    return _issue(eng.all_gather(obuf, ibuf), "all_gather_into_tensor", pg, [back], async_op)
+    return _issue(eng.all_gather(obuf, ibuf), "all_gather_into_tensor", pg, [back], async_op,
+                  [output_tensor])
 
 
 def _check_len(lst, pg, what, arg):
@@ -226,6 +228,7 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
     flat = _ops.empty((pg.size(),) + tuple(tensor.shape), dtype=tensor.dtype, device=tensor.device)
     w = all_gather_into_tensor(flat, tensor, pg, async_op=True)
     w._after = list(w._after) + [_copy_out(flat, tensor_list)]
+    w._outputs = list(tensor_list)
     return _finish(w, async_op)
 
 
@@ -260,7 +263,8 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
                           device=tensor.device)
         obuf, back = _stage(eng, flat, read=False)
         backs = [back, _copy_out(flat, gather_list)]
-    return _issue(eng.gather(obuf, ibuf, root), "gather", pg, backs, async_op)
+    return _issue(eng.gather(obuf, ibuf, root), "gather", pg, backs, async_op,
+                  list(gather_list) if me else [tensor])
 
 
 def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, group_src=None):
@@ -284,7 +288,7 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
         raise ValueError("scatter: Argument ``scatter_list`` must NOT be specified on "
                          "non-source ranks.")
     obuf, back = _stage(eng, tensor, read=False)
-    return _issue(eng.scatter(obuf, ibuf, root), "scatter", pg, [back], async_op)
+    return _issue(eng.scatter(obuf, ibuf, root), "scatter", pg, [back], async_op, [tensor])
 
 
 def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=None,
@@ -303,7 +307,7 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
     ibuf, _ = _stage(eng, input)
     obuf, back = _stage(eng, output, read=False)
     return _issue(eng.all_to_all(obuf, outs, ibuf, ins), "all_to_all_single", pg, [back],
-                  async_op)
+                  async_op, [output])
 
 
 def _splits(t, sizes, n, arg):
@@ -352,7 +356,7 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
                 t.detach().copy_(flat_out[at:at + c].reshape(t.shape))
                 at += c
     p = eng.all_to_all(obuf, counts_out, ibuf, [t.numel() for t in input_tensor_list])
-    return _issue(p, "all_to_all", pg, [back, split_out], async_op)
+    return _issue(p, "all_to_all", pg, [back, split_out], async_op, list(output_tensor_list))
 
 
 # -- point to point ----------------------------------------------------------------------

@@ -1,12 +1,15 @@
 """Work: the handle an `async_op=True` collective returns (`wait()`, `is_completed()`)."""
 from __future__ import annotations
 
+from ..futures import Future
 from .engine_mpi import Pending
 
 
 class Work:
     """One collective in flight: its engine's pending operation and the write-backs
     (host copies into device tensors) that follow it."""
+
+    _outputs = ()                   # what get_future()'s value lists, as PyTorch's
 
     def __init__(self, pending, what, group, after=()):
         self._pending, self._what, self._group = pending, what, group
@@ -68,6 +71,23 @@ class Work:
 
     def exception(self):
         return None
+
+    def get_future(self):
+        """A Future completed with the list of output tensors when this work is (its
+        wait() waits on the work, its done() polls it)."""
+        fut = Future()
+
+        def drive(block):
+            if block:
+                self.wait()
+            elif not self.is_completed():
+                return
+            if not fut._completed:
+                fut.set_result(list(self._outputs))
+        fut._drive = drive
+        if self._done:
+            drive(False)
+        return fut
 
     def _source_rank(self):
         """The sender of a completed `irecv` (group rank)."""

@@ -2,20 +2,24 @@
 registration order (roughly the order backward produces their gradients); each bucket's
 all-reduce is launched asynchronously, from the gradient hooks, as soon as all its
 gradients are in, in bucket order on every rank (MPI needs one collective order);
-the end-of-backward callback waits for them and writes the averages into `.grad`."""
+the end-of-backward callback waits for them and writes the averages into `.grad`.
+With a communication hook (`register_comm_hook`) the hook replaces the all-reduce: it gets
+the bucket as a GradBucket and its Future's tensor is what lands in `.grad`."""
 from __future__ import annotations
 
 from ... import distributed as dist
 from ... import ops as _ops
+from ..._dtype import int64
 from ...autograd.engine import queue_callback
 from ...autograd.grad_mode import no_grad
+from ._comm_hook_run import hook_result, run_hook
 
 # PyTorch's dist._DEFAULT_FIRST_BUCKET_BYTES: a small first bucket starts communication early
 FIRST_BUCKET_BYTES = 1024 * 1024
 
 
 class _Bucket:
-    __slots__ = ("params", "offsets", "flat", "slots", "pending", "work", "index")
+    __slots__ = ("params", "offsets", "flat", "slots", "pending", "work", "fut", "index")
 
     def __init__(self, index, params):
         self.index, self.params = index, params
@@ -28,7 +32,7 @@ class _Bucket:
         self.slots = [self.flat[o:o + p.numel()].view(p.shape)
                       for o, p in zip(self.offsets, params)]
         self.pending = len(params)
-        self.work = None
+        self.work = self.fut = None
 
 
 def _buckets(params, cap_bytes):
@@ -54,6 +58,7 @@ class Reducer:
         self.position = {id(p): i for i, p in enumerate(self.params)}
         self.group, self.find_unused, self.grad_as_view = group, find_unused, grad_as_view
         self.world = dist.get_world_size(group)
+        self.divisor = self.world            # Join(divide_by_initial_world_size=False) lowers it
         self.buckets = [_Bucket(i, ps) for i, ps in
                         enumerate(_buckets(self.params, int(bucket_cap_mb * 1024 * 1024)))]
         self.where = {}
@@ -64,6 +69,7 @@ class Reducer:
         self.in_backward = False
         self.next_launch = 0
         self.ready = set()
+        self.hook = self.hook_state = None     # a communication hook and its state
         self.handles = [p.register_hook(self._hook_for(p)) for p in self.params]
 
     def prepare(self):
@@ -113,28 +119,34 @@ class Reducer:
         bs = self.buckets
         while self.next_launch < len(bs) and bs[self.next_launch].pending == 0:
             b = bs[self.next_launch]
-            b.work = dist.all_reduce(b.flat, group=self.group, async_op=True)
+            if self.hook is None:
+                b.work = dist.all_reduce(b.flat, group=self.group, async_op=True)
+            else:
+                # not polled during backward: callbacks that launch collectives then run
+                # at the end of backward, in bucket order on every rank
+                try:
+                    b.fut = run_hook(self.hook, self.hook_state, b.index, b.flat, b.slots,
+                                     b.params, len(bs))
+                except Exception:
+                    self._abandon()      # backward stops here: the next one starts clean
+                    raise
             self.next_launch += 1
 
     def _finalize(self):
         """End of backward: reduce what is left, wait, write the averages into .grad."""
         missing = [p for p in self.params if id(p) not in self.ready]
+        if missing and not self.find_unused:
+            self._reset_waiting()
+            names = ", ".join(self.names[id(p)] for p in missing)
+            raise RuntimeError(
+                "Expected to have finished reduction in the prior iteration before starting "
+                "a new one. This error indicates that your module has parameters that were "
+                "not used in producing loss. You can enable unused parameter detection by "
+                "passing the keyword argument `find_unused_parameters=True` to "
+                "`torch.nn.parallel.DistributedDataParallel`. Parameters that did not "
+                f"receive grad: {names}")
         used = None
-        if missing:
-            if not self.find_unused:
-                self._reset_waiting()
-                names = ", ".join(self.names[id(p)] for p in missing)
-                raise RuntimeError(
-                    "Expected to have finished reduction in the prior iteration before starting "
-                    "a new one. This error indicates that your module has parameters that were "
-                    "not used in producing loss. You can enable unused parameter detection by "
-                    "passing the keyword argument `find_unused_parameters=True` to "
-                    "`torch.nn.parallel.DistributedDataParallel`. Parameters that did not "
-                    f"receive grad: {names}")
-            used = _ops.tensor([1 if id(p) in self.ready else 0 for p in self.params],
-                               device=self.params[0].device)    # the engine of the grads
-            used_work = dist.all_reduce(used, op=dist.ReduceOp.MAX, group=self.group,
-                                        async_op=True)
+        if self.find_unused:
             with no_grad():
                 for p in missing:
                     b, j = self.where[id(p)]
@@ -144,12 +156,26 @@ class Reducer:
                         b.slots[j].copy_(p.grad)
                     b.pending -= 1
             self._launch_ready()
-            used_work.wait()
+            # after every bucket, on every rank (one collective order, whoever missed what)
+            used = _ops.tensor([1 if id(p) in self.ready else 0 for p in self.params],
+                               device=self.params[0].device)    # the engine of the grads
+            dist.all_reduce(used, op=dist.ReduceOp.MAX, group=self.group)
             used = used.tolist()
+        try:
+            self._write_grads(used)
+        except Exception:
+            self._abandon()
+            raise
+        self._reset()
+
+    def _write_grads(self, used):
         with no_grad():
             for b in self.buckets:
-                b.work.wait()
-                b.flat.div_(self.world)
+                if b.fut is not None:
+                    hook_result(b)                  # the hook did its own averaging
+                else:
+                    b.work.wait()
+                    b.flat.div_(self.divisor)
                 for j, p in enumerate(b.params):
                     if used is not None and not used[self.position[id(p)]]:
                         continue
@@ -161,20 +187,48 @@ class Reducer:
                         p.grad = slot.clone()
                     else:
                         p.grad.copy_(slot)
-        self._reset()
 
     def _reset_waiting(self):
         for b in self.buckets[:self.next_launch]:
-            b.work.wait()
+            (b.fut if b.fut is not None else b.work).wait()
+        self._reset()
+
+    def _abandon(self):
+        """After a hook failed: finish what is in flight (ignoring its errors), reset."""
+        for b in self.buckets[:self.next_launch]:
+            try:
+                (b.fut if b.fut is not None else b.work).wait()
+            except Exception:           # noqa: BLE001  (the first error is the one raised)
+                pass
         self._reset()
 
     def _reset(self):
         for b in self.buckets:
-            b.pending, b.work = len(b.params), None
+            b.pending, b.work, b.fut = len(b.params), None, None
         self.ready.clear()
         self.next_launch = 0
         self.in_backward = False
         self.armed = False
+
+    def shadow_backward(self):
+        """A joined rank's side of one backward: every bucket's reduction (the hook, or an
+        all-reduce) of zeros, in bucket order, then the used map, as _finalize runs them."""
+        pending = []
+        for b in self.buckets:
+            with no_grad():
+                zeros = _ops.zeros_like(b.flat)
+            if self.hook is None:
+                pending.append(dist.all_reduce(zeros, group=self.group, async_op=True))
+            else:
+                slots = [zeros[o:o + p.numel()].view(p.shape) for o, p in zip(b.offsets, b.params)]
+                pending.append(run_hook(self.hook, self.hook_state, b.index, zeros, slots,
+                                        b.params, len(self.buckets)))
+        if self.find_unused:
+            dist.all_reduce(_ops.zeros((len(self.params),), dtype=int64,
+                                       device=self.params[0].device),
+                            op=dist.ReduceOp.MAX, group=self.group)
+        for w in pending:
+            w.wait()
 
     def remove(self):
         for h in self.handles:

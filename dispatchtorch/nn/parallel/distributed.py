@@ -8,6 +8,8 @@ from ... import distributed as dist
 from ... import ops as _ops
 from ...autograd.grad_mode import STATE, no_grad
 from ..modules.module import Module
+from ._comm_hooks import CommHookMixin
+from ._join import JoinMixin
 from ._reducer import Reducer
 
 
@@ -28,7 +30,7 @@ def _broadcast_coalesced(tensors, group, src):
                 at += n
 
 
-class DistributedDataParallel(Module):
+class DistributedDataParallel(CommHookMixin, JoinMixin, Module):
     """Wrap `module`: rank 0's parameters and buffers are broadcast at construction;
     each backward all-reduces the gradients in buckets of `bucket_cap_mb` (launched as
     they fill, overlapping the rest of backward), leaving every rank with the average."""
@@ -37,7 +39,8 @@ class DistributedDataParallel(Module):
                  broadcast_buffers=True, init_sync=True, process_group=None, bucket_cap_mb=None,
                  find_unused_parameters=False, check_reduction=False,
                  gradient_as_bucket_view=False, static_graph=False, **kwargs):
-        super().__init__()
+        Module.__init__(self)
+        JoinMixin.__init__(self)
         if not isinstance(module, Module):
             raise TypeError(f"DistributedDataParallel: module must be an nn.Module, got "
                             f"{type(module).__name__}")
@@ -73,13 +76,20 @@ class DistributedDataParallel(Module):
                                                     gradient_as_bucket_view))
 
     def forward(self, *inputs, **kwargs):
-        if self.broadcast_buffers and self.world_size > 1 and self.require_forward_param_sync:
-            bufs = list(self.module.buffers())
-            if bufs:
-                _broadcast_coalesced(bufs, self.process_group, self._src)
-        if STATE.enabled and self.require_backward_grad_sync:
+        grad_sync = STATE.enabled and self.require_backward_grad_sync
+        if grad_sync:
             self.reducer.prepare()
-        return self.module(*inputs, **kwargs)
+        self._pre_forward_join()
+        self._sync_buffers()
+        if self._join_config.enable:
+            self._check_global_requires_backward_grad_sync(is_joined_rank=False)
+        out = self.module(*inputs, **kwargs)
+        # PyTorch's post-forward: the next forward syncs buffers only after a synced one
+        self.require_forward_param_sync = grad_sync
+        return out
+
+    def _broadcast(self, tensors, src):
+        _broadcast_coalesced(tensors, self.process_group, src)
 
     @contextmanager
     def no_sync(self):

@@ -121,8 +121,10 @@ def test_all_reduce_coalesced(world):
     c = torch.tensor([r + 2.0])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
-        w = dist.all_reduce_coalesced([c], op=dist.ReduceOp.MAX, async_op=True)
-        assert w.wait() is True and c.item() == n + 1.0
+        fut = dist.all_reduce_coalesced([c], op=dist.ReduceOp.MAX, async_op=True)
+        assert isinstance(fut, torch.futures.Future)     # PyTorch 2.13: a Future, not a Work
+        value = fut.wait()
+        assert len(value) == 1 and value[0] is c and c.item() == n + 1.0
         with pytest.raises(ValueError, match="Invalid usage of tensors with different dtypes"):
             dist.all_reduce_coalesced([a, torch.tensor([1])])
 
