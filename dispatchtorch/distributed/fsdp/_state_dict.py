@@ -58,10 +58,7 @@ def summon_full_params(module, recurse=True, writeback=True, rank0_only=False,
         raise NotImplementedError("summon_full_params(with_grads=True) is not implemented in "
                                   "dispatchtorch")
     if writeback and rank0_only:
-        raise ValueError("writeback=True and rank0_only=True is not supported, as model "
-                         "parameter shapes will be different across ranks, and writing "
-                         "to them can lead to inconsistencies across ranks when the context "
-                         "is exited.")
+        raise NotImplementedError("writeback=True and rank0_only=True is not supported yet")
     if offload_to_cpu and not rank0_only:
         import warnings
         warnings.warn("offload_to_cpu=True and rank0_only=False may result in the"

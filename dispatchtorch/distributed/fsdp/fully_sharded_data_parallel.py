@@ -5,6 +5,7 @@ reduce-scatters its gradient back to the shard."""
 from __future__ import annotations
 
 import contextlib
+import warnings
 
 from ... import distributed as dist
 from ...autograd.grad_mode import no_grad
@@ -102,7 +103,10 @@ class FullyShardedDataParallel(Module):
         if isinstance(process_group, tuple):
             raise NotImplementedError("FullyShardedDataParallel: a (intra-node, inter-node) "
                                       "process group pair (HYBRID_SHARD) is not implemented")
-        dist.get_world_size(process_group)            # the group exists (else dist's error)
+        if dist.get_world_size(process_group) == 1 and strategy != ShardingStrategy.NO_SHARD:
+            warnings.warn(f"FSDP is switching to use `NO_SHARD` instead of {strategy} since the "
+                          "world size is 1.")
+            strategy = ShardingStrategy.NO_SHARD
         self.process_group = process_group
         self.sharding_strategy = strategy
         self.cpu_offload = cpu_offload or CPUOffload()
@@ -190,12 +194,11 @@ class FullyShardedDataParallel(Module):
         if not params:
             return None
         if len({p.dtype for p in params}) > 1:
-            raise ValueError(f"Must flatten tensors with uniform dtype but got "
-                             f"{sorted(str(p.dtype) for p in set(params))}")
+            a, b = sorted({str(p.dtype) for p in params})[:2]
+            raise ValueError(f"Must flatten tensors with uniform dtype but got {a} and {b}")
         if len({p.requires_grad for p in params}) > 1:
-            raise ValueError("FSDP does not support mixing requires_grad=True and "
-                             "requires_grad=False parameters in one FSDP unit with "
-                             "use_orig_params=False; wrap them in different units")
+            raise ValueError("Must flatten tensors with uniform `requires_grad` when "
+                             "`use_orig_params=False`")
         device = params[0].device
         handle = FlatParamHandle(infos, params, self.process_group, self.sharding_strategy,
                                  self.mixed_precision, self.cpu_offload.offload_params, device)
