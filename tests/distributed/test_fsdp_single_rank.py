@@ -16,6 +16,7 @@ import dispatchtorch as torch
 import dispatchtorch.distributed as dist
 from dispatchtorch.distributed import fsdp as dfsdp
 from dispatchtorch.distributed.fsdp import wrap as dwrap
+from ranks.fsdp_models import tiny_classes     # tests/distributed/ranks/fsdp_models.py
 
 pytestmark = [pytest.mark.skipif(not dist.is_available(), reason="mpi4py is not installed"),
               pytest.mark.filterwarnings("ignore::UserWarning"),
@@ -31,36 +32,6 @@ def groups():
         yield
         tdist.destroy_process_group()
     dist.destroy_process_group()
-
-
-def _tiny(lib):
-    nn = lib.nn
-
-    class Block(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.norm = nn.LayerNorm(6)
-            self.mix = nn.Linear(6, 6)
-            self.mlp = nn.Sequential(nn.Linear(6, 10), nn.GELU(), nn.Linear(10, 6))
-            self.register_buffer("scale", lib.ones(6))
-
-        def forward(self, x):
-            x = x + self.mix(self.norm(x)) * self.scale
-            return x + self.mlp(x)
-
-    class Tiny(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.inp = nn.Linear(4, 6)
-            self.layers = nn.ModuleList([Block(), Block()])
-            self.head = nn.Linear(6, 3)
-
-        def forward(self, x):
-            x = self.inp(x)
-            for b in self.layers:
-                x = b(x)
-            return self.head(x)
-    return Tiny, Block
 
 
 def _policies(lib, wrap_mod, block):
@@ -79,14 +50,14 @@ def _policies(lib, wrap_mod, block):
 def _theirs(policy_name):
     from torch.distributed.fsdp import FullyShardedDataParallel
     from torch.distributed.fsdp import wrap as twrap
-    Tiny, Block = _tiny(pt)
+    Tiny, Block = tiny_classes(pt)
     policy = _policies(pt, twrap, Block)[policy_name]
     return FullyShardedDataParallel(Tiny(), auto_wrap_policy=policy,
                                     device_id=pt.device("cpu"))
 
 
 def _ours(policy_name, **kw):
-    Tiny, Block = _tiny(torch)
+    Tiny, Block = tiny_classes(torch)
     policy = _policies(torch, dwrap, Block)[policy_name]
     torch.manual_seed(0)
     return dfsdp.FullyShardedDataParallel(Tiny(), auto_wrap_policy=policy, **kw), Tiny
@@ -162,7 +133,7 @@ def test_ignored_modules_keep_their_parameters():
 
 
 def test_buffer_dtype_is_restored_in_the_state_dict():
-    Tiny, _ = _tiny(torch)
+    Tiny, _ = tiny_classes(torch)
     model = dfsdp.FullyShardedDataParallel(Tiny(), mixed_precision=dfsdp.MixedPrecision(
         param_dtype=torch.bfloat16, buffer_dtype=torch.bfloat16))
     assert model.module.layers[0].scale.dtype == torch.bfloat16

@@ -20,6 +20,8 @@ from dispatchtorch.distributed.fsdp.wrap import (ModuleWrapPolicy, enable_wrap,
                                                  size_based_auto_wrap_policy,
                                                  transformer_auto_wrap_policy, wrap)
 
+from .fsdp_models import tiny_classes
+
 N = 12          # samples: divides by 2 and 3 ranks
 STRATEGIES = [ShardingStrategy.FULL_SHARD, ShardingStrategy.SHARD_GRAD_OP,
               ShardingStrategy.NO_SHARD]
@@ -35,32 +37,7 @@ class Net(nn.Module):
         return self.fc2(torch.tanh(self.fc1(x))) * self.scale
 
 
-class Block(nn.Module):
-    """A transformer-like layer: pre-norm, a mixing projection and an MLP, residuals."""
-
-    def __init__(self, d=6):
-        super().__init__()
-        self.norm = nn.LayerNorm(d)
-        self.mix = nn.Linear(d, d)
-        self.mlp = nn.Sequential(nn.Linear(d, 10), nn.GELU(), nn.Linear(10, d))
-
-    def forward(self, x):
-        x = x + self.mix(self.norm(x))
-        return x + self.mlp(x)
-
-
-class Tiny(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.inp = nn.Linear(4, 6)
-        self.layers = nn.ModuleList([Block(), Block()])
-        self.head = nn.Linear(6, 3)
-
-    def forward(self, x):
-        x = self.inp(x)
-        for b in self.layers:
-            x = b(x)
-        return self.head(x)
+Tiny, Block = tiny_classes(torch)
 
 
 def _make(cls=Net, seed=0, dtype=torch.float64):
