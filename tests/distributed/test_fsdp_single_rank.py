@@ -217,3 +217,19 @@ def test_errors_as_pytorchs():
     with pytest.raises(TypeError, match="pickled"):
         import pickle
         pickle.dumps(model)
+
+
+def _optim_summary(fsdp_cls, model, lib):
+    opt = lib.optim.Adam(model.parameters(), lr=0.1)
+    model(lib.ones(3, 4)).sum().backward()
+    opt.step()
+    osd = fsdp_cls.optim_state_dict(model, opt)
+    return ({k: (sorted(s), tuple(s["exp_avg"].shape)) for k, s in osd["state"].items()},
+            [g["params"] for g in osd["param_groups"]])
+
+
+def test_optim_state_dict_layout_equals_pytorchs():
+    from torch.distributed.fsdp import FullyShardedDataParallel as TFSDP
+    theirs = _optim_summary(TFSDP, _theirs("transformer"), pt)
+    ours = _optim_summary(FSDP, _ours("transformer")[0], torch)
+    assert ours == theirs

@@ -85,7 +85,7 @@ class FlatParamHandle:
             x = x.to(self.compute_device)
         x = x.to(dtype or self.compute_dtype)
         if not self.sharded:
-            return x.clone() if x is shard else x
+            return x                                # NO_SHARD: the shard is the whole
         full = _ops.empty((self.padded,), dtype=x.dtype, device=x.device)
         dist.all_gather_into_tensor(full, x.contiguous(), group=self.group)
         return full
@@ -128,14 +128,18 @@ class FlatParamHandle:
     def views(self, full):
         return [full[i.offset:i.offset + i.numel].view(i.shape) for i in self.infos]
 
+    def shard_of(self, tensors):
+        """This rank's part of the padded flat concatenation of `tensors` (one per
+        unshared info, in order), in their dtype."""
+        flat = _ops.cat([t.detach().reshape(-1) for t in tensors])
+        if self.padded > self.numel:
+            flat = _ops.cat([flat, _ops.zeros((self.padded - self.numel,), dtype=flat.dtype,
+                                              device=flat.device)])
+        start = (self.rank if self.sharded else 0) * self.shard_numel
+        return flat[start:start + self.shard_numel]
+
     def write_full(self, tensors):
-        """Copy this rank's part of the full parameter made of `tensors` (one per unshared
-        info, in order) into the shard."""
+        """Copy this rank's part of the full parameter made of `tensors` into the shard."""
         with no_grad():
-            flat = _ops.cat([t.detach().reshape(-1).to(self.dtype) for t in tensors])
-            if self.padded > self.numel:
-                flat = _ops.cat([flat, _ops.zeros((self.padded - self.numel,), dtype=self.dtype,
-                                                  device=flat.device)])
-            start = (self.rank if self.sharded else 0) * self.shard_numel
-            self.flat_param.copy_(flat[start:start + self.shard_numel].to(
-                self.flat_param.device))
+            shard = self.shard_of([t.to(self.dtype) for t in tensors])
+            self.flat_param.copy_(shard.to(self.flat_param.device))

@@ -13,6 +13,7 @@ from ...nn.modules.module import Module
 from ...nn.parallel.distributed import _broadcast_coalesced
 from ._clip import clip_grad_norm
 from ._flat_param import FlatParamHandle, ParamInfo
+from ._optim_state_dict import optim_state_dict, optim_state_dict_to_load
 from ._state_dict import (full_state_dict, load_full_state_dict, state_dict_type_context,
                           summon_full_params)
 from .api import (BackwardPrefetch, CPUOffload, FullStateDictConfig, MixedPrecision,
@@ -288,6 +289,8 @@ class FullyShardedDataParallel(Module):
                               self.process_group)
 
     summon_full_params = staticmethod(summon_full_params)
+    optim_state_dict = staticmethod(optim_state_dict)
+    optim_state_dict_to_load = staticmethod(optim_state_dict_to_load)
     state_dict_type = staticmethod(state_dict_type_context)
 
     @staticmethod

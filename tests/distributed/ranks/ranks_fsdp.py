@@ -314,3 +314,41 @@ def test_sync_module_states_and_cpu_offload(world):
     _assert_matches(fsdp, ref, atol=0)
     _train(fsdp, ref, torch.optim.SGD, 2, r, n, lr=0.1)
     _assert_matches(fsdp, ref, atol=1e-10)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES[::2], ids=lambda s: s.name)
+def test_optim_state_dict_round_trip(world, strategy):
+    r, n = world
+    ref = _make(Tiny)
+    policy = ModuleWrapPolicy({Block})
+    fsdp = FSDP(_make(Tiny), auto_wrap_policy=policy, sharding_strategy=strategy)
+    X, Y = _data()
+    opt_ref = torch.optim.Adam(ref.parameters(), lr=0.02)
+    opt = torch.optim.Adam(fsdp.parameters(), lr=0.02)
+
+    def step(model, o, x, y):
+        o.zero_grad()
+        _loss(model, x, y).backward()
+        o.step()
+    for _ in range(3):
+        step(ref, opt_ref, X, Y)
+        step(fsdp, opt, _mine(X, r, n), _mine(Y, r, n))
+    osd = FSDP.optim_state_dict(fsdp, opt)
+    want = opt_ref.state_dict()
+    names = [k for k, _ in ref.named_parameters()]
+    assert sorted(osd["state"]) == sorted(names)
+    assert sorted(osd["param_groups"][0]["params"]) == sorted(names)
+    for i, name in enumerate(names):
+        for k, v in want["state"][i].items():
+            np.testing.assert_allclose(osd["state"][name][k].numpy(), v.numpy(), rtol=0,
+                                       atol=1e-10, err_msg=f"{name} {k}")
+    fresh = FSDP(_make(Tiny, seed=3), auto_wrap_policy=policy, sharding_strategy=strategy)
+    with FSDP.state_dict_type(fsdp, StateDictType.FULL_STATE_DICT):
+        fresh.load_state_dict(fsdp.state_dict())
+    opt2 = torch.optim.Adam(fresh.parameters(), lr=0.5)
+    opt2.load_state_dict(FSDP.optim_state_dict_to_load(fresh, opt2, osd))
+    assert opt2.param_groups[0]["lr"] == 0.02
+    for _ in range(2):
+        step(ref, opt_ref, X, Y)
+        step(fresh, opt2, _mine(X, r, n), _mine(Y, r, n))
+    _assert_matches(fresh, ref, atol=1e-10)
