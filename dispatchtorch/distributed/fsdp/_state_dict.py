@@ -176,3 +176,34 @@ def state_dict_type_context(module, state_dict_type, state_dict_config=None,
         for u in _units(module):
             u._state_dict_type, u._state_dict_config = prev.state_dict_type, prev.state_dict_config
             u._optim_state_dict_config = prev.optim_state_dict_config
+
+
+def install_load_hooks(fsdp):
+    """A unit loaded by a plain parent's load_state_dict (not through an FSDP root): a
+    pre-hook gathers the unit and renames the dict's original keys to the wrapped ones,
+    the post-hook writes the loaded values back to the shards and puts the keys back."""
+    pending = []
+
+    def pre(module, state_dict, prefix, *args):
+        if module._in_summon:
+            return
+        ctx = summon_full_params(module, writeback=True)
+        ctx.__enter__()
+        real = {_clean(k): k for k in Module.state_dict(module, prefix=prefix, keep_vars=True)}
+        renamed = [(c, r) for c, r in real.items() if c != r and c in state_dict]
+        order = list(state_dict)
+        for c, r in renamed:
+            state_dict[r] = state_dict.pop(c)
+        pending.append((ctx, state_dict, renamed, order))
+
+    def post(module, incompatible):
+        if not pending:
+            return
+        ctx, state_dict, renamed, order = pending.pop()
+        for c, r in renamed:
+            state_dict[c] = state_dict.pop(r)
+        state_dict.update([(k, state_dict.pop(k)) for k in order if k in state_dict])
+        ctx.__exit__(None, None, None)
+
+    fsdp._register_load_state_dict_pre_hook(pre, with_module=True)
+    fsdp.register_load_state_dict_post_hook(post)

@@ -14,8 +14,8 @@ from ...nn.parallel.distributed import _broadcast_coalesced
 from ._clip import clip_grad_norm
 from ._flat_param import FlatParamHandle, ParamInfo
 from ._optim_state_dict import optim_state_dict, optim_state_dict_to_load
-from ._state_dict import (full_state_dict, load_full_state_dict, state_dict_type_context,
-                          summon_full_params)
+from ._state_dict import (full_state_dict, install_load_hooks, load_full_state_dict,
+                          state_dict_type_context, summon_full_params)
 from .api import (BackwardPrefetch, CPUOffload, FullStateDictConfig, MixedPrecision,
                   ShardingStrategy, StateDictType)
 from .wrap import ModuleWrapPolicy, recursive_wrap
@@ -156,6 +156,7 @@ class FullyShardedDataParallel(Module):
                                      if process_group is not None else 0)
         self._handle = self._flatten(module, owned, ignored_params)
         self._buffer_orig_dtypes = self._cast_buffers(owned)
+        install_load_hooks(self)
 
     def _init_params(self, module, ignored, param_init_fn, device_id):
         """Materialise meta parameters (param_init_fn, else to_empty + reset_parameters)

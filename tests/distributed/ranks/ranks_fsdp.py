@@ -352,3 +352,65 @@ def test_optim_state_dict_round_trip(world, strategy):
         step(ref, opt_ref, X, Y)
         step(fresh, opt2, _mine(X, r, n), _mine(Y, r, n))
     _assert_matches(fresh, ref, atol=1e-10)
+
+
+class Tied(nn.Module):
+    """A weight shared by two modules of one unit (as tied embeddings)."""
+
+    def __init__(self):
+        super().__init__()
+        self.enc, self.dec = nn.Linear(4, 4, bias=False), nn.Linear(4, 4)
+        self.dec.weight = self.enc.weight
+        self.out = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return self.out(torch.tanh(self.dec(torch.tanh(self.enc(x)))))
+
+
+def test_tied_weights_train_and_keep_both_names(world):
+    r, n = world
+    ref = _make(Tied)
+    fsdp = FSDP(_make(Tied))
+    assert next(fsdp.parameters()).numel() == math.ceil((16 + 4 + 15) / n)
+    _train(fsdp, ref, torch.optim.Adam, 4, r, n, lr=0.02)
+    _assert_matches(fsdp, ref, atol=1e-10)
+    sd = fsdp.state_dict()
+    assert list(sd) == list(ref.state_dict())
+    np.testing.assert_array_equal(sd["enc.weight"].numpy(), sd["dec.weight"].numpy())
+
+
+def test_device_mesh_and_state_dict_through_a_plain_parent(world):
+    r, n = world
+    mesh = dist.init_device_mesh("cpu", (n,))
+    ref = nn.Sequential(_make(), nn.Linear(3, 2).double())
+    torch.manual_seed(0)
+    m = nn.Sequential(_make(), nn.Linear(3, 2).double())
+    m[1].load_state_dict(ref[1].state_dict())
+    m[0] = FSDP(m[0], device_mesh=mesh)
+    opt_ref = torch.optim.SGD(ref.parameters(), lr=0.1)
+    opt = torch.optim.SGD(m.parameters(), lr=0.1)
+    X, Y = _data()
+    for _ in range(3):
+        opt_ref.zero_grad()
+        nn.functional.mse_loss(ref(X), Y[:, :2]).backward()
+        opt_ref.step()
+        opt.zero_grad()
+        nn.functional.mse_loss(m(_mine(X, r, n)), _mine(Y, r, n)[:, :2]).backward()
+        for p in m[1].parameters():                 # the plain part: average by hand
+            dist.all_reduce(p.grad)
+            p.grad.div_(n)
+        opt.step()
+    sd, want = m.state_dict(), ref.state_dict()
+    assert list(sd) == list(want)
+    for k in want:
+        np.testing.assert_allclose(sd[k].numpy(), want[k].numpy(), rtol=0, atol=1e-10,
+                                   err_msg=k)
+    fresh = nn.Sequential(FSDP(_make(seed=4), device_mesh=mesh), nn.Linear(3, 2).double())
+    keys = list(sd)
+    fresh.load_state_dict(sd)
+    assert list(sd) == keys                         # the caller's dict as it was
+    np.testing.assert_allclose(fresh(X).detach().numpy(), ref(X).detach().numpy(), atol=1e-10)
+    with pytest.raises(RuntimeError, match="Missing key"):
+        fresh.load_state_dict({k: v for k, v in sd.items() if k != "0.fc1.bias"})
+    with pytest.raises(ValueError, match="Cannot pass both process_group and device_mesh"):
+        FSDP(_make(), device_mesh=mesh, process_group=dist.group.WORLD)
