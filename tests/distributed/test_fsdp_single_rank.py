@@ -233,3 +233,24 @@ def test_optim_state_dict_layout_equals_pytorchs():
     theirs = _optim_summary(TFSDP, _theirs("transformer"), pt)
     ours = _optim_summary(FSDP, _ours("transformer")[0], torch)
     assert ours == theirs
+
+
+def test_meta_device_module_without_param_init_fn_is_reset():
+    torch.manual_seed(0)
+    want = torch.nn.Linear(3, 2)
+    torch.manual_seed(0)
+    model = FSDP(torch.nn.Linear(3, 2, device="meta"))
+    x = torch.ones(2, 3)
+    np.testing.assert_allclose(model(x).detach().numpy(), want(x).detach().numpy())
+
+
+def test_state_dict_offload_to_cpu_does_not_warn(recwarn):
+    model = FSDP(_lin())
+    with FSDP.state_dict_type(model, dfsdp.StateDictType.FULL_STATE_DICT,
+                              dfsdp.FullStateDictConfig(offload_to_cpu=True)):
+        sd = model.state_dict()
+    assert list(sd) == ["weight", "bias"]
+    assert not [w for w in recwarn if "offload_to_cpu" in str(w.message)]
+    with pytest.warns(UserWarning, match="offload_to_cpu=True and rank0_only=False"):
+        with FSDP.summon_full_params(model, offload_to_cpu=True):
+            pass

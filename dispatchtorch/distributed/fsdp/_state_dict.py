@@ -65,6 +65,12 @@ def summon_full_params(module, recurse=True, writeback=True, rank0_only=False,
                       "unsharded parameters being redundantly copied to CPU memory for "
                       "GPUs sharing the same CPU memory, which risks CPU OOM. We "
                       "recommend using offload_to_cpu=True with rank0_only=True.")
+    with _summon(module, recurse, writeback, rank0_only, offload_to_cpu):
+        yield
+
+
+@contextlib.contextmanager
+def _summon(module, recurse=True, writeback=True, rank0_only=False, offload_to_cpu=False):
     units = [u for u in _units(module, recurse) if not u._in_summon]
     restored = []
     try:
@@ -113,8 +119,8 @@ def full_state_dict(fsdp, destination, prefix, keep_vars):
     cfg = fsdp._state_dict_config
     rank0_only = getattr(cfg, "rank0_only", False)
     out = OrderedDict() if destination is None else destination
-    with summon_full_params(fsdp, writeback=False, rank0_only=rank0_only,
-                            offload_to_cpu=cfg.offload_to_cpu):
+    with _summon(fsdp, writeback=False, rank0_only=rank0_only,
+                 offload_to_cpu=cfg.offload_to_cpu):
         if rank0_only and dist.get_rank(fsdp.process_group) != 0:
             return out
         with _buffers_in_own_dtype(_units(fsdp)):
@@ -128,7 +134,7 @@ def full_state_dict(fsdp, destination, prefix, keep_vars):
 def load_full_state_dict(fsdp, state_dict, strict):
     """Load a full state dict (original names) into the shards."""
     _check_type(fsdp)
-    with summon_full_params(fsdp, writeback=True):
+    with _summon(fsdp, writeback=True):
         real = {_clean(k): k for k in Module.state_dict(fsdp, keep_vars=True)}
         renamed = OrderedDict((real.get(k, k), v) for k, v in state_dict.items())
         return Module.load_state_dict(fsdp, renamed, strict)
@@ -187,7 +193,7 @@ def install_load_hooks(fsdp):
     def pre(module, state_dict, prefix, *args):
         if module._in_summon:
             return
-        ctx = summon_full_params(module, writeback=True)
+        ctx = _summon(module, writeback=True)
         ctx.__enter__()
         real = {_clean(k): k for k in Module.state_dict(module, prefix=prefix, keep_vars=True)}
         renamed = [(c, r) for c, r in real.items() if c != r and c in state_dict]
