@@ -47,13 +47,13 @@ def _policies(lib, wrap_mod, block):
     }
 
 
-def _theirs(policy_name):
+def _theirs(policy_name, **kw):
     from torch.distributed.fsdp import FullyShardedDataParallel
     from torch.distributed.fsdp import wrap as twrap
     Tiny, Block = tiny_classes(pt)
     policy = _policies(pt, twrap, Block)[policy_name]
     return FullyShardedDataParallel(Tiny(), auto_wrap_policy=policy,
-                                    device_id=pt.device("cpu"))
+                                    device_id=pt.device("cpu"), **kw)
 
 
 def _ours(policy_name, **kw):
@@ -74,6 +74,14 @@ def test_names_units_and_state_dict_keys_equal_pytorchs(policy):
     from torch.distributed.fsdp import FullyShardedDataParallel as TFSDP
     theirs = _summary(_theirs(policy), TFSDP)
     ours = _summary(_ours(policy)[0], dfsdp.FullyShardedDataParallel)
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("policy", ["none", "transformer", "size"])
+def test_use_orig_params_names_and_shapes_equal_pytorchs(policy):
+    from torch.distributed.fsdp import FullyShardedDataParallel as TFSDP
+    theirs = _summary(_theirs(policy, use_orig_params=True), TFSDP)
+    ours = _summary(_ours(policy, use_orig_params=True)[0], dfsdp.FullyShardedDataParallel)
     assert ours == theirs
 
 
@@ -172,8 +180,13 @@ def test_errors_name_the_argument():
     for s in (dfsdp.ShardingStrategy.HYBRID_SHARD, dfsdp.ShardingStrategy._HYBRID_SHARD_ZERO2):
         with pytest.raises(NotImplementedError, match="HYBRID_SHARD"):
             FSDP(_lin(), sharding_strategy=s)
+    m = _lin()
+    m.bias.requires_grad_(False)
     with pytest.raises(NotImplementedError, match="use_orig_params=True"):
-        FSDP(_lin(), use_orig_params=True)
+        FSDP(m, use_orig_params=True)
+    model = FSDP(_lin(), use_orig_params=True)
+    with pytest.raises(NotImplementedError, match="use_orig_params=True"):
+        FSDP.optim_state_dict(model, torch.optim.SGD(model.parameters(), lr=0.1))
     with pytest.raises(TypeError, match="mixed_precision must be a MixedPrecision"):
         FSDP(_lin(), mixed_precision=torch.bfloat16)
     with pytest.raises(TypeError, match="cpu_offload must be a CPUOffload"):

@@ -55,6 +55,7 @@ class FlatParamHandle:
         self.sync_gradients = True
         self.unsharded_grad = None          # accumulated under no_sync
         self.placeholders = None
+        self.orig = None                    # OrigParams with use_orig_params=True
         with no_grad():
             flat = _ops.cat([p.detach().reshape(-1) for p in params])
             if self.padded > self.numel:
@@ -118,7 +119,11 @@ class FlatParamHandle:
     def reshard(self):
         """Outside forward the attributes are meta tensors of the right shape and dtype
         (PyTorch's are views of the freed unsharded storage): `m.bias is not None` holds,
-        reading values fails."""
+        reading values fails. With use_orig_params they are the registered shard views."""
+        if self.orig is not None:
+            for info in self.infos:
+                info.module.__dict__.pop(info.name, None)
+            return
         if self.placeholders is None:
             self.placeholders = [_ops.empty(i.shape, dtype=self.dtype, device="meta")
                                  for i in self.infos]

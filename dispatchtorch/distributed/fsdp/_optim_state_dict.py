@@ -19,6 +19,9 @@ def _clean(key):
 def _names(model):
     """id(param) -> (handle or None, [original names]) for every parameter of model."""
     from .fully_sharded_data_parallel import FullyShardedDataParallel as FSDP
+    if any(isinstance(m, FSDP) and m._use_orig_params for m in model.modules()):
+        raise NotImplementedError("FSDP.optim_state_dict / optim_state_dict_to_load with "
+                                  "use_orig_params=True are not implemented in dispatchtorch")
     out = {}
     for prefix, m in model.named_modules():
         if isinstance(m, FSDP) and m._handle is not None:

@@ -26,7 +26,7 @@ def _units(module, recurse=True):
 def _restore(unit, full, rank0_only, offload_to_cpu, requires_grad):
     h = unit._handle
     wrapped = unit._modules["_fsdp_wrapped_module"]
-    del wrapped._parameters[FLAT_PARAM]
+    wrapped._parameters.pop(FLAT_PARAM, None)
     made = {}
     for info, view in zip(h.infos, h.views(full)):
         if info.shared:
@@ -44,6 +44,9 @@ def _put_back(unit, writeback):
         h.write_full([i.module._parameters[i.name] for i in h.infos if not i.shared])
     for info in h.infos:
         info.module._parameters.pop(info.name, None)
+    if h.orig is not None:
+        h.orig.register()
+        return
     h.reshard()
     unit._modules["_fsdp_wrapped_module"]._parameters[FLAT_PARAM] = h.flat_param
 

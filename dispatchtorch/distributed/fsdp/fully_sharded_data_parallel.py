@@ -1,7 +1,7 @@
-"""FullyShardedDataParallel (FSDP1, use_orig_params=False), as
-torch.distributed.fsdp.FullyShardedDataParallel: each unit keeps one flat parameter
-sharded over the ranks (see _flat_param.py), gathers it for its forward, and autograd
-reduce-scatters its gradient back to the shard."""
+"""FullyShardedDataParallel (FSDP1), as torch.distributed.fsdp.FullyShardedDataParallel:
+each unit keeps one flat parameter sharded over the ranks (see _flat_param.py; with
+use_orig_params=True the original parameters are views of it, _orig_params.py), gathers
+it for its forward, and autograd reduce-scatters its gradient back to the shard."""
 from __future__ import annotations
 
 import contextlib
@@ -13,6 +13,7 @@ from ...nn.modules.module import Module
 from ...nn.parallel.distributed import _broadcast_coalesced
 from ._clip import clip_grad_norm
 from ._flat_param import FlatParamHandle, ParamInfo
+from ._orig_params import OrigParams
 from ._optim_state_dict import optim_state_dict, optim_state_dict_to_load
 from ._state_dict import (full_state_dict, install_load_hooks, load_full_state_dict,
                           state_dict_type_context, summon_full_params)
@@ -26,7 +27,7 @@ FLAT_PARAM = "_flat_param"
 
 
 def _check_arguments(module, sharding_strategy, cpu_offload, mixed_precision,
-                     backward_prefetch, use_orig_params):
+                     backward_prefetch):
     if not isinstance(module, Module):
         raise TypeError(f"FullyShardedDataParallel: module must be an nn.Module, got "
                         f"{type(module).__name__}")
@@ -51,10 +52,6 @@ def _check_arguments(module, sharding_strategy, cpu_offload, mixed_precision,
     if backward_prefetch is not None and not isinstance(backward_prefetch, BackwardPrefetch):
         raise TypeError(f"FullyShardedDataParallel: backward_prefetch must be a BackwardPrefetch "
                         f"or None, got {backward_prefetch!r}")
-    if use_orig_params:
-        raise NotImplementedError("FullyShardedDataParallel: use_orig_params=True is not "
-                                  "implemented in dispatchtorch (parameters() yields the flat "
-                                  "parameters, as use_orig_params=False)")
 
 
 def _owned_modules(module, ignored):
@@ -91,8 +88,7 @@ class FullyShardedDataParallel(Module):
                  use_orig_params=False, ignored_states=None, device_mesh=None):
         super().__init__()
         strategy = ShardingStrategy.FULL_SHARD if sharding_strategy is None else sharding_strategy
-        _check_arguments(module, strategy, cpu_offload, mixed_precision, backward_prefetch,
-                         use_orig_params)
+        _check_arguments(module, strategy, cpu_offload, mixed_precision, backward_prefetch)
         if device_mesh is not None:
             if process_group is not None:
                 raise ValueError("Cannot pass both process_group and device_mesh at the same "
@@ -114,7 +110,7 @@ class FullyShardedDataParallel(Module):
         self.mixed_precision = mixed_precision
         self.backward_prefetch, self.forward_prefetch = backward_prefetch, forward_prefetch
         self.limit_all_gathers = limit_all_gathers
-        self._use_orig_params = False
+        self._use_orig_params = bool(use_orig_params)
         self._is_root = True
         self._in_summon = False
         self._state_dict_type = StateDictType.FULL_STATE_DICT
@@ -135,7 +131,7 @@ class FullyShardedDataParallel(Module):
                           param_init_fn=param_init_fn, device_id=device_id,
                           sync_module_states=sync_module_states,
                           forward_prefetch=forward_prefetch,
-                          limit_all_gathers=limit_all_gathers)
+                          limit_all_gathers=limit_all_gathers, use_orig_params=use_orig_params)
             policy = auto_wrap_policy
             if isinstance(policy, set):
                 policy = ModuleWrapPolicy(policy)
@@ -199,6 +195,11 @@ class FullyShardedDataParallel(Module):
             a, b = sorted({str(p.dtype) for p in params})[:2]
             raise ValueError(f"Must flatten tensors with uniform dtype but got {a} and {b}")
         if len({p.requires_grad for p in params}) > 1:
+            if self._use_orig_params:
+                raise NotImplementedError("FullyShardedDataParallel: parameters with and "
+                                          "without requires_grad in one FSDP unit with "
+                                          "use_orig_params=True are not implemented in "
+                                          "dispatchtorch; wrap them in different units")
             raise ValueError("Must flatten tensors with uniform `requires_grad` when "
                              "`use_orig_params=False`")
         device = params[0].device
@@ -206,6 +207,10 @@ class FullyShardedDataParallel(Module):
                                  self.mixed_precision, self.cpu_offload.offload_params, device)
         for info in infos:
             del info.module._parameters[info.name]
+        if self._use_orig_params:
+            handle.orig = OrigParams(handle)
+            handle.orig.register()
+            return handle
         handle.reshard()
         module.register_parameter(FLAT_PARAM, handle.flat_param)
         return handle
@@ -284,8 +289,9 @@ class FullyShardedDataParallel(Module):
         if not self._is_root:
             raise RuntimeError("`clip_grad_norm_()` should only be called on the root FSDP "
                                "instance")
-        sharded = {id(u._handle.flat_param) for u in self._units()
-                   if u._handle is not None and u._handle.sharded}
+        sharded = {id(p) for u in self._units() if u._handle is not None and u._handle.sharded
+                   for p in ([u._handle.flat_param] if u._handle.orig is None
+                             else u._handle.orig.params)}
         return clip_grad_norm(list(self.parameters()), sharded, max_norm, norm_type,
                               self.process_group)
 

@@ -414,3 +414,44 @@ def test_device_mesh_and_state_dict_through_a_plain_parent(world):
         fresh.load_state_dict({k: v for k, v in sd.items() if k != "0.fc1.bias"})
     with pytest.raises(ValueError, match="Cannot pass both process_group and device_mesh"):
         FSDP(_make(), device_mesh=mesh, process_group=dist.group.WORLD)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES, ids=lambda s: s.name)
+def test_use_orig_params_trains_the_original_parameters(world, strategy):
+    r, n = world
+    ref = _make(Tiny)
+    policy = ModuleWrapPolicy({Block})
+    fsdp = FSDP(_make(Tiny), auto_wrap_policy=policy, sharding_strategy=strategy,
+                use_orig_params=True)
+    names = [k.replace("_fsdp_wrapped_module.", "") for k, _ in fsdp.named_parameters()]
+    assert names == [k for k, _ in ref.named_parameters()]
+    sizes = [p.numel() for p in fsdp.parameters()]
+    every = [None] * n
+    dist.all_gather_object(every, sizes)
+    want = [p.numel() for p in ref.parameters()]
+    if strategy == ShardingStrategy.NO_SHARD:
+        assert [tuple(p.shape) for p in fsdp.parameters()] == \
+            [tuple(p.shape) for p in ref.parameters()]
+    else:                                           # each rank holds a slice of each
+        assert [sum(s) for s in zip(*every)] == want
+    X, Y = _data()
+    opt_ref = torch.optim.AdamW(ref.parameters(), lr=0.02)
+    opt = torch.optim.AdamW(fsdp.parameters(), lr=0.02)
+    for i in range(4):
+        opt_ref.zero_grad()
+        _loss(ref, X, Y).backward()
+        opt.zero_grad(set_to_none=i % 2 == 0)
+        _loss(fsdp, _mine(X, r, n), _mine(Y, r, n)).backward()
+        if i == 3:
+            want_norm = nn.utils.clip_grad_norm_(ref.parameters(), 0.05)
+            got_norm = fsdp.clip_grad_norm_(0.05)
+            np.testing.assert_allclose(got_norm.item(), want_norm.item(), rtol=1e-10)
+        opt_ref.step()
+        opt.step()
+    _assert_matches(fsdp, ref, atol=1e-10)
+    sd = fsdp.state_dict()
+    assert list(sd) == list(ref.state_dict())
+    fresh = FSDP(_make(Tiny, seed=2), auto_wrap_policy=policy, sharding_strategy=strategy,
+                 use_orig_params=True)
+    fresh.load_state_dict(sd)
+    np.testing.assert_allclose(fresh(X).detach().numpy(), ref(X).detach().numpy(), atol=1e-10)
