@@ -267,3 +267,12 @@ def test_state_dict_offload_to_cpu_does_not_warn(recwarn):
     with pytest.warns(UserWarning, match="offload_to_cpu=True and rank0_only=False"):
         with FSDP.summon_full_params(model, offload_to_cpu=True):
             pass
+
+
+def test_ignored_states_parameters_stay_out_of_the_flat_parameter():
+    m = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.Linear(3, 2))
+    model = FSDP(m, ignored_states=[m[1].weight])
+    assert [(k, tuple(p.shape)) for k, p in model.named_parameters()] == [
+        ("_fsdp_wrapped_module._flat_param", (3 * 3 + 3 + 2,)),
+        ("_fsdp_wrapped_module.1.weight", (2, 3))]
+    assert list(model.state_dict()) == ["0.weight", "0.bias", "1.weight", "1.bias"]

@@ -117,8 +117,7 @@ class FullyShardedDataParallel(Module):
         self._state_dict_config = FullStateDictConfig()
         self._optim_state_dict_config = None
         ignored = set(ignored_modules or ())
-        ignored_params = {id(p) for s in (ignored_states or ()) if not isinstance(s, Module)
-                          for p in (s,)}
+        ignored_params = {id(s) for s in (ignored_states or ()) if not isinstance(s, Module)}
         ignored.update(s for s in (ignored_states or ()) if isinstance(s, Module))
         for m in list(ignored):
             ignored.update(m.modules())
