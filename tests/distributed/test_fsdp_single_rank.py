@@ -232,16 +232,24 @@ def test_errors_as_pytorchs():
         pickle.dumps(model)
 
 
+def _layout(osd):
+    return ({k: (sorted(s), tuple(s["exp_avg"].shape)) for k, s in osd["state"].items()},
+            [g["params"] for g in osd["param_groups"]])
+
+
 def _optim_summary(fsdp_cls, model, lib):
     opt = lib.optim.Adam(model.parameters(), lr=0.1)
     model(lib.ones(3, 4)).sum().backward()
     opt.step()
     osd = fsdp_cls.optim_state_dict(model, opt)
-    return ({k: (sorted(s), tuple(s["exp_avg"].shape)) for k, s in osd["state"].items()},
-            [g["params"] for g in osd["param_groups"]])
+    with pytest.warns(FutureWarning, match="full_optim_state_dict``is being deprecated"):
+        old = fsdp_cls.full_optim_state_dict(model, opt)
+    with pytest.warns(FutureWarning, match="shard_full_optim_state_dict``is being deprecated"):
+        sharded = fsdp_cls.shard_full_optim_state_dict(old, model)
+    return _layout(osd), _layout(old), _layout(sharded)
 
 
-def test_optim_state_dict_layout_equals_pytorchs():
+def test_optim_state_dict_layouts_equal_pytorchs():
     from torch.distributed.fsdp import FullyShardedDataParallel as TFSDP
     theirs = _optim_summary(TFSDP, _theirs("transformer"), pt)
     ours = _optim_summary(FSDP, _ours("transformer")[0], torch)

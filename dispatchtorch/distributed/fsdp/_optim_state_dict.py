@@ -4,6 +4,8 @@ flat parameter gathered and split into its original parameters, keyed by their n
 optimizer.load_state_dict."""
 from __future__ import annotations
 
+import warnings
+
 from ... import distributed as dist
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
@@ -44,6 +46,11 @@ def _ordered(optim):
 def optim_state_dict(model, optim, optim_state_dict=None, group=None):
     """The full optimizer state dict: state and param_groups keyed by original names."""
     cfg = getattr(model, "_optim_state_dict_config", None) or FullOptimStateDictConfig()
+    return _gathered(model, optim, optim_state_dict, cfg.offload_to_cpu,
+                     getattr(cfg, "rank0_only", False))
+
+
+def _gathered(model, optim, optim_state_dict, offload_to_cpu, rank0_only):
     osd = optim.state_dict() if optim_state_dict is None else optim_state_dict
     names = _names(model)
     state = {}
@@ -63,10 +70,10 @@ def optim_state_dict(model, optim, optim_state_dict=None, group=None):
                 state[fqn] = {k: (v[info.offset:info.offset + info.numel].view(info.shape).clone()
                                   if _is_flat_state(s[k], h) else v)
                               for k, v in pieces.items()}
-    if cfg.offload_to_cpu:
+    if offload_to_cpu:
         state = {n: {k: v.to("cpu") if isinstance(v, Tensor) else v for k, v in s.items()}
                  for n, s in state.items()}
-    if getattr(cfg, "rank0_only", False) and dist.get_rank(model.process_group) != 0:
+    if rank0_only and dist.get_rank(model.process_group) != 0:
         return {}
     groups = []
     for g in osd["param_groups"]:
@@ -84,10 +91,17 @@ def optim_state_dict_to_load(model, optim, optim_state_dict, is_named_optimizer=
     if is_named_optimizer:
         raise NotImplementedError("optim_state_dict_to_load(is_named_optimizer=True) is not "
                                   "implemented in dispatchtorch")
+    out = _to_shards(model, _ordered(optim), optim_state_dict)
+    if load_directly:
+        optim.load_state_dict(out)
+    return out
+
+
+def _to_shards(model, params, optim_state_dict):
     names = _names(model)
     full = optim_state_dict["state"]
     state, index = {}, {}
-    for i, p in enumerate(_ordered(optim)):
+    for i, p in enumerate(params):
         h, fqns = names[id(p)]
         for n in fqns:
             index[n] = i
@@ -114,7 +128,30 @@ def optim_state_dict_to_load(model, optim, optim_state_dict, is_named_optimizer=
                 ids.append(index[n])
         g["params"] = ids
         groups.append(g)
-    out = {"state": state, "param_groups": groups}
-    if load_directly:
-        optim.load_state_dict(out)
-    return out
+    return {"state": state, "param_groups": groups}
+
+
+def _deprecated(old, new):
+    warnings.warn(f"``FullyShardedDataParallel.{old}``is being deprecated and is replaced by "
+                  f"``FullyShardedDataParallel.{new}``. ``FullyShardedDataParallel.{old}`` may "
+                  "be removed after PyTorch 2.2.", FutureWarning, stacklevel=3)
+
+
+def full_optim_state_dict(model, optim, optim_input=None, rank0_only=True, group=None):
+    """The older name of optim_state_dict (rank 0 only by default, on the CPU)."""
+    _deprecated("full_optim_state_dict", "optim_state_dict")
+    if optim_input is not None:
+        raise NotImplementedError("full_optim_state_dict(optim_input=...) is not implemented "
+                                  "in dispatchtorch; pass the optimizer")
+    return _gathered(model, optim, None, True, rank0_only)
+
+
+def shard_full_optim_state_dict(full_optim_state_dict, model, optim_input=None, optim=None):
+    """The older name of optim_state_dict_to_load: without optim, the ids follow
+    model.parameters()."""
+    _deprecated("shard_full_optim_state_dict", "optim_state_dict_to_load")
+    if optim_input is not None:
+        raise NotImplementedError("shard_full_optim_state_dict(optim_input=...) is not "
+                                  "implemented in dispatchtorch; pass optim=")
+    params = _ordered(optim) if optim is not None else list(model.parameters())
+    return _to_shards(model, params, full_optim_state_dict)

@@ -14,7 +14,8 @@ from ...nn.parallel.distributed import _broadcast_coalesced
 from ._clip import clip_grad_norm
 from ._flat_param import FlatParamHandle, ParamInfo
 from ._orig_params import OrigParams
-from ._optim_state_dict import optim_state_dict, optim_state_dict_to_load
+from ._optim_state_dict import (full_optim_state_dict, optim_state_dict,
+                                optim_state_dict_to_load, shard_full_optim_state_dict)
 from ._state_dict import (full_state_dict, install_load_hooks, load_full_state_dict,
                           state_dict_type_context, summon_full_params)
 from .api import (BackwardPrefetch, CPUOffload, FullStateDictConfig, MixedPrecision,
@@ -297,6 +298,8 @@ class FullyShardedDataParallel(Module):
     summon_full_params = staticmethod(summon_full_params)
     optim_state_dict = staticmethod(optim_state_dict)
     optim_state_dict_to_load = staticmethod(optim_state_dict_to_load)
+    full_optim_state_dict = staticmethod(full_optim_state_dict)
+    shard_full_optim_state_dict = staticmethod(shard_full_optim_state_dict)
     state_dict_type = staticmethod(state_dict_type_context)
 
     @staticmethod

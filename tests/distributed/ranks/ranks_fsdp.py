@@ -345,8 +345,17 @@ def test_optim_state_dict_round_trip(world, strategy):
     fresh = FSDP(_make(Tiny, seed=3), auto_wrap_policy=policy, sharding_strategy=strategy)
     with FSDP.state_dict_type(fsdp, StateDictType.FULL_STATE_DICT):
         fresh.load_state_dict(fsdp.state_dict())
+    with pytest.warns(FutureWarning):
+        old = FSDP.full_optim_state_dict(fsdp, opt)         # rank0_only by default
+    assert (sorted(old["state"]) == sorted(names)) if r == 0 else old == {}
     opt2 = torch.optim.Adam(fresh.parameters(), lr=0.5)
-    opt2.load_state_dict(FSDP.optim_state_dict_to_load(fresh, opt2, osd))
+    to_load = FSDP.optim_state_dict_to_load(fresh, opt2, osd)
+    with pytest.warns(FutureWarning):
+        older = FSDP.shard_full_optim_state_dict(osd, fresh)
+    for i, s in to_load["state"].items():
+        for k, v in s.items():
+            np.testing.assert_array_equal(np.asarray(older["state"][i][k]), np.asarray(v))
+    opt2.load_state_dict(to_load)
     assert opt2.param_groups[0]["lr"] == 0.02
     for _ in range(2):
         step(ref, opt_ref, X, Y)
