@@ -20,7 +20,7 @@ from ._state_dict import (full_state_dict, install_load_hooks, load_full_state_d
                           state_dict_type_context, summon_full_params)
 from .api import (BackwardPrefetch, CPUOffload, FullStateDictConfig, MixedPrecision,
                   ShardingStrategy, StateDictType)
-from .wrap import ModuleWrapPolicy, recursive_wrap
+from .wrap import recursive_wrap
 
 FSDP_WRAPPED_MODULE = "_fsdp_wrapped_module"
 FSDP_PREFIX = FSDP_WRAPPED_MODULE + "."
@@ -132,11 +132,8 @@ class FullyShardedDataParallel(Module):
                           sync_module_states=sync_module_states,
                           forward_prefetch=forward_prefetch,
                           limit_all_gathers=limit_all_gathers, use_orig_params=use_orig_params)
-            policy = auto_wrap_policy
-            if isinstance(policy, set):
-                policy = ModuleWrapPolicy(policy)
-            recursive_wrap(module, policy, FullyShardedDataParallel, ignored, ignored_params,
-                           only_wrap_children=True, **kwargs)
+            recursive_wrap(module, auto_wrap_policy, FullyShardedDataParallel, ignored,
+                           ignored_params, only_wrap_children=True, **kwargs)
         self._init_params(module, ignored, param_init_fn, device_id)
         self.add_module(FSDP_WRAPPED_MODULE, module)
         for m in module.modules():
