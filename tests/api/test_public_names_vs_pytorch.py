@@ -1,7 +1,7 @@
 """dispatchtorch's top-level torch namespace, torch.optim, torch.optim.lr_scheduler,
 torch.optim.swa_utils, torch.utils.data, torch.utils.checkpoint, torch.utils.tensorboard,
 torch.utils._pytree, torch.utils.hooks, torch.amp, torch.accelerator, torch.jit,
-torch.compiler, torch.profiler, torch.autograd.profiler and torch.distributions (with its
+torch.compiler, torch.profiler, torch.autograd.profiler, torch.hub and torch.distributions (with its
 constraints and transforms) against PyTorch's __all__: a name PyTorch exports is
 present here, or listed as deliberately absent (with its reason) in docs/dropin.md, by
 name or by a shell-style pattern (`cudnn_*`). A name listed there that exists here fails
@@ -19,7 +19,7 @@ torch = pytest.importorskip("torch")
 
 NAMESPACES = ["", "optim", "optim.lr_scheduler", "optim.swa_utils", "utils.data",
               "utils.checkpoint", "utils.tensorboard", "utils._pytree", "utils.hooks", "amp",
-              "accelerator", "jit", "compiler", "profiler", "autograd.profiler", "distributions",
+              "accelerator", "jit", "compiler", "profiler", "autograd.profiler", "hub", "distributions",
               "distributions.constraints", "distributions.transforms"]
 NEEDS = {"utils.tensorboard": "tensorboard"}   # both sides import it: the [tensorboard] extra
 
