@@ -430,3 +430,73 @@ def test_torch_hub_attribute_access():
     assert dt.hub is sys.modules["dispatchtorch.hub"]
     assert set(dt.hub.__all__) == set(torch.hub.__all__)
     assert dt.hub.HASH_REGEX.search("resnet18-bfd8deac.pth").group(1) == "bfd8deac"
+
+
+def _offline(lib, monkeypatch):
+    from urllib.error import URLError
+
+    def refuse(*args, **kwargs):
+        raise URLError("offline")
+    monkeypatch.setattr(torch.hub if lib is torch else dt.hub._github, "urlopen", refuse)
+
+
+@pytest.mark.parametrize("cached", [None, "master", "main"])
+def test_default_ref_offline_as_pytorch(tmp_path, monkeypatch, cached):
+    def run(lib):
+        _offline(lib, monkeypatch)
+        if cached:
+            write_repo(tmp_path / ("torch" if lib is torch else "dt") / "hub" / f"owner_repo_{cached}")
+        return _error(lambda: lib.hub.load("owner/repo", "absent_entry", trust_repo=True))
+
+    t, d = both(monkeypatch, tmp_path, run)
+    assert (t[0], t[1].replace("/torch/hub", "/dt/hub")) == d
+    want = ("Cannot find callable absent_entry in hubconf" if cached else
+            "It looks like there is no internet connection and the repo could not be found "
+            f"in the cache ({tmp_path / 'dt' / 'hub'})")
+    assert d == (RuntimeError, want)
+
+
+def test_ambiguous_ref_warns_and_takes_the_branch(tmp_path, monkeypatch, github):
+    del github.files["/owner/repo/zip/main"]                  # 404 -> a plain HTTPError first
+    github.files["/owner/repo/zip/refs/heads/main"] = repo_zip()
+    from urllib.error import HTTPError
+    with pytest.raises(HTTPError):
+        dt.hub.load("owner/repo:main", "entry", 1, trust_repo=True, skip_validation=True)
+
+    real = dt.hub._github.download_url_to_file
+
+    def three_hundred(url, dst, hash_prefix=None, progress=True):
+        if url.endswith("/zip/main"):
+            raise HTTPError(url, 300, "Multiple Choices", {}, None)
+        return real(url, dst, hash_prefix, progress)
+    monkeypatch.setattr(dt.hub._github, "download_url_to_file", three_hundred)
+    with pytest.warns(UserWarning, match="The ref main is ambiguous"):
+        assert dt.hub.load("owner/repo:main", "entry", 1, trust_repo=True,
+                           skip_validation=True) == {"value": 12}
+
+
+def test_fork_validation_as_pytorch(tmp_path, monkeypatch, github):
+    """skip_validation=False lists the repo's branches and tags from the GitHub API (served
+    here by the local server): a ref on neither is a fork's, a ValueError as in PyTorch."""
+    import json
+    api = "/repos/owner/repo"
+    github.files[f"{api}/branches?per_page=100&page=1"] = json.dumps(
+        [{"name": "main", "commit": {"sha": "abc123"}}]).encode()
+    for kind, page in (("branches", 2), ("tags", 1)):
+        github.files[f"{api}/{kind}?per_page=100&page={page}"] = b"[]"
+    github.files["/owner/repo/zip/abc1"] = repo_zip("repo-abc1")
+    from urllib.request import Request, urlopen
+
+    def local(req, *args, **kwargs):
+        url = req.full_url if isinstance(req, Request) else req
+        return urlopen(url.replace("https://api.github.com", github.url), *args, **kwargs)
+
+    def run(lib):
+        monkeypatch.setattr(torch.hub if lib is torch else dt.hub._github, "urlopen", local)
+        ok = [lib.hub.load(f"owner/repo:{ref}", "entry", 1, trust_repo=True) for ref in ("main", "abc1")]
+        return ok, _error(lambda: lib.hub.load("owner/repo:forked", "entry", trust_repo=True))
+
+    t, d = both(monkeypatch, tmp_path, run)
+    assert t == d
+    assert d[0] == [{"value": 12}] * 2 and d[1][0] is ValueError
+    assert d[1][1].startswith("Cannot find forked in https://github.com/owner/repo. ")
