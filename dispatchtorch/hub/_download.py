@@ -24,7 +24,8 @@ _hub_dir = None
 
 
 def get_dir():
-    """The hub cache: set_dir's, else $TORCH_HOME/hub, $XDG_CACHE_HOME/torch/hub, ~/.cache/torch/hub."""
+    """The hub cache: set_dir's, else $TORCH_HOME/hub, $XDG_CACHE_HOME/torch/hub or
+    ~/.cache/torch/hub (PyTorch's own, so downloads are shared)."""
     if os.getenv("TORCH_HUB"):
         warnings.warn("TORCH_HUB is deprecated, please use env TORCH_HOME instead", stacklevel=2)
     if _hub_dir is not None:

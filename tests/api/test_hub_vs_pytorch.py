@@ -341,7 +341,8 @@ def test_github_load_caches_and_force_reload(tmp_path, monkeypatch, github, caps
 def test_github_list_and_help_as_pytorch(tmp_path, monkeypatch, github):
     def run(lib):
         kw = dict(trust_repo=True, skip_validation=True)
-        return (lib.hub.list("owner/repo:main", **kw), lib.hub.help("owner/repo:main", "entry", **kw),
+        return (lib.hub.list("owner/repo:main", **kw),
+                lib.hub.help("owner/repo:main", "entry", **kw),
                 lib.hub.help("owner/repo:main", "Model", **kw),
                 _error(lambda: lib.hub.help("owner/repo:main", "nothing", **kw)))
 
@@ -361,14 +362,16 @@ def test_github_branch_with_slash(tmp_path, monkeypatch, github):
 
 
 @pytest.mark.parametrize("answer, expected", [
-    ("y", None), ("", (Exception, "Untrusted repository.")), ("No", (Exception, "Untrusted repository.")),
+    ("y", None), ("", (Exception, "Untrusted repository.")),
+    ("No", (Exception, "Untrusted repository.")),
     ("maybe", (ValueError, "Unrecognized response maybe."))])
 def test_trust_prompt_as_pytorch(tmp_path, monkeypatch, github, answer, expected):
     prompts = []
     monkeypatch.setattr("builtins.input", lambda msg: prompts.append(msg) or answer)
 
     def run(lib):
-        call = lambda: lib.hub.load("owner/repo:main", "entry", 1, skip_validation=True)  # noqa: E731
+        def call():
+            return lib.hub.load("owner/repo:main", "entry", 1, skip_validation=True)
         got = call() if expected is None else _error(call)
         with open(os.path.join(lib.hub.get_dir(), "trusted_list")) as f:
             return got, f.read()
@@ -412,7 +415,8 @@ def test_github_zip_slip_refused(tmp_path, monkeypatch, github, evil):
 
 
 def test_dotdot_inside_the_hub_dir_refused_too(tmp_path, github):
-    """Stricter than PyTorch, which extracts `repo-main/../trusted_list` (as repo-main/trusted_list)."""
+    """Stricter than PyTorch, which extracts `repo-main/../trusted_list` (writing it as
+    repo-main/trusted_list)."""
     github.files["/owner/repo/zip/main"] = repo_zip(extra=[("repo-main/../trusted_list", "x\n")])
     with pytest.raises(ValueError, match="directory traversal: repo-main/../trusted_list"):
         dt.hub.load("owner/repo:main", "entry", 1, trust_repo=True, skip_validation=True)
@@ -445,7 +449,8 @@ def test_default_ref_offline_as_pytorch(tmp_path, monkeypatch, cached):
     def run(lib):
         _offline(lib, monkeypatch)
         if cached:
-            write_repo(tmp_path / ("torch" if lib is torch else "dt") / "hub" / f"owner_repo_{cached}")
+            home = tmp_path / ("torch" if lib is torch else "dt")
+            write_repo(home / "hub" / f"owner_repo_{cached}")
         return _error(lambda: lib.hub.load("owner/repo", "absent_entry", trust_repo=True))
 
     t, d = both(monkeypatch, tmp_path, run)
@@ -493,7 +498,8 @@ def test_fork_validation_as_pytorch(tmp_path, monkeypatch, github):
 
     def run(lib):
         monkeypatch.setattr(torch.hub if lib is torch else dt.hub._github, "urlopen", local)
-        ok = [lib.hub.load(f"owner/repo:{ref}", "entry", 1, trust_repo=True) for ref in ("main", "abc1")]
+        ok = [lib.hub.load(f"owner/repo:{ref}", "entry", 1, trust_repo=True)
+              for ref in ("main", "abc1")]
         return ok, _error(lambda: lib.hub.load("owner/repo:forked", "entry", trust_repo=True))
 
     t, d = both(monkeypatch, tmp_path, run)
