@@ -1,9 +1,9 @@
 """dispatchtorch's top-level torch namespace, torch.optim, torch.optim.lr_scheduler,
 torch.optim.swa_utils, torch.utils.data, torch.utils.checkpoint, torch.utils.tensorboard,
 torch.utils._pytree, torch.utils.hooks, torch.amp, torch.accelerator, torch.jit,
-torch.compiler, torch.profiler, torch.autograd.profiler, torch.distributions (with its
-constraints and transforms), torch.futures and torch.distributed.algorithms' join and DDP
-comm hooks against PyTorch's __all__: a name PyTorch exports is
+torch.compiler, torch.profiler, torch.autograd.profiler, torch.hub, torch.distributions (with
+its constraints and transforms), torch.futures and torch.distributed.algorithms' join and
+DDP comm hooks against PyTorch's __all__: a name PyTorch exports is
 present here, or listed as deliberately absent (with its reason) in docs/dropin.md, by
 name or by a shell-style pattern (`cudnn_*`). A name listed there that exists here fails
 too, and so does a pattern matching one (keep the page true)."""
@@ -20,7 +20,7 @@ torch = pytest.importorskip("torch")
 
 NAMESPACES = ["", "optim", "optim.lr_scheduler", "optim.swa_utils", "utils.data",
               "utils.checkpoint", "utils.tensorboard", "utils._pytree", "utils.hooks", "amp",
-              "accelerator", "jit", "compiler", "profiler", "autograd.profiler", "distributions",
+              "accelerator", "jit", "compiler", "profiler", "autograd.profiler", "hub", "distributions",
               "distributions.constraints", "distributions.transforms", "futures",
               "distributed.algorithms.join", "distributed.algorithms.ddp_comm_hooks",
               "distributed.algorithms.ddp_comm_hooks.default_hooks",
