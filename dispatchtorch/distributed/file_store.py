@@ -1,6 +1,7 @@
 """FileStore: a store in a file that processes on one file system share (each operation
 locks the file with flock, reads the pickled dict, and writes it back). The file is
-removed once world_size instances have closed, as PyTorch's; its format is not PyTorch's."""
+removed once every instance opened on it has closed, as PyTorch's; its format is not
+PyTorch's. No queues: PyTorch's FileStore has none (NotImplementedError)."""
 from __future__ import annotations
 
 import fcntl
@@ -11,6 +12,7 @@ import time
 from .store import Store
 
 _REFCOUNT, _CLEANUP = "\0refcount", "\0cleanup"   # PyTorch's FileStore keeps such keys too
+_LISTED = {_REFCOUNT: "efcount/", _CLEANUP: "leanup/"}   # ...and lists them so
 
 
 class FileStore(Store):
@@ -22,7 +24,7 @@ class FileStore(Store):
                             "str, world_size: int = -1)")
         super().__init__()
         self.path, self._world_size, self._closed = file_name, world_size, False
-        self.add(_REFCOUNT, 0)
+        self.add(_REFCOUNT, 1)
 
     def _apply(self, fn):
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -49,17 +51,26 @@ class FileStore(Store):
         return (f"Timeout waiting for key: {', '.join(keys)} after "
                 f"{int(self._timeout.total_seconds() * 1000)} ms")
 
+    def list_keys(self):
+        return [_LISTED.get(k, k) for k in super().list_keys()]
+
+    def clone(self):
+        """Another instance on the same file (PyTorch's: the default timeout again)."""
+        return FileStore(self.path, self._world_size)
+
     def delete_key(self, key):
         """Remove key; True even when it was absent, as PyTorch's FileStore answers."""
         super().delete_key(key)
         return True
 
     def close(self):
-        """Count this instance finished; the last of world_size removes the file."""
+        """Count this instance finished; once every instance opened on the file (clones too)
+        has, the file is removed, unless world_size is -1 (as PyTorch's)."""
         if self._closed:
             return
         self._closed = True
-        if self.add(_CLEANUP, 1) >= self._world_size != -1:
+        if self.add(_CLEANUP, 1) >= int(self._apply(lambda d: d[_REFCOUNT])) and \
+                self._world_size != -1:
             try:
                 os.remove(self.path)
             except FileNotFoundError:
