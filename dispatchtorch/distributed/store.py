@@ -158,11 +158,13 @@ class HashStore(QueueOps, Store):
             return out
 
     def _wait(self, keys, timeout, message, queues=True):
-        """Check and sleep under one lock, so a set between them cannot be missed."""
         present = has_key_or_queue if queues else (lambda d, k: k in d)
+        self._wait_for(lambda d: all(present(d, k) for k in keys), _seconds(timeout), message)
+
+    def _wait_for(self, ready, seconds, message=lambda: "Wait timeout"):
+        """Check ready(dict) and sleep under one lock, so a change between is never missed."""
         with self._cond:
-            if not self._cond.wait_for(lambda: all(present(self._data, k) for k in keys),
-                                       _seconds(timeout)):
+            if not self._cond.wait_for(lambda: ready(self._data), seconds):
                 raise self._timeout_error(message())
 
     def has_extended_api(self):
