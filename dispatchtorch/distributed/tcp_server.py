@@ -7,6 +7,7 @@ timeout passes (no polling). The state is a HashStore holding the raw keys."""
 from __future__ import annotations
 
 import errno
+import os
 import socket
 import socketserver
 import threading
@@ -154,9 +155,10 @@ class Server:
             self._srv = _Server(("", port), _Handler, bind_and_activate=listen_fd is None)
         except OSError as exc:
             raise _listen_error(port, exc) from None
-        if listen_fd is not None:
+        if listen_fd is not None:             # the caller's bound socket (a copy of it)
             self._srv.socket.close()
-            self._srv.socket = socket.socket(fileno=listen_fd)
+            self._srv.socket = socket.socket(fileno=os.dup(listen_fd))
+            self._srv.socket.listen()
         self.state = self._srv.state = State()
         self.port = self._srv.server_address[1] if listen_fd is None else \
             self._srv.socket.getsockname()[1]

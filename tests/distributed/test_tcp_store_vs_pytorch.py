@@ -140,6 +140,16 @@ def test_multi_tenant_master_shares_the_server():
     assert b.get("shared") == b"1" and b.port == a.port
 
 
+def test_master_serves_on_a_socket_the_caller_bound():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        master = dist.TCPStore("127.0.0.1", 0, 1, True, master_listen_fd=sock.fileno())
+        assert master.port == sock.getsockname()[1]
+        client = dist.TCPStore("127.0.0.1", master.port)
+        client.set("k", "v")
+        assert master.get("k") == b"v"
+
+
 def test_blocked_get_waits_in_the_server_without_polling():
     s = dist.TCPStore("127.0.0.1", 0, None, True)
     threading.Timer(0.5, lambda: s.clone().set("late", "v")).start()
