@@ -1,15 +1,13 @@
 """The queue operations, list_keys, clone, barrier and has_extended_api on every store
 (Hash, File, Prefix, TCP, TCP without libuv) against PyTorch's: equal values, exception
 classes and messages, including where PyTorch's store has no queues; queue_pop and
-barrier released by another thread or process."""
+barrier released by another process (another thread: test_stores_vs_pytorch.py)."""
 from __future__ import annotations
 
 import datetime
 import os
 import subprocess
 import sys
-import threading
-import time
 
 import pytest
 
@@ -19,14 +17,7 @@ tdist = pytest.importorskip("torch.distributed")
 SHORT = datetime.timedelta(milliseconds=60)
 
 
-def _outcome(fn):
-    try:
-        return fn()
-    except Exception as exc:
-        return ("raised", type(exc).__name__, "" if isinstance(exc, TypeError) else str(exc))
-
-
-def _queue_script(s, waits=True):
+def _queue_script(s, outcome, waits=True):
     """waits=False leaves out the steps that time out (PyTorch's FileStore waits 1 s at
     least, whatever the timeout; test_stores_vs_pytorch.py compares its timeouts)."""
     s.set_timeout(SHORT)
@@ -58,7 +49,7 @@ def _queue_script(s, waits=True):
                             s.list_keys() else c.get("b")))(s.clone()),
         lambda: s.num_keys(),
     ]
-    return [_outcome(f) for f in steps]
+    return [outcome(f) for f in steps]
 
 
 def _stores(lib, tmp_path, tag):
@@ -74,22 +65,14 @@ def _stores(lib, tmp_path, tag):
 
 
 @pytest.mark.parametrize("kind", list(_stores(dist, None, "")))
-def test_queue_and_extended_operations_as_pytorch(kind, tmp_path):
+def test_queue_and_extended_operations_as_pytorch(kind, tmp_path, outcome):
     waits = "file" not in kind
-    ours = _queue_script(_stores(dist, tmp_path, "ours")[kind](), waits)
-    theirs = _queue_script(_stores(tdist, tmp_path, "theirs")[kind](), waits)
+    ours = _queue_script(_stores(dist, tmp_path, "ours")[kind](), outcome, waits)
+    theirs = _queue_script(_stores(tdist, tmp_path, "theirs")[kind](), outcome, waits)
     assert ours == theirs
     if kind in ("hash", "tcp"):                    # the queue really ran FIFO
         assert ours[5] == (b"a", b"b") and ours[6] == ("raised", "QueueEmptyError",
                                                         "queue is empty")
-
-
-def test_hash_store_queue_pop_released_by_another_thread():
-    s = dist.HashStore()
-    c = s.clone()
-    threading.Timer(0.2, lambda: c.queue_push("jobs", "j1")).start()
-    start = time.monotonic()
-    assert s.queue_pop("jobs") == b"j1" and time.monotonic() - start >= 0.15
 
 
 def test_file_store_clones_keep_the_file_until_every_instance_closes(tmp_path):

@@ -85,11 +85,13 @@ def test_file_store_removed_after_world_size_closes(tmp_path):
     assert not os.path.exists(path)
 
 
-def test_hash_store_get_blocks_until_another_thread_sets():
+@pytest.mark.parametrize("put, take", [("set", "get"), ("queue_push", "queue_pop")])
+def test_hash_store_blocks_until_another_thread_puts(put, take):
     s = dist.HashStore()
-    threading.Timer(0.2, lambda: s.set("late", "v")).start()
+    other = s.clone()                                  # shares the data, as PyTorch's
+    threading.Timer(0.2, lambda: getattr(other, put)("late", "v")).start()
     t = time.monotonic()
-    assert s.get("late") == b"v" and time.monotonic() - t >= 0.15
+    assert getattr(s, take)("late") == b"v" and time.monotonic() - t >= 0.15
 
 
 def test_file_store_shared_with_another_process(tmp_path):

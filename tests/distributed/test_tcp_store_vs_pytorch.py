@@ -20,14 +20,7 @@ tdist = pytest.importorskip("torch.distributed")
 MS = datetime.timedelta(milliseconds=150)
 
 
-def _outcome(fn):
-    try:
-        return fn()
-    except Exception as exc:
-        return ("raised", type(exc).__name__, "" if isinstance(exc, TypeError) else str(exc))
-
-
-def _operations(s):
+def _operations(s, outcome):
     """Every store operation, in an order that exercises PyTorch's TCPStore edge cases."""
     steps = [
         lambda: s.num_keys(),                         # PyTorch's "init/" counts here
@@ -61,12 +54,12 @@ def _operations(s):
         lambda: (lambda c: (type(c).__name__, c.get("k"), c.timeout, c.port == s.port))(s.clone()),
         lambda: (s.num_keys(), sorted(s.list_keys())),
     ]
-    return [_outcome(f) for f in steps]
+    return [outcome(f) for f in steps]
 
 
-def test_operations_as_pytorch():
-    ours = _operations(dist.TCPStore("127.0.0.1", 0, 1, True))
-    theirs = _operations(tdist.TCPStore("127.0.0.1", 0, 1, True))
+def test_operations_as_pytorch(outcome):
+    ours = _operations(dist.TCPStore("127.0.0.1", 0, 1, True), outcome)
+    theirs = _operations(tdist.TCPStore("127.0.0.1", 0, 1, True), outcome)
     assert ours == theirs
     # init/ and b c w big new k m n bar bar2 bar0 (a was deleted)
     assert ours[0] == 1 and ours[-1][0] == 12
@@ -84,36 +77,36 @@ def _free_port():
         return s.getsockname()[1]
 
 
-def test_connect_timeout_as_pytorch():
+def test_connect_timeout_as_pytorch(outcome):
     port, t = _free_port(), datetime.timedelta(milliseconds=300)
     start = time.monotonic()
-    ours = _outcome(lambda: dist.TCPStore("127.0.0.1", port, 1, False, t))
+    ours = outcome(lambda: dist.TCPStore("127.0.0.1", port, 1, False, t))
     assert 0.3 <= time.monotonic() - start < 3
-    assert ours == _outcome(lambda: tdist.TCPStore("127.0.0.1", port, 1, False, t))
+    assert ours == outcome(lambda: tdist.TCPStore("127.0.0.1", port, 1, False, t))
     assert ours[1] == "DistNetworkError" and "(127.0.0.1, %d)" % port in ours[2]
 
 
 def test_client_retries_until_the_master_listens():
-    port = _free_port()
-    threading.Timer(0.3, lambda: holder.append(dist.TCPStore("127.0.0.1", port, None, True))).start()
-    holder = []
+    port, holder = _free_port(), []
+    start_master = lambda: holder.append(dist.TCPStore("127.0.0.1", port, None, True))  # noqa: E731
+    threading.Timer(0.3, start_master).start()
     client = dist.TCPStore("127.0.0.1", port, None, False, datetime.timedelta(seconds=10))
     client.set("k", "v")
     assert holder[0].get("k") == b"v"
 
 
-def test_master_waiting_for_workers_times_out_as_pytorch():
+def test_master_waiting_for_workers_times_out_as_pytorch(outcome):
     t = datetime.timedelta(milliseconds=200)           # PyTorch waits whole seconds: 1 s
-    ours = _outcome(lambda: dist.TCPStore("127.0.0.1", 0, 2, True, t))
-    assert ours == _outcome(lambda: tdist.TCPStore("127.0.0.1", 0, 2, True, t))
+    ours = outcome(lambda: dist.TCPStore("127.0.0.1", 0, 2, True, t))
+    assert ours == outcome(lambda: tdist.TCPStore("127.0.0.1", 0, 2, True, t))
     assert ours == ("raised", "DistStoreError",
                     "Timed out after 1 seconds waiting for clients. 1/2 clients joined.")
 
 
-def test_port_in_use_and_bad_arguments_as_pytorch():
+def test_port_in_use_and_bad_arguments_as_pytorch(outcome):
     for mk in (dist.TCPStore, tdist.TCPStore):
         master = mk("127.0.0.1", 0, 1, True)
-        err = _outcome(lambda: mk("127.0.0.1", master.port, 1, True))
+        err = outcome(lambda: mk("127.0.0.1", master.port, 1, True))
         assert err[:2] == ("raised", "DistNetworkError")
         assert err[2] == ("The server socket has failed to listen on any local network address. "
                           f"port: {master.port}, useIpv6: false, code: -98, name: EADDRINUSE, "
@@ -125,11 +118,11 @@ def test_port_in_use_and_bad_arguments_as_pytorch():
             mk("127.0.0.1", 0, 1, True, timeout=5)
 
 
-def test_unparsable_add_drops_the_connection_as_pytorch():
+def test_unparsable_add_drops_the_connection_as_pytorch(outcome):
     def run(mk):
         s = mk("127.0.0.1", 0, 1, True)
         s.set("x", "not a number")
-        return [_outcome(lambda: s.add("x", 1))[:2], _outcome(lambda: s.check(["x"]))[:2]]
+        return [outcome(lambda: s.add("x", 1))[:2], outcome(lambda: s.check(["x"]))[:2]]
     assert run(dist.TCPStore) == run(tdist.TCPStore) == [("raised", "DistNetworkError")] * 2
 
 
