@@ -83,3 +83,17 @@ def test_queue_hands_each_item_to_one_rank(store, world):
 def test_wait_timeout_on_every_rank(store, world):
     with pytest.raises(dist.DistStoreError, match="wait timeout after 50ms, keys: /nobody"):
         store.wait(["nobody"], datetime.timedelta(milliseconds=50))
+
+
+def test_init_process_group_with_the_store(store, world):
+    """PyTorch's idiom: init_process_group(store=..., rank=..., world_size=...). The ranks
+    still join through MPI (the store is accepted); the group works, the store too."""
+    r, n = world
+    dist.destroy_process_group()
+    dist.init_process_group("gloo", store=store, rank=r, world_size=n,
+                            timeout=datetime.timedelta(seconds=60))
+    got = [None] * n
+    dist.all_gather_object(got, store.add("after_init", r + 1))
+    assert dist.get_world_size() == n and int(store.get("after_init")) >= max(got)
+    dist.barrier()
+    assert int(store.get("after_init")) == n * (n + 1) // 2
