@@ -122,7 +122,8 @@ class TCPStore(Store):
             raise _Timeout
         if reply[0] == EMPTY:
             raise QueueEmptyError("queue is empty")
-        assert reply[0] == OK, reply
+        if reply[0] != OK:
+            raise DistStoreError(f"TCPStore: unexpected reply {reply[0]!r} to {op}")
         return reply[1:]
 
     def _waiting(self, op, keys, timeout, *fields):
