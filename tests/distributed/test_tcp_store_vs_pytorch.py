@@ -143,13 +143,17 @@ def test_master_serves_on_a_socket_the_caller_bound():
         assert master.get("k") == b"v"
 
 
-def test_blocked_get_waits_in_the_server_without_polling():
+def test_blocked_get_waits_in_the_server_without_polling(monkeypatch):
     s = dist.TCPStore("127.0.0.1", 0, None, True)
+    state, requests = s._server.state, []
+    handle = state.handle
+    monkeypatch.setattr(state, "handle", lambda op, args: requests.append(op) or handle(op, args))
     threading.Timer(0.5, lambda: s.clone().set("late", "v")).start()
     cpu, start = time.process_time(), time.monotonic()
     assert s.get("late") == b"v"
     assert time.monotonic() - start >= 0.45
-    assert time.process_time() - cpu < 0.2           # a 1 ms poll loop would burn far more
+    assert requests == ["get", "set"]                # one request waited: no client polling
+    assert time.process_time() - cpu < 0.25          # and nothing spun meanwhile
 
 
 _CHILD = """
