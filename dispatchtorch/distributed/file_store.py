@@ -8,6 +8,7 @@ import fcntl
 import os
 import pickle
 import time
+import weakref
 
 from .store import Store
 
@@ -23,26 +24,14 @@ class FileStore(Store):
             raise TypeError("__init__(): incompatible constructor arguments: FileStore(file_name: "
                             "str, world_size: int = -1)")
         super().__init__()
-        self.path, self._world_size, self._closed = file_name, world_size, False
+        self.path, self._world_size = file_name, world_size
         self.add(_REFCOUNT, 1)
+        # a finalizer, not __del__: it also runs at exit before modules are torn down (a
+        # __del__ then could fail between flock and close and leave the file locked)
+        self.close = weakref.finalize(self, _finish, file_name, world_size)
 
     def _apply(self, fn):
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            with os.fdopen(os.dup(fd), "r+b") as f:
-                raw = f.read()
-                data = pickle.loads(raw) if raw else {}
-                before = dict(data)
-                out = fn(data)
-                if data != before:
-                    f.seek(0)
-                    f.truncate()
-                    f.write(pickle.dumps(data))
-                    f.flush()
-            return out
-        finally:
-            os.close(fd)                       # releases the lock
+        return _apply(self.path, fn)
 
     def _pause(self, left):
         time.sleep(min(left, 0.01))
@@ -63,24 +52,41 @@ class FileStore(Store):
         super().delete_key(key)
         return True
 
-    def close(self):
-        """Count this instance finished; once every instance opened on the file (clones too)
-        has, the file is removed, unless world_size is -1 (as PyTorch's)."""
-        if self._closed:
-            return
-        self._closed = True
-        if self.add(_CLEANUP, 1) >= int(self._apply(lambda d: d[_REFCOUNT])) and \
-                self._world_size != -1:
-            try:
-                os.remove(self.path)
-            except FileNotFoundError:
-                pass
 
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
+def _apply(path, fn):
+    """fn(dict) on the file's dict, under an exclusive flock of the file."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        with os.fdopen(os.dup(fd), "r+b") as f:
+            raw = f.read()
+            data = pickle.loads(raw) if raw else {}
+            before = dict(data)
+            out = fn(data)
+            if data != before:
+                f.seek(0)
+                f.truncate()
+                f.write(pickle.dumps(data))
+                f.flush()
+        return out
+    finally:
+        os.close(fd)                       # releases the lock
+
+
+def _finish(path, world_size):
+    """Count one instance finished; once every instance opened on the file (clones too)
+    has, the file is removed, unless world_size is -1 (as PyTorch's)."""
+    try:
+        done = _apply(path, lambda d: _count_in(d, _CLEANUP))
+        if done >= int(_apply(path, lambda d: d[_REFCOUNT])) and world_size != -1:
+            os.remove(path)
+    except (OSError, KeyError, ValueError):
+        pass
+
+
+def _count_in(d, key):
+    d[key] = str(int(d.get(key, b"0")) + 1).encode()
+    return int(d[key])
 
 
 FileStore.__module__ = "dispatchtorch.distributed"

@@ -110,3 +110,11 @@ def test_file_store_shared_with_another_process(tmp_path):
     assert out.split() == ["11", "yo"] or out.split() == ["10", "yo"]
     s.wait(["n"])
     assert int(s.get("n")) == 11
+
+
+def test_file_store_instances_alive_at_exit_close_and_remove_the_file(tmp_path):
+    path = str(tmp_path / "at_exit")
+    code = ("import sys, dispatchtorch.distributed as d; s = d.FileStore(sys.argv[1], 1); "
+            "c = s.clone(); s.set('k', 'v')")
+    p = subprocess.run([sys.executable, "-c", code, path], env=os.environ.copy(), timeout=60)
+    assert p.returncode == 0 and not os.path.exists(path)
