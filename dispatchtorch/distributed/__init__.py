@@ -28,6 +28,7 @@ from .objects import (all_gather_object, broadcast_object_list, gather_object,
 from .objects_p2p import recv_object_list, send_object_list
 from .reduce_op import ReduceOp
 from .store import HashStore, PrefixStore, Store
+from .tcp_store import TCPStore
 from .subgroups import new_subgroups, new_subgroups_by_enumeration
 from .watchdog import TIMEOUT_EXIT_CODE
 from .work import Work
@@ -68,7 +69,11 @@ def is_torchelastic_launched():
 
 
 __all__ = [
+<<<<<<< HEAD
     "BuiltinCommHookType", "GradBucket", "DeviceMesh", "init_device_mesh", "FileStore", "HashStore", "PrefixStore", "Store",
+=======
+    "DeviceMesh", "init_device_mesh", "FileStore", "HashStore", "PrefixStore", "Store", "TCPStore",
+>>>>>>> tcpstore
     "DebugLevel", "DistBackendError", "DistError", "DistNetworkError", "DistStoreError",
     "P2POp", "QueueEmptyError", "all_gather_coalesced", "all_reduce_coalesced",
     "batch_isend_irecv", "default_pg_timeout", "get_debug_level",

@@ -1,6 +1,8 @@
 """Key-value stores as torch.distributed's: Store (the operations), HashStore (one
 process, threads wait on a condition) and PrefixStore (keys under "prefix/"). Values are
-bytes; `get` and `wait` block until the keys are set or the timeout passes."""
+bytes; `get` and `wait` block until the keys are set or the timeout passes. A store's
+queues live in its dict under ("queue", name) keys, apart from the keys, as PyTorch keeps
+them (a queue is seen by check/wait, not by get, num_keys or list_keys)."""
 from __future__ import annotations
 
 import datetime
@@ -8,30 +10,10 @@ import threading
 import time
 
 from .errors import DistStoreError
+from .store_args import _amount, _key, _seconds, _stoll, _value, _wrap64
+from .store_queues import QueueOps, has_key_or_queue
 
 DEFAULT_STORE_TIMEOUT = datetime.timedelta(minutes=5)
-
-
-def _key(k, what):
-    if not isinstance(k, str):
-        raise TypeError(f"{what}(): incompatible function arguments: key must be a str, got "
-                        f"{type(k).__name__}")
-    return k
-
-
-def _value(v, what):
-    if isinstance(v, str):
-        return v.encode()
-    if isinstance(v, (bytes, bytearray, memoryview)):
-        return bytes(v)
-    raise TypeError(f"{what}(): incompatible function arguments: value must be str or bytes, "
-                    f"got {type(v).__name__}")
-
-
-def _seconds(t):
-    if not isinstance(t, datetime.timedelta):
-        raise TypeError(f"timeout must be a datetime.timedelta, got {type(t).__name__}")
-    return t.total_seconds()
 
 
 class Store:
@@ -57,20 +39,15 @@ class Store:
 
     def get(self, key):
         k = _key(key, "get")
-        self._wait([k], self._timeout, lambda: self._timeout_message([k]))
+        self._wait([k], self._timeout, lambda: self._timeout_message([k]), queues=False)
         return self._apply(lambda d: d[k])
 
     def add(self, key, amount):
-        k = _key(key, "add")
-        if not isinstance(amount, int) or isinstance(amount, bool):
-            raise TypeError(f"add(): incompatible function arguments: amount must be an int, "
-                            f"got {type(amount).__name__}")
+        k, amount = _key(key, "add"), _amount(amount, "add")
 
         def op(d):
-            try:
-                n = int(d.get(k, b"0")) + amount
-            except ValueError:
-                raise ValueError("stoll") from None
+            raw = d.get(k, b"")
+            n = _wrap64((_stoll(raw) if raw else 0) + amount)
             d[k] = str(n).encode()
             return n
         return self._apply(op)
@@ -103,12 +80,12 @@ class Store:
 
     def multi_get(self, keys):
         ks = [_key(k, "multi_get") for k in keys]
-        self._wait(ks, self._timeout, lambda: self._timeout_message(ks))
+        self._wait(ks, self._timeout, lambda: self._timeout_message(ks), queues=False)
         return self._apply(lambda d: [d[k] for k in ks])
 
     def check(self, keys):
         ks = [_key(k, "check") for k in keys]
-        return self._apply(lambda d: all(k in d for k in ks))
+        return self._apply(lambda d: all(has_key_or_queue(d, k) for k in ks))
 
     def wait(self, keys, timeout=None):
         ks = [_key(k, "wait") for k in keys]
@@ -119,25 +96,55 @@ class Store:
         return self._apply(lambda d: d.pop(k, None) is not None)
 
     def num_keys(self):
-        return self._apply(len)
+        return self._apply(lambda d: sum(isinstance(k, str) for k in d))
+
+    def list_keys(self):
+        return self._apply(lambda d: [k for k in d if isinstance(k, str)])
 
     def has_extended_api(self):
-        return True
+        return False
+
+    def clone(self):
+        raise NotImplementedError(f"clone is not implemented by {type(self).__name__}")
+
+    def barrier(self, key, world_size, timeout=None):
+        """PyTorch's Store::barrier: members count in "key/num_members"; the world_size-th
+        sets "key/last_member", which every member waits for."""
+        k = _key(key, "barrier")
+        if not isinstance(world_size, int) or isinstance(world_size, bool):
+            raise TypeError("barrier(): incompatible function arguments: world_size must be an "
+                            f"int, got {type(world_size).__name__}")
+        if self.add(f"{k}/num_members", 1) == world_size:
+            self.set(f"{k}/last_member", "1")
+        self.wait([f"{k}/last_member"], self._timeout if timeout is None else timeout)
+
+    def queue_push(self, key, value):
+        _key(key, "queue_push"), _value(value, "queue_push")
+        raise NotImplementedError("queue support is not implemented.")
+
+    def queue_pop(self, key, block=True):
+        _key(key, "queue_pop")
+        raise NotImplementedError("queue support is not implemented.")
+
+    def queue_len(self, key):
+        _key(key, "queue_len")
+        raise NotImplementedError("queue support is not implemented.")
 
     def _timeout_message(self, keys):
         return "Wait timeout"
 
-    def _wait(self, keys, timeout, message):
+    def _wait(self, keys, timeout, message, queues=True):
         deadline = time.monotonic() + _seconds(timeout)
-        while not self.check(keys):
+        present = has_key_or_queue if queues else (lambda d, k: k in d)
+        while not self._apply(lambda d: all(present(d, k) for k in keys)):
             left = deadline - time.monotonic()
             if left <= 0:
                 raise self._timeout_error(message())
             self._pause(left)
 
 
-class HashStore(Store):
-    """A store in this process's memory (threads share it)."""
+class HashStore(QueueOps, Store):
+    """A store in this process's memory (threads share it; `clone` shares it too)."""
 
     def __init__(self):
         super().__init__()
@@ -150,9 +157,23 @@ class HashStore(Store):
             self._cond.notify_all()
             return out
 
-    def _pause(self, left):
+    def _wait(self, keys, timeout, message, queues=True):
+        present = has_key_or_queue if queues else (lambda d, k: k in d)
+        self._wait_for(lambda d: all(present(d, k) for k in keys), _seconds(timeout), message)
+
+    def _wait_for(self, ready, seconds, message=lambda: "Wait timeout"):
+        """Check ready(dict) and sleep under one lock, so a change between is never missed."""
         with self._cond:
-            self._cond.wait(left)
+            if not self._cond.wait_for(lambda: ready(self._data), seconds):
+                raise self._timeout_error(message())
+
+    def has_extended_api(self):
+        return True
+
+    def clone(self):
+        c = HashStore.__new__(HashStore)
+        c._data, c._cond, c._timeout = self._data, self._cond, self._timeout
+        return c
 
 
 class PrefixStore(Store):
@@ -207,6 +228,26 @@ class PrefixStore(Store):
 
     def num_keys(self):
         return self.underlying_store.num_keys()
+
+    def list_keys(self):
+        """The underlying store's keys under "prefix/", without it."""
+        p = f"{self._prefix}/"
+        return [k[len(p):] for k in self.underlying_store.list_keys() if k.startswith(p)]
+
+    def has_extended_api(self):
+        return self.underlying_store.has_extended_api()
+
+    def clone(self):
+        return PrefixStore(self._prefix, self.underlying_store.clone())
+
+    def queue_push(self, key, value):
+        self.underlying_store.queue_push(self._k(key, "queue_push"), value)
+
+    def queue_pop(self, key, block=True):
+        return self.underlying_store.queue_pop(self._k(key, "queue_pop"), block)
+
+    def queue_len(self, key):
+        return self.underlying_store.queue_len(self._k(key, "queue_len"))
 
 
 for _c in (Store, HashStore, PrefixStore):

@@ -85,11 +85,13 @@ def test_file_store_removed_after_world_size_closes(tmp_path):
     assert not os.path.exists(path)
 
 
-def test_hash_store_get_blocks_until_another_thread_sets():
+@pytest.mark.parametrize("put, take", [("set", "get"), ("queue_push", "queue_pop")])
+def test_hash_store_blocks_until_another_thread_puts(put, take):
     s = dist.HashStore()
-    threading.Timer(0.2, lambda: s.set("late", "v")).start()
+    other = s.clone()                                  # shares the data, as PyTorch's
+    threading.Timer(0.2, lambda: getattr(other, put)("late", "v")).start()
     t = time.monotonic()
-    assert s.get("late") == b"v" and time.monotonic() - t >= 0.15
+    assert getattr(s, take)("late") == b"v" and time.monotonic() - t >= 0.15
 
 
 def test_file_store_shared_with_another_process(tmp_path):
@@ -108,3 +110,11 @@ def test_file_store_shared_with_another_process(tmp_path):
     assert out.split() == ["11", "yo"] or out.split() == ["10", "yo"]
     s.wait(["n"])
     assert int(s.get("n")) == 11
+
+
+def test_file_store_instances_alive_at_exit_close_and_remove_the_file(tmp_path):
+    path = str(tmp_path / "at_exit")
+    code = ("import sys, dispatchtorch.distributed as d; s = d.FileStore(sys.argv[1], 1); "
+            "c = s.clone(); s.set('k', 'v')")
+    p = subprocess.run([sys.executable, "-c", code, path], env=os.environ.copy(), timeout=60)
+    assert p.returncode == 0 and not os.path.exists(path)
