@@ -69,11 +69,8 @@ def is_torchelastic_launched():
 
 
 __all__ = [
-<<<<<<< HEAD
-    "BuiltinCommHookType", "GradBucket", "DeviceMesh", "init_device_mesh", "FileStore", "HashStore", "PrefixStore", "Store",
-=======
-    "DeviceMesh", "init_device_mesh", "FileStore", "HashStore", "PrefixStore", "Store", "TCPStore",
->>>>>>> tcpstore
+    "BuiltinCommHookType", "GradBucket", "DeviceMesh", "init_device_mesh", "FileStore",
+    "HashStore", "PrefixStore", "Store", "TCPStore",
     "DebugLevel", "DistBackendError", "DistError", "DistNetworkError", "DistStoreError",
     "P2POp", "QueueEmptyError", "all_gather_coalesced", "all_reduce_coalesced",
     "batch_isend_irecv", "default_pg_timeout", "get_debug_level",
