@@ -112,9 +112,9 @@ from . import _dynamo  # noqa: E402,F401
 
 def __getattr__(name):
     # torch.export / .onnx / .distributions / .multiprocessing / .func / .testing / .jit /
-    # .compiler / .profiler, imported on first use
+    # .compiler / .profiler / .library, imported on first use
     if name in ("export", "onnx", "distributions", "multiprocessing", "func", "testing", "jit",
-                "compiler", "profiler"):
+                "compiler", "profiler", "library"):
         return _importlib.import_module(f".{name}", __name__)
     if name == "vmap":                  # torch.vmap is torch.func.vmap
         return _importlib.import_module(".func", __name__).vmap
