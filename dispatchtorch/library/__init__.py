@@ -1,12 +1,14 @@
 """torch.library: user-defined custom ops (custom_op and its registrations, infer_schema,
-opcheck, torch.ops.<namespace>.<op>). docs/custom-ops.md says what differs from PyTorch."""
+opcheck, torch.ops.<namespace>.<op>; the older Library / define / impl). docs/custom-ops.md says what differs from PyTorch."""
 from __future__ import annotations
 
+from ._library_class import Library, define, impl
 from ._opcheck import OpCheckError, opcheck
 from ._schema import infer_schema
 from .custom_ops import CustomOpDef, custom_op, resolve
 
-__all__ = ["CustomOpDef", "OpCheckError", "custom_op", "infer_schema", "opcheck",
+__all__ = ["CustomOpDef", "Library", "OpCheckError", "custom_op", "define", "impl",
+           "infer_schema", "opcheck",
            "register_autograd", "register_fake", "register_kernel"]
 
 

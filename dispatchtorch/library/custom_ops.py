@@ -50,6 +50,8 @@ class CustomOpDef:
         self._abstract_fn = None
         self._setup_context_fn = self._backward_fn = None
         self._disabled_kernel = set()
+        self._defined_by = None         # the Library that defined it (Library.define)
+        self._implicit_fn = self._autograd_impl = None   # Library.impl's two modes
         self._function = _autograd.make_function(self)
         has_tensor = any(a.type.startswith("Tensor") for a in self._parsed.args)
         if any(a.kw_only and a.type.startswith("Tensor") for a in self._parsed.args):
@@ -121,7 +123,11 @@ class CustomOpDef:
 
     def __call__(self, *args, **kwargs):
         pos, kw = _binding.bind(self._qualname, self._decl, self._parsed, args, kwargs)
+        if self._implicit_fn is not None:       # CompositeImplicitAutograd: its ops record
+            return self._implicit_fn(*pos, **kw)
         if STATE.enabled and any(t._rg for t in _binding.tensors_of(pos)):
+            if self._autograd_impl is not None:
+                return self._autograd_impl(*pos, **kw)
             return _autograd.apply(self._function, pos, kw)
         with no_grad():
             return self._run_kernel(pos, kw)
@@ -129,17 +135,17 @@ class CustomOpDef:
     def _kernel_for(self, pos):
         kind = (_device_type(_binding.tensors_of(pos)) if self._device_arg is None
                 else str(pos[self._device_arg]).split(":")[0])
-        if kind in self._disabled_kernel:
+        if kind in self._disabled_kernel and self._init_fn is not None:
             return self._init_fn
         fn = self._backend_fns.get(kind)
         if fn is not None:
             return fn
         if kind == "meta":
             if self._abstract_fn is None:
+                fn_name = getattr(self._init_fn, "__name__", self._name)
                 raise RuntimeError(f"There was no fake impl registered for {self}. This is "
                                    "necessary for torch.compile/export/fx tracing to work. Please "
-                                   f"use `{self._init_fn.__name__}.register_fake` to add an fake "
-                                   "impl.")
+                                   f"use `{fn_name}.register_fake` to add an fake impl.")
             return self._abstract_fn
         fn = self._backend_fns.get(None)
         if fn is None:

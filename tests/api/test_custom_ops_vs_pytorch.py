@@ -583,3 +583,57 @@ def test_opcheck_refuses_an_input_requiring_grad_without_a_formula(ns):
                      raise_exception=False)
     assert r["test_schema"] == r["test_faketensor"] == "SUCCESS"
     assert "no autograd formula" in str(r["test_autograd_registration"])
+
+
+# ---- the older Library API --------------------------------------------------------------
+
+def test_library_define_and_impl_per_dispatch_key(ns):
+    res = {}
+    for key, lib in LIBS.items():
+        name = f"{ns}{key}"
+        L = lib.library.Library(name, "DEF")
+        assert L.define("scale(Tensor x, int n=2) -> Tensor") == "scale"
+        no_kernel = _raised(lambda: getattr(lib.ops, name).scale(lib.ones(2)))
+        L.impl("scale", lambda x, n=2: x * n, "CPU")
+        L.impl("scale", lambda x, n=2: lib.empty_like(x), "Meta")
+        L.define("twice_sin(Tensor x) -> Tensor")
+        L.impl("twice_sin", lambda x: x.sin() * 2, "CompositeImplicitAutograd")
+        x = lib.tensor([0.5, 1.0], requires_grad=True)
+        getattr(lib.ops, name).twice_sin(x).sum().backward()
+        meta = getattr(lib.ops, name).scale(lib.ones(3, device="meta"))
+        res[key] = (getattr(lib.ops, name).scale(lib.ones(2)),
+                    getattr(lib.ops, name).scale(lib.ones(2), 3), x.grad, no_kernel[0],
+                    (meta.device.type, tuple(meta.shape)),
+                    _raised(lambda: lib.library.Library(name, "DEF"))[0],
+                    _raised(lambda: lib.library.Library(name, "BAD")),
+                    _raised(lambda: L.impl("scale", lambda x: x, "BadKey")),
+                    _raised(lambda: L.define("scale(Tensor x) -> Tensor"))[0],
+                    _raised(lambda: lib.library.Library(name, "IMPL").define("q(Tensor x) -> Tensor"))[0],
+                    lib.library.Library(name, "FRAGMENT").define("frag(Tensor x) -> Tensor"))
+    for a, b in zip(res["torch"][:3], res["dt"][:3]):
+        _same(a, b)
+    assert res["torch"][3:] == res["dt"][3:]
+    assert res["dt"][3] is NotImplementedError and res["dt"][6] == (ValueError, "Unsupported kind: BAD")
+
+
+def test_library_autograd_key_and_module_level_define_impl(ns):
+    class Double(dt.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return getattr(dt.ops, ns).dbl(x)          # below autograd: the CPU kernel
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    dlib.define(f"{ns}::dbl", "(Tensor x) -> Tensor")
+    dlib.impl(f"{ns}::dbl", "cpu", lambda x: x * 2)
+    L = dlib.Library(ns, "FRAGMENT")
+    L.impl("dbl", Double.apply, "Autograd")
+    x = dt.ones(3, requires_grad=True)
+    y = getattr(dt.ops, ns).dbl(x)
+    y.sum().backward()
+    _same(y, [2, 2, 2])
+    _same(x.grad, [2, 2, 2])
+    with pytest.raises(RuntimeError, match="define it first"):
+        L.impl("undefined_op", lambda x: x, "CPU")
