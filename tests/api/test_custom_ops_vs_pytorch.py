@@ -53,6 +53,16 @@ def _norm(msg):
 
 # ---- op factories: the same op written against either library --------------------------
 
+def unary(lib, name, body):
+    """The custom op `name`, (Tensor x) -> Tensor, computing body(x)."""
+    T = lib.Tensor
+
+    def op(x: T) -> T:
+        return body(x)
+    op.__name__ = name.split("::")[1]
+    return lib.library.custom_op(name, op, mutates_args=())
+
+
 def make_sin(lib, name):
     T = lib.Tensor
 
@@ -312,16 +322,8 @@ def test_call_argument_errors_as_pytorch(ns):
 
 def test_output_aliasing_an_input_refuses(ns):
     for key, lib in LIBS.items():
-        T = lib.Tensor
-
-        @lib.library.custom_op(f"{ns}{key}::ident", mutates_args=())
-        def ident(x: T) -> T:
-            return x
-
-        @lib.library.custom_op(f"{ns}{key}::view", mutates_args=())
-        def view(x: T) -> T:
-            return x[:1]
-
+        ident = unary(lib, f"{ns}{key}::ident", lambda x: x)
+        view = unary(lib, f"{ns}{key}::view", lambda x: x[:1])
         for op in (ident, view):
             cls, msg = _raised(lambda: op(lib.zeros(2)))
             assert cls is RuntimeError and "must not also be an input to this custom" in msg
@@ -332,11 +334,7 @@ def test_output_aliasing_an_input_refuses(ns):
 def test_no_autograd_registered_raises_at_backward(ns):
     msgs = {}
     for key, lib in LIBS.items():
-        T = lib.Tensor
-
-        @lib.library.custom_op(f"{ns}{key}::plain", mutates_args=())
-        def plain(x: T) -> T:
-            return x * 2
+        plain = unary(lib, f"{ns}{key}::plain", lambda x: x * 2)
 
         y = plain(lib.ones(2, requires_grad=True))
         assert y.requires_grad
@@ -411,11 +409,7 @@ def test_compile_of_a_custom_op_written_in_ops(ns):
 def test_meta_calls_use_the_fake_or_raise_as_pytorch(ns):
     msgs = {}
     for key, lib in LIBS.items():
-        T = lib.Tensor
-
-        @lib.library.custom_op(f"{ns}{key}::nofake", mutates_args=())
-        def nofake(x: T) -> T:
-            return x.clone()
+        nofake = unary(lib, f"{ns}{key}::nofake", lambda x: x.clone())
 
         cls, msg = _raised(lambda: nofake(lib.empty(3, device="meta")))
         assert cls is RuntimeError
@@ -461,11 +455,7 @@ def test_kernels_chosen_by_device_type(ns):
 def test_set_kernel_enabled_falls_back_to_the_definition(ns):
     res = {}
     for key, lib in LIBS.items():
-        T = lib.Tensor
-
-        @lib.library.custom_op(f"{ns}{key}::k", mutates_args=())
-        def k(x: T) -> T:
-            return x + 1
+        k = unary(lib, f"{ns}{key}::k", lambda x: x + 1)
 
         k.register_kernel("cpu", lambda x: x + 10)
         with k.set_kernel_enabled("cpu", False):
@@ -537,18 +527,9 @@ def test_opcheck_passes_a_correct_op(ns):
 
 def test_opcheck_finds_a_wrong_fake_and_an_undeclared_mutation(ns):
     for key, lib in LIBS.items():
-        T = lib.Tensor
-
-        @lib.library.custom_op(f"{ns}{key}::wrongfake", mutates_args=())
-        def wrongfake(x: T) -> T:
-            return x * 2
-
+        wrongfake = unary(lib, f"{ns}{key}::wrongfake", lambda x: x * 2)
         wrongfake.register_fake(lambda x: x.new_empty((7,)))
-
-        @lib.library.custom_op(f"{ns}{key}::sneaky", mutates_args=())
-        def sneaky(x: T) -> T:
-            x.add_(1)
-            return x * 1
+        sneaky = unary(lib, f"{ns}{key}::sneaky", lambda x: x.add_(1) * 1)
         sneaky.register_fake(lambda x: lib.empty_like(x))
         for op, test in ((wrongfake, "test_faketensor"), (sneaky, "test_schema")):
             cls, _ = _raised(lambda: lib.library.opcheck(op, (lib.ones(3),), test_utils=test))
