@@ -62,6 +62,8 @@ def make_function(opdef):
             raise RuntimeError(f"Trying to backward through {opdef._packet_name}.default but no "
                                "autograd formula was registered. Please use register_autograd "
                                "to add one.")
+        if opdef._parsed.returns == ("Tensor[]",):   # a list return: its gradients as one list
+            grads = (list(grads),)
         saved = ctx.needs_input_grad
         ctx.needs_input_grad = tuple(_unflatten(saved[:-1], ctx._pt_spec))
         try:

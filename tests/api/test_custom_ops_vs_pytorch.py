@@ -618,3 +618,22 @@ def test_library_autograd_key_and_module_level_define_impl(ns):
     _same(x.grad, [2, 2, 2])
     with pytest.raises(RuntimeError, match="define it first"):
         L.impl("undefined_op", lambda x: x, "CPU")
+
+
+def test_list_return_gets_its_gradients_as_one_list(ns):
+    res = {}
+    for key, lib in LIBS.items():
+        T = lib.Tensor
+
+        @lib.library.custom_op(f"{ns}{key}::split2", mutates_args=())
+        def split2(x: T, b: Optional[T]) -> list[T]:
+            return [x * 2, x * 3 + (0 if b is None else b)]
+
+        split2.register_autograd(lambda ctx, gs: (gs[0] * 2 + gs[1] * 3, None))
+        x = lib.ones(2, requires_grad=True)
+        out = split2(x, None)
+        (out[0].sum() + 2 * out[1].sum()).backward()
+        res[key] = (type(out).__name__, *out, x.grad)
+    assert res["torch"][0] == res["dt"][0] == "list"
+    for a, b in zip(res["torch"][1:], res["dt"][1:]):
+        _same(a, b)
