@@ -637,3 +637,32 @@ def test_list_return_gets_its_gradients_as_one_list(ns):
     assert res["torch"][0] == res["dt"][0] == "list"
     for a, b in zip(res["torch"][1:], res["dt"][1:]):
         _same(a, b)
+
+
+def test_keyword_only_arguments_reach_setup_context(ns):
+    res = {}
+    for key, lib in LIBS.items():
+        T = lib.Tensor
+
+        @lib.library.custom_op(f"{ns}{key}::powk", mutates_args=())
+        def powk(x: T, *, k: float = 2.0) -> T:
+            return x ** k
+
+        def setup_context(ctx, inputs, keyword_only_inputs, output):
+            ctx.save_for_backward(inputs[0])
+            ctx.k = keyword_only_inputs["k"]
+
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * ctx.k * x ** (ctx.k - 1)
+
+        powk.register_autograd(backward, setup_context=setup_context)
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = powk(x, k=3.0)
+        y.sum().backward()
+        g3 = x.grad.clone()
+        x.grad = None
+        powk(x).sum().backward()                     # the default reaches setup_context too
+        res[key] = (y, g3, x.grad)
+    for a, b in zip(res["torch"], res["dt"]):
+        _same(a, b)
