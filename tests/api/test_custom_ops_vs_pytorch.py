@@ -202,7 +202,7 @@ SIGNATURES = [
 ]
 
 
-def _with_defaults(fn, ann, defaults=None, kwonly=None):
+def _annotated(fn, ann):
     fn.__annotations__ = ann
     return fn
 
@@ -212,7 +212,7 @@ def test_infer_schema_same_strings(i):
     out = {}
     for key, lib in LIBS.items():
         fn, ann, mutates = SIGNATURES[i](lib)
-        out[key] = lib.library.infer_schema(_with_defaults(fn, ann), mutates_args=mutates,
+        out[key] = lib.library.infer_schema(_annotated(fn, ann), mutates_args=mutates,
                                             op_name="op")
     assert out["torch"] == out["dt"]
 
