@@ -17,7 +17,11 @@ from . import _autograd, _binding
 from ._ops_namespace import register_op
 from ._schema import check_name, infer_schema, parse_schema
 
-DEVICE_TYPES = ("cpu", "opencl", "cuda", "meta")
+# the device types PyTorch's register_kernel accepts (a kernel for one no backend here has is
+# kept, never chosen: a PyTorch program registering an "mps" kernel still runs)
+DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve",
+                "fpga", "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia",
+                "privateuseone")
 OPDEFS = {}                      # qualname -> CustomOpDef (the newest definition wins)
 
 

@@ -452,6 +452,16 @@ def test_kernels_chosen_by_device_type(ns):
     assert calls[-1] == "cpu"
 
 
+def test_register_kernel_device_type_names_as_pytorch(ns):
+    res = {}
+    for key, lib in LIBS.items():
+        op = unary(lib, f"{ns}{key}::dev", lambda x: x + 1)
+        op.register_kernel("mps", lambda x: x + 5)      # accepted, unused on cpu
+        res[key] = (op(lib.zeros(1)), _raised(lambda: op.register_kernel("nodev", lambda x: x)))
+    _same(res["torch"][0], res["dt"][0])
+    assert res["torch"][1] == res["dt"][1]
+
+
 def test_set_kernel_enabled_falls_back_to_the_definition(ns):
     res = {}
     for key, lib in LIBS.items():
