@@ -2,13 +2,15 @@
 opcheck, torch.ops.<namespace>.<op>; the older Library / define / impl). docs/custom-ops.md says what differs from PyTorch."""
 from __future__ import annotations
 
+import warnings
+
 from ._library_class import Library, define, impl
 from ._opcheck import OpCheckError, opcheck
 from ._schema import infer_schema
 from .custom_ops import CustomOpDef, custom_op, resolve
 
 __all__ = ["CustomOpDef", "Library", "OpCheckError", "custom_op", "define", "impl",
-           "infer_schema", "opcheck",
+           "impl_abstract", "infer_schema", "opcheck",
            "register_autograd", "register_fake", "register_kernel"]
 
 
@@ -26,3 +28,11 @@ def register_fake(op, func=None, /, *, lib=None, _stacklevel=1, allow_override=T
 def register_autograd(op, backward, /, *, setup_context=None, lib=None):
     """register_autograd of the custom op `op`."""
     resolve(op, "register_autograd").register_autograd(backward, setup_context=setup_context)
+
+
+def impl_abstract(qualname, func=None, *, lib=None, _stacklevel=1):
+    """The deprecated name of register_fake (PyTorch warns the same way)."""
+    warnings.warn("`torch.library.impl_abstract` was renamed to `torch.library.register_fake`. "
+                  "Please use that instead; we will remove `torch.library.impl_abstract` in a "
+                  "future version of PyTorch.", FutureWarning, stacklevel=2)
+    return register_fake(qualname, func)

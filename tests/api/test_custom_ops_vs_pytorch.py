@@ -676,3 +676,11 @@ def test_keyword_only_arguments_reach_setup_context(ns):
         res[key] = (y, g3, x.grad)
     for a, b in zip(res["torch"], res["dt"]):
         _same(a, b)
+
+
+def test_impl_abstract_is_the_deprecated_register_fake(ns):
+    for key, lib in LIBS.items():
+        op = unary(lib, f"{ns}{key}::ia", lambda x: x * 2)
+        with pytest.warns(FutureWarning, match="register_fake"):
+            lib.library.impl_abstract(f"{ns}{key}::ia", lambda x: x.new_empty((4,)))
+        assert tuple(op(lib.empty(2, device="meta")).shape) == (4,)
