@@ -112,9 +112,9 @@ from . import _dynamo  # noqa: E402,F401
 
 def __getattr__(name):
     # torch.export / .onnx / .distributions / .multiprocessing / .func / .testing / .jit /
-    # .compiler / .profiler / .futures / .hub, imported on first use
+    # .compiler / .profiler / .futures / .hub / .library, imported on first use
     if name in ("export", "onnx", "distributions", "multiprocessing", "func", "testing", "jit",
-                "compiler", "profiler", "futures", "hub"):
+                "compiler", "profiler", "futures", "hub", "library"):
         return _importlib.import_module(f".{name}", __name__)
     if name == "Future":                # torch.Future is torch.futures.Future's base
         return _importlib.import_module(".futures", __name__).Future

@@ -83,6 +83,13 @@ negative = _F["neg"]
 # `from .ops import *` in dispatchtorch/__init__.py takes these: the public functions and
 # objects, never the family modules above (torch has no torch.pointwise, torch.views, ...)
 import types as _types  # noqa: E402
+from . import custom_namespaces as _custom_namespaces  # noqa: E402
+
+
+def __getattr__(name):
+    # torch.ops.<namespace> of torch.library's custom ops (only names not defined above)
+    return _custom_namespaces.lookup(name)
+
 
 __all__ = sorted(_n for _n, _v in globals().items()
                  if not _n.startswith("_") and not isinstance(_v, _types.ModuleType))
