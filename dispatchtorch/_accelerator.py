@@ -1,6 +1,9 @@
 """The `torch.cuda`-style module API for any device type a backend provides."""
 from __future__ import annotations
 
+import collections
+import warnings
+
 
 class DeviceModule:
     """is_available(), device_count(), synchronize(), ... for one device type."""
@@ -49,6 +52,47 @@ class DeviceModule:
         rt = self._runtime()
         if rt is not None:
             rt.backend.empty_cache()
+
+    def is_bf16_supported(self, including_emulation=True) -> bool:
+        """Whether the device holds bfloat16 tensors (False where it is absent)."""
+        rt = self._runtime()
+        return rt is not None and "bfloat16" in rt.device_info(0).dtypes
+
+    # -- memory statistics: the backend's memory_stats hook; PyTorch's answers (an empty
+    # dict, zeros) where the device is absent, as its CPU build gives for torch.cuda --
+    def memory_stats(self, device=None):
+        rt = self._runtime()
+        if rt is None:
+            return collections.OrderedDict()
+        stats = rt.backend.memory_stats(_index(device))
+        if stats is None:
+            raise NotImplementedError(f"memory_stats: the {self.device_type} backend does not "
+                                      f"count its memory (its backend has no memory_stats)")
+        return collections.OrderedDict(sorted(stats.items()))
+
+    def memory_allocated(self, device=None) -> int:
+        return self.memory_stats(device).get("allocated_bytes.all.current", 0)
+
+    def max_memory_allocated(self, device=None) -> int:
+        return self.memory_stats(device).get("allocated_bytes.all.peak", 0)
+
+    def memory_reserved(self, device=None) -> int:
+        return self.memory_stats(device).get("reserved_bytes.all.current", 0)
+
+    def max_memory_reserved(self, device=None) -> int:
+        return self.memory_stats(device).get("reserved_bytes.all.peak", 0)
+
+    def reset_peak_memory_stats(self, device=None) -> None:
+        rt = self._runtime()
+        if rt is not None:
+            self.memory_stats(device)           # refuses a backend that does not count
+            rt.backend.reset_peak_memory_stats(_index(device))
+
+    def reset_max_memory_allocated(self, device=None) -> None:
+        warnings.warn(f"torch.{self.device_type}.reset_max_memory_allocated now calls "
+                      f"torch.{self.device_type}.reset_peak_memory_stats, which resets /all/ "
+                      f"peak memory stats.", FutureWarning, stacklevel=2)
+        self.reset_peak_memory_stats(device)
 
     def _require(self):
         rt = self._runtime()

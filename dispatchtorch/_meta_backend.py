@@ -11,10 +11,7 @@ ordinary backend: it imports the backend API only.
 """
 from __future__ import annotations
 
-from math import prod
-
-from dispatchtorch.backend import ALL_DTYPE_NAMES, PRIMS, Backend, DeviceInfo, hookimpl
-from dispatchtorch.backend.dtypes import ITEMSIZE
+from dispatchtorch.backend import ALL_DTYPE_NAMES, ITEMSIZE, PRIMS, Backend, DeviceInfo, hookimpl
 
 
 class NoDataError(NotImplementedError):
@@ -69,7 +66,10 @@ class MetaBackend(Backend):
 
     def reinterpret(self, storage, dtype):
         """view(dtype): the storage's bytes counted in `dtype` (aliasing it, as views do)."""
-        n = prod(storage.shape) * ITEMSIZE[storage.dtype] // ITEMSIZE[dtype]
+        n = ITEMSIZE[storage.dtype]
+        for size in storage.shape:
+            n *= size
+        n //= ITEMSIZE[dtype]
         return MetaHandle((n,), dtype, storage.storage)
 
     def copy_(self, dst, src):

@@ -149,6 +149,17 @@ class Backend:
         (`torch.cuda.empty_cache()`, `torch.accelerator.empty_cache()`). Default: nothing
         is cached."""
 
+    def memory_stats(self, device: int):
+        """The device's memory counters in PyTorch's `torch.cuda.memory_stats()` keys:
+        at least "allocated_bytes.all.current" / ".peak" (bytes tensors hold) and
+        "reserved_bytes.all.current" / ".peak" (held by the allocator). Default None: the
+        backend does not count, and the `memory_*` functions say so (NotImplementedError)
+        instead of reporting 0."""
+        return None
+
+    def reset_peak_memory_stats(self, device: int) -> None:
+        """Start the ".peak" counters of memory_stats again from the current values."""
+
     def set_num_threads(self, n: int) -> None:
         """Threads this backend's host-side kernels may use (`torch.set_num_threads`,
         which the core passes to the CPU reference). Default: ignored (kernels that do not

@@ -107,6 +107,28 @@ class OpenCLBackend(Backend):
         transfers.read(src.dev, bits.reshape(-1), src.buf, src.offset * T.ITEMSIZE[src.dtype])
         return out
 
+    def memory_stats(self, device):
+        """The pool's counters: bytes in blocks tensors hold (each rounded up to the pool's
+        bin size) and bytes the pool holds; small uploads (their own buffers) not counted."""
+        dev = self.device(device)
+        pool = dev.pool
+        now = (pool.active_bytes, pool.managed_bytes)
+        return {"allocated_bytes.all.current": now[0],
+                "allocated_bytes.all.peak": max(dev.peak[0], now[0]),
+                "reserved_bytes.all.current": now[1],
+                "reserved_bytes.all.peak": max(dev.peak[1], now[1])}
+
+    def reset_peak_memory_stats(self, device):
+        dev = self.device(device)
+        dev.peak = [dev.pool.active_bytes, dev.pool.managed_bytes]
+
+    def empty_cache(self):
+        """The pools' held (free) blocks go back to the driver."""
+        for index in range(len(self.devices())):
+            dev = self.device(index)
+            if dev._pool is not None:
+                dev._pool.free_held()
+
     def reinterpret(self, storage, dtype):
         """view(dtype): a storage handle of `dtype` on the same buffer object. Host reads
         wait for, and host copies are dropped by, writes to the buffer (uses.py keys

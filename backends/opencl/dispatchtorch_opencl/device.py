@@ -93,6 +93,7 @@ class Device:
         from pyopencl._cl import PooledBuffer
         self.buffer_types = frozenset((cl.Buffer, PooledBuffer))
         self._advised = set()      # pool blocks already given huge-page advice
+        self.peak = [0, 0]         # pooled bytes: most allocated, most reserved (memory_stats)
         self.kernels = {}          # cache key -> (cl.Kernel, description)
         self.plans = {}            # launch plans keyed by op and layout
 
@@ -161,7 +162,13 @@ class Device:
                 f"{mib(nbytes)} in one buffer (the device's largest allocation is "
                 f"{mib(self.max_alloc)}, its memory {mib(self.global_mem)})")
         try:
-            buf = self.pool.allocate(nbytes)
+            pool = self.pool
+            buf = pool.allocate(nbytes)
+            peak = self.peak
+            if pool.active_bytes > peak[0]:
+                peak[0] = pool.active_bytes
+            if pool.managed_bytes > peak[1]:
+                peak[1] = pool.managed_bytes
             if self.is_cpu and nbytes >= HUGE_FROM and buf.int_ptr not in self._advised:
                 self._advised.add(buf.int_ptr)          # once per block the pool makes
                 hugepages.advise(self.cl, self.queue, buf, nbytes)
