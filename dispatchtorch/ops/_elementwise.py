@@ -352,9 +352,9 @@ def inplace(spec, self, *others):
                     k(self._h, self._h, other._h)
                 except Exception as exc:
                     raise kernel_error(spec.name + "_", place.type, (self._dtype,), exc) from exc
-                v = self._version
+                v = self._vcount
                 if v is None:
-                    self._version = [1]
+                    self._vcount = [1]
                 else:
                     v[0] += 1
                 return self
