@@ -109,6 +109,19 @@ def available_names():
     return sorted(_discover())
 
 
+_installed_types: list | None = None
+
+
+def installed_types():
+    """Every device type an installed backend registers, DISPATCHTORCH_BACKENDS or not:
+    torch.device accepts them all, and using an excluded one says why it is not loaded."""
+    global _installed_types
+    if _installed_types is None:
+        _installed_types = sorted({ep.name for ep in
+                                   metadata.entry_points(group=hookspecs.ENTRY_POINT_GROUP)})
+    return _installed_types
+
+
 # what the layers above keep per loaded backend (the interned places) and must forget with it
 _reset_callbacks: list = []
 
@@ -122,9 +135,9 @@ def on_reset(callback):
 
 def reset_backends():
     """Forget everything loaded (tests install backends at run time)."""
-    global _entry_points, _pm
+    global _entry_points, _installed_types, _pm
     _runtimes.clear()
-    _entry_points = None
+    _entry_points = _installed_types = None
     _pm = None
     for op in OPS.values():
         op.kernels.clear()
