@@ -71,6 +71,7 @@ class BackendRuntime:
 
 _runtimes: dict[str, BackendRuntime] = {}
 _entry_points: dict[str, list] | None = None
+_installed_types: list = []      # every registered name, found with _entry_points
 _pm: pluggy.PluginManager | None = None
 
 
@@ -91,16 +92,17 @@ def _allowed():
 
 
 def _discover():
-    global _entry_points
+    global _entry_points, _installed_types
     if _entry_points is None:
         allowed = _allowed()
-        found = {}
+        found, every = {}, set()
         for ep in metadata.entry_points(group=hookspecs.ENTRY_POINT_GROUP):
+            every.add(ep.name)
             if allowed is None or ep.name in allowed:
                 eps = found.setdefault(ep.name, [])
                 if all(e.value != ep.value for e in eps):   # one package seen twice on the path
                     eps.append(ep)
-        _entry_points = found
+        _entry_points, _installed_types = found, sorted(every)
     return _entry_points
 
 
@@ -109,16 +111,10 @@ def available_names():
     return sorted(_discover())
 
 
-_installed_types: list | None = None
-
-
 def installed_types():
     """Every device type an installed backend registers, DISPATCHTORCH_BACKENDS or not:
     torch.device accepts them all, and using an excluded one says why it is not loaded."""
-    global _installed_types
-    if _installed_types is None:
-        _installed_types = sorted({ep.name for ep in
-                                   metadata.entry_points(group=hookspecs.ENTRY_POINT_GROUP)})
+    _discover()
     return _installed_types
 
 
@@ -135,9 +131,9 @@ def on_reset(callback):
 
 def reset_backends():
     """Forget everything loaded (tests install backends at run time)."""
-    global _entry_points, _installed_types, _pm
+    global _entry_points, _pm
     _runtimes.clear()
-    _entry_points = _installed_types = None
+    _entry_points = None
     _pm = None
     for op in OPS.values():
         op.kernels.clear()

@@ -69,6 +69,7 @@ def test_any_cpu_index_makes_tensors_on_the_cpu():
 
 
 def test_a_registered_backend_type_is_a_device_type(monkeypatch):
+    loader._discover()
     monkeypatch.setattr(loader, "_installed_types", ["cpu", "opencl", "remote"])
     assert dt.device("remote:1") == dt.device("remote", 1)
     with pytest.raises(RuntimeError) as e:
