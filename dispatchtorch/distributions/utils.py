@@ -133,3 +133,21 @@ def _expanded(dist, cls, batch_shape, _instance, names, event_shape=None):
                              validate_args=False)
     new._validate_args = dist._validate_args
     return new
+
+
+class _BinaryLogits:
+    """probs and logits of a one-parameter binary family (Bernoulli, Binomial,
+    NegativeBinomial, LogitRelaxedBernoulli): `_param` holds the one given, the other is
+    derived from it on first read."""
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self):
+        return self._param.size()

@@ -68,3 +68,23 @@ def test_half_log_prob_cdf_icdf(name):
     assert ours.icdf(dt.tensor([0.1, 0.9])).tolist() == \
         pytest.approx(theirs.icdf(torch.tensor([0.1, 0.9])).tolist())
     assert ours.entropy().tolist() == pytest.approx(theirs.entropy().tolist())
+
+
+BINARY = {
+    "Bernoulli": lambda D, **kw: D.Bernoulli(**kw),
+    "Binomial": lambda D, **kw: D.Binomial(5, **kw),
+    "NegativeBinomial": lambda D, **kw: D.NegativeBinomial(5, **kw),
+    "LogitRelaxedBernoulli": lambda D, **kw: D.LogitRelaxedBernoulli(0.5, **kw),
+}
+
+
+@pytest.mark.parametrize("name", BINARY)
+@pytest.mark.parametrize("given", ["probs", "logits"])
+def test_binary_logits_and_probs_derive_each_other(name, given):
+    value = [[0.2, 0.7, 0.5]] if given == "probs" else [[-1.5, 0.0, 2.0]]
+    ours = BINARY[name](DD, **{given: dt.tensor(value)})
+    theirs = BINARY[name](TD, **{given: torch.tensor(value)})
+    assert tuple(ours.param_shape) == tuple(theirs.param_shape) == (1, 3)
+    for attr in ("probs", "logits"):
+        assert getattr(ours, attr).tolist() == pytest.approx(getattr(theirs, attr).tolist())
+    assert "probs" in vars(ours) and "logits" in vars(ours)     # derived once, then stored
