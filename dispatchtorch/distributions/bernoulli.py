@@ -10,7 +10,7 @@ from .. import ops as _ops
 from .._shape import Size
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import _BinaryLogits, _expanded, _softplus, broadcast_all
+from .utils import _BinaryParam, _expanded, _softplus, broadcast_all
 
 __all__ = ["Bernoulli"]
 
@@ -20,7 +20,7 @@ def _bce_with_logits(logits, target):
     return _softplus(logits) - logits * target
 
 
-class Bernoulli(_BinaryLogits, ExponentialFamily):
+class Bernoulli(_BinaryParam, ExponentialFamily):
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.boolean
     has_enumerate_support = True

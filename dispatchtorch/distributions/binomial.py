@@ -8,12 +8,12 @@ from .._shape import Size
 from ..ops.random_counts import binomial_sample
 from . import constraints
 from .distribution import Distribution
-from .utils import _BinaryLogits, _expanded, _softplus, broadcast_all
+from .utils import _BinaryParam, _expanded, _softplus, broadcast_all
 
 __all__ = ["Binomial"]
 
 
-class Binomial(_BinaryLogits, Distribution):
+class Binomial(_BinaryParam, Distribution):
     arg_constraints = {"total_count": constraints.nonnegative_integer,
                        "probs": constraints.unit_interval, "logits": constraints.real}
     has_enumerate_support = True

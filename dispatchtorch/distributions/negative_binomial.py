@@ -9,12 +9,12 @@ from ..ops.random_counts import poisson_sample
 from . import constraints
 from .distribution import Distribution
 from .gamma import Gamma
-from .utils import _BinaryLogits, _expanded, _softplus, broadcast_all, lazy_property
+from .utils import _BinaryParam, _expanded, _softplus, broadcast_all, lazy_property
 
 __all__ = ["NegativeBinomial"]
 
 
-class NegativeBinomial(_BinaryLogits, Distribution):
+class NegativeBinomial(_BinaryParam, Distribution):
     arg_constraints = {"total_count": constraints.greater_than_eq(0),
                        "probs": constraints.half_open_interval(0.0, 1.0),
                        "logits": constraints.real}

@@ -10,12 +10,12 @@ from . import constraints
 from .distribution import Distribution
 from ._relaxed import _RelaxedOf
 from .transforms import SigmoidTransform
-from .utils import _BinaryLogits, _expanded, broadcast_all, clamp_probs
+from .utils import _BinaryParam, _expanded, broadcast_all, clamp_probs
 
 __all__ = ["LogitRelaxedBernoulli", "RelaxedBernoulli"]
 
 
-class LogitRelaxedBernoulli(_BinaryLogits, Distribution):
+class LogitRelaxedBernoulli(_BinaryParam, Distribution):
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.real
 

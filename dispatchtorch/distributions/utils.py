@@ -137,8 +137,8 @@ def _expanded(dist, cls, batch_shape, _instance, names, event_shape=None):
 
 class _BinaryLogits:
     """probs and logits of a one-parameter binary family (Bernoulli, Binomial,
-    NegativeBinomial, LogitRelaxedBernoulli): `_param` holds the one given, the other is
-    derived from it on first read."""
+    NegativeBinomial, LogitRelaxedBernoulli, Geometric): each derived from the other on
+    first read."""
 
     @lazy_property
     def logits(self):
@@ -147,6 +147,10 @@ class _BinaryLogits:
     @lazy_property
     def probs(self):
         return logits_to_probs(self.logits, is_binary=True)
+
+
+class _BinaryParam(_BinaryLogits):
+    """... whose parameter shape is that of the one given (`_param`)."""
 
     @property
     def param_shape(self):
