@@ -175,15 +175,23 @@ def _with_out(sig):
     return sig.replace(parameters=params)
 
 
+def check_tensor_list(value, op, arg, position, element_arg, op_in_element=False):
+    """A `Tensor[]` argument as PyTorch's parser checks it: a list or tuple of tensors.
+    position: the argument's in the type message (None: unnamed, as for out=);
+    element_arg: the index the element message names (PyTorch's own numbering)."""
+    if not isinstance(value, (list, tuple)):
+        at = "" if position is None else f" (position {position})"
+        raise TypeError(f"{op}(): argument '{arg}'{at} must be tuple of Tensors, not "
+                        f"{type(value).__name__}")
+    for i, o in enumerate(value):
+        if not isinstance(o, Tensor):
+            raise TypeError(f"{op + '(): ' if op_in_element else ''}expected Tensor as element "
+                            f"{i} in argument {element_arg}, but got {type(o).__name__}")
+
+
 def check_out_list(op, out, position):
     """A `Tensor(a!)[] out` as PyTorch's argument parser checks it, before the op runs."""
-    if not isinstance(out, (list, tuple)):
-        raise TypeError(f"{op}(): argument 'out' must be tuple of Tensors, not "
-                        f"{type(out).__name__}")
-    for i, o in enumerate(out):
-        if not isinstance(o, Tensor):
-            raise TypeError(f"expected Tensor as element {i} in argument {position}, but got "
-                            f"{type(o).__name__}")
+    check_tensor_list(out, op, "out", None, position)
 
 
 def takes_out(op, dtype="safe", alias="partial", factory=False, out_list=None):
