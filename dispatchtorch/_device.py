@@ -1,35 +1,80 @@
 """`dispatchtorch.device`: a (type, index) pair, as torch.device."""
 from __future__ import annotations
 
+import builtins
+import re
+
+from .dispatch.loader import installed_types
+
+
+# PyTorch's device types, in the order its "Expected one of" message names them
+# (c10/core/DeviceType.cpp); a type an installed backend registers is accepted too.
+TORCH_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve",
+               "fpga", "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia",
+               "privateuseone")
+# c10::Device's grammar: letters and '_', then optionally ':' and an index without leading zeros
+_SPEC = re.compile(r"([a-zA-Z_]+)(?::(0|[1-9][0-9]*))?")
+
+
+def _known_type(name):
+    if name in TORCH_TYPES:
+        return True
+    return name in installed_types()
+
+
+def _parse(spec):
+    """(type, index or None) of a device string, refused as c10::Device refuses it."""
+    if not spec:
+        raise RuntimeError("Device string must not be empty")
+    m = _SPEC.fullmatch(spec)
+    if m is None:
+        raise RuntimeError(f"Invalid device string: '{spec}'")
+    name, idx = m.groups()
+    if not _known_type(name):
+        extra = [n for n in installed_types() if n not in TORCH_TYPES]
+        raise RuntimeError(f"Expected one of {', '.join(TORCH_TYPES + tuple(extra))} device type "
+                           f"at start of device string: {name}")
+    return name, (None if idx is None else int(idx))
+
+
+_NO_INDEX = object()      # index=None passed explicitly still refuses 'cuda:0', as PyTorch
+
 
 class device:
     """A device: `device("cpu")`, `device("opencl:1")`, `device("cuda", 0)`."""
 
     __slots__ = ("type", "index")
 
-    def __init__(self, type, index=None):
+    def __init__(self, type, index=_NO_INDEX):
         if isinstance(type, device):
+            if index is not _NO_INDEX:
+                raise TypeError("device(): argument 'type' (position 1) must be str, not "
+                                "torch.device")
             self.type, self.index = type.type, type.index
             return
-        if isinstance(type, int) and index is None:
-            raise ValueError("device: a bare index needs a device type, e.g. device('cuda', 0)")
+        if isinstance(type, int) and not isinstance(type, bool) and index is _NO_INDEX:
+            if type < 0:
+                raise RuntimeError("Device index must not be negative")
+            raise RuntimeError(f"device({type}): a bare index names the current accelerator, "
+                               f"which dispatchtorch does not pick; give a device type, "
+                               f"e.g. device('cuda', {type})")
+        if isinstance(type, bytes):
+            type = type.decode()
         if not isinstance(type, str):
-            raise TypeError(f"device: expected a string like 'cpu' or 'opencl:0', got {type!r}")
-        spec = type.strip()
-        if ":" in spec:
-            if index is not None:
-                raise ValueError(f"device: type {spec!r} already has an index, got index={index}")
-            spec, _, idx = spec.partition(":")
-            if not idx.isdigit():
-                raise ValueError(f"device: invalid device string {type!r}; expected 'name' or 'name:index'")
-            index = int(idx)
-        if not spec.isidentifier():
-            raise ValueError(f"device: invalid device string {type!r}; expected 'name' or 'name:index'")
-        if index is not None and (not isinstance(index, int) or index < 0):
-            raise ValueError(f"device: index must be a non-negative int, got {index!r}")
-        if spec == "cpu" and index not in (None, 0):
-            raise ValueError(f"device: the cpu has only index 0, got {index}")
-        self.type, self.index = spec, (None if spec == "cpu" else index)
+            raise TypeError(f"device(): argument 'type' (position 1) must be str, not "
+                            f"{builtins.type(type).__name__}")
+        if index not in (_NO_INDEX, None) and (not isinstance(index, int) or isinstance(index, bool)):
+            raise TypeError(f"device(): argument 'index' (position 2) must be int, not "
+                            f"{builtins.type(index).__name__}")
+        name, idx = _parse(type)
+        if idx is not None and index is not _NO_INDEX:
+            raise RuntimeError(f"type (string) must not include an index because index was "
+                               f"passed explicitly: {type}")
+        if index is not _NO_INDEX and index is not None:
+            if index < 0:
+                raise RuntimeError("Device index must not be negative")
+            idx = index
+        self.type, self.index = name, idx
 
     def __repr__(self):
         if self.index is None:
@@ -43,7 +88,7 @@ class device:
         if isinstance(other, str):
             try:
                 other = device(other)
-            except (ValueError, TypeError):
+            except (RuntimeError, TypeError):
                 return False
         return isinstance(other, device) and self.type == other.type and self.index == other.index
 

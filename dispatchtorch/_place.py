@@ -6,7 +6,8 @@ from ._device import device as Device
 from ._dtype import BY_NAME
 from .dispatch.loader import get_backend, on_reset
 
-# one device each, shown without an index, as PyTorch shows `cpu` and `meta`
+# one device each, shown without an index, as PyTorch shows `cpu` and `meta` (any index
+# names it: PyTorch's `cpu:1` is the cpu)
 INDEXLESS = frozenset({"cpu", "meta"})
 
 
@@ -17,7 +18,7 @@ class Place:
 
     def __init__(self, dev: Device):
         rt = get_backend(dev.type)
-        index = 0 if dev.index is None else dev.index
+        index = 0 if dev.index is None or dev.type in INDEXLESS else dev.index
         info = rt.device_info(index)      # raises with the reason if unusable
         if dev.type in INDEXLESS:
             self.device = Device(dev.type)
@@ -51,7 +52,7 @@ def place_of(d) -> Place:
     if p is not None:
         return p
     dev = Device("cpu") if d is None else Device(d) if not isinstance(d, Device) else d
-    key = (dev.type, 0 if dev.index is None else dev.index)
+    key = (dev.type, 0 if dev.index is None or dev.type in INDEXLESS else dev.index)
     p = _places.get(key)
     if p is None:
         p = _places[key] = Place(dev)

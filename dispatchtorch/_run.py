@@ -68,10 +68,10 @@ def make_view(t, shape, stride, offset, h=None):
     v._storage = storage
     v._offset = offset
     v._stride = stride
-    vc = t._version
+    vc = t._vcount
     if vc is None:
-        vc = t._version = [0]
-    v._version = vc
+        vc = t._vcount = [0]
+    v._vcount = vc
     v._base = t._base if t._base is not None else t
     if STATE.enabled:
         v._view_vc = vc[0]
@@ -170,7 +170,7 @@ def record(op, inputs, params, outs):
     meta = []
     for x in inputs:
         if isinstance(x, Tensor):
-            if x._view_vc is not None and x._base is not None and x._version[0] != x._view_vc:
+            if x._view_vc is not None and x._base is not None and x._vcount[0] != x._view_vc:
                 refresh_view(x)
             if x._rg:
                 fn = x._grad_fn
@@ -226,9 +226,9 @@ def _save(op, getters, inputs, params, outs, edges):
                     "created in inference mode in computation tracked by autograd. To work "
                     "around this, you can make a clone to get a normal tensor and use it in "
                     "autograd, or use `torch.no_grad()` instead of `torch.inference_mode()`.")
-            vc = v._version
+            vc = v._vcount
             if vc is None:
-                vc = v._version = [0]
+                vc = v._vcount = [0]
             versions.append((len(saved), vc[0]))
         saved.append(v)
     return tuple(saved), tuple(versions), tuple(outsaved)
@@ -244,9 +244,9 @@ def any_requires_grad(inputs):
 def refresh_view(v):
     """Give a view a fresh grad_fn after its base's history changed in place."""
     base = v._base
-    if v._view_vc is None or v._version[0] == v._view_vc or not base._rg:
+    if v._view_vc is None or v._vcount[0] == v._view_vc or not base._rg:
         return
-    v._view_vc = v._version[0]
+    v._view_vc = v._vcount[0]
     record_view(base, v)
 
 

@@ -36,7 +36,7 @@ class Tensor:
     _storage = None       # the storage handle for views; None: `_h` is its own storage
     _offset = 0           # element offset into the storage
     _stride = None        # element strides; None: C-contiguous
-    _version = None       # [n], shared by every view of a storage; created on demand
+    _vcount = None        # [n], the version counter every view of a storage shares; on demand
     _rg = False           # requires grad
     _grad_fn = None
     _out_nr = 0
@@ -163,14 +163,17 @@ class Tensor:
 
     def _vc(self):
         """The version counter, shared with every view of the same storage."""
-        v = self._version
+        v = self._vcount
         if v is None:
-            v = self._version = [0]
+            v = self._vcount = [0]
         return v
 
     @property
-    def _version_num(self):
-        return self._vc()[0]
+    def _version(self):
+        """PyTorch's version number (an int): in-place writes to this storage so far.
+        Read-only, as PyTorch's; the shared counter itself is `_vcount`."""
+        v = self._vcount
+        return 0 if v is None else v[0]
 
     def _whole_storage(self):
         """The backend storage this tensor views: its own handle when it is not a view."""
@@ -328,7 +331,7 @@ class Tensor:
         for k in ("_rg", "_grad_fn", "_out_nr", "_grad", "_base", "_view_vc", "_hooks",
                   "_post_acc_hooks", "_retains"):
             d.pop(k, None)
-        d["_version"] = self._vc()
+        d["_vcount"] = self._vc()
         return t
 
     def detach_(self):
@@ -354,7 +357,7 @@ class Tensor:
             raise TypeError(f"data must be a Tensor, got {type(other).__name__}")
         for k in ("_h", "_shape", "_dtype", "_place", "_storage", "_offset", "_stride"):
             setattr(self, k, getattr(other, k))
-        self._version = other._vc()
+        self._vcount = other._vc()
 
     # -- host conversion ---------------------------------------------------------------
     def _host(self):

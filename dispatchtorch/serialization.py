@@ -309,7 +309,10 @@ class _Decoder:
                 self.fail(f"unknown dtype {node['__dtype__']!r}")
             return D.BY_NAME[node["__dtype__"]]
         if "__device__" in node:
-            return Device(str(node["__device__"]))
+            try:
+                return Device(str(node["__device__"]))
+            except RuntimeError as exc:          # torch.device's refusal, as PyTorch's
+                self.fail(f"bad device {node['__device__']!r} ({exc})")
         self.fail(f"unknown structure node with keys {sorted(node)}")
 
 

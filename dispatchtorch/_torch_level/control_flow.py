@@ -39,7 +39,7 @@ def _refuse(what, explanation):
 
 def _check_outputs(out, leaves, versions):
     from ..utils import _pytree as pytree
-    if any(_version(t) != v for t, v in zip(leaves, versions)):
+    if any(t._version != v for t, v in zip(leaves, versions)):
         raise _refuse("Encountered input mutation during higher order op tracing",
                       "Higher order ops do not support input mutation.")
     seen = {id(storage_of(t)) for t in leaves}
@@ -57,11 +57,6 @@ def _check_outputs(out, leaves, versions):
             seen.add(id(storage_of(x)))
 
 
-def _version(t):
-    v = t._version
-    return v[0] if v else 0
-
-
 def cond(pred, true_fn, false_fn, operands=()):
     """true_fn(*operands) if pred else false_fn(*operands). A Python bool, int or float
     pred picks the branch with no checks at all, as PyTorch's constant path does."""
@@ -70,7 +65,7 @@ def cond(pred, true_fn, false_fn, operands=()):
     from ..utils import _pytree as pytree      # loaded on first use, as in PyTorch
     leaves = pytree.tree_leaves(operands) if isinstance(operands, (tuple, list)) else [operands]
     _check(pred, true_fn, false_fn, operands, leaves)
-    versions = [_version(t) for t in leaves]
+    versions = [t._version for t in leaves]
     out = true_fn(*operands) if bool(pred) else false_fn(*operands)
     _check_outputs(out, leaves, versions)
     return out

@@ -11,7 +11,7 @@ import numbers
 from .._shape import broadcast_shapes
 from .._tensor import Tensor
 from ..autograd.grad_mode import is_grad_enabled
-from ..ops._out import takes_out, write_out
+from ..ops._out import check_out_list, takes_out, write_out
 from ..ops.complex_ops import view_as_complex, view_as_real
 
 
@@ -67,10 +67,8 @@ def split_copy(input, split_size, dim=0, *, out=None):
     if split_size == 0 and input.shape[d] != 0:
         raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
                            f"dimension size of {input.shape[d]}")
-    if out is not None and (not isinstance(out, (list, tuple))
-                            or not all(isinstance(o, Tensor) for o in out)):
-        raise TypeError(f"split_copy(): argument 'out' must be tuple of Tensors, not "
-                        f"{type(out).__name__}")
+    if out is not None:
+        check_out_list("split_copy", out, 3)
     pieces = input.split(split_size, d)
     if out is None:
         return tuple(p.clone() for p in pieces)

@@ -4,6 +4,7 @@ with the weights passed in, ATen's (input, hx, w_ih, w_hh, b_ih=None, b_hh=None)
 from __future__ import annotations
 
 from .._tensor import Tensor
+from ..ops._out import check_tensor_list
 from ..nn import functional as F
 from ..nn.modules.rnn import _gru_step, _lstm_step, _rnn_step
 
@@ -37,13 +38,7 @@ def _check(input, hx, w_ih, w_hh, label="0"):
 
 def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     """(h, c) after one LSTM step from hx = (h, c)."""
-    if not isinstance(hx, (tuple, list)):
-        raise TypeError(f"lstm_cell(): argument 'hx' (position 2) must be tuple of Tensors, not "
-                        f"{type(hx).__name__}")
-    for i, t in enumerate(hx):
-        if not isinstance(t, Tensor):
-            raise TypeError(f"expected Tensor as element {i} in argument 1, but got "
-                            f"{type(t).__name__}")
+    check_tensor_list(hx, "lstm_cell", "hx", 2, 1)
     _tensors("lstm_cell", input=input, hx=hx[0] if hx else input, w_ih=w_ih, w_hh=w_hh,
              b_ih=b_ih, b_hh=b_hh)
     if len(hx) != 2:

@@ -1,6 +1,6 @@
 """Small torch.* functions of tensors that PyTorch keeps at top level beside the methods:
 detach, get_device, is_neg, empty_strided, empty_permuted,
-norm_except_dim, unravel_index, the deprecated range / chain_matmul / frobenius_norm /
+norm_except_dim, unravel_index, hash_tensor, the deprecated range / chain_matmul / frobenius_norm /
 nuclear_norm (with PyTorch's warnings)."""
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from .. import linalg
 from .. import ops as _ops
 from .._tensor import Tensor
 from ..dispatch.warn_once import warn_once
+from .._shape import norm_dims, reduced_shape
 from ..ops._out import takes_out
 from ._args import int_arg, int_tuple, tensor_arg
 
@@ -210,7 +211,41 @@ def nuclear_norm(input, dim=None, keepdim=False):
     return linalg.matrix_norm(input, "nuc", (-2, -1) if dim is None else tuple(dim), keepdim)
 
 
+@takes_out("hash_tensor", dtype="exact")
+def hash_tensor(input, dim=None, *, keepdim=False, mode=0):
+    """PyTorch 2.13's hash: the xor of the elements, each widened to float64 or int64 and
+    read as its 64 bits, a uint64 result (mode 0, the only one). Written in public ops: the
+    reduced elements pairwise xor-ed, halving the reduced length each round."""
+    x = tensor_arg("hash_tensor", input).detach()
+    if mode != 0:
+        raise RuntimeError(f"Unknown hash_tensor mode: {mode}")
+    if x.dtype.bare or x.dtype.is_complex:
+        raise NotImplementedError(f"\"xor_sum_cpu\" not implemented for '{x.dtype.pt_name}'")
+    if dim is None and x.numel() == 0:
+        raise RuntimeError("hash_tensor: Expected reduction dim to be specified for "
+                           "input.numel() == 0. Specify the reduction dim with the 'dim' "
+                           "argument.")
+    shape = tuple(x.shape)
+    red = norm_dims(dim, len(shape))         # PyTorch's dim message names no op here
+    for d in red:
+        if shape[d] == 0:
+            raise IndexError(f"hash_tensor: Expected reduction dim {d} to have non-zero size.")
+    bits = (x.to(D.float64) if x.dtype.is_floating_point else x.to(D.int64)).view(D.int64)
+    kept = [d for d in builtins.range(len(shape)) if d not in red]
+    m = math.prod(shape[d] for d in red)
+    v = bits.permute(kept + list(red)).reshape([shape[d] for d in kept] + [m])
+    while m > 1:
+        if m % 2:
+            v = _ops.cat([v, _ops.zeros_like(v.narrow(-1, 0, 1))], -1)
+            m += 1
+        m //= 2
+        v = _ops.bitwise_xor(v.narrow(-1, 0, m), v.narrow(-1, m, m))
+    out_shape = reduced_shape(shape, red, keepdim) if shape else ()
+    return v.reshape(out_shape).view(D.uint64)
+
+
 PUBLIC = {
+    "hash_tensor": hash_tensor,
     "detach": detach, "detach_": detach_, "get_device": get_device, "is_neg": is_neg,
     "empty_strided": empty_strided,
     "empty_permuted": empty_permuted, "norm_except_dim": norm_except_dim,

@@ -33,10 +33,10 @@ class FunctionCtx:
         if self._saved is FREED:
             raise RuntimeError(_FREED)
         for t, v in zip(self._saved, self._versions):
-            if t is not None and t._version[0] != v:
+            if t is not None and t._vcount[0] != v:
                 raise RuntimeError(f"one of the variables needed for gradient computation has been "
                                    f"modified by an inplace operation: [{t.dtype} {list(t.shape)}] "
-                                   f"is at version {t._version[0]}; expected version {v} instead.")
+                                   f"is at version {t._vcount[0]}; expected version {v} instead.")
         return self._saved
 
     saved_variables = saved_tensors

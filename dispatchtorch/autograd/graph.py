@@ -67,11 +67,11 @@ class Node:
             raise RuntimeError(_FREED)
         for pos, version in self.versions:
             t = saved[pos]
-            if t._version[0] != version:
+            if t._vcount[0] != version:
                 raise RuntimeError(
                     f"one of the variables needed for gradient computation has been modified by "
                     f"an inplace operation: [{t.dtype} {list(t.shape)}], which is used by "
-                    f"{self.name()}, is at version {t._version[0]}; expected version {version} "
+                    f"{self.name()}, is at version {t._vcount[0]}; expected version {version} "
                     f"instead. Hint: the op that saved it is {self.op_name}.")
         for pos, nr in self.outsaved:
             # saved outputs are kept without their grad_fn (no reference cycle); give it

@@ -71,6 +71,7 @@ class BackendRuntime:
 
 _runtimes: dict[str, BackendRuntime] = {}
 _entry_points: dict[str, list] | None = None
+_installed_types: list = []      # every registered name, found with _entry_points
 _pm: pluggy.PluginManager | None = None
 
 
@@ -91,22 +92,30 @@ def _allowed():
 
 
 def _discover():
-    global _entry_points
+    global _entry_points, _installed_types
     if _entry_points is None:
         allowed = _allowed()
-        found = {}
+        found, every = {}, set()
         for ep in metadata.entry_points(group=hookspecs.ENTRY_POINT_GROUP):
+            every.add(ep.name)
             if allowed is None or ep.name in allowed:
                 eps = found.setdefault(ep.name, [])
                 if all(e.value != ep.value for e in eps):   # one package seen twice on the path
                     eps.append(ep)
-        _entry_points = found
+        _entry_points, _installed_types = found, sorted(every)
     return _entry_points
 
 
 def available_names():
     """Device types with an installed (not necessarily loadable) backend."""
     return sorted(_discover())
+
+
+def installed_types():
+    """Every device type an installed backend registers, DISPATCHTORCH_BACKENDS or not:
+    torch.device accepts them all, and using an excluded one says why it is not loaded."""
+    _discover()
+    return _installed_types
 
 
 # what the layers above keep per loaded backend (the interned places) and must forget with it

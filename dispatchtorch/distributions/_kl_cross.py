@@ -3,6 +3,7 @@ registered into kl.py's registry on import."""
 from __future__ import annotations
 
 import math
+import re
 
 from .. import ops as _ops
 from .._shape import broadcast_shapes
@@ -31,24 +32,11 @@ def _kl_bernoulli_poisson(p, q):
     return -p.entropy() - (p.probs * q.rate.log() - q.rate)
 
 
-@register_kl(Beta, Pareto)
-def _kl_beta_infinity(p, q):
-    return _infinite_like(p.concentration1)
-
-
 @register_kl(Beta, Uniform)
 def _kl_beta_uniform(p, q):
     result = -p.entropy() + (q.high - q.low).log()
     return _ops.where((q.low > p.support.lower_bound) | (q.high < p.support.upper_bound),
                       math.inf, result)
-
-
-@register_kl(Exponential, Beta)
-@register_kl(Exponential, ContinuousBernoulli)
-@register_kl(Exponential, Pareto)
-@register_kl(Exponential, Uniform)
-def _kl_exponential_infinity(p, q):
-    return _infinite_like(p.rate)
 
 
 @register_kl(Exponential, Gamma)
@@ -64,14 +52,6 @@ def _kl_exponential_normal(p, q):
     rate_sqr = p.rate.pow(2)
     t1 = 0.5 * _ops.log(rate_sqr * var_normal * 2 * math.pi)
     return t1 - 1 + (rate_sqr.reciprocal() - q.loc / p.rate + q.loc.pow(2) * 0.5) / var_normal
-
-
-@register_kl(Gamma, Beta)
-@register_kl(Gamma, ContinuousBernoulli)
-@register_kl(Gamma, Pareto)
-@register_kl(Gamma, Uniform)
-def _kl_gamma_infinity(p, q):
-    return _infinite_like(p.concentration)
 
 
 @register_kl(Gamma, Exponential)
@@ -110,16 +90,6 @@ def _kl_normal_laplace(p, q):
     t2 = math.sqrt(2 / math.pi) * p.scale * _ops.exp(-0.5 * loc_diff_scale_ratio.pow(2))
     t3 = loc_diff * _ops.erf(math.sqrt(0.5) * loc_diff_scale_ratio)
     return -t1 + (t2 + t3) / q.scale - (0.5 * (1 + math.log(0.5 * math.pi)))
-
-
-@register_kl(Normal, Beta)
-@register_kl(Normal, ContinuousBernoulli)
-@register_kl(Normal, Exponential)
-@register_kl(Normal, Gamma)
-@register_kl(Normal, Pareto)
-@register_kl(Normal, Uniform)
-def _kl_normal_infinity(p, q):
-    return _infinite_like(p.loc)
 
 
 @register_kl(Uniform, Beta)
@@ -217,11 +187,6 @@ def _kl_beta_normal(p, q):
     return t1 + t2 + (t3 - q.loc * E_beta + q.loc.pow(2) * 0.5) / var_normal
 
 
-@register_kl(ContinuousBernoulli, Pareto)
-def _kl_continuous_bernoulli_infinity(p, q):
-    return _infinite_like(p.probs)
-
-
 @register_kl(ContinuousBernoulli, Exponential)
 def _kl_continuous_bernoulli_exponential(p, q):
     return -p.entropy() - _ops.log(q.rate) + q.rate * p.mean
@@ -276,16 +241,6 @@ def _kl_gamma_normal(p, q):
     return t1 + (p.concentration - 1) * p.concentration.digamma() + (t2 - t3 + t4) / var_normal
 
 
-@register_kl(Gumbel, Beta)
-@register_kl(Gumbel, ContinuousBernoulli)
-@register_kl(Gumbel, Exponential)
-@register_kl(Gumbel, Gamma)
-@register_kl(Gumbel, Pareto)
-@register_kl(Gumbel, Uniform)
-def _kl_gumbel_infinity(p, q):
-    return _infinite_like(p.loc)
-
-
 @register_kl(Gumbel, Normal)
 def _kl_gumbel_normal(p, q):
     param_ratio = p.scale / q.scale
@@ -293,23 +248,6 @@ def _kl_gumbel_normal(p, q):
     t2 = (math.pi * param_ratio * 0.5).pow(2) / 3
     t3 = ((p.loc + p.scale * _EULER - q.loc) / q.scale).pow(2) * 0.5
     return -t1 + t2 + t3 - (_EULER + 1)
-
-
-@register_kl(Laplace, Beta)
-@register_kl(Laplace, ContinuousBernoulli)
-@register_kl(Laplace, Exponential)
-@register_kl(Laplace, Gamma)
-@register_kl(Laplace, Pareto)
-@register_kl(Laplace, Uniform)
-def _kl_laplace_infinity(p, q):
-    return _infinite_like(p.loc)
-
-
-@register_kl(Pareto, Beta)
-@register_kl(Pareto, ContinuousBernoulli)
-@register_kl(Pareto, Uniform)
-def _kl_pareto_infinity(p, q):
-    return _infinite_like(p.scale)
 
 
 @register_kl(Pareto, Exponential)
@@ -339,12 +277,6 @@ def _kl_pareto_normal(p, q):
     t3 = p.alpha * common_term.pow(2) / (p.alpha - 2)
     t4 = (p.alpha * common_term - q.loc).pow(2)
     return _ops.where(p.alpha <= 2, math.inf, t1 - t2 + (t3 + t4) / var_normal - 1)
-
-
-@register_kl(Poisson, Bernoulli)
-@register_kl(Poisson, Binomial)
-def _kl_poisson_infinity(p, q):
-    return _infinite_like(p.rate)
 
 
 @register_kl(Uniform, ContinuousBernoulli)
@@ -384,3 +316,33 @@ def _kl_lowrankmultivariatenormal_multivariatenormal(p, q):
     term21 = _batch_trace_XXT(solve_triangular(q_scale_tril, p_cov_factor, upper=False))
     term22 = _batch_trace_XXT(solve_triangular(q_scale_tril, p_cov_diag, upper=False))
     return 0.5 * (term1 + term21 + term22 + term3 - p.event_shape[0])
+
+
+# The pairs whose KL is infinite (q's support misses part of p's), as PyTorch registers
+# them: p's type, the parameter whose shape the result takes, and the q types.
+_INFINITE = (
+    (Beta, "concentration1", (Pareto,)),
+    (Exponential, "rate", (Beta, ContinuousBernoulli, Pareto, Uniform)),
+    (Gamma, "concentration", (Beta, ContinuousBernoulli, Pareto, Uniform)),
+    (Normal, "loc", (Beta, ContinuousBernoulli, Exponential, Gamma, Pareto, Uniform)),
+    (ContinuousBernoulli, "probs", (Pareto,)),
+    (Gumbel, "loc", (Beta, ContinuousBernoulli, Exponential, Gamma, Pareto, Uniform)),
+    (Laplace, "loc", (Beta, ContinuousBernoulli, Exponential, Gamma, Pareto, Uniform)),
+    (Pareto, "scale", (Beta, ContinuousBernoulli, Uniform)),
+    (Poisson, "rate", (Bernoulli, Binomial)),
+)
+
+
+def _kl_infinity(param):
+    def kl(p, q):
+        return _infinite_like(getattr(p, param))
+    return kl
+
+
+for _p, _param, _qs in _INFINITE:
+    _fn = _kl_infinity(_param)
+    _fn.__name__ = _fn.__qualname__ = \
+        "_kl_" + re.sub(r"(?<!^)(?=[A-Z])", "_", _p.__name__).lower() + "_infinity"
+    for _q in _qs:
+        register_kl(_p, _q)(_fn)
+del _p, _param, _qs, _fn, _q

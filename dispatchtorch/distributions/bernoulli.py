@@ -10,8 +10,7 @@ from .. import ops as _ops
 from .._shape import Size
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import (_expanded, _softplus, broadcast_all, lazy_property, logits_to_probs,
-                    probs_to_logits)
+from .utils import _BinaryParam, _expanded, _softplus, broadcast_all
 
 __all__ = ["Bernoulli"]
 
@@ -21,7 +20,7 @@ def _bce_with_logits(logits, target):
     return _softplus(logits) - logits * target
 
 
-class Bernoulli(ExponentialFamily):
+class Bernoulli(_BinaryParam, ExponentialFamily):
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.boolean
     has_enumerate_support = True
@@ -59,18 +58,6 @@ class Bernoulli(ExponentialFamily):
     @property
     def variance(self):
         return self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     def sample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)

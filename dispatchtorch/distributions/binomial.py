@@ -8,13 +8,12 @@ from .._shape import Size
 from ..ops.random_counts import binomial_sample
 from . import constraints
 from .distribution import Distribution
-from .utils import (_expanded, _softplus, broadcast_all, lazy_property, logits_to_probs,
-                    probs_to_logits)
+from .utils import _BinaryParam, _expanded, _softplus, broadcast_all
 
 __all__ = ["Binomial"]
 
 
-class Binomial(Distribution):
+class Binomial(_BinaryParam, Distribution):
     arg_constraints = {"total_count": constraints.nonnegative_integer,
                        "probs": constraints.unit_interval, "logits": constraints.real}
     has_enumerate_support = True
@@ -50,18 +49,6 @@ class Binomial(Distribution):
     @property
     def variance(self):
         return self.total_count * self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     def sample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)

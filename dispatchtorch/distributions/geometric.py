@@ -11,12 +11,12 @@ from .._shape import Size
 from . import constraints
 from .bernoulli import _bce_with_logits
 from .distribution import Distribution
-from .utils import _expanded, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import _BinaryLogits, _expanded, broadcast_all
 
 __all__ = ["Geometric"]
 
 
-class Geometric(Distribution):
+class Geometric(_BinaryLogits, Distribution):
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.nonnegative_integer
 
@@ -53,14 +53,6 @@ class Geometric(Distribution):
     @property
     def variance(self):
         return (1.0 / self.probs - 1.0) / self.probs
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     def sample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)

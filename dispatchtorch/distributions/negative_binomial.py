@@ -9,13 +9,12 @@ from ..ops.random_counts import poisson_sample
 from . import constraints
 from .distribution import Distribution
 from .gamma import Gamma
-from .utils import (_expanded, _softplus, broadcast_all, lazy_property, logits_to_probs,
-                    probs_to_logits)
+from .utils import _BinaryParam, _expanded, _softplus, broadcast_all, lazy_property
 
 __all__ = ["NegativeBinomial"]
 
 
-class NegativeBinomial(Distribution):
+class NegativeBinomial(_BinaryParam, Distribution):
     arg_constraints = {"total_count": constraints.greater_than_eq(0),
                        "probs": constraints.half_open_interval(0.0, 1.0),
                        "logits": constraints.real}
@@ -48,18 +47,6 @@ class NegativeBinomial(Distribution):
     @property
     def variance(self):
         return self.mean / _ops.sigmoid(-self.logits)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     @lazy_property
     def _gamma(self):

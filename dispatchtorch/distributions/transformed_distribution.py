@@ -127,3 +127,19 @@ class TransformedDistribution(Distribution):
         for transform in self.transforms:
             value = transform(value)
         return value
+
+
+class _SharedTransformed(TransformedDistribution):
+    """A private base of public TransformedDistribution subclasses (_half._HalfOf,
+    _relaxed._RelaxedOf): expand checks a further subclass against the public class, as
+    each public class's own expand does in PyTorch."""
+    _public = None
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls._public is None and not cls.__name__.startswith("_"):
+            cls._public = cls
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(self._public, _instance)
+        return super().expand(batch_shape, _instance=new)

@@ -133,3 +133,25 @@ def _expanded(dist, cls, batch_shape, _instance, names, event_shape=None):
                              validate_args=False)
     new._validate_args = dist._validate_args
     return new
+
+
+class _BinaryLogits:
+    """probs and logits of a one-parameter binary family (Bernoulli, Binomial,
+    NegativeBinomial, LogitRelaxedBernoulli, Geometric): each derived from the other on
+    first read."""
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+
+class _BinaryParam(_BinaryLogits):
+    """... whose parameter shape is that of the one given (`_param`)."""
+
+    @property
+    def param_shape(self):
+        return self._param.size()

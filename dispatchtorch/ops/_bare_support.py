@@ -4,7 +4,7 @@ the CPU kernel its refusal names: `"add_stub" not implemented for 'UInt16'`.
 Probed op by op against torch 2.13 (docs/dtypes.md lists the results). The unsigned
 types run every elementwise op PyTorch's integer kernels run through a float (sin,
 sqrt, div) or a bit operation, but none of its arithmetic or ordering kernels; float8
-runs almost nothing. The elementwise tables (_elementwise.Elementwise.build) read this
+runs almost nothing (mul only tensor by tensor). The elementwise tables (_elementwise.Elementwise.build) read this
 once, so the common dtypes' per-call path is unchanged."""
 from __future__ import annotations
 
@@ -18,6 +18,17 @@ UNSIGNED_REFUSED = frozenset({
 # float8: the elementwise ops PyTorch runs (tensor operands; all others refuse)
 FLOAT8_RUN = frozenset({"eq", "ne", "mul", "abs", "isnan"})
 FLOAT8_NOT = {"abs": frozenset({"float8_e8m0fnu"})}     # abs_cpu has no e8m0 (no sign bit)
+
+# float8 with a CPU scalar as the second operand (TensorIterator's is_scalar(2): a Python
+# number, a 0-d tensor, or any tensor broadcast from one element): PyTorch's CPU kernels
+# take a separate reduced-float path there, which has no float8 kernel.
+# op -> (the scalar path's kernel name, the tensor path's: None where it runs float8)
+FLOAT8_SCALAR_PATH = {
+    "mul": ("mul_cpu_reduced_float", None), "div": ("div_cpu_reduced_float", "div_cpu"),
+    "div_floor": ("div_floor_cpu_reduced_float", "div_floor_cpu"),
+    "div_trunc": ("div_trunc_cpu_reduced_float", "div_trunc_cpu"),
+    "remainder": ("remainder_cpu", "remainder_cpu")}
+FLOAT8_SCALAR_PATH["floor_divide"] = FLOAT8_SCALAR_PATH["div_floor"]
 
 # the kernel names PyTorch's messages use, where not "<op>_cpu"
 _VML = frozenset("acos asin atan ceil cos erf erfc erfinv exp expm1 floor i0 lgamma log log10 "
@@ -46,6 +57,30 @@ def kernel_name(op_name: str, dt) -> str:
         return _UNSIGNED_NAMED[op_name]
     name = op_name.removeprefix("special_")
     return _NAMED.get(name) or (f"{name}_vml_cpu" if name in _VML else f"{name}_cpu")
+
+
+def is_cpu_scalar(b) -> bool:
+    """TensorIterator's is_scalar for operand b: every dim it spans has size 1 or stride 0."""
+    shape = getattr(b, "_shape", None)
+    return shape is None or all(n == 1 or s == 0 for n, s in zip(shape, b.stride()))
+
+
+def float8_binary(op_name: str, dt, b) -> bool:
+    """For float8 dt and an op of FLOAT8_SCALAR_PATH with second operand b: True where
+    PyTorch runs it, else raise its NotImplementedError (naming the path b takes)."""
+    kernel = FLOAT8_SCALAR_PATH[op_name][0 if is_cpu_scalar(b) else 1]
+    if kernel is None:
+        return True
+    raise NotImplementedError(f"\"{kernel}\" not implemented for '{dt.pt_name}'")
+
+
+def check_reflected(op_name: str, dt, number) -> None:
+    """`number * x` / `number / x` for a float8 x, as PyTorch's operators run them:
+    __rmul__ is x.mul(number) (the scalar path), __rtruediv__ x.reciprocal() * number."""
+    if op_name == "div":
+        raise refusal("reciprocal", dt)
+    if op_name in FLOAT8_SCALAR_PATH:
+        float8_binary(op_name, dt, number)
 
 
 def refusal(op_name: str, dt) -> NotImplementedError:

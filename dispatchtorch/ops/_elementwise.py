@@ -20,7 +20,8 @@ from .._shape import broadcast_shapes2
 from .._tensor import Tensor
 from ..autograd.grad_mode import INFERENCE_MADE, INFERENCE_REGIONS, STATE
 from ..dispatch import DECOMPOSE, OpDef, register_op
-from ._bare_support import refusal as bare_refusal, runs as bare_runs
+from ._bare_support import (FLOAT8_SCALAR_PATH, float8_binary, refusal as bare_refusal,
+                            runs as bare_runs)
 from .casts import _cast
 
 _new = object.__new__
@@ -62,14 +63,25 @@ class Elementwise:
         # the default float dtype (the kernel sees floats only)
         allowed = _CATEGORIES["all" if self.promote == "int_to_float" else self.dtypes]
         table = {}
+        # float8 of FLOAT8_SCALAR_PATH (mul) is left out: compute_dtype decides per call
+        scalar_path = self.name in FLOAT8_SCALAR_PATH
         for d in D.DTYPES:
-            if d.category not in allowed or d.bare and not bare_runs(self.name, d):
+            if d.category not in allowed or d.bare and (
+                    not bare_runs(self.name, d) or scalar_path and d.is_floating_point):
                 continue
             c = d
             if self.promote == "int_to_float" and d.category != D.FLOAT:
                 c = D.get_default_dtype()
             table[d] = c
         self.table = table
+
+    def compute_dtype(self, dt, b):
+        """The compute dtype for a dtype the table lacks, or PyTorch's error: float8 mul
+        runs tensor by tensor but not by a CPU scalar; b is the second operand."""
+        if dt.bare and dt.is_floating_point and self.name in FLOAT8_SCALAR_PATH and \
+                float8_binary(self.name, dt, b):
+            return dt
+        raise self.dtype_error(dt)
 
     def dtype_error(self, dt):
         if dt.bare:
@@ -225,7 +237,7 @@ def binary(spec, a, b):
         raise _bad_operand(spec.name, a)
     ct = spec.table.get(dt)
     if ct is None:
-        raise spec.dtype_error(dt)
+        ct = spec.compute_dtype(dt, b)
     op = spec.op
     track = track and op.differentiable
     k = spec.kernels.get(place.type)
@@ -352,9 +364,9 @@ def inplace(spec, self, *others):
                     k(self._h, self._h, other._h)
                 except Exception as exc:
                     raise kernel_error(spec.name + "_", place.type, (self._dtype,), exc) from exc
-                v = self._version
+                v = self._vcount
                 if v is None:
-                    self._version = [1]
+                    self._vcount = [1]
                 else:
                     v[0] += 1
                 return self
@@ -378,7 +390,9 @@ def inplace(spec, self, *others):
                 shape = broadcast_shapes2(shape, x._shape, spec.name + "_")
     ct = spec.table.get(dt)
     if ct is None:
-        raise spec.dtype_error(dt)
+        ct = spec.compute_dtype(dt, others[-1]) if others else spec.dtype_error(dt)
+        if isinstance(ct, Exception):
+            raise ct
     od = D.bool_ if spec.out_bool else ct
     check_inplace_target(spec.name + "_", self, od, shape)
     k = spec.kernels.get(place.type)

@@ -175,10 +175,32 @@ def _with_out(sig):
     return sig.replace(parameters=params)
 
 
-def takes_out(op, dtype="safe", alias="partial", factory=False):
+def check_tensor_list(value, op, arg, position, element_arg, op_in_element=False):
+    """A `Tensor[]` argument as PyTorch's parser checks it: a list or tuple of tensors.
+    position: the argument's in the type message (None: unnamed, as for out=);
+    element_arg: the index the element message names (PyTorch's own numbering)."""
+    if not isinstance(value, (list, tuple)):
+        at = "" if position is None else f" (position {position})"
+        raise TypeError(f"{op}(): argument '{arg}'{at} must be tuple of Tensors, not "
+                        f"{type(value).__name__}")
+    for i, o in enumerate(value):
+        if not isinstance(o, Tensor):
+            raise TypeError(f"{op + '(): ' if op_in_element else ''}expected Tensor as element "
+                            f"{i} in argument {element_arg}, but got {type(o).__name__}")
+
+
+def check_out_list(op, out, position):
+    """A `Tensor(a!)[] out` as PyTorch's argument parser checks it, before the op runs."""
+    check_tensor_list(out, op, "out", None, position)
+
+
+def takes_out(op, dtype="safe", alias="partial", factory=False, out_list=None):
     """Decorator: the op's `out=` is checked and written by write_out (the function
     itself computes out of place and never sees it). factory: a creation op, whose
-    result takes out's dtype and device when none is given (PyTorch infers them from out)."""
+    result takes out's dtype and device when none is given (PyTorch infers them from out).
+    out_list: (ATen's out overload name, out's schema position) for an op returning a
+    list of tensors: PyTorch's `Tensor[] out` variant returns None and names that overload
+    when out's length is wrong."""
     def deco(fn):
         names = inspect.signature(fn).parameters
         with_dtype = factory and "dtype" in names
@@ -192,7 +214,15 @@ def takes_out(op, dtype="safe", alias="partial", factory=False):
                 kwargs["dtype"] = out._dtype
             if with_device and kwargs.get("device") is None and isinstance(out, Tensor):
                 kwargs["device"] = out.device
+            if out_list is not None:
+                check_out_list(op, out, out_list[1])
             r = fn(*args, **kwargs)
+            if out_list is not None:
+                if len(out) != len(r):
+                    raise RuntimeError(f"{out_list[0]} expected an out= argument of size "
+                                       f"{len(r)}, got size {len(out)}")
+                write_out(out, r, op, _tensor_args(args, kwargs), dtype, alias)
+                return None
             return write_out(out, r, op, () if factory else _tensor_args(args, kwargs), dtype,
                              alias)
         wrapper.__signature__ = _with_out(inspect.signature(fn))

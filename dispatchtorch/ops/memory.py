@@ -12,7 +12,7 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ..dispatch import OpDef
 from ..dispatch.registry import frontend_row
-from ._out import takes_out
+from ._out import check_tensor_list, takes_out
 from . import creation, views
 from .._layout import channels_last, channels_last_3d, contiguous_format, preserve_format
 from .._layout import memory_format as _MemoryFormat
@@ -180,13 +180,7 @@ def zero_(self):
 
 def tensor_list(tensors, op):
     """The `tensors` argument of cat/stack checked as PyTorch's parser does."""
-    if not isinstance(tensors, (list, tuple)):
-        raise TypeError(f"{op}(): argument 'tensors' (position 1) must be tuple of Tensors, "
-                        f"not {type(tensors).__name__}")
-    for i, t in enumerate(tensors):
-        if not isinstance(t, Tensor):
-            raise TypeError(f"{op}(): expected Tensor as element {i} in argument 0, but got "
-                            f"{type(t).__name__}")
+    check_tensor_list(tensors, op, "tensors", 1, 0, op_in_element=True)
     return list(tensors)
 
 

@@ -13,6 +13,7 @@ from . import pointwise as P
 from . import reductions as R
 from . import views as V
 from . import elementwise as E
+from ._bare_support import check_reflected
 from ._elementwise import binary
 
 # method name -> function (the function's first argument becomes self)
@@ -108,6 +109,9 @@ def _binary_operator(spec, reflected=False):
         if not (t is Tensor or t is float or t is int or t is bool or t is complex or isinstance(other, Tensor)
                 or hasattr(other, "__index__") or hasattr(other, "__float__")):
             return NotImplemented
+        if reflected and self._dtype.bare and self._dtype.is_floating_point and \
+                not isinstance(other, Tensor):
+            check_reflected(spec.name, self._dtype, other)
         try:
             return binary(spec, other, self) if reflected else binary(spec, self, other)
         except SparseOperand as exc:    # a Parameter beside a sparse COO tensor

@@ -20,7 +20,8 @@ from ._args import write_out
 from . import creation, nonzero_coords
 from ._out import takes_out
 from .._sparse_forms import SparseOperand, call as sparse_call
-from ._bare_support import CLASSIFIER_RUNS, check_op as bare_check
+from ._bare_support import (CLASSIFIER_RUNS, check_op as bare_check, float8_binary,
+                            refusal as bare_refusal)
 
 
 def _unary_fn(spec):
@@ -136,6 +137,9 @@ def _scaled(input, other, alpha, op):
         raise RuntimeError(f"{op}: Boolean alpha only supported for Boolean results.")
     if alpha == 1:
         return other
+    rt = result_type(input, other)
+    if rt.bare and rt.is_floating_point:        # PyTorch refuses the add before any scaling
+        raise bare_refusal("sub" if op == "rsub" else op, rt)
     if isinstance(other, Tensor) and other._dtype is D.bool_ and isinstance(alpha, int):
         alpha = bool(alpha)            # bool tensors stay bool (alpha != 0 keeps them)
     if isinstance(alpha, float) and alpha != int(alpha) \
@@ -208,10 +212,11 @@ def div(input, other, *, rounding_mode=None, out=None):
         except SparseOperand as exc:
             return sparse_call("div", exc, (input, other), {"out": out})
     if rounding_mode == "trunc":
+        _float8_path("div_trunc", input, other)
         return write_out(out, _div_trunc(input, other))
     if rounding_mode == "floor":
         _broadcasts(input, other, "div")
-        if result_type(input, other) is D.bool_:
+        if _float8_path("div_floor", input, other) is D.bool_:
             raise NotImplementedError("div: \"div_floor_cpu\" not implemented for 'Bool'")
         return write_out(out, _run_composite(DIV_FLOOR, (input, other), {}))
     raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
@@ -225,6 +230,15 @@ def div_(input, other, *, rounding_mode=None):
 
 
 true_divide = divide = div
+
+
+def _float8_path(op, input, other):
+    """The result dtype; float8 refuses these composites as PyTorch's kernels do, naming
+    the path (CPU scalar or tensor) `other` takes (_bare_support.FLOAT8_SCALAR_PATH)."""
+    dt = result_type(input, other)
+    if dt.bare and dt.is_floating_point:
+        float8_binary(op, dt, other)
+    return dt
 
 
 def _promoted(a, b):
@@ -315,7 +329,7 @@ DIV_FLOOR = _composite("div_floor", _floor_divide, kind="elementwise", args=("a"
 
 def floor_divide(input, other, *, out=None):
     _broadcasts(input, other, "floor_divide")
-    if result_type(input, other) is D.bool_:
+    if _float8_path("floor_divide", input, other) is D.bool_:
         raise NotImplementedError("floor_divide: \"div_floor_cpu\" not implemented for 'Bool'")
     return write_out(out, _run_composite(FLOOR_DIVIDE, (input, other), {}))
 
@@ -365,7 +379,7 @@ def _broadcasts(input, other, op):
 def remainder(input, other, *, out=None):
     """Python's modulo: the result has the divisor's sign."""
     _broadcasts(input, other, "remainder")
-    if result_type(input, other) is D.bool_:
+    if _float8_path("remainder", input, other) is D.bool_:
         raise NotImplementedError("\"remainder_cpu\" not implemented for 'Bool'")
     return write_out(out, _run_composite(REMAINDER, (input, other), {}))
 

@@ -71,7 +71,7 @@ def _aliased_elsewhere(t):
     t's storage. Every alias (a view, detach(), .data, a Parameter made from it) holds the
     one version-counter list of the storage, so CPython's reference count of that list
     counts them; no list means nothing ever aliased t."""
-    vc = t.__dict__.get("_version")
+    vc = t.__dict__.get("_vcount")
     if vc is None:
         return False
     base = t._base

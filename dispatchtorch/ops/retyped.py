@@ -35,10 +35,10 @@ def retyped_view(t, dt, shape, stride, offset, op, base=True):
     v._h = place.bk.as_strided(flat, shape, stride, offset)
     v._shape, v._dtype, v._place = shape, dt, place
     v._storage, v._offset, v._stride = flat, offset, stride
-    vc = t._version
+    vc = t._vcount
     if vc is None:
-        vc = t._version = [0]
-    v._version = vc
+        vc = t._vcount = [0]
+    v._vcount = vc
     if base:
         v._base = t._base if t._base is not None else t
     return v

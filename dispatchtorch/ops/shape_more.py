@@ -557,7 +557,8 @@ def log_softmax(input, dim, dtype=None, *, _stacklevel=5):
 
 
 def _copy_of(view_name):
-    @takes_out(view_name + "_copy", dtype="exact")
+    @takes_out(view_name + "_copy", dtype="exact",
+               out_list=("unbind_copy_int_out", 2) if view_name == "unbind" else None)
     def fn(input, *args, **kwargs):
         r = getattr(input, view_name)(*args, **kwargs)
         return tuple(t.clone() for t in r) if isinstance(r, (tuple, list)) else r.clone()
@@ -589,7 +590,7 @@ def split_with_sizes(input, split_sizes, dim=0):
     return input.split(list(split_sizes), dim)
 
 
-@takes_out("split_with_sizes_copy", dtype="exact")
+@takes_out("split_with_sizes_copy", dtype="exact", out_list=("split_with_sizes_copy_out", 3))
 def split_with_sizes_copy(input, split_sizes, dim=0):
     return tuple(t.clone() for t in split_with_sizes(input, split_sizes, dim))
 

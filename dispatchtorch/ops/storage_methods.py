@@ -66,7 +66,7 @@ def set_(self, *args, **kwargs):
         d = self.__dict__
         for k in ("_base", "_view_vc", "_capacity", "_storage", "_stride"):
             d.pop(k, None)
-        self._h, self._shape, self._offset, self._version = fresh._h, (0,), 0, [version]
+        self._h, self._shape, self._offset, self._vcount = fresh._h, (0,), 0, [version]
         return self
     is_tensor = isinstance(source, Tensor)
     if not (is_tensor or S.is_storage(source)) or ("storage_offset" in given) != ("size" in given):
@@ -108,8 +108,8 @@ def set_(self, *args, **kwargs):
         d.pop(k, None)
     _set_geometry(self, shape, stride, offset, flat._storage if flat._storage is not None
                   else flat._h, cap)
-    self._version = flat._vc()
-    self._version[0] += 1
+    self._vcount = flat._vc()
+    self._vcount[0] += 1
     return self
 
 

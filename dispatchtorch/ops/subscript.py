@@ -276,7 +276,7 @@ def setitem(self, key, value, accumulate=False):
     if not adv:
         v = make_view(self, shape, stride, offset)
         if STATE.enabled:
-            v._view_vc = v._version[0]
+            v._view_vc = v._vcount[0]
             if self._rg:
                 record(SLICE, (self,), _logical(items, self._shape), (v,))
         if isinstance(value, Tensor):

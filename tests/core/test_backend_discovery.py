@@ -156,8 +156,10 @@ def test_mixing_devices_names_op_and_devices(installed):
 
 
 def test_unknown_device_and_missing_index(installed):
+    with pytest.raises(RuntimeError, match="toy device type at start of device string: nosuch"):
+        torch.zeros(1, device="nosuch")            # PyTorch's refusal, naming installed types
     with pytest.raises(RuntimeError, match="no backend is installed for device type 'nosuch'"):
-        torch.zeros(1, device="nosuch")
+        dispatch.get_backend("nosuch")
     with pytest.raises(RuntimeError, match="'toy:3' does not exist.*1 device"):
         torch.zeros(1, device="toy:3")
     with pytest.raises(RuntimeError, match="broken.*failed.*this driver is not installed"):

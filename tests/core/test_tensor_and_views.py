@@ -221,7 +221,7 @@ def test_bad_inputs_leave_tensors_untouched():
         torch.ones(3).add_(torch.ones(2, 3))
     with pytest.raises(TypeError):
         a + "x"
-    with pytest.raises(ValueError, match="invalid device string"):
+    with pytest.raises(RuntimeError, match="Invalid device string: 'cpu::'"):
         torch.zeros(1, device="cpu::")
 
 

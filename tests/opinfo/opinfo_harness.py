@@ -481,10 +481,23 @@ def out_sample(info, dtype="float32", limit=8):
     return next((s for s in samples if _pytorch_out_ok(info, s)), None)
 
 
-def run_out(fn, sample):
+def _pytorch_out_returns_none(info, sample):
+    """Whether PyTorch's out= call returns None (its `Tensor(a!)[] out` overloads:
+    unbind_copy, split_with_sizes_copy) rather than the out tensor(s)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = info.op(sample.input, *sample.args, **sample.kwargs)
+        many = isinstance(ref, (tuple, list))
+        outs = [torch.empty(0, dtype=r.dtype) for r in (ref if many else [ref])]
+        return info.op(sample.input, *sample.args, **sample.kwargs,
+                       out=tuple(outs) if many else outs[0]) is None
+
+
+def run_out(fn, sample, info):
     """The sample through fn with out= (empty tensors of the result's dtypes): None when
-    the returned object is the out tensor(s) holding the out-of-place result, else why;
-    "unchecked: ..." when the sample cannot say."""
+    the returned object is what PyTorch's is (the out tensor(s), or None where PyTorch
+    returns None) and out holds the out-of-place result, else why; "unchecked: ..." when
+    the sample cannot say."""
     for sample in (sample,):
         leaves = []
         try:
@@ -507,9 +520,13 @@ def run_out(fn, sample):
                 got = fn(*dargs, **dkw, out=tuple(outs) if many else outs[0])
             except Exception as exc:
                 return f"out= raised {type(exc).__name__}: {str(exc)[:120]}"
-        gots = list(got) if many and isinstance(got, (tuple, list)) else [got]
-        if len(gots) != len(outs) or any(g is not o for g, o in zip(gots, outs)):
-            return "the returned object is not the out tensor(s)"
+        if _pytorch_out_returns_none(info, sample):
+            if got is not None:
+                return "out= returned an object where PyTorch returns None"
+        else:
+            gots = list(got) if many and isinstance(got, (tuple, list)) else [got]
+            if len(gots) != len(outs) or any(g is not o for g, o in zip(gots, outs)):
+                return "the returned object is not the out tensor(s)"
         for o, r in zip(outs, refs):
             if tuple(o.shape) != tuple(r.shape) or not np.allclose(
                     as_numpy(o), as_numpy(r), rtol=1e-5, atol=1e-6, equal_nan=True):

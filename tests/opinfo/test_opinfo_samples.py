@@ -102,8 +102,8 @@ def test_opinfo_error_inputs_raise_pytorchs_exception(info):
 
 
 # -- out= (float32, first sample) of every public function an OpInfo entry names (torch.*,
-# linalg, special, fft, nn.functional): the returned object is `out`, holding the
-# out-of-place result; where PyTorch takes no out= (OpInfo's supports_out=False, confirmed
+# linalg, special, fft, nn.functional): the returned object is `out` (None where PyTorch
+# returns None: the list-out copies), holding the out-of-place result; where PyTorch takes no out= (OpInfo's supports_out=False, confirmed
 # by calling PyTorch: OpInfo says False for sum, prod, median, ... which do take it),
 # dispatchtorch takes none either. Entries that cannot be checked yet, and why (a sample
 # that cannot say, "unchecked: ..." from run_out, is skipped).
@@ -138,7 +138,7 @@ def test_opinfo_out_argument(info):
     elif accepts is False:
         why = "PyTorch takes out=, dispatchtorch does not"
     else:
-        why = run_out(fn, sample)
+        why = run_out(fn, sample, info)
     known = KNOWN_OUT.get(_key(info)) or KNOWN_OUT.get(info.name)
     if why and known:
         pytest.xfail(f"{known}: {why}")

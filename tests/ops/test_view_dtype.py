@@ -92,7 +92,7 @@ def test_the_view_aliases_its_source_and_shares_the_version_counter():
     assert x.tolist() == [0.0, 1.0, 0.0, 0.0]
     x[2] = -2.0
     assert bits[2].item() == np.float32(-2.0).view(np.int32)
-    assert x._version_num == bits._version_num == 2
+    assert x._version == bits._version == 2
 
 
 def test_not_differentiable_and_a_write_through_it_trips_the_saved_check():
