@@ -31,7 +31,7 @@ def functionalize(func, *, remove="mutations"):
     def wrapped(*args, **kwargs):
         flat, spec = tree_flatten((args, kwargs))
         copies = [x.clone() if isinstance(x, Tensor) else None for x in flat]
-        versions = [c._version_num if c is not None else None for c in copies]
+        versions = [c._version if c is not None else None for c in copies]
         inner_args, inner_kwargs = tree_unflatten(
             [c if c is not None else x for x, c in zip(flat, copies)], spec)
         out = func(*inner_args, **inner_kwargs)
@@ -44,7 +44,7 @@ def functionalize(func, *, remove="mutations"):
 
 def _write_back(flat, copies, versions):
     for original, copy, version in zip(flat, copies, versions):
-        if copy is None or copy._version_num == version:
+        if copy is None or copy._version == version:
             continue
         if original.is_leaf and original.requires_grad and is_grad_enabled():
             raise RuntimeError("a leaf Variable that requires grad is being used in an "

@@ -66,7 +66,7 @@ def test_opencl_writes_are_seen_through_either_dtype():
     assert x.tolist() == [0.0, 1.0, 0.0, 0.0]
     x[2] = -2.0
     assert bits[2].item() == np.float32(-2.0).view(np.int32)
-    assert x._version_num == bits._version_num == 2
+    assert x._version == bits._version == 2
     small = dt.tensor([1.0, 2.0], device="opencl")     # a small upload keeps a host copy
     small.view(dt.int32).add_(1)                       # ... that this write makes stale
     assert small.cpu().numpy().tobytes() == (np.array([1.0, 2.0], np.float32).view(np.int32)
