@@ -88,6 +88,8 @@ def unsupported(full_path, module):
     if full_path.startswith("torch.") and full_path.split(".")[-1] in _PT_ONLY_DTYPES:
         return pickle.UnpicklingError(PREAMBLE + f"GLOBAL {full_path} is a PyTorch dtype that "
                                       f"dispatchtorch does not have.")
+    if full_path.startswith("builtins."):       # PyTorch's message names builtins bare
+        full_path = full_path[len("builtins."):]
     return pickle.UnpicklingError(
         PREAMBLE + f"Unsupported global: GLOBAL {full_path} was not an allowed global by default. "
         f"Please use `torch.serialization.add_safe_globals([{full_path}])` or the "
