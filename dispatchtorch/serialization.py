@@ -427,8 +427,11 @@ from ._safe_globals import (add_safe_globals, clear_safe_globals, get_safe_globa
 
 def get_unsafe_globals_in_checkpoint(f):
     """The globals a pickled checkpoint names that a weights-only load would refuse."""
-    from . import _pickle_checkpoint
+    from . import _pickle_checkpoint, _pytorch_files
     data, _ = _read(f)
+    if _pytorch_files.kind(data[:_pytorch_files.HEAD_BYTES]) in ("zip", "legacy"):
+        from ._pytorch_files import listing
+        return listing.unsafe_globals(data)
     return _pickle_checkpoint.unsafe_globals(data) if _pickle_checkpoint.is_pickle_checkpoint(data) \
         else []
 

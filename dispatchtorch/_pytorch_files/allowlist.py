@@ -4,6 +4,7 @@ dispatchtorch counterpart, and the errors for everything else."""
 from __future__ import annotations
 
 import _codecs
+import _compat_pickle
 import collections
 import pickle
 
@@ -27,6 +28,13 @@ class StorageType:
 
     def __init__(self, dtype):
         self.dtype = dtype
+
+
+def canonical(module, name):
+    """Python 2's names in Python 3's (torch.save's protocol 2), as PyTorch maps them."""
+    if (module, name) in _compat_pickle.NAME_MAPPING:
+        return _compat_pickle.NAME_MAPPING[(module, name)]
+    return _compat_pickle.IMPORT_MAPPING.get(module, module), name
 
 
 def _encode(obj, encoding="utf-8", errors="strict"):

@@ -8,7 +8,6 @@ only on OrderedDict / Counter and allowlisted classes, and persistent ids name s
 only. Nothing the file names is imported or looked up by name."""
 from __future__ import annotations
 
-import _compat_pickle
 import collections
 import pickle
 
@@ -31,10 +30,7 @@ class Unpickler(_P):
         self._ok = {id(v) for v in (*allowlist.allowed().values(), *self._user.values())}
 
     def find_class(self, module, name):
-        if (module, name) in _compat_pickle.NAME_MAPPING:       # Python 2 names, as PyTorch
-            module, name = _compat_pickle.NAME_MAPPING[(module, name)]
-        elif module in _compat_pickle.IMPORT_MAPPING:
-            module = _compat_pickle.IMPORT_MAPPING[module]
+        module, name = allowlist.canonical(module, name)
         full = f"{module}.{name}"
         if module in allowlist.BLOCKED_MODULES:
             raise allowlist.unsupported(full, module)

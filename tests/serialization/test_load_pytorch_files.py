@@ -309,3 +309,22 @@ def test_unsupported_pytorch_files_say_what_they_are(tmp_path):
         z.writestr("x/readme.txt", "hi")
     with pytest.raises(RuntimeError, match="not a torch.save checkpoint"):
         dt.load(bad)
+
+
+@pytest.mark.parametrize("zip_format", FORMATS)
+def test_allowlisted_globals_load_and_the_unsafe_ones_are_listed(tmp_path, zip_format):
+    import argparse
+    obj = {"args": argparse.Namespace(lr=0.1, name="run"), "w": torch.ones(2),
+           "tags": {"a", "b"}, "z": 1 + 2j}
+    path = _saved(tmp_path, obj, zip_format)
+    assert dt.serialization.get_unsafe_globals_in_checkpoint(path) == ["argparse.Namespace"]
+    if zip_format:                  # (PyTorch's lists zip checkpoints only)
+        assert torch.serialization.get_unsafe_globals_in_checkpoint(path) == ["argparse.Namespace"]
+    with pytest.raises(pickle.UnpicklingError, match="GLOBAL argparse.Namespace"):
+        dt.load(path)
+    with dt.serialization.safe_globals([argparse.Namespace]):
+        back = dt.load(path)
+        assert dt.serialization.get_unsafe_globals_in_checkpoint(path) == []
+    assert back["args"] == obj["args"] and back["tags"] == {"a", "b"} and back["z"] == 1 + 2j
+    with pytest.raises(pickle.UnpicklingError):          # the allowlist was only for the block
+        dt.load(path)
