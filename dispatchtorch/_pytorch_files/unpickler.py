@@ -4,8 +4,9 @@ It subclasses pickle's pure-Python Unpickler so that, besides find_class (global
 from the allowlist only, never imported), the opcodes that call or mutate objects are
 restricted too, as PyTorch's own weights_only unpickler restricts them: REDUCE calls
 only allowlisted callables, NEWOBJ builds only allowlisted classes, BUILD sets state
-only on OrderedDict / Counter and allowlisted classes, and persistent ids name storages
-only. Nothing the file names is imported or looked up by name."""
+only on OrderedDict / Counter and allowlisted classes, APPEND / SETITEM / ADDITEMS
+fill only lists, dicts and sets, and persistent ids name storages only. Nothing the
+file names is imported or looked up by name."""
 from __future__ import annotations
 
 import collections
@@ -16,6 +17,7 @@ from . import allowlist
 from .rebuild import StorageRef
 
 _P = pickle._Unpickler          # the pure-Python one: its opcode table can be restricted
+_DICTS = (dict, collections.OrderedDict, collections.Counter)
 
 
 class Unpickler(_P):
@@ -58,7 +60,7 @@ class Unpickler(_P):
         return self._storage(stype, key, location, numel, pid[5:])
 
     def _check_callable(self, func, what):
-        if id(func) not in self._ok:
+        if id(func) not in self._ok or not callable(func):
             raise pickle.UnpicklingError(f"Trying to {what} for unrecognized function {func!r:.80}")
 
     def load_reduce(self):
@@ -102,11 +104,48 @@ class Unpickler(_P):
                                          f"{type(inst)}")
         super().load_build()
 
+    def _target(self, kinds, what):
+        target = self.stack[-1]
+        if type(target) not in kinds:
+            raise pickle.UnpicklingError(f"Can only {what} {' or '.join(k.__name__ for k in kinds)}"
+                                         f", but got {type(target)}")
+
+    def load_append(self):
+        value = self.stack.pop()
+        self._target((list,), "append to")
+        self.stack[-1].append(value)
+
+    def load_appends(self):
+        items = self.pop_mark()
+        self._target((list,), "extend")
+        self.stack[-1].extend(items)
+
+    def load_setitem(self):
+        value, key = self.stack.pop(), self.stack.pop()
+        self._target(_DICTS, "SETITEM for")
+        self.stack[-1][key] = value
+
+    def load_setitems(self):
+        items = self.pop_mark()
+        self._target(_DICTS, "SETITEMS for")
+        for i in range(0, len(items), 2):
+            self.stack[-1][items[i]] = items[i + 1]
+
+    def load_additems(self):
+        items = self.pop_mark()
+        self._target((set,), "ADDITEMS to")
+        self.stack[-1].update(items)
+
     def load_inst(self):
         raise pickle.UnpicklingError("the INST opcode (pickle protocol 0) is not supported")
 
     load_obj = load_inst
 
+    dispatch[pickle.APPEND[0]] = load_append
+    dispatch[pickle.APPENDS[0]] = load_appends
+    dispatch[pickle.SETITEM[0]] = load_setitem
+    dispatch[pickle.SETITEMS[0]] = load_setitems
+    dispatch[pickle.ADDITEMS[0]] = load_additems
     dispatch[pickle.REDUCE[0]] = load_reduce
     dispatch[pickle.NEWOBJ[0]] = load_newobj
     dispatch[pickle.NEWOBJ_EX[0]] = load_newobj_ex

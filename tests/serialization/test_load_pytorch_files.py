@@ -236,7 +236,9 @@ def _as_pytorch_zip(path, payload):
         records = {i.filename: z.read(i) for i in z.infolist()}
     with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
         for name, data in records.items():
-            z.writestr(name, pickle.dumps(payload, protocol=2) if name.endswith("data.pkl") else data)
+            if name.endswith("data.pkl"):
+                data = payload if isinstance(payload, bytes) else pickle.dumps(payload, protocol=2)
+            z.writestr(name, data)
 
 
 @pytest.mark.parametrize("payload,named", [(_Shell, "posix.system"), (_Eval, "eval")])
@@ -327,4 +329,28 @@ def test_allowlisted_globals_load_and_the_unsafe_ones_are_listed(tmp_path, zip_f
         assert dt.serialization.get_unsafe_globals_in_checkpoint(path) == []
     assert back["args"] == obj["args"] and back["tags"] == {"a", "b"} and back["z"] == 1 + 2j
     with pytest.raises(pickle.UnpicklingError):          # the allowlist was only for the block
+        dt.load(path)
+
+
+def _tensor_then(ops):
+    """A protocol-2 pickle rebuilding the file's float32 storage '0' as a tensor of 2
+    elements, then running `ops` on it."""
+    return (b"\x80\x02ctorch._utils\n_rebuild_tensor_v2\n((X\x07\x00\x00\x00storage"
+            b"ctorch\nFloatStorage\nX\x01\x00\x00\x000X\x03\x00\x00\x00cpuK\x02tQK\x00K\x02"
+            b"\x85K\x01\x85\x89}tR" + ops + b".")
+
+
+@pytest.mark.parametrize("ops,message", [
+    (b"K\x00K\x07s", "Can only SETITEM for dict"),          # tensor[0] = 7
+    (b"K\x07a", "Can only append to list"),                 # tensor.append(7)
+    (b"}b", "Can only build"),                             # BUILD: tensor.__dict__.update
+    (b")R", "unrecognized function"),                      # REDUCE: call the tensor
+    (b"0ctorch\nfloat32\n)R", "unrecognized function"),   # call a dtype object
+])
+def test_forged_opcodes_on_allowed_objects_are_refused(tmp_path, ops, message):
+    path = tmp_path / "forged.pth"
+    _as_pytorch_zip(path, _tensor_then(b""))
+    assert dt.load(path).tolist() == [1.0, 1.0]             # the well-formed base loads
+    _as_pytorch_zip(path, _tensor_then(ops))
+    with pytest.raises(pickle.UnpicklingError, match=message):
         dt.load(path)
