@@ -5,7 +5,9 @@ t1, ...); the Python structure around them (dicts, lists, tuples, numbers, strin
 None, dtypes, devices) is JSON in the file's metadata, with a CRC32 per tensor so
 that corrupted bytes are caught. Loading parses JSON and raw bytes only: no object
 of any class named by the file is ever constructed, so a file cannot run code.
-See docs/serialization.md for how this differs from PyTorch's pickle format.
+See docs/serialization.md for how this differs from PyTorch's pickle format. Files
+written by PyTorch's torch.save are read too, by a restricted unpickler that only
+rebuilds tensors and plain values (_pytorch_files/).
 """
 from __future__ import annotations
 
@@ -309,8 +311,9 @@ class _Decoder:
 
 
 def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=None, **kwargs):
-    """Read what `save` wrote. map_location: None (each tensor's saved device), a device,
-    a {saved: target} dict of device strings, or fn(tensor_on_cpu, saved_device_str)."""
+    """Read what `save` wrote, or a file of PyTorch's torch.save. map_location: None (each
+    tensor's saved device), a device, a {saved: target} dict of device strings, or
+    fn(tensor_on_cpu, saved_device_str) (PyTorch's files: fn(storage, location))."""
     from . import _pickle_checkpoint, _pytorch_files
     if weights_only is None:
         weights_only = True
