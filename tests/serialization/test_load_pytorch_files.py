@@ -354,3 +354,25 @@ def test_forged_opcodes_on_allowed_objects_are_refused(tmp_path, ops, message):
     _as_pytorch_zip(path, _tensor_then(ops))
     with pytest.raises(pickle.UnpicklingError, match=message):
         dt.load(path)
+
+
+def test_meta_tensors_python_attributes_and_pickle_protocol_4(tmp_path):
+    t = torch.arange(3.)
+    t.tag = "kept"
+    p = torch.nn.Parameter(torch.ones(2))
+    p.note = 5
+    obj = {"meta": torch.empty(3, 4, device="meta"), "t": t, "p": p}
+    back = dt.load(_saved(tmp_path, obj))
+    assert back["meta"].device.type == "meta" and back["meta"].shape == (3, 4)
+    assert back["t"].tag == "kept" and back["t"].tolist() == [0.0, 1.0, 2.0]
+    assert type(back["p"]) is nn.Parameter and back["p"].note == 5
+    path = tmp_path / "p4.pt"            # protocol 4 (FRAME, STACK_GLOBAL, MEMOIZE)
+    torch.save(obj, path, pickle_protocol=4)
+    assert dt.load(path)["t"].tag == "kept"
+
+
+def test_attributes_reaching_tensor_internals_are_refused(tmp_path):
+    t = torch.ones(2)
+    t._offset = 10 ** 9                  # would move the view outside its storage
+    with pytest.raises(pickle.UnpicklingError, match="'_offset'"):
+        dt.load(_saved(tmp_path, {"t": t}))
