@@ -55,9 +55,9 @@ def _view(storage, offset, size, stride, dtype=None):
     capacity = storage.nbytes // dtype.itemsize
     reach = offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1
     if all(size) and reach > capacity:
-        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset "
-                           f"{offset}, and itemsize {dtype.itemsize} requiring a storage size of "
-                           f"{reach * dtype.itemsize} are out of bounds for storage of size "
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage "
+                           f"offset {offset}, and itemsize {dtype.itemsize} requiring a storage "
+                           f"size of {reach * dtype.itemsize} are out of bounds for storage of size "
                            f"{storage.nbytes}")
     flat = storage.flat(dtype)
     from ..ops import creation

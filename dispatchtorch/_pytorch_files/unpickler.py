@@ -14,7 +14,6 @@ import pickle
 
 from .. import _safe_globals
 from . import allowlist
-from .rebuild import StorageRef
 
 _P = pickle._Unpickler          # the pure-Python one: its opcode table can be restricted
 _DICTS = (dict, collections.OrderedDict, collections.Counter)
@@ -160,4 +159,4 @@ def load(file, storage=None, encoding="utf-8"):
     return Unpickler(file, storage, encoding).load()
 
 
-__all__ = ["Unpickler", "StorageRef", "load"]
+__all__ = ["Unpickler", "load"]
