@@ -57,8 +57,8 @@ def _view(storage, offset, size, stride, dtype=None):
     if all(size) and reach > capacity:
         raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage "
                            f"offset {offset}, and itemsize {dtype.itemsize} requiring a storage "
-                           f"size of {reach * dtype.itemsize} are out of bounds for storage of size "
-                           f"{storage.nbytes}")
+                           f"size of {reach * dtype.itemsize} are out of bounds for storage of "
+                           f"size {storage.nbytes}")
     flat = storage.flat(dtype)
     from ..ops import creation
     return creation.empty(0, dtype=dtype, device=flat.device).set_(flat, offset, size, stride)
