@@ -376,3 +376,23 @@ def test_attributes_reaching_tensor_internals_are_refused(tmp_path):
     t._offset = 10 ** 9                  # would move the view outside its storage
     with pytest.raises(pickle.UnpicklingError, match="'_offset'"):
         dt.load(_saved(tmp_path, {"t": t}))
+
+
+def test_cuda_storages_of_old_files_map_to_the_cpu(tmp_path):
+    """Files of PyTorch < 1.12 name torch.cuda.FloatStorage for cuda tensors."""
+    path = tmp_path / "gpu.pth"
+    torch.save({"w": torch.arange(3.)}, path)
+    with zipfile.ZipFile(path) as z:
+        records = {i.filename: z.read(i) for i in z.infolist()}
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
+        for name, data in records.items():
+            if name.endswith("data.pkl"):
+                data = data.replace(b"ctorch\nFloatStorage\n", b"ctorch.cuda\nFloatStorage\n")
+                data = data.replace(b"X\x03\x00\x00\x00cpu", b"X\x06\x00\x00\x00cuda:0")
+            z.writestr(name, data)
+    assert torch.load(path, map_location="cpu")["w"].tolist() == [0.0, 1.0, 2.0]
+    for ml in ("cpu", {"cuda:0": "cpu"}, lambda s, loc: s):
+        assert dt.load(path, map_location=ml)["w"].tolist() == [0.0, 1.0, 2.0]
+    if not dt.cuda.is_available():
+        with pytest.raises(RuntimeError, match="Attempting to deserialize object on a cuda"):
+            dt.load(path)
