@@ -185,8 +185,11 @@ def test_files_objects_and_bytes_and_hub_style_loading(tmp_path):
     from_bytes = dt.load(io.BytesIO(path.read_bytes()))
     for sd in (from_file, from_bytes, ours.state_dict()):
         np.testing.assert_array_equal(sd["weight"].detach().numpy(), m.weight.detach().numpy())
+    before = path.read_bytes()
     mm = dt.load(path, mmap=True)
     np.testing.assert_array_equal(mm["bias"].numpy(), m.bias.detach().numpy())
+    mm["bias"][0] = 123.0                    # the tensors are copies: the file stays as it was
+    assert path.read_bytes() == before and mm["bias"][0].item() == 123.0
     assert dt.load(path, weights_only=False)["weight"].shape == (2, 2)   # still restricted
 
 
