@@ -13,7 +13,7 @@ from .._device import device as Device
 from .._shape import Size
 from .._storage import _LEGACY_NAMES
 from .._tensor import Tensor
-from . import rebuild
+from . import rebuild, sparse
 
 # never allowed, whatever the user allowlists (as PyTorch's _blocklisted_modules)
 BLOCKED_MODULES = ("sys", "os", "posix", "nt")
@@ -62,6 +62,8 @@ def _allowed():
         "builtins.complex": complex,
         "torch.storage.UntypedStorage": StorageType(D.uint8),
         "torch._tensor._rebuild_from_type_v2": rebuild.rebuild_from_type_v2,
+        "torch.serialization._get_layout": sparse._get_layout,
+        "torch._utils._rebuild_sparse_tensor": sparse._rebuild_sparse_tensor,
     }
     for name, dt in D.BY_NAME.items():
         out[f"torch.{name}"] = dt

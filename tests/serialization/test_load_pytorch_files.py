@@ -399,3 +399,23 @@ def test_cuda_storages_of_old_files_map_to_the_cpu(tmp_path):
     if not dt.cuda.is_available():
         with pytest.raises(RuntimeError, match="Attempting to deserialize object on a cuda"):
             dt.load(path)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_sparse_tensors_load_with_their_invariants_checked(tmp_path):
+    i = torch.tensor([[0, 1, 1], [2, 0, 2]])
+    coo = torch.sparse_coo_tensor(i, torch.tensor([3., 4., 5.]), (2, 3))
+    obj = {"coo": coo, "csr": coo.to_sparse_csr(), "coalesced": coo.coalesce()}
+    back = dt.load(_saved(tmp_path, obj))
+    for k, v in obj.items():
+        np.testing.assert_array_equal(back[k].to_dense().numpy(), v.to_dense().numpy())
+    assert back["coo"].is_sparse and back["coalesced"].is_coalesced()
+    assert back["csr"].layout is dt.sparse_csr
+    bad = torch.sparse_coo_tensor(torch.tensor([[0, 5]]), torch.tensor([1., 2.]), (2,),
+                                  check_invariants=False)
+    path = _saved(tmp_path, {"bad": bad}, name="bad.pt")
+    # (PyTorch checks only under check_sparse_tensor_invariants; here always)
+    with pytest.raises(RuntimeError, match="index"):
+        dt.load(path)
+    with pytest.raises(RuntimeError, match="zip format only"):
+        dt.load(_saved(tmp_path, obj, zip_format=False, name="old.pt"))
