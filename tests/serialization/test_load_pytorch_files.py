@@ -232,16 +232,20 @@ class _Eval:
         return (eval, (f"open({str(self.target)!r}, 'w').close()",))
 
 
-def _as_pytorch_zip(path, payload):
-    """A torch.save zip of a real state dict, its data.pkl replaced by payload."""
-    torch.save({"w": torch.ones(2)}, path)
+def _rewrite_pickle(path, edit):
+    """Rewrite the zip checkpoint at path, its data.pkl replaced by edit(data.pkl)."""
     with zipfile.ZipFile(path) as z:
         records = {i.filename: z.read(i) for i in z.infolist()}
     with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
         for name, data in records.items():
-            if name.endswith("data.pkl"):
-                data = payload if isinstance(payload, bytes) else pickle.dumps(payload, protocol=2)
-            z.writestr(name, data)
+            z.writestr(name, edit(data) if name.endswith("data.pkl") else data)
+
+
+def _as_pytorch_zip(path, payload):
+    """A torch.save zip of a real state dict, its data.pkl replaced by payload."""
+    torch.save({"w": torch.ones(2)}, path)
+    _rewrite_pickle(path, lambda _: payload if isinstance(payload, bytes)
+                    else pickle.dumps(payload, protocol=2))
 
 
 @pytest.mark.parametrize("payload,named", [(_Shell, "posix.system"), (_Eval, "eval")])
@@ -385,14 +389,9 @@ def test_cuda_storages_of_old_files_map_to_the_cpu(tmp_path):
     """Files of PyTorch < 1.12 name torch.cuda.FloatStorage for cuda tensors."""
     path = tmp_path / "gpu.pth"
     torch.save({"w": torch.arange(3.)}, path)
-    with zipfile.ZipFile(path) as z:
-        records = {i.filename: z.read(i) for i in z.infolist()}
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
-        for name, data in records.items():
-            if name.endswith("data.pkl"):
-                data = data.replace(b"ctorch\nFloatStorage\n", b"ctorch.cuda\nFloatStorage\n")
-                data = data.replace(b"X\x03\x00\x00\x00cpu", b"X\x06\x00\x00\x00cuda:0")
-            z.writestr(name, data)
+    _rewrite_pickle(path, lambda data: data.replace(
+        b"ctorch\nFloatStorage\n", b"ctorch.cuda\nFloatStorage\n").replace(
+        b"X\x03\x00\x00\x00cpu", b"X\x06\x00\x00\x00cuda:0"))
     assert torch.load(path, map_location="cpu")["w"].tolist() == [0.0, 1.0, 2.0]
     for ml in ("cpu", {"cuda:0": "cpu"}, lambda s, loc: s):
         assert dt.load(path, map_location=ml)["w"].tolist() == [0.0, 1.0, 2.0]
