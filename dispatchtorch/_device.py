@@ -4,6 +4,7 @@ from __future__ import annotations
 import builtins
 import re
 
+from .dispatch import loader
 from .dispatch.loader import installed_types
 
 
@@ -12,14 +13,15 @@ from .dispatch.loader import installed_types
 TORCH_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve",
                "fpga", "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia",
                "privateuseone")
-# c10::Device's grammar: letters and '_', then optionally ':' and an index without leading zeros
-_SPEC = re.compile(r"([a-zA-Z_]+)(?::(0|[1-9][0-9]*))?")
+# c10::Device's grammar: letters and '_', then optionally ':' and an index without leading
+# zeros; digits after the first letter only in the name of a registered backend (b_expm1)
+_SPEC = re.compile(r"([a-zA-Z_][a-zA-Z0-9_]*)(?::(0|[1-9][0-9]*))?")
 
 
 def _known_type(name):
-    if name in TORCH_TYPES:
-        return True
-    return name in installed_types()
+    """PyTorch's types, every installed backend's, and a runtime registered in this
+    process without an entry point (the test suites' emulated and broken backends)."""
+    return name in TORCH_TYPES or name in installed_types() or name in loader._runtimes
 
 
 def _parse(spec):
@@ -30,7 +32,10 @@ def _parse(spec):
     if m is None:
         raise RuntimeError(f"Invalid device string: '{spec}'")
     name, idx = m.groups()
-    if not _known_type(name):
+    known = _known_type(name)
+    if not known and any(c.isdigit() for c in name):
+        raise RuntimeError(f"Invalid device string: '{spec}'")
+    if not known:
         extra = [n for n in installed_types() if n not in TORCH_TYPES]
         raise RuntimeError(f"Expected one of {', '.join(TORCH_TYPES + tuple(extra))} device type "
                            f"at start of device string: {name}")

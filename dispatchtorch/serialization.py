@@ -5,7 +5,9 @@ t1, ...); the Python structure around them (dicts, lists, tuples, numbers, strin
 None, dtypes, devices) is JSON in the file's metadata, with a CRC32 per tensor so
 that corrupted bytes are caught. Loading parses JSON and raw bytes only: no object
 of any class named by the file is ever constructed, so a file cannot run code.
-See docs/serialization.md for how this differs from PyTorch's pickle format.
+See docs/serialization.md for how this differs from PyTorch's pickle format. Files
+written by PyTorch's torch.save are read too, by a restricted unpickler that only
+rebuilds tensors and plain values (_pytorch_files/).
 """
 from __future__ import annotations
 
@@ -176,11 +178,6 @@ def _header(data, name):
     """The safetensors header of data, or a CheckpointError saying what data is."""
     n = struct.unpack("<Q", data[:8])[0] if len(data) >= 8 else None
     if n is None or n + 8 > len(data) or data[8:9] != b"{":
-        if data[:2] == b"PK" or data[:1] == b"\x80":
-            raise CheckpointError(f"dispatchtorch.load: {name} is a PyTorch (pickle / zip) "
-                                  f"checkpoint. dispatchtorch.load never unpickles; convert it "
-                                  f"once with PyTorch: safetensors.torch.save_file("
-                                  f"torch.load(path), 'model.safetensors'), then load that file")
         if n is None:
             raise CheckpointError(f"dispatchtorch.load: {name} is truncated or not a checkpoint "
                                   f"({len(data)} bytes)")
@@ -317,15 +314,26 @@ class _Decoder:
 
 
 def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=None, **kwargs):
-    """Read what `save` wrote. map_location: None (each tensor's saved device), a device,
-    a {saved: target} dict of device strings, or fn(tensor_on_cpu, saved_device_str)."""
-    st = _safetensors()
+    """Read what `save` wrote, or a file of PyTorch's torch.save. map_location: None (each
+    tensor's saved device), a device, a {saved: target} dict of device strings, or
+    fn(tensor_on_cpu, saved_device_str) (PyTorch's files: fn(storage, location))."""
+    from . import _pickle_checkpoint, _pytorch_files
+    if weights_only is None:
+        weights_only = True
+    pt = dict(map_location=map_location, pickle_module=pickle_module, weights_only=weights_only,
+              mmap=mmap, encoding=kwargs.get("encoding", "utf-8"))
+    if isinstance(f, (str, os.PathLike)):        # a PyTorch file is read record by record
+        with open(f, "rb") as fh:
+            what = _pytorch_files.kind(fh.read(_pytorch_files.HEAD_BYTES))
+        if what is not None:
+            return _pytorch_files.load(f, str(f), what, **pt)
     data, name = _read(f)
-    from . import _pickle_checkpoint
+    what = _pytorch_files.kind(data[:_pytorch_files.HEAD_BYTES])
+    if what is not None:                         # written by PyTorch's torch.save
+        return _pytorch_files.load_bytes(data, name, what, **pt)
+    st = _safetensors()
     if _pickle_checkpoint.is_pickle_checkpoint(data):      # torch.save of a whole object
-        return _pickle_checkpoint.load(data, name, map_location,
-                                       True if weights_only is None else weights_only,
-                                       pickle_module)
+        return _pickle_checkpoint.load(data, name, map_location, weights_only, pickle_module)
     header = _header(data, name)
     metadata = header.get("__metadata__")
     meta = metadata.get(_META_KEY) if isinstance(metadata, dict) else None
@@ -425,8 +433,11 @@ from ._safe_globals import (add_safe_globals, clear_safe_globals, get_safe_globa
 
 def get_unsafe_globals_in_checkpoint(f):
     """The globals a pickled checkpoint names that a weights-only load would refuse."""
-    from . import _pickle_checkpoint
+    from . import _pickle_checkpoint, _pytorch_files
     data, _ = _read(f)
+    if _pytorch_files.kind(data[:_pytorch_files.HEAD_BYTES]) in ("zip", "legacy"):
+        from ._pytorch_files import listing
+        return listing.unsafe_globals(data)
     return _pickle_checkpoint.unsafe_globals(data) if _pickle_checkpoint.is_pickle_checkpoint(data) \
         else []
 

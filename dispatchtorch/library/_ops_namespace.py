@@ -71,7 +71,7 @@ class OpNamespace:
         return f"<module 'torch.ops.{self.name}' from 'torch.ops'>"
 
 
-def register_op(opdef):
+def add_to_namespace(opdef):
     """Put `opdef` at torch.ops.<namespace>.<name>[.<overload>] (replacing an older one)."""
     ns = custom_namespaces.NAMESPACES.get(opdef._namespace)
     if ns is None:

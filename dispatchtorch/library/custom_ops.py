@@ -14,7 +14,7 @@ from ..autograd.grad_mode import STATE, no_grad
 from .._inplace import bump
 from .._tensor import Tensor
 from . import _autograd, _binding
-from ._ops_namespace import register_op
+from ._ops_namespace import add_to_namespace
 from ._schema import check_name, infer_schema, parse_schema
 
 # the device types PyTorch's register_kernel accepts (a kernel for one no backend here has is
@@ -64,7 +64,7 @@ class CustomOpDef:
         self._device_arg = None if has_tensor else next(
             (i for i, a in enumerate(self._parsed.args) if a.type == "Device"), None)
         OPDEFS[self._qualname] = self
-        register_op(self)
+        add_to_namespace(self)
 
     @property
     def _qualname(self):
