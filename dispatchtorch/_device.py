@@ -4,8 +4,7 @@ from __future__ import annotations
 import builtins
 import re
 
-from .dispatch import loader
-from .dispatch.loader import installed_types
+from .dispatch.loader import installed_types, is_loaded
 
 
 # PyTorch's device types, in the order its "Expected one of" message names them
@@ -21,7 +20,7 @@ _SPEC = re.compile(r"([a-zA-Z_][a-zA-Z0-9_]*)(?::(0|[1-9][0-9]*))?")
 def _known_type(name):
     """PyTorch's types, every installed backend's, and a runtime registered in this
     process without an entry point (the test suites' emulated and broken backends)."""
-    return name in TORCH_TYPES or name in installed_types() or name in loader._runtimes
+    return name in TORCH_TYPES or name in installed_types() or is_loaded(name)
 
 
 def _parse(spec):

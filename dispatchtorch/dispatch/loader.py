@@ -118,6 +118,12 @@ def installed_types():
     return _installed_types
 
 
+def is_loaded(name):
+    """Whether a backend runtime of this device type exists in this process (loaded from
+    an entry point, or adopted at run time by a test without one)."""
+    return name in _runtimes
+
+
 # what the layers above keep per loaded backend (the interned places) and must forget with it
 _reset_callbacks: list = []
 

@@ -390,9 +390,9 @@ def inplace(spec, self, *others):
                 shape = broadcast_shapes2(shape, x._shape, spec.name + "_")
     ct = spec.table.get(dt)
     if ct is None:
-        ct = spec.compute_dtype(dt, others[-1]) if others else spec.dtype_error(dt)
-        if isinstance(ct, Exception):
-            raise ct
+        if not others:
+            raise spec.dtype_error(dt)
+        ct = spec.compute_dtype(dt, others[-1])
     od = D.bool_ if spec.out_bool else ct
     check_inplace_target(spec.name + "_", self, od, shape)
     k = spec.kernels.get(place.type)

@@ -164,11 +164,11 @@ class Device:
         try:
             pool = self.pool
             buf = pool.allocate(nbytes)
-            peak = self.peak
-            if pool.active_bytes > peak[0]:
-                peak[0] = pool.active_bytes
-            if pool.managed_bytes > peak[1]:
-                peak[1] = pool.managed_bytes
+            peak, active, managed = self.peak, pool.active_bytes, pool.managed_bytes
+            if active > peak[0]:
+                peak[0] = active
+            if managed > peak[1]:
+                peak[1] = managed
             if self.is_cpu and nbytes >= HUGE_FROM and buf.int_ptr not in self._advised:
                 self._advised.add(buf.int_ptr)          # once per block the pool makes
                 hugepages.advise(self.cl, self.queue, buf, nbytes)
