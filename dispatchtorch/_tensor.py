@@ -349,7 +349,12 @@ class Tensor:
 
     @property
     def data(self):
-        return self.detach()
+        """The same memory outside the graph with a version counter of its own, as
+        PyTorch's: in-place writes through `.data` (old optimizers, weight surgery) are
+        invisible to autograd's saved-tensor check, where `detach()`'s are not."""
+        t = self.detach()
+        t.__dict__.pop("_vcount", None)
+        return t
 
     @data.setter
     def data(self, other):

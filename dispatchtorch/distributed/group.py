@@ -73,6 +73,7 @@ class ProcessGroup:
         self.watchdog = watchdog
         self.host = MPIEngine(comm)
         self._engines = {}
+        self.in_flight = []                      # Works not completed yet (work.py)
 
     def rank(self):
         return self._rank
@@ -125,6 +126,8 @@ class ProcessGroup:
         return eng
 
     def free(self):
+        for w in list(self.in_flight):           # MPI must not write into freed buffers
+            w.wait()
         for eng in self._engines.values():
             close = getattr(eng, "close", None)
             if close is not None:

@@ -7,7 +7,12 @@ from .engine_mpi import Pending
 
 class Work:
     """One collective in flight: its engine's pending operation and the write-backs
-    (host copies into device tensors) that follow it."""
+    (host copies into device tensors) that follow it.
+
+    The group holds every Work until it completes, as PyTorch's process groups do: a
+    caller that drops an `async_op=True` handle must not free the staging buffer MPI is
+    still writing into, and the result must still reach its tensor. Each new Work retires
+    the finished ones (their write-backs run then); freeing the group waits for the rest."""
 
     _outputs = ()                   # what get_future()'s value lists, as PyTorch's
 
@@ -16,6 +21,11 @@ class Work:
         self._after = after
         self._done = False
         self._source = None
+        flight = group.in_flight
+        if flight:
+            for w in list(flight):
+                w.is_completed()
+        flight.append(self)
 
     def wait(self, timeout=None):
         """Block until the collective finished and its outputs are written; True."""
@@ -44,10 +54,14 @@ class Work:
         p = self._pending
         if isinstance(p, Pending) and p.finish is not None:
             p.finish()
-        for back in self._after:
-            back()
         self._done = True
         self._pending = None
+        try:
+            self._group.in_flight.remove(self)
+        except ValueError:
+            pass
+        for back in self._after:
+            back()
 
     def is_completed(self):
         """Whether it finished (finishing its write-backs if it just did); never blocks."""

@@ -62,6 +62,33 @@ def test_views_and_detach_share_the_counter():
     assert _both(run)[2] == (2, 2, 2, 2)
 
 
+def test_data_has_a_counter_of_its_own():
+    def run(lib):
+        t = lib.zeros(4)
+        t.add_(1)
+        d = t.data
+        seen = [(t._version, d._version)]
+        d.add_(1)
+        d[1:3].mul_(2)                    # views of .data share .data's counter
+        seen.append((t._version, d._version, t.tolist()))
+        t.add_(1)
+        seen.append((t._version, d._version))
+        return seen
+    assert _both(run)[0] == (1, 0)
+
+
+def test_inplace_write_through_data_is_not_refused_by_backward():
+    """Old-style optimizers and weight surgery write through `.data`; PyTorch's backward
+    then uses the written values without complaint."""
+    def run(lib):
+        w = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = (w * w).sum()
+        w.data.mul_(0.5)
+        y.backward()
+        return w.grad.tolist()
+    assert _both(run) == [1.0, 2.0, 3.0]
+
+
 def test_version_is_read_only():
     for lib in (dt, torch):
         t = lib.zeros(2)

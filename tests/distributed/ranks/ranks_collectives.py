@@ -197,6 +197,43 @@ def test_async_op_work_and_views(world):
     assert flags.tolist() == [True, True, False]
 
 
+def _staged_pair(r):
+    """A rank's non-contiguous float64 input (staged through a host copy) and its base."""
+    base = torch.from_numpy(np.stack([_x(r), _x(r) * 2]).astype("float64"))
+    return base, base.t()
+
+
+def test_a_dropped_async_handle_still_writes_its_result(world):
+    """PyTorch's process groups keep a Work alive until it completes; a dropped handle
+    whose staging copy were freed would let MPI write into freed memory and the result
+    never reach the tensor."""
+    import gc
+    r, n = world
+    total = np.sum([np.stack([_x(q), _x(q) * 2]) for q in range(n)], axis=0)
+    base, view = _staged_pair(r)
+    dist.all_reduce(view, async_op=True)          # the handle is dropped at once
+    gc.collect()
+    junk = [np.full(10, -7.0) for _ in range(64)]  # reuses freed memory, if any was
+    for _ in range(2000):                         # each new collective retires finished ones
+        dist.barrier()
+        if np.array_equal(base.numpy(), total):
+            break
+    assert np.array_equal(base.numpy(), total)
+    assert all((j == -7.0).all() for j in junk)
+
+
+def test_freeing_a_group_waits_for_its_dropped_handles(world):
+    import gc
+    r, n = world
+    group = dist.new_group(list(range(n)))
+    total = np.sum([np.stack([_x(q), _x(q) * 2]) for q in range(n)], axis=0)
+    base, view = _staged_pair(r)
+    dist.all_reduce(view, group=group, async_op=True)
+    gc.collect()
+    dist.destroy_process_group(group)
+    assert np.array_equal(base.numpy(), total)
+
+
 def test_object_collectives(world):
     r, n = world
     objs = [{"from": r}, (r, "x")] if r == 1 % n else [None, None]
