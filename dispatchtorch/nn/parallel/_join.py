@@ -20,6 +20,7 @@ class _DDPJoinHook(JoinHook):
     def main_hook(self):
         """One iteration of the active ranks, with this rank's gradients all zero."""
         ddp = self.ddp
+        ddp.reducer.rebuild_buckets()       # as the active ranks' forward does, once
         ddp._sync_buffers(joined=True)
         should_sync = ddp._check_global_requires_backward_grad_sync(is_joined_rank=True)
         ddp.require_forward_param_sync = should_sync

@@ -1,5 +1,5 @@
-"""DistributedDataParallel's gradient reducer: parameters grouped in buckets in reverse
-registration order (roughly the order backward produces their gradients); each bucket's
+"""DistributedDataParallel's gradient reducer: parameters grouped in buckets (PyTorch's
+layout: see Reducer, rebuilt once in the order backward produced them); each bucket's
 all-reduce is launched asynchronously, from the gradient hooks, as soon as all its
 gradients are in, in bucket order on every rank (MPI needs one collective order);
 the end-of-backward callback waits for them and writes the averages into `.grad`.
@@ -16,6 +16,7 @@ from ._comm_hook_run import hook_result, run_hook
 
 # PyTorch's dist._DEFAULT_FIRST_BUCKET_BYTES: a small first bucket starts communication early
 FIRST_BUCKET_BYTES = 1024 * 1024
+NO_LIMIT = float("inf")
 
 
 class _Bucket:
@@ -35,36 +36,54 @@ class _Bucket:
         self.work = self.fut = None
 
 
-def _buckets(params, cap_bytes):
-    """Parameter lists in reverse registration order, split at `cap_bytes` (the first
-    at FIRST_BUCKET_BYTES) and wherever dtype or device changes."""
-    out, cur, size, cap = [], [], 0, min(FIRST_BUCKET_BYTES, cap_bytes)
-    for p in reversed(params):
-        nbytes = p.numel() * p.element_size()
-        if cur and (size + nbytes > cap or p.dtype != cur[0].dtype or p.device != cur[0].device):
-            out.append(cur)
-            cur, size, cap = [], 0, cap_bytes
-        cur.append(p)
-        size += nbytes
-    if cur:
-        out.append(cur)
-    return out
+def assign_buckets(params, limits, ready_order=False):
+    """PyTorch's compute_bucket_assignment_by_size: per dtype and device, parameters join an
+    open bucket that closes once it holds `limits[k]` bytes or more (k advances to the last
+    limit). Buckets in ready order stay in the order they closed; otherwise they are sorted
+    by their first parameter's position (the caller reverses them: backward runs last
+    layers first)."""
+    out, open_, at = [], {}, {}
+    for pos, p in enumerate(params):
+        key = (p.dtype, p.device)
+        cur = open_.setdefault(key, [[], 0])
+        cur[0].append(pos)
+        cur[1] += p.numel() * p.element_size()
+        k = at.setdefault(key, 0)
+        if cur[1] >= limits[k]:
+            out.append(cur[0])
+            open_[key] = [[], 0]
+            at[key] = min(k + 1, len(limits) - 1)
+    out += [b for b, _ in open_.values() if b]
+    if not ready_order:
+        out.sort(key=min)
+    return [[params[i] for i in b] for b in out]
 
 
 class Reducer:
-    def __init__(self, named_params, group, bucket_cap_mb, find_unused, grad_as_view):
+    """Buckets as PyTorch 2.13 lays them out: the first backward (unless
+    find_unused_parameters) reduces one bucket of every parameter, recording the order the
+    gradients arrive in; the next forward rebuilds the buckets in that order (rank 0's,
+    broadcast), the first of `first_bytes`, then `cap_bytes` each, so later backwards
+    overlap communication with computation."""
+
+    def __init__(self, named_params, group, cap_bytes, first_bytes, find_unused, grad_as_view,
+                 static_graph=False):
         self.names = {id(p): n for n, p in named_params}
         self.params = [p for _, p in named_params]
         self.position = {id(p): i for i, p in enumerate(self.params)}
         self.group, self.find_unused, self.grad_as_view = group, find_unused, grad_as_view
         self.world = dist.get_world_size(group)
         self.divisor = self.world            # Join(divide_by_initial_world_size=False) lowers it
-        self.buckets = [_Bucket(i, ps) for i, ps in
-                        enumerate(_buckets(self.params, int(bucket_cap_mb * 1024 * 1024)))]
-        self.where = {}
-        for b in self.buckets:
-            for j, p in enumerate(b.params):
-                self.where[id(p)] = (b, j)
+        self.rebuild_limits = [first_bytes, cap_bytes]
+        if static_graph or not find_unused:
+            limits = [NO_LIMIT]
+        else:
+            limits = [first_bytes, cap_bytes] if first_bytes < cap_bytes else [cap_bytes]
+        # buckets are rebuilt once, from the order of the first synchronised backward (the
+        # second with static_graph: PyTorch's first static-graph iteration records nothing)
+        self.arrivals = [] if (static_graph or not find_unused) else None
+        self.unrecorded = 1 if static_graph else 0
+        self._set_buckets(assign_buckets(self.params, limits)[::-1])
         self.armed = False          # the forward of this step asked for a synchronised backward
         self.in_backward = False
         self.next_launch = 0
@@ -72,9 +91,44 @@ class Reducer:
         self.hook = self.hook_state = None     # a communication hook and its state
         self.handles = [p.register_hook(self._hook_for(p)) for p in self.params]
 
+    def _set_buckets(self, layout):
+        self.buckets = [_Bucket(i, ps) for i, ps in enumerate(layout)]
+        self.where = {}
+        for b in self.buckets:
+            for j, p in enumerate(b.params):
+                self.where[id(p)] = (b, j)
+
     def prepare(self):
         """Called by forward with grad sync on: the next backward all-reduces."""
         self.armed = True
+
+    def rebuild_buckets(self):
+        """Once, at the forward after the first synchronised backward (PyTorch's
+        `_rebuild_buckets`): every rank takes rank 0's gradient arrival order. True if it
+        rebuilt."""
+        order = self.arrivals
+        if not order:
+            return False
+        self.arrivals = None
+        if len(order) != len(self.params):
+            raise RuntimeError(f"DistributedDataParallel: rebuilding buckets needs every "
+                               f"parameter's gradient order; {len(order)} of "
+                               f"{len(self.params)} arrived")
+        agreed = _ops.tensor(order, dtype=int64, device="cpu")
+        if self.world > 1:
+            src = dist.get_global_rank(self.group, 0) if self.group is not None else 0
+            dist.broadcast(agreed, src=src, group=self.group)
+        old = self.where
+        self._set_buckets(assign_buckets([self.params[i] for i in agreed.tolist()],
+                                         self.rebuild_limits, ready_order=True))
+        if self.grad_as_view:       # .grad keeps being a view of its (new) bucket
+            with no_grad():
+                for p in self.params:
+                    b, j = self.where[id(p)]
+                    if p.grad is not None and p.grad is old[id(p)][0].slots[old[id(p)][1]]:
+                        b.slots[j].copy_(p.grad)
+                        p.grad = b.slots[j]
+        return True
 
     def _hook_for(self, p):
         key = id(p)
@@ -102,6 +156,8 @@ class Reducer:
             else:
                 slot.copy_(p.grad + grad)
         self.ready.add(key)
+        if self.arrivals is not None and not self.unrecorded:
+            self.arrivals.append(self.position[key])
         b.pending -= 1
         self._progress()
         self._launch_ready()
@@ -166,6 +222,7 @@ class Reducer:
         except Exception:
             self._abandon()
             raise
+        self.unrecorded = 0                 # the next synchronised backward records its order
         self._reset()
 
     def _write_grads(self, used):
@@ -188,13 +245,20 @@ class Reducer:
                     else:
                         p.grad.copy_(slot)
 
+    def _forget_arrivals(self):
+        """A backward that failed gives no order to rebuild from; the next one will."""
+        if self.arrivals is not None:
+            self.arrivals.clear()
+
     def _reset_waiting(self):
+        self._forget_arrivals()
         for b in self.buckets[:self.next_launch]:
             (b.fut if b.fut is not None else b.work).wait()
         self._reset()
 
     def _abandon(self):
         """After a hook failed: finish what is in flight (ignoring its errors), reset."""
+        self._forget_arrivals()
         for b in self.buckets[:self.next_launch]:
             try:
                 (b.fut if b.fut is not None else b.work).wait()

@@ -10,7 +10,7 @@ from ...autograd.grad_mode import STATE, no_grad
 from ..modules.module import Module
 from ._comm_hooks import CommHookMixin
 from ._join import JoinMixin
-from ._reducer import Reducer
+from ._reducer import FIRST_BUCKET_BYTES, Reducer
 
 
 def _broadcast_coalesced(tensors, group, src):
@@ -62,6 +62,9 @@ class DistributedDataParallel(CommHookMixin, JoinMixin, Module):
         self.gradient_as_bucket_view = gradient_as_bucket_view
         self.static_graph = static_graph
         self.bucket_cap_mb = 25 if bucket_cap_mb is None else bucket_cap_mb
+        cap_bytes = int(self.bucket_cap_mb * 1024 * 1024)
+        # PyTorch's BucketCapacityConfig: a 1 MiB first bucket only with the default cap
+        first_bytes = FIRST_BUCKET_BYTES if bucket_cap_mb is None else cap_bytes
         self.require_backward_grad_sync = True
         self.require_forward_param_sync = True
         self.device = next(iter(devices))
@@ -71,15 +74,17 @@ class DistributedDataParallel(CommHookMixin, JoinMixin, Module):
         if init_sync:
             _broadcast_coalesced(list(module.parameters()) + list(module.buffers()),
                                  process_group, src)
-        object.__setattr__(self, "reducer", Reducer(params, process_group, self.bucket_cap_mb,
-                                                    find_unused_parameters,
-                                                    gradient_as_bucket_view))
+        object.__setattr__(self, "reducer", Reducer(params, process_group, cap_bytes,
+                                                    first_bytes, find_unused_parameters,
+                                                    gradient_as_bucket_view, static_graph))
 
     def forward(self, *inputs, **kwargs):
         grad_sync = STATE.enabled and self.require_backward_grad_sync
         if grad_sync:
             self.reducer.prepare()
         self._pre_forward_join()
+        if STATE.enabled:       # after the join notice, as PyTorch's (joined ranks shadow it)
+            self.reducer.rebuild_buckets()
         self._sync_buffers()
         if self._join_config.enable:
             self._check_global_requires_backward_grad_sync(is_joined_rank=False)

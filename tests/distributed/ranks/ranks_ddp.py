@@ -57,7 +57,7 @@ def _same_on_every_rank(m):
 
 
 @pytest.mark.parametrize("bucket_cap_mb,as_view,set_to_none",
-                         [(25, False, True), (1e-4, False, False), (1e-4, True, True),
+                         [(25, False, True), (1e-6, False, False), (1e-6, True, True),
                           (25, True, False)],
                          ids=["one-bucket", "bucket-per-param", "bucket-view", "view-kept-grads"])
 def test_ddp_20_steps_equal_full_batch(world, bucket_cap_mb, as_view, set_to_none):
@@ -69,7 +69,7 @@ def test_ddp_20_steps_equal_full_batch(world, bucket_cap_mb, as_view, set_to_non
     _perturb(m, r)
     ddp = DDP(m, bucket_cap_mb=bucket_cap_mb, gradient_as_bucket_view=as_view)
     assert ddp.module is m
-    assert len(ddp.reducer.buckets) == (1 if bucket_cap_mb == 25 else 4)
+    assert len(ddp.reducer.buckets) == 1      # PyTorch's first iteration: one bucket
     opt = torch.optim.SGD(ddp.parameters(), lr=0.1, momentum=0.9)
     for _ in range(20):
         opt_ref.zero_grad()
@@ -78,6 +78,9 @@ def test_ddp_20_steps_equal_full_batch(world, bucket_cap_mb, as_view, set_to_non
         opt.zero_grad(set_to_none=set_to_none)
         nn.functional.mse_loss(ddp(_mine(X, r, n)), _mine(Y, r, n)).backward()
         opt.step()
+    # rebuilt after the first backward, in the order the gradients arrived (a bucket
+    # closes once it holds the cap or more: at 1 byte, every tensor alone)
+    assert len(ddp.reducer.buckets) == (1 if bucket_cap_mb == 25 else 4)
     if as_view:
         b0 = ddp.reducer.buckets[0]
         assert all(p.grad is s for p, s in zip(b0.params, b0.slots))
@@ -155,7 +158,8 @@ def test_buckets_launch_during_backward(world):
     r, n = world
     X, Y = _data()
     m = _net()
-    ddp = DDP(m, bucket_cap_mb=1e-4)                  # a bucket per parameter
+    ddp = DDP(m, bucket_cap_mb=1e-6)                  # a bucket per parameter, once rebuilt
+    nn.functional.mse_loss(ddp(_mine(X, r, n)), _mine(Y, r, n)).backward()   # one bucket
     seen = []
     # runs after DDP's own hook on fc1.bias: fc2's buckets (the first ones) are in flight
     m.fc1.bias.register_hook(lambda g: seen.append(
@@ -164,7 +168,7 @@ def test_buckets_launch_during_backward(world):
     (launched, in_backward), = seen
     assert launched[0] and launched[1] and in_backward
     first = ddp.reducer.buckets[0].params
-    assert len(first) == 1 and first[0] is m.fc2.bias
+    assert len(first) == 1 and first[0] is m.fc2.weight     # the first gradient to arrive
     assert all(b.work is None for b in ddp.reducer.buckets)     # all waited for and reset
 
 

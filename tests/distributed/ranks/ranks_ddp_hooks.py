@@ -40,7 +40,7 @@ def _local_grads(r, n, dtype):
     return every
 
 
-def _ddp_grads(r, n, dtype, hook=None, state=None, bucket_cap_mb=1e-4, register=None):
+def _ddp_grads(r, n, dtype, hook=None, state=None, bucket_cap_mb=1e-6, register=None):
     ddp = DDP(_net(dtype), bucket_cap_mb=bucket_cap_mb)
     if hook is not None:
         ddp.register_comm_hook(state, hook)
@@ -147,11 +147,23 @@ def test_custom_hook_sees_the_buckets_and_its_result_lands_in_grad(world):
 
     got, ddp = _ddp_grads(r, n, torch.float64, doubling_hook, "my-state")
     params = list(ddp.module.parameters())
-    # one bucket per parameter at this cap, in reverse registration order
-    assert seen == [(i, i == 3, [id(params[3 - i])]) for i in range(4)]
+    # PyTorch's first iteration: one bucket of every parameter, in registration order
+    assert seen == [(0, True, [id(p) for p in params])]
     for i in range(4):
         gold = 2 * np.mean([g[i] for g in every], axis=0)
         np.testing.assert_allclose(got[i], gold, rtol=1e-12, atol=1e-14)
+    # then rebuilt: one bucket per parameter at this cap, in gradient arrival order (the
+    # last layer's first; its weight's before its bias's here, PyTorch's bias first)
+    seen.clear()
+    for p in params:
+        p.grad = None
+    x, y = _batch(r, n, torch.float64)
+    nn.functional.mse_loss(ddp(x), y).backward()
+    arrival = [params[2], params[3], params[0], params[1]]
+    assert seen == [(i, i == 3, [id(arrival[i])]) for i in range(4)]
+    for i in range(4):
+        gold = 2 * np.mean([g[i] for g in every], axis=0)
+        np.testing.assert_allclose(params[i].grad.numpy(), gold, rtol=1e-12, atol=1e-14)
 
 
 def test_noop_hook_keeps_local_gradients(world):
@@ -188,7 +200,7 @@ def test_powerSGD_is_allreduce_then_matches_a_numpy_rank1_step(world):
     every = _local_grads(r, n, torch.float64)
     mean = [np.mean([g[i] for g in every], axis=0) for i in range(4)]
     state = psgd.PowerSGDState(None, matrix_approximation_rank=1, start_powerSGD_iter=2)
-    ddp = DDP(_net(torch.float64), bucket_cap_mb=1e-4)
+    ddp = DDP(_net(torch.float64), bucket_cap_mb=1e-6)
     ddp.register_comm_hook(state, psgd.powerSGD_hook)
     x, y = _batch(r, n, torch.float64)
     for it in range(3):
@@ -201,9 +213,13 @@ def test_powerSGD_is_allreduce_then_matches_a_numpy_rank1_step(world):
                 np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
     assert state.iter == 3
     seeds = np.random.RandomState(0)
-    # buckets 0..3 = parameters 3..0; 1-D ones go uncompressed (yet draw a seed)
+    # buckets as rebuilt (arrival order: fc2.weight, fc2.bias, fc1.weight, fc1.bias); 1-D
+    # ones go uncompressed (yet draw a seed)
+    position = {id(p): i for i, p in enumerate(ddp.module.parameters())}
+    order = [position[id(b.params[0])] for b in ddp.reducer.buckets]
+    assert order == [2, 3, 0, 1]
     for b in range(4):
-        i = 3 - b
+        i = order[b]
         seed = seeds.randint(1_000_000_000)
         if every[0][i].ndim == 1:
             np.testing.assert_allclose(got[i], mean[i], rtol=1e-12, atol=1e-14)
@@ -228,15 +244,16 @@ def test_a_failing_hook_raises_and_the_next_backward_is_clean(world):
 
     def flaky(state, bucket):
         calls[0] += 1
-        if calls[0] == 2:                      # the second bucket of the first backward
+        if calls[0] == 3:                      # the second bucket of the second backward
             raise ValueError("hook failed")
-        if calls[0] == 3:
+        if calls[0] == 4:                      # the first bucket of the third
             return "not a future"
         return default_hooks.allreduce_hook(None, bucket)
 
-    ddp = DDP(_net(torch.float64), bucket_cap_mb=1e-4)
+    ddp = DDP(_net(torch.float64), bucket_cap_mb=1e-6)
     ddp.register_comm_hook(None, flaky)
     x, y = _batch(r, n, torch.float64)
+    nn.functional.mse_loss(ddp(x), y).backward()       # one bucket; then rebuilt, four
     with pytest.raises(ValueError, match="hook failed"):
         nn.functional.mse_loss(ddp(x), y).backward()
     with pytest.raises(RuntimeError, match="must return a torch.futures.Future, got str"):
