@@ -2,6 +2,8 @@
 per-op path compares devices by identity and reaches its backend in one step."""
 from __future__ import annotations
 
+import threading
+
 from ._device import device as Device
 from ._dtype import BY_NAME
 from .dispatch.loader import get_backend, on_reset
@@ -41,6 +43,7 @@ class Place:
 
 _places: dict = {}        # (type, index) -> Place
 _lookup: dict = {}        # what users pass (str, device, None) -> Place
+_making = threading.Lock()   # one Place per device even when threads meet it first together
 
 
 def place_of(d) -> Place:
@@ -55,7 +58,10 @@ def place_of(d) -> Place:
     key = (dev.type, 0 if dev.index is None or dev.type in INDEXLESS else dev.index)
     p = _places.get(key)
     if p is None:
-        p = _places[key] = Place(dev)
+        with _making:
+            p = _places.get(key)
+            if p is None:
+                p = _places[key] = Place(dev)
     try:
         _lookup[d] = p
     except TypeError:

@@ -1,8 +1,8 @@
 """Checks of the backend contract itself, below the ops: device enumeration, host
 transfers of every dtype, zero-size allocations, strided views that alias their
 storage, copies with casts, `to()` between the backend and the CPU, views of a
-tensor's bytes as another dtype (the optional `reinterpret`), and what happens when a
-kernel raises."""
+tensor's bytes as another dtype (the optional `reinterpret`), what happens when a
+kernel raises, and ops issued from several threads at once (contract_threads.py)."""
 from __future__ import annotations
 
 import time
@@ -14,6 +14,7 @@ import dispatchtorch as torch
 from dispatchtorch.backend import ALL_DTYPE_NAMES, BARE, DTYPE_NAMES, compatible
 from dispatchtorch.dispatch import OPS
 
+from . import contract_threads
 from . import dtypes as DT
 from .case import seed_of
 from .checks import describe_exc
@@ -246,7 +247,17 @@ def reinterpret(target, dtype):
     bk.synchronize(idx)
 
 
-PER_BACKEND = {"devices": devices, "kernel-error": kernel_error, "views": views}
+def _fail(message):
+    raise ContractFailure(message)
+
+
+def threads(target):
+    """Ops from several threads at once equal the same ops run one at a time."""
+    return contract_threads.check(target, _expect, _fail)
+
+
+PER_BACKEND = {"devices": devices, "kernel-error": kernel_error, "views": views,
+               "threads": threads}
 PER_DTYPE = {"roundtrip": roundtrip, "zero-size": zero_size, "to": transfers,
              "reinterpret": reinterpret}
 PER_BARE_DTYPE = {"bare-roundtrip": bare_roundtrip}
@@ -270,8 +281,8 @@ def run_one(target, check_id):
             if name == "views" and "float32" not in target.dtypes:
                 outcome, message = "skip", "the device does not claim float32"
             else:
-                PER_BACKEND[name](target)
-                outcome, message = "pass", ""
+                skipped = PER_BACKEND[name](target)
+                outcome, message = ("skip", skipped) if skipped else ("pass", "")
         else:
             skipped = (PER_BARE_DTYPE.get(name) or PER_DTYPE[name])(target, dtype)
             outcome, message = ("skip", skipped) if skipped else ("pass", "")

@@ -70,6 +70,8 @@ class BackendRuntime:
 
 
 _runtimes: dict[str, BackendRuntime] = {}
+_LOCKS_LOCK = threading.Lock()
+_LOAD_LOCKS: dict[str, threading.Lock] = {}
 _entry_points: dict[str, list] | None = None
 _installed_types: list = []      # every registered name, found with _entry_points
 _pm: pluggy.PluginManager | None = None
@@ -156,16 +158,26 @@ def get_backend(name: str) -> BackendRuntime:
     """The runtime for a device type, loading it on first use; raises if unknown."""
     rt = _runtimes.get(name)
     if rt is None:
-        eps = _discover().get(name)
-        if not eps:
-            installed = ", ".join(available_names()) or "none"
-            hint = "" if _allowed() is None or name in _allowed() else \
-                " (DISPATCHTORCH_BACKENDS excludes it)"
-            if not hint and name in _INSTALL_HINTS:
-                hint = f" (from a checkout of dispatchtorch: {_INSTALL_HINTS[name]})"
-            raise RuntimeError(f"no backend is installed for device type '{name}'{hint}; "
-                               f"installed: {installed}")
-        rt = _runtimes[name] = _load(name, eps)
+        # two threads' first ops must share one runtime (one context per device); a lock
+        # per name, so a plugin that uses another backend while it imports can load it
+        with _LOCKS_LOCK:
+            lock = _LOAD_LOCKS.setdefault(name, threading.Lock())
+        with lock:
+            rt = _runtimes.get(name) or _load_named(name)
+    return rt
+
+
+def _load_named(name):
+    eps = _discover().get(name)
+    if not eps:
+        installed = ", ".join(available_names()) or "none"
+        hint = "" if _allowed() is None or name in _allowed() else \
+            " (DISPATCHTORCH_BACKENDS excludes it)"
+        if not hint and name in _INSTALL_HINTS:
+            hint = f" (from a checkout of dispatchtorch: {_INSTALL_HINTS[name]})"
+        raise RuntimeError(f"no backend is installed for device type '{name}'{hint}; "
+                           f"installed: {installed}")
+    rt = _runtimes[name] = _load(name, eps)
     return rt
 
 

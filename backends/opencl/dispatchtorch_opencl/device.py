@@ -85,6 +85,10 @@ class Device:
             options.append("-cl-fp32-correctly-rounded-divide-sqrt")
         self.build_options = options
         self._ctx = self._queue = self._pool = self._dummy = self._side = None
+        self._starting = threading.Lock()   # threads meeting the device first share one context
+        # a cl.Kernel holds its arguments: setting them and queueing the kernel is one step
+        # per kernel object, or two threads launching one cached kernel swap arguments
+        self._launching = threading.Lock()
         self._aside = threading.local()   # .wait: inside aside(), the side queue's wait list
         # the last command queued that wrote each buffer: a host read waits for that
         # command only, not the whole queue (see uses.py, transfers.py)
@@ -101,9 +105,13 @@ class Device:
     def _start(self):
         cl = self.cl
         from pyopencl.tools import ImmediateAllocator, MemoryPool
-        self._ctx = cl.Context([self.dev])
-        self._queue = cl.CommandQueue(self._ctx)
-        self._pool = MemoryPool(ImmediateAllocator(self._queue))
+        with self._starting:
+            if self._ctx is not None:
+                return
+            ctx = cl.Context([self.dev])
+            self._queue = cl.CommandQueue(ctx)
+            self._pool = MemoryPool(ImmediateAllocator(self._queue))
+            self._ctx = ctx                  # last: the unlocked readers test it first
 
     @property
     def ctx(self):
@@ -122,7 +130,10 @@ class Device:
         """A second in-order queue for host reads: they wait on the event of the last
         command writing their buffer instead of behind every kernel of `queue`."""
         if self._side is None:
-            self._side = self.cl.CommandQueue(self.ctx)
+            ctx = self.ctx
+            with self._starting:
+                if self._side is None:
+                    self._side = self.cl.CommandQueue(ctx)
         return self._side
 
     @property
@@ -286,9 +297,13 @@ class Device:
         try:
             aside = getattr(self._aside, "wait", None)
             if aside is None:
-                ev = kernel(self.queue, gsize, lsize, *args)
+                queue = self.queue
+                with self._launching:
+                    ev = kernel(queue, gsize, lsize, *args)
             else:
-                ev = kernel(self.side_queue, gsize, lsize, *args, wait_for=aside)
+                queue = self.side_queue
+                with self._launching:
+                    ev = kernel(queue, gsize, lsize, *args, wait_for=aside)
         except self.cl.Error as exc:
             raise KernelLaunchError(f"opencl:{self.index} ({self.name}): launching the kernel for "
                                     f"{what} (global {gsize}, local {lsize}) failed: {exc}") from None
