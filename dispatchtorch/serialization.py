@@ -93,7 +93,7 @@ def _encode(obj, arrays, path="obj", memo=None):
         items = []
         for k, v in obj.items():
             if not isinstance(k, (str, int, float, bool)) and k is not None:
-                raise TypeError(f"dispatchtorch.save: cannot save the dict key {k!r} of type "
+                raise TypeError(f"save_safetensors_checkpoint: cannot save the dict key {k!r} of type "
                                 f"{type(k).__name__} at {path} (keys must be str, int, float, bool "
                                 f"or None)")
             items.append([_encode(k, arrays, path, memo),
@@ -105,9 +105,9 @@ def _encode(obj, arrays, path="obj", memo=None):
     if isinstance(obj, list):
         return [_encode(v, arrays, f"{path}[{i}]", memo) for i, v in enumerate(obj)]
     if isinstance(obj, np.ndarray):
-        raise TypeError(f"dispatchtorch.save: convert the numpy array at {path} to a tensor first "
+        raise TypeError(f"save_safetensors_checkpoint: convert the numpy array at {path} to a tensor first "
                         f"(dispatchtorch.from_numpy)")
-    raise TypeError(f"dispatchtorch.save: cannot save an object of type {type(obj).__name__} at "
+    raise TypeError(f"save_safetensors_checkpoint: cannot save an object of type {type(obj).__name__} at "
                     f"{path}; a checkpoint holds tensors, numbers, strings, None, dtypes, devices "
                     f"and dicts / lists / tuples of them (it is never pickled; dispatchtorch.save "
                     f"writes any picklable object)")
