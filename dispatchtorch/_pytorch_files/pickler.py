@@ -94,6 +94,11 @@ class StorageTable:
         if dtype.name in _LEGACY_NAMES and not numel_in_bytes:
             stype, numel = TorchGlobal("torch", _LEGACY_NAMES[dtype.name]), flat.numel()
         else:                         # uint16..64, float8: an UntypedStorage of bytes
+            if self.legacy and not numel_in_bytes:
+                raise RuntimeError(f"torch.save: a {dtype.name} tensor cannot be saved in "
+                                   f"PyTorch's legacy format (_use_new_zipfile_serialization="
+                                   f"False): PyTorch's torch.load fails on such a file; use the "
+                                   f"default zip format")
             stype = TorchGlobal("torch.storage", "UntypedStorage")
             numel = flat.numel() * flat._dtype.itemsize
         self.numels.setdefault(key, numel)

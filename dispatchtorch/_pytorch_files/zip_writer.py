@@ -11,6 +11,11 @@ import zlib
 
 ALIGNMENT = 64
 ZIP32_LIMIT = 0xFFFFFFFF          # sizes / offsets at or past it need zip64 fields
+_SENTINEL = 0xFFFFFFFF            # a 32-bit field whose value is in the zip64 field
+
+
+def _small(value):
+    return value if value < ZIP32_LIMIT else _SENTINEL
 _U64 = 0xFFFFFFFFFFFFFFFF
 
 
@@ -141,14 +146,13 @@ class ZipWriter:
         extra = zip64 + b"FB" + struct.pack("<H", pad) + b"Z" * pad
         flags = 0x0808 if size else 0x0800     # utf-8 names; a data descriptor follows data
         crc = zlib.crc32(data) if size else 0
-        self._put(b"PK\x03\x04" + struct.pack("<HHHHHIIIHH", 0, flags, 0, 0, 0, 0,
-                                              ZIP32_LIMIT if big_size else 0,
-                                              ZIP32_LIMIT if big_size else 0,
+        # sizes and CRC are 0 in the local header: they follow the data (a descriptor)
+        self._put(b"PK\x03\x04" + struct.pack("<HHHHHIIIHH", 0, flags, 0, 0, 0, 0, 0, 0,
                                               len(full), len(extra)) + full + extra)
         self._put(data)
         if size:
             self.crc_combined = _combine(self.crc_combined, crc)
-            if big_size:
+            if zip64:                           # miniz: 64-bit sizes once zip64 info exists
                 self._put(b"PK\x07\x08" + struct.pack("<IQQ", crc, size, size))
             else:
                 self._put(b"PK\x07\x08" + struct.pack("<III", crc, size, size))
@@ -171,15 +175,13 @@ class ZipWriter:
             fields = (struct.pack("<QQ", size, size) if size >= ZIP32_LIMIT else b"") + \
                 (struct.pack("<Q", offset) if offset >= ZIP32_LIMIT else b"")
             extra = struct.pack("<HH", 1, len(fields)) + fields if fields else b""
-            small = min(size, ZIP32_LIMIT)
             self._put(b"PK\x01\x02" + struct.pack(
-                "<HHHHHHIIIHHHHHII", 0, 0, flags, 0, 0, 0, crc, small, small, len(full),
-                len(extra), 0, 0, 0, 0, min(offset, ZIP32_LIMIT)) + full + extra)
+                "<HHHHHHIIIHHHHHII", 0, 0, flags, 0, 0, 0, crc, _small(size), _small(size),
+                len(full), len(extra), 0, 0, 0, 0, _small(offset)) + full + extra)
         cd_size, n = self.pos - cd_offset, len(self.entries)
         eocd64 = self.pos
         self._put(b"PK\x06\x06" + struct.pack("<QHHIIQQQQ", 44, 0x031e, 0x002d, 0, 0, n, n,
                                               cd_size, cd_offset))
         self._put(b"PK\x06\x07" + struct.pack("<IQI", 0, eocd64, 1))
         self._put(b"PK\x05\x06" + struct.pack("<HHHHIIH", 0, 0, min(n, 0xFFFF), min(n, 0xFFFF),
-                                              min(cd_size, ZIP32_LIMIT),
-                                              min(cd_offset, ZIP32_LIMIT), 0))
+                                              _small(cd_size), _small(cd_offset), 0))
