@@ -68,12 +68,20 @@ class _StorageRef:
         self.pid = pid
 
 
+def _address(flat):
+    """Where a storage's memory starts (0: none, or a backend without addresses)."""
+    try:
+        return flat.data_ptr() if flat.numel() else 0
+    except Exception:           # noqa: BLE001 - a backend may not expose addresses
+        return 0
+
+
 class StorageTable:
     """The storages the pickle names, in first-seen order: key -> (flat tensor over the
     whole storage, in the dtype it is saved as)."""
 
     def __init__(self, legacy=False):
-        self.by_handle, self.records, self.numels = {}, {}, {}
+        self.by_handle, self.records, self.numels, self.by_ptr = {}, {}, {}, {}
         self.legacy = legacy          # the legacy format's ids end with a None (no view)
 
     def ref(self, t, dtype, numel_in_bytes=False):
@@ -88,7 +96,9 @@ class StorageTable:
             entry = self.by_handle[id(handle)] = (key, handle, dtype, flat)
             self.records[key] = flat
         key, _, saved_dtype, flat = entry
-        if saved_dtype is not dtype:
+        # as PyTorch, by the memory's address: a dtype view has a handle of its own here
+        ptr = _address(flat)
+        if saved_dtype is not dtype or (ptr and self.by_ptr.setdefault(ptr, dtype) is not dtype):
             raise RuntimeError("Cannot save multiple tensors or storages that view the same data "
                                "as different types")
         if dtype.name in _LEGACY_NAMES and not numel_in_bytes:
@@ -152,14 +162,15 @@ class _Mixin:
     def _dense(self, t, requires_grad):
         if t.device.type == "meta":
             return (TorchGlobal("torch._utils", "_rebuild_meta_tensor_no_storage"),
-                    (t.dtype, tuple(t.shape), t.stride(), requires_grad))
+                    (t.dtype, tuple([*t.shape]), tuple([*t.stride()]), requires_grad))
         if getattr(t, "is_conj", None) and t.is_conj():
             t = t.resolve_conj()            # saved as its values (PyTorch keeps the bit)
         if getattr(t, "is_neg", None) and t.is_neg():
             t = t.resolve_neg()
         dtype = t.dtype
         pid = self.storages.ref(t, dtype)
-        args = (_StorageRef(pid), t.storage_offset(), tuple(t.shape), t.stride(),
+        # fresh tuples, as PyTorch's (a cached stride tuple would be memoized in the pickle)
+        args = (_StorageRef(pid), t.storage_offset(), tuple([*t.shape]), tuple([*t.stride()]),
                 requires_grad, collections.OrderedDict())
         if dtype.name in _LEGACY_NAMES:
             return (TorchGlobal("torch._utils", "_rebuild_tensor_v2"), args)
@@ -175,23 +186,25 @@ class _Mixin:
     def save_plain(self, obj):
         self.save_reduce(*self._dense(obj.t, False), obj=obj)
 
-    def save_torch_global(self, obj):
-        """pickle's save_global for a name it must not import."""
+    def _global(self, module, name, obj):
+        """pickle's save_global for a name it must not import; obj is memoized."""
         if self.proto >= 4:
-            self.save(obj.module)
-            self.save(obj.name)
+            self.save(module)
+            self.save(name)
             self.write(pickle.STACK_GLOBAL)
         else:
-            self.write(pickle.GLOBAL + obj.module.encode("utf-8") + b"\n" +
-                       obj.name.encode("utf-8") + b"\n")
+            self.write(pickle.GLOBAL + module.encode("utf-8") + b"\n" + name.encode("utf-8") + b"\n")
         self.memoize(obj)
+
+    def save_torch_global(self, obj):
+        self._global(obj.module, obj.name, obj)
 
     def save_dtype(self, obj):
-        self.save(TorchGlobal("torch", obj.name))
-        self.memoize(obj)
+        self._global("torch", obj.name, obj)
 
     def save_device(self, obj):
-        args = (obj.type,) if obj.index is None else (obj.type, obj.index)
+        kind = obj.type.encode().decode()     # a fresh str as PyTorch's (not the memoized "cpu")
+        args = (kind,) if obj.index is None else (kind, obj.index)
         self.save_reduce(TorchGlobal("torch", "device"), args, obj=obj)
 
     def save_size(self, obj):
