@@ -118,3 +118,18 @@ def test_map_location_applies_to_pickled_tensors():
     assert back["t"].tolist() == [1.0, 1.0] and set(seen) == {"cpu"}
     back = dt.load(io.BytesIO(data), weights_only=False, map_location="cpu")
     assert back["m"][0].weight.device.type == "cpu"
+
+
+def test_older_whole_object_files_still_load():
+    """Files of the DISPATCHTORCH-PICKLE-1 format earlier versions wrote (a magic line,
+    then a pickle whose tensors rebuild through dispatchtorch.serialization)."""
+    from dispatchtorch import _pickle_checkpoint
+    m = _model()
+    data = _pickle_checkpoint.MAGIC + pickle.dumps({"m": m, "t": dt.arange(3)})
+    with pytest.raises(pickle.UnpicklingError, match="dispatchtorch.nn.modules.container"):
+        dt.load(io.BytesIO(data))
+    back = dt.load(io.BytesIO(data), weights_only=False)
+    x = dt.randn(2, 3)
+    np.testing.assert_array_equal(back["m"](x).detach().numpy(), m(x).detach().numpy())
+    plain = _pickle_checkpoint.MAGIC + pickle.dumps({"t": dt.arange(3), "s": {1, 2}})
+    assert dt.load(io.BytesIO(plain))["t"].tolist() == [0, 1, 2]
