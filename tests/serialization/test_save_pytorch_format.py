@@ -308,3 +308,18 @@ def test_damaged_archives_raise():
     data = _ours({"w": dt.arange(100.0)})
     with pytest.raises(RuntimeError, match="corrupted zip checkpoint"):
         dt.load(io.BytesIO(data[: len(data) // 2]))
+
+
+def test_locations_are_pytorchs_tags():
+    """PyTorch's location_tag: "cpu", "cuda:<index>" (index 0 when unset); OpenCL, which
+    PyTorch lacks, is saved as "cpu"."""
+    from dispatchtorch._pytorch_files.pickler import location
+    assert location(dt.device("cpu")) == "cpu"
+    assert location(dt.device("cuda", 1)) == "cuda:1" and location(dt.device("cuda")) == "cuda:0"
+    assert location(dt.device("opencl")) == "cpu"
+
+
+def test_a_conjugate_view_is_saved_as_its_values():
+    c = dt.tensor([1 + 2j, 3 - 1j]).conj()
+    got = _pt(_ours({"c": c}))
+    assert got["c"].tolist() == [1 - 2j, 3 + 1j] and not got["c"].is_conj()
