@@ -83,16 +83,33 @@ class StorageTable:
     def __init__(self, legacy=False):
         self.by_handle, self.records, self.numels, self.by_ptr = {}, {}, {}, {}
         self.legacy = legacy          # the legacy format's ids end with a None (no view)
+        self.reach = {}               # id(handle) -> bytes the saved tensors reach in it
+
+    def note(self, t):
+        """Count what tensor t reaches in its storage (see measure_storages)."""
+        from .._run import storage_of
+        from ..ops.resize_ops import capacity
+        handle = storage_of(t)
+        n = capacity(t) * t._dtype.itemsize
+        if n > self.reach.get(id(handle), (0,))[0]:
+            self.reach[id(handle)] = (n, handle)
+
+    def _flat(self, t):
+        """The flat tensor over t's whole storage, as far as any saved tensor reaches."""
+        from .._run import storage_of
+        from ..ops.resize_ops import capacity
+        from ..ops.retyped import retyped_view
+        n = max(capacity(t), self.reach.get(id(storage_of(t)), (0,))[0] // t._dtype.itemsize)
+        return retyped_view(t, t._dtype, (n,), (1,), 0, "torch.save", base=False)
 
     def ref(self, t, dtype, numel_in_bytes=False):
         """The persistent id for the storage of tensor t, seen as dtype."""
         from .._run import storage_of
-        from .._storage import _flat
         handle = storage_of(t)
         entry = self.by_handle.get(id(handle))
         if entry is None:
             key = str(len(self.by_handle))
-            flat = _flat(t)
+            flat = self._flat(t)
             entry = self.by_handle[id(handle)] = (key, handle, dtype, flat)
             self.records[key] = flat
         key, _, saved_dtype, flat = entry
@@ -230,11 +247,52 @@ def pickler_class(pickle_module):
     return type("TorchFormatPickler", (_Mixin, base), {"dispatch": dispatch})
 
 
+class _Measure(pickle.Pickler):
+    """A first pass (pickle's C pickler, output discarded) that notes every tensor the
+    object holds, so that a storage is saved as far as any of its tensors reaches: a
+    detached view (x[2:4].detach()) knows only its own extent, and a later tensor over the
+    same memory may reach further."""
+
+    def __init__(self, file, protocol, storages):
+        super().__init__(file, protocol=protocol)
+        self.storages = storages
+
+    def persistent_id(self, obj):
+        if isinstance(obj, (UntypedStorage, TypedStorage)):
+            self.storages.note(obj._elements)
+            return "storage"
+        return None
+
+    def reducer_override(self, obj):
+        if not isinstance(obj, Tensor):
+            return NotImplemented
+        if obj.layout is not Tensor.layout:
+            parts = (obj._indices(), obj._values()) if obj.is_sparse else \
+                (obj.crow_indices(), obj.col_indices(), obj.values())
+        else:
+            parts = (obj,) if obj.device.type != "meta" else ()
+        for p in parts:
+            self.storages.note(p)
+        return (int, ())
+
+
+def measure_storages(obj, storages, protocol):
+    """Run the _Measure pass; anything it cannot pickle is left to the real pass, which
+    raises pickle's own error for it."""
+    import io
+    try:
+        _Measure(io.BytesIO(), min(protocol, pickle.HIGHEST_PROTOCOL), storages).dump(obj)
+    except Exception:               # noqa: BLE001 - the real pass reports it
+        pass
+
+
 def dumps(obj, storages, pickle_module=None, protocol=2):
     """(the pickle's bytes) of obj; storages (a StorageTable) collects what it names."""
     import io
     buf = io.BytesIO()
-    p = pickler_class(pickle_module)(buf, protocol=protocol)
+    cls = pickler_class(pickle_module)
+    measure_storages(obj, storages, protocol)
+    p = cls(buf, protocol=protocol)
     p.storages = storages
     p.dump(obj)
     return buf.getvalue()

@@ -323,3 +323,16 @@ def test_a_conjugate_view_is_saved_as_its_values():
     c = dt.tensor([1 + 2j, 3 - 1j]).conj()
     got = _pt(_ours({"c": c}))
     assert got["c"].tolist() == [1 - 2j, 3 + 1j] and not got["c"].is_conj()
+
+
+def test_detached_views_of_one_storage_are_saved_whole():
+    """A detached view knows only its own extent; the saved storage covers what every
+    saved tensor over that memory reaches (PyTorch saves the whole storage)."""
+    x = dt.arange(10.0)
+    a, b = x[2:4].detach(), x[5:].detach()
+    got = _pt(_ours([a, x, b]))
+    assert [t.tolist() for t in got] == [[2.0, 3.0], list(range(10)), [5.0, 6.0, 7.0, 8.0, 9.0]]
+    assert len({t.untyped_storage().data_ptr() for t in got}) == 1
+    got = _pt(_ours([a, b]))                      # without x: as far as b reaches
+    assert got[0].untyped_storage().data_ptr() == got[1].untyped_storage().data_ptr()
+    assert got[1].storage_offset() == 5 and got[1].untyped_storage().nbytes() == 40
