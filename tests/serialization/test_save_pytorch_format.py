@@ -290,6 +290,8 @@ def test_opencl_tensors_are_saved_at_the_cpu_location():
     assert got["t"].device.type == "cpu" and got["col"].tolist() == [1.0, 4.0]
     assert got["col"].untyped_storage().data_ptr() == got["t"].untyped_storage().data_ptr()
     assert dt.load(io.BytesIO(data))["t"].device.type == "cpu"
+    back = dt.load(io.BytesIO(data), map_location="opencl")
+    assert back["t"].device.type == "opencl" and back["col"].cpu().tolist() == [1.0, 4.0]
 
 
 def test_zip64_fields_read_by_pytorch(monkeypatch):
