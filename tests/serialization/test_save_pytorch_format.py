@@ -338,3 +338,21 @@ def test_detached_views_of_one_storage_are_saved_whole():
     got = _pt(_ours([a, b]))                      # without x: as far as b reaches
     assert got[0].untyped_storage().data_ptr() == got[1].untyped_storage().data_ptr()
     assert got[1].storage_offset() == 5 and got[1].untyped_storage().nbytes() == 40
+
+
+def test_saving_needs_no_pytorch(tmp_path):
+    """The torch globals are written by name: a process where `import torch` fails saves a
+    file that PyTorch then loads."""
+    import subprocess
+    import sys
+    path = tmp_path / "no_torch.pt"
+    code = ("import sys; sys.modules['torch'] = None\n"
+            "import dispatchtorch as dt\n"
+            "x = dt.arange(6.0).reshape(2, 3)\n"
+            f"dt.save({{'x': x, 'col': x[:, 1], 'p': dt.nn.Parameter(dt.ones(2)), "
+            f"'d': dt.float16}}, {str(path)!r})\n"
+            "assert sys.modules['torch'] is None\n")
+    subprocess.run([sys.executable, "-c", code], check=True, env=os.environ.copy())
+    got = torch.load(path)
+    assert got["col"].tolist() == [1.0, 4.0] and got["d"] is torch.float16
+    assert type(got["p"]) is torch.nn.Parameter
