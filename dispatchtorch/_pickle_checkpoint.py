@@ -1,5 +1,6 @@
-"""Checkpoints of whole objects (a Module, an Optimizer, anything picklable), for what
-the code-free safetensors format cannot hold.
+"""Reading the whole-object checkpoints (a Module, an Optimizer, anything picklable) that
+earlier dispatchtorch versions wrote beside their safetensors format; `save` now writes
+PyTorch's format instead (_pytorch_files/saving.py).
 
 The file is a magic line then a pickle. torch.load reads it only with
 weights_only=False (it can run code), as PyTorch 2.6+; with weights_only=True (the
@@ -9,7 +10,6 @@ torch.serialization's allowlist refuses anything else, naming it.
 from __future__ import annotations
 
 import io
-import os
 import pickle
 
 from . import _safe_globals
@@ -39,20 +39,6 @@ _ALLOWED_MODULE_PREFIXES = ("numpy.dtypes", "ml_dtypes")
 
 def is_pickle_checkpoint(data):
     return data[:len(MAGIC)] == MAGIC
-
-
-def save(obj, f, pickle_module=None, pickle_protocol=None):
-    module = pickle_module or pickle
-    protocol = pickle_protocol if pickle_protocol is not None else pickle.DEFAULT_PROTOCOL
-    buf = io.BytesIO()
-    buf.write(MAGIC)
-    module.dump(obj, buf, protocol=protocol)
-    data = buf.getvalue()
-    if isinstance(f, (str, os.PathLike)):
-        with open(f, "wb") as fh:
-            fh.write(data)
-    else:
-        f.write(data)
 
 
 class WeightsOnlyUnpickler(pickle.Unpickler):

@@ -1,18 +1,18 @@
-"""dispatchtorch.save / load: checkpoints as safetensors files, which never unpickle.
+"""dispatchtorch.save / load.
 
-A checkpoint is one safetensors file. Its tensors are the file's tensors (named t0,
-t1, ...); the Python structure around them (dicts, lists, tuples, numbers, strings,
-None, dtypes, devices) is JSON in the file's metadata, with a CRC32 per tensor so
-that corrupted bytes are caught. Loading parses JSON and raw bytes only: no object
-of any class named by the file is ever constructed, so a file cannot run code.
-See docs/serialization.md for how this differs from PyTorch's pickle format. Files
-written by PyTorch's torch.save are read too, by a restricted unpickler that only
-rebuilds tensors and plain values (_pytorch_files/).
-"""
+`save` writes PyTorch's own checkpoint format (the zip archive of torch.save, or its
+legacy stream), so real PyTorch's torch.load reads it (_pytorch_files/saving.py). `load`
+reads those files with a restricted unpickler (_pytorch_files/), and dispatchtorch's
+older code-free format: a safetensors file whose tensors are named t0, t1, ... and whose
+Python structure (dicts, lists, tuples, numbers, strings, None, dtypes, devices) is JSON in
+its metadata with a CRC32 per tensor; loading that parses JSON and raw bytes only, so it
+cannot run code. `save_safetensors_checkpoint` still writes that format. See
+docs/serialization.md."""
 from __future__ import annotations
 
 import json
 import os
+import pickle
 import struct
 import zlib
 
@@ -23,6 +23,7 @@ from ._device import device as Device
 from ._map_location import map_device
 from ._tensor import Tensor
 
+DEFAULT_PROTOCOL = 2          # torch.serialization.DEFAULT_PROTOCOL
 FORMAT = "dispatchtorch.checkpoint"
 VERSION = 1
 _META_KEY = "dispatchtorch"
@@ -92,7 +93,7 @@ def _encode(obj, arrays, path="obj", memo=None):
         items = []
         for k, v in obj.items():
             if not isinstance(k, (str, int, float, bool)) and k is not None:
-                raise TypeError(f"dispatchtorch.save: cannot save the dict key {k!r} of type "
+                raise TypeError(f"save_safetensors_checkpoint: cannot save the dict key {k!r} of type "
                                 f"{type(k).__name__} at {path} (keys must be str, int, float, bool "
                                 f"or None)")
             items.append([_encode(k, arrays, path, memo),
@@ -104,11 +105,12 @@ def _encode(obj, arrays, path="obj", memo=None):
     if isinstance(obj, list):
         return [_encode(v, arrays, f"{path}[{i}]", memo) for i, v in enumerate(obj)]
     if isinstance(obj, np.ndarray):
-        raise TypeError(f"dispatchtorch.save: convert the numpy array at {path} to a tensor first "
+        raise TypeError(f"save_safetensors_checkpoint: convert the numpy array at {path} to a tensor first "
                         f"(dispatchtorch.from_numpy)")
-    raise TypeError(f"dispatchtorch.save: cannot save an object of type {type(obj).__name__} at "
+    raise TypeError(f"save_safetensors_checkpoint: cannot save an object of type {type(obj).__name__} at "
                     f"{path}; a checkpoint holds tensors, numbers, strings, None, dtypes, devices "
-                    f"and dicts / lists / tuples of them (it is never pickled)")
+                    f"and dicts / lists / tuples of them (it is never pickled; dispatchtorch.save "
+                    f"writes any picklable object)")
 
 
 def _encode_sparse(obj, arrays, path, memo):
@@ -123,35 +125,56 @@ def _encode_sparse(obj, arrays, path, memo):
     return {"__sparse_csr__": [_encode(p, arrays, path, memo) for p in parts] + [list(obj.shape)]}
 
 
-def save(obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_serialization=True):
-    """Write obj (a tensor, a state dict, an optimizer state, or nested dicts / lists /
-    tuples of those and plain values) to f (a path or a binary file object)."""
+def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL,
+         _use_new_zipfile_serialization=True, _disable_byteorder_record=False):
+    """torch.save: obj (anything picklable) in PyTorch's own zip format, which real
+    PyTorch's torch.load reads (_use_new_zipfile_serialization=False: PyTorch's legacy
+    format). f: a path (written atomically) or a binary file object."""
+    from ._pytorch_files import saving, zip_writer
+    if not isinstance(f, (str, os.PathLike)) and not hasattr(f, "write"):
+        raise AttributeError("expected 'f' to be string, path, or a file-like object with a "
+                             "'write' attribute")
+    path = os.fspath(f) if isinstance(f, (str, os.PathLike)) else None
+
+    def write(out):
+        if _use_new_zipfile_serialization:
+            archive = zip_writer.archive_name(path) if path is not None else "archive"
+            saving.save_zip(obj, out, archive, pickle_module, pickle_protocol,
+                            _disable_byteorder_record)
+        else:
+            saving.save_legacy(obj, out, pickle_module, pickle_protocol)
+    if path is None:
+        write(f)
+    else:
+        _write_atomically(path, write)
+
+
+def save_safetensors_checkpoint(obj, f):
+    """dispatchtorch's own code-free format (a safetensors file with the structure as
+    JSON; see docs/serialization.md): obj is a tensor, a state dict, an optimizer state, or
+    nested dicts / lists / tuples of those and plain values. f: a path or a binary file."""
     st = _safetensors()
     arrays = {}
-    try:
-        structure = _encode(obj, arrays, memo={})
-    except TypeError:               # a whole module, optimizer or other object: pickled
-        from . import _pickle_checkpoint
-        return _pickle_checkpoint.save(obj, f, pickle_module, pickle_protocol)
+    structure = _encode(obj, arrays, memo={})
     meta = json.dumps({"format": FORMAT, "version": VERSION, "structure": structure},
                       separators=(",", ":"))
     data = st.numpy.save(arrays, metadata={_META_KEY: meta,
                                            _META_KEY + ".crc32": str(zlib.crc32(meta.encode()))})
     if isinstance(f, (str, os.PathLike)):
-        _write_atomically(os.fspath(f), data)
+        _write_atomically(os.fspath(f), lambda out: out.write(data))
     else:
         f.write(data)
 
 
-def _write_atomically(path, data):
-    """Write to a temporary file beside path, then rename it over path: a save that
+def _write_atomically(path, write):
+    """write(file) to a temporary file beside path, then rename it over path: a save that
     dies half way leaves the old file whole (rename is atomic on POSIX and Windows)."""
     import tempfile
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+            write(fh)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
@@ -442,6 +465,6 @@ def get_unsafe_globals_in_checkpoint(f):
         else []
 
 
-__all__ = ["save", "load", "load_safetensors", "CheckpointError", "add_safe_globals",
+__all__ = ["save", "load", "load_safetensors", "save_safetensors_checkpoint", "DEFAULT_PROTOCOL", "CheckpointError", "add_safe_globals",
            "clear_safe_globals", "get_safe_globals", "safe_globals",
            "get_unsafe_globals_in_checkpoint"]

@@ -86,7 +86,7 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", default=None, help="directory for the .onnx files")
     p.add_argument("--checkpoint", default=os.path.join(tempfile.gettempdir(),
-                                                        "dispatchtorch_digits_cnn.safetensors"))
+                                                        "dispatchtorch_digits_cnn.pt"))
     args = p.parse_args(argv)
     torch.manual_seed(0)
     out = args.out or tempfile.mkdtemp(prefix="dispatchtorch_onnx_")

@@ -44,7 +44,7 @@ def main(argv=None):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--fsdp", action="store_true", help="FullyShardedDataParallel, not DDP")
     p.add_argument("--checkpoint", default=os.path.join(tempfile.gettempdir(),
-                                                        "dispatchtorch_digits_ddp.safetensors"))
+                                                        "dispatchtorch_digits_ddp.pt"))
     args = p.parse_args(argv)
 
     dist.init_process_group()              # rank and world size come from the launcher

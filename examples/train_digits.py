@@ -70,7 +70,7 @@ def main(argv=None):
     p.add_argument("--lr", type=float, default=3e-3)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--compile", action="store_true", help="train through torch.compile(model)")
-    p.add_argument("--checkpoint", default=os.path.join(CHECKPOINTS, "digits_cnn.safetensors"))
+    p.add_argument("--checkpoint", default=os.path.join(CHECKPOINTS, "digits_cnn.pt"))
     args = p.parse_args(argv)
 
     start = time.perf_counter()

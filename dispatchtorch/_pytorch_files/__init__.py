@@ -1,7 +1,8 @@
-"""dispatchtorch.load of files written by PyTorch's torch.save: the zip format (the
-default since PyTorch 1.6) and the legacy one, read with a restricted unpickler
-(torch.load's weights_only=True: never weights_only=False's full unpickling, so a file
-cannot run code) into dispatchtorch tensors. See docs/serialization.md."""
+"""dispatchtorch.load of files in PyTorch's torch.save formats (written by PyTorch or by
+dispatchtorch.save): the zip format (the default since PyTorch 1.6) and the legacy one,
+read into dispatchtorch tensors with a restricted unpickler (torch.load's
+weights_only=True, the default: a file cannot run code) or, with weights_only=False, a
+full one (trusted files only). See docs/serialization.md."""
 from __future__ import annotations
 
 import io
@@ -46,14 +47,14 @@ def load(f, name, what, map_location=None, pickle_module=None, weights_only=True
         raise ValueError("f must be a file path in order to use the mmap argument")
     if isinstance(f, (str, os.PathLike)):
         with open(f, "rb") as fh:
-            return _load(fh, name, what, map_location, encoding, bool(mmap))
-    return _load(f, name, what, map_location, encoding, False)
+            return _load(fh, name, what, map_location, encoding, bool(mmap), not weights_only)
+    return _load(f, name, what, map_location, encoding, False, not weights_only)
 
 
-def _load(fh, name, what, map_location, encoding, mmap):
+def _load(fh, name, what, map_location, encoding, mmap, full):
     if what == "zip":
-        return _storages_out(zip_format.load(fh, name, map_location, encoding, mmap))
-    return _storages_out(legacy_format.load(fh, name, map_location, encoding))
+        return _storages_out(zip_format.load(fh, name, map_location, encoding, mmap, full))
+    return _storages_out(legacy_format.load(fh, name, map_location, encoding, full))
 
 
 def _storages_out(obj):

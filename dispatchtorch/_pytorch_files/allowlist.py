@@ -84,10 +84,14 @@ def allowed():
     return _ALLOWED[0]
 
 
-PREAMBLE = ("Weights only load failed. dispatchtorch reads PyTorch checkpoints with a restricted "
-            "unpickler only, with weights_only=False too (it never runs code from a PyTorch file), "
-            "so this file loads only if you allowlist what it names, and only if you trust its "
-            "source.\n\tWeightsUnpickler error: ")
+PREAMBLE = ("Weights only load failed. This file can still be loaded, to do so you have two "
+            "options, do those steps only if you trust the source of the checkpoint.\n\t(1) In "
+            "PyTorch 2.6, we changed the default value of the `weights_only` argument in "
+            "`torch.load` from `False` to `True`. Re-running `torch.load` with `weights_only` set "
+            "to `False` will likely succeed, but it can result in arbitrary code execution. Do it "
+            "only if you got the file from a trusted source.\n\t(2) Alternatively, to load with "
+            "`weights_only=True` please check the recommended steps in the following error "
+            "message.\n\tWeightsUnpickler error: ")
 
 
 def unsupported(full_path, module):

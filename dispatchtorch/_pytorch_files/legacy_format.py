@@ -18,7 +18,7 @@ def is_tar(data):
     return len(data) > 262 and data[257:262] == b"ustar"
 
 
-def load(fh, name, map_location, encoding="utf-8"):
+def load(fh, name, map_location, encoding="utf-8", full=False):
     if unpickler.load(fh, None, encoding) != MAGIC_NUMBER:
         raise RuntimeError("Invalid magic number; corrupt file?")
     version = unpickler.load(fh, None, encoding)
@@ -33,7 +33,7 @@ def load(fh, name, map_location, encoding="utf-8"):
     # data) finds them, the second rebuilds the tensors over them
     at = fh.tell()
     refs = {}
-    _objects(fh, name, refs, lambda ref, dt: placing.meta_flat(ref, dt), encoding)
+    _objects(fh, name, refs, lambda ref, dt: placing.meta_flat(ref, dt), encoding, full)
     keys = unpickler.load(fh, None, encoding)
     if not isinstance(keys, list) or set(keys) != set(refs):
         raise RuntimeError(f"torch.load: {name} is corrupted (its storage list does not match)")
@@ -48,13 +48,13 @@ def load(fh, name, map_location, encoding="utf-8"):
             raise RuntimeError(f"torch.load: {name} is truncated at storage {key}")
     if placing.is_meta(map_location):
         fh.seek(at)
-        return _objects(fh, name, {}, lambda ref, dt: placing.meta_flat(ref, dt), encoding)
+        return _objects(fh, name, {}, lambda ref, dt: placing.meta_flat(ref, dt), encoding, full)
     fh.seek(at)
     return _objects(fh, name, {}, lambda ref, dt: placing.flat(ref, dt, raw[ref.key],
-                                                               map_location), encoding)
+                                                               map_location), encoding, full)
 
 
-def _objects(fh, name, refs, make, encoding):
+def _objects(fh, name, refs, make, encoding, full=False):
     """Unpickle the object, its storages made by make(ref, dtype) (refs: key -> ref)."""
     def storage(stype, key, location, numel, rest):
         if rest and rest[0] is not None:
@@ -64,4 +64,4 @@ def _objects(fh, name, refs, make, encoding):
         if ref is None:
             ref = refs[key] = StorageRef(key, stype.dtype, numel, location, make)
         return ref
-    return unpickler.load(fh, storage, encoding)
+    return unpickler.load(fh, storage, encoding, full)

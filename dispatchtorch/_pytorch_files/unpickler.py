@@ -19,8 +19,8 @@ _P = pickle._Unpickler          # the pure-Python one: its opcode table can be r
 _DICTS = (dict, collections.OrderedDict, collections.Counter)
 
 
-class Unpickler(_P):
-    dispatch = dict(_P.dispatch)
+class _StorageIds(_P):
+    """Both unpicklers: persistent ids name the file's storages, and nothing else."""
 
     def __init__(self, file, storage, encoding="utf-8"):
         """storage: fn(storage_type, key, location, numel) -> StorageRef (None: the
@@ -29,18 +29,6 @@ class Unpickler(_P):
         self._storage = storage
         self._user = _safe_globals.user_allowed()
         self._ok = {id(v) for v in (*allowlist.allowed().values(), *self._user.values())}
-
-    def find_class(self, module, name):
-        module, name = allowlist.canonical(module, name)
-        full = f"{module}.{name}"
-        if module in allowlist.BLOCKED_MODULES:
-            raise allowlist.unsupported(full, module)
-        found = allowlist.allowed().get(full)
-        if found is None:
-            found = self._user.get(full)
-        if found is None:
-            raise allowlist.unsupported(full, module)
-        return found
 
     def persistent_load(self, pid):
         if type(pid) is not tuple or len(pid) < 5 or pid[0] not in ("storage", b"storage"):
@@ -57,6 +45,22 @@ class Unpickler(_P):
                 numel, int) or numel < 0:
             raise pickle.UnpicklingError(f"malformed storage id {pid!r:.120}")
         return self._storage(stype, key, location, numel, pid[5:])
+
+
+class Unpickler(_StorageIds):
+    dispatch = dict(_P.dispatch)
+
+    def find_class(self, module, name):
+        module, name = allowlist.canonical(module, name)
+        full = f"{module}.{name}"
+        if module in allowlist.BLOCKED_MODULES:
+            raise allowlist.unsupported(full, module)
+        found = allowlist.allowed().get(full)
+        if found is None:
+            found = self._user.get(full)
+        if found is None:
+            raise allowlist.unsupported(full, module)
+        return found
 
     def _check_callable(self, func, what):
         if id(func) not in self._ok or not callable(func):
@@ -155,8 +159,30 @@ class Unpickler(_P):
         dispatch[_op[0]] = load_inst
 
 
-def load(file, storage=None, encoding="utf-8"):
-    return Unpickler(file, storage, encoding).load()
+class FullUnpickler(_StorageIds):
+    """torch.load's weights_only=False (trusted files only: it imports and calls what the
+    file names, as pickle does). PyTorch's globals still come from the allowlist's table,
+    as dispatchtorch's counterparts; one the table lacks (torch.nn.Linear pickled by
+    PyTorch) has none here and is refused, naming it, rather than imported from PyTorch."""
+
+    def find_class(self, module, name):
+        module, name = allowlist.canonical(module, name)
+        full = f"{module}.{name}"
+        found = allowlist.allowed().get(full)
+        if found is None:
+            found = self._user.get(full)
+        if found is not None:
+            return found
+        if module == "torch" or module.startswith("torch."):
+            raise pickle.UnpicklingError(
+                f"{full}: dispatchtorch.load has no counterpart for this PyTorch global (a "
+                f"whole PyTorch module or object); re-save its state_dict under PyTorch")
+        return super().find_class(module, name)
 
 
-__all__ = ["Unpickler", "load"]
+def load(file, storage=None, encoding="utf-8", full=False):
+    """full: weights_only=False's unpickler (see FullUnpickler)."""
+    return (FullUnpickler if full else Unpickler)(file, storage, encoding).load()
+
+
+__all__ = ["Unpickler", "FullUnpickler", "load"]

@@ -37,8 +37,8 @@ def _data_offset(fh, info):
     return info.header_offset + 30 + n + m
 
 
-def load(fh, name, map_location, encoding="utf-8", mmap=False):
-    """The object in the zip checkpoint open as fh (binary, seekable)."""
+def load(fh, name, map_location, encoding="utf-8", mmap=False, full=False):
+    """The object in the zip checkpoint open as fh (binary, seekable); full: weights_only=False."""
     try:
         zf = zipfile.ZipFile(fh)
     except zipfile.BadZipFile as exc:
@@ -79,4 +79,4 @@ def load(fh, name, map_location, encoding="utf-8", mmap=False):
         return ref
 
     data = io.BytesIO(zf.read(f"{top}/data.pkl"))
-    return unpickler.load(data, storage, encoding)
+    return unpickler.load(data, storage, encoding, full)

@@ -90,7 +90,7 @@ def save(ep, f):
             "state_dict": dict(ep.state_dict), "input_names": list(ep.input_names),
             "dynamic": {k: [list(w) for w in v] for k, v in ep.dynamic.items()},
             "range_constraints": {k: list(v) for k, v in ep.range_constraints.items()}}
-    serialization.save(data, f)
+    serialization.save_safetensors_checkpoint(data, f)      # code-free, whatever save writes
 
 
 def load(f):

@@ -113,7 +113,7 @@ def test_without_onnx_the_error_says_what_to_install(monkeypatch):
 
 
 def test_load_refuses_other_files(tmp_path):
-    path = tmp_path / "ck.safetensors"
+    path = tmp_path / "ck.pt"
     torch.save({"w": torch.ones(2)}, path)
     with pytest.raises(torch.serialization.CheckpointError, match="not an exported program"):
         torch.export.load(path)

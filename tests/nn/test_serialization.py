@@ -17,37 +17,44 @@ import dispatchtorch.nn as nn
 from dispatchtorch.serialization import CheckpointError
 
 
-def _round_trip(obj, **kw):
+def _round_trip(obj, save=dt.save, **kw):
     buf = io.BytesIO()
-    dt.save(obj, buf)
+    save(obj, buf)
     return dt.load(io.BytesIO(buf.getvalue()), **kw)
 
 
-def test_tensors_of_every_dtype_and_shape_round_trip():
+# dispatchtorch's own code-free format, written only on request since save writes PyTorch's
+_safetensors_save = dt.serialization.save_safetensors_checkpoint
+
+
+@pytest.mark.parametrize("save", [dt.save, _safetensors_save])
+def test_tensors_of_every_dtype_and_shape_round_trip(save):
     for dtype in (dt.float32, dt.float64, dt.float16, dt.bfloat16, dt.int64, dt.int32, dt.int16,
                   dt.int8, dt.uint8, dt.bool):
         for shape in ((), (0,), (3,), (2, 0, 3), (2, 3, 4)):
             t = (dt.arange(int(np.prod(shape))) % 3).reshape(shape).to(dtype)
-            r = _round_trip(t)
+            r = _round_trip(t, save)
             assert r.dtype is dtype and tuple(r.shape) == shape
             assert np.array_equal(to_np(r.float()), to_np(t.float()))
 
 
-def test_non_contiguous_views_save_their_values():
+@pytest.mark.parametrize("save", [dt.save, _safetensors_save])
+def test_non_contiguous_views_save_their_values(save):
     t = dt.arange(12.0).reshape(3, 4)
-    assert to_np(_round_trip(t.T[1:])).tolist() == to_np(t.T[1:]).tolist()
+    assert to_np(_round_trip(t.T[1:], save)).tolist() == to_np(t.T[1:]).tolist()
 
 
-def test_nested_structures_round_trip():
+@pytest.mark.parametrize("save", [dt.save, _safetensors_save])
+def test_nested_structures_round_trip(save):
     obj = {"a": [1, 2.5, None, True, "text", (3, dt.float64)], 0: dt.ones(2),
            "inf": float("inf"), "nested": {"d": dt.device("cpu"), (): []}.get("d"),
            "t": (dt.zeros(1), [dt.tensor([1, 2])]), 1.5: "float key"}
-    r = _round_trip(obj)
+    r = _round_trip(obj, save)
     assert list(r) == list(obj)
     assert r["a"] == [1, 2.5, None, True, "text", (3, dt.float64)]
     assert math.isinf(r["inf"]) and r["nested"] == dt.device("cpu") and r[1.5] == "float key"
     assert isinstance(r["t"], tuple) and to_np(r["t"][1][0]).tolist() == [1, 2]
-    nan = _round_trip(float("nan"))
+    nan = _round_trip(float("nan"), save)
     assert math.isnan(nan)
 
 
@@ -56,7 +63,7 @@ def test_model_and_optimizer_state_round_trip(tmp_path):
     opt = dt.optim.Adam(model.parameters())
     model(dt.randn(5, 3)).sum().backward()
     opt.step()
-    path = tmp_path / "ck.safetensors"
+    path = tmp_path / "ck.pt"
     dt.save({"model": model.state_dict(), "opt": opt.state_dict(), "epoch": 7}, path)
     ck = dt.load(path)
     assert ck["epoch"] == 7
@@ -68,9 +75,10 @@ def test_model_and_optimizer_state_round_trip(tmp_path):
     assert ck["opt"]["state"][0]["step"].shape == ()
 
 
-def test_parameters_and_requires_grad_survive():
+@pytest.mark.parametrize("save", [dt.save, _safetensors_save])
+def test_parameters_and_requires_grad_survive(save):
     p = nn.Parameter(dt.ones(2))
-    r = _round_trip({"p": p, "t": dt.ones(1, requires_grad=True), "u": dt.ones(1)})
+    r = _round_trip({"p": p, "t": dt.ones(1, requires_grad=True), "u": dt.ones(1)}, save)
     assert isinstance(r["p"], nn.Parameter) and r["p"].requires_grad
     assert r["t"].requires_grad and not isinstance(r["t"], nn.Parameter)
     assert not r["u"].requires_grad
@@ -81,26 +89,38 @@ def test_map_location_forms():
     assert str(_round_trip(t, map_location="cpu").device) == "cpu"
     assert str(_round_trip(t, map_location=dt.device("cpu")).device) == "cpu"
     assert str(_round_trip(t, map_location={"cpu": "cpu"}).device) == "cpu"
-    seen = []
-    r = _round_trip(t, map_location=lambda tensor, loc: seen.append(loc) or tensor * 2)
-    assert seen == ["cpu"] and to_np(r).tolist() == [0.0, 2.0, 4.0]
+    seen = []       # PyTorch's format: fn(storage, location), as torch.load calls it
+    r = _round_trip(t, map_location=lambda storage, loc: seen.append(loc) or storage)
+    assert seen == ["cpu"] and to_np(r).tolist() == [0.0, 1.0, 2.0]
     with pytest.raises(RuntimeError):
         _round_trip(t, map_location="nosuchdevice")
+    seen = []       # the safetensors format: fn(tensor, saved device)
+    r = _round_trip(t, _safetensors_save,
+                    map_location=lambda tensor, loc: seen.append(loc) or tensor * 2)
+    assert seen == ["cpu"] and to_np(r).tolist() == [0.0, 2.0, 4.0]
+    with pytest.raises(RuntimeError):
+        _round_trip(t, _safetensors_save, map_location="nosuchdevice")
 
 
 def test_objects_beyond_the_code_free_format_are_pickled_as_pytorch_does():
     """Anything else is pickled (tests/serialization covers loading it back); what
-    pickle cannot hold fails as in PyTorch."""
+    pickle cannot hold fails as in PyTorch. A numpy array loads only with
+    weights_only=False or allowlisted, as in PyTorch 2.6+."""
     with pytest.raises((pickle.PicklingError, AttributeError, TypeError)):
         dt.save({"x": [1, lambda: 0]}, io.BytesIO())
     buf = io.BytesIO()
     dt.save(np.zeros(2), buf)
-    assert dt.load(io.BytesIO(buf.getvalue())).tolist() == [0.0, 0.0]
+    with pytest.raises(pickle.UnpicklingError, match="_reconstruct"):
+        dt.load(io.BytesIO(buf.getvalue()))
+    assert dt.load(io.BytesIO(buf.getvalue()), weights_only=False).tolist() == [0.0, 0.0]
+    with pytest.raises(TypeError, match="dispatchtorch.save writes any picklable object"):
+        _safetensors_save(nn.Linear(1, 1), io.BytesIO())
 
 
 def _saved(obj):
+    """A checkpoint in dispatchtorch's safetensors format (its damage checks below)."""
     buf = io.BytesIO()
-    dt.save(obj, buf)
+    _safetensors_save(obj, buf)
     return buf.getvalue()
 
 

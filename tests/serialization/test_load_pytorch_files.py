@@ -190,7 +190,7 @@ def test_files_objects_and_bytes_and_hub_style_loading(tmp_path):
     np.testing.assert_array_equal(mm["bias"].numpy(), m.bias.detach().numpy())
     mm["bias"][0] = 123.0                    # the tensors are copies: the file stays as it was
     assert path.read_bytes() == before and mm["bias"][0].item() == 123.0
-    assert dt.load(path, weights_only=False)["weight"].shape == (2, 2)   # still restricted
+    assert dt.load(path, weights_only=False)["weight"].shape == (2, 2)
 
 
 def test_storage_saved_alone_and_big_endian_files(tmp_path):
@@ -248,14 +248,7 @@ def _as_pytorch_zip(path, payload):
                     else pickle.dumps(payload, protocol=2))
 
 
-@pytest.mark.parametrize("payload,named", [(_Shell, "posix.system"), (_Eval, "eval")])
-@pytest.mark.parametrize("wrap", ["zip", "legacy", "raw"])
-@pytest.mark.parametrize("weights_only", [True, False])
-def test_malicious_pickles_are_refused_without_running(tmp_path, payload, named, wrap,
-                                                       weights_only):
-    flag = tmp_path / "PWNED"
-    evil = payload(flag)
-    path = tmp_path / "evil.pth"
+def _evil_file(path, evil, wrap):
     if wrap == "zip":
         _as_pytorch_zip(path, {"w": evil})
     elif wrap == "legacy":
@@ -264,11 +257,20 @@ def test_malicious_pickles_are_refused_without_running(tmp_path, payload, named,
         head = pickle.dumps(0x1950a86a20f9469cfc6c, protocol=2) + pickle.dumps(1001, protocol=2)
         info = pickle.dumps({"protocol_version": 1001, "little_endian": True}, protocol=2)
         assert data.startswith(head)
-        path.write_bytes(head + info + pickle.dumps({"w": evil}, protocol=2))
+        path.write_bytes(head + info + pickle.dumps({"w": evil}, protocol=2)
+                         + pickle.dumps([], protocol=2))          # no storage keys
     else:
         path.write_bytes(pickle.dumps({"w": evil}))
+
+
+@pytest.mark.parametrize("payload,named", [(_Shell, "posix.system"), (_Eval, "eval")])
+@pytest.mark.parametrize("wrap", ["zip", "legacy", "raw"])
+def test_malicious_pickles_are_refused_without_running(tmp_path, payload, named, wrap):
+    flag = tmp_path / "PWNED"
+    path = tmp_path / "evil.pth"
+    _evil_file(path, payload(flag), wrap)
     with pytest.raises(pickle.UnpicklingError, match=rf"GLOBAL {named}\b"):
-        dt.load(path, weights_only=weights_only)
+        dt.load(path)                       # weights_only=True, the default
     assert not flag.exists()
     # allowlisting cannot unblock os / posix / sys; eval would need the user's explicit say
     if named == "posix.system":
@@ -276,6 +278,23 @@ def test_malicious_pickles_are_refused_without_running(tmp_path, payload, named,
             with pytest.raises(pickle.UnpicklingError, match="is blocked"):
                 dt.load(path)
         assert not flag.exists()
+
+
+@pytest.mark.parametrize("wrap", ["zip", "legacy"])
+def test_weights_only_false_unpickles_everything_as_pytorch(tmp_path, wrap):
+    """weights_only=False is PyTorch's full unpickling, for trusted files only: the
+    payload's eval runs (it creates a file in tmp_path). A pickle outside PyTorch's
+    formats stays refused (its header pickles are always read restricted)."""
+    flag = tmp_path / "RAN"
+    path = tmp_path / "trusted.pth"
+    _evil_file(path, _Eval(flag), wrap)
+    assert dt.load(path, weights_only=False)["w"] is None      # open(...).close() is None
+    assert flag.exists()
+    flag.unlink()
+    _evil_file(path, _Eval(flag), "raw")
+    with pytest.raises(pickle.UnpicklingError, match=r"GLOBAL eval\b"):
+        dt.load(path, weights_only=False)
+    assert not flag.exists()
 
 
 def test_forged_storages_and_geometry_are_refused(tmp_path):

@@ -56,9 +56,12 @@ def test_optimizer_and_arbitrary_objects(tmp_path):
     assert got["config"] == {1, 2, 3} and got["tensor"].tolist() == [0, 1, 2]
 
 
-def test_state_dicts_keep_the_code_free_format():
+def test_state_dicts_name_only_allowlisted_globals():
+    """A state dict is saved in PyTorch's zip format naming only what a weights-only load
+    allows, so it loads by default (here and in PyTorch)."""
     data = _bytes(_model().state_dict())
-    assert not data.startswith(b"DISPATCHTORCH-PICKLE") and data[8:9] == b"{"
+    assert data.startswith(b"PK\x03\x04")
+    assert serialization.get_unsafe_globals_in_checkpoint(io.BytesIO(data)) == []
     sd = dt.load(io.BytesIO(data))
     assert sorted(sd) == ["0.bias", "0.weight", "2.bias", "2.weight"]
 
@@ -115,3 +118,18 @@ def test_map_location_applies_to_pickled_tensors():
     assert back["t"].tolist() == [1.0, 1.0] and set(seen) == {"cpu"}
     back = dt.load(io.BytesIO(data), weights_only=False, map_location="cpu")
     assert back["m"][0].weight.device.type == "cpu"
+
+
+def test_older_whole_object_files_still_load():
+    """Files of the DISPATCHTORCH-PICKLE-1 format earlier versions wrote (a magic line,
+    then a pickle whose tensors rebuild through dispatchtorch.serialization)."""
+    from dispatchtorch import _pickle_checkpoint
+    m = _model()
+    data = _pickle_checkpoint.MAGIC + pickle.dumps({"m": m, "t": dt.arange(3)})
+    with pytest.raises(pickle.UnpicklingError, match="dispatchtorch.nn.modules.container"):
+        dt.load(io.BytesIO(data))
+    back = dt.load(io.BytesIO(data), weights_only=False)
+    x = dt.randn(2, 3)
+    np.testing.assert_array_equal(back["m"](x).detach().numpy(), m(x).detach().numpy())
+    plain = _pickle_checkpoint.MAGIC + pickle.dumps({"t": dt.arange(3), "s": {1, 2}})
+    assert dt.load(io.BytesIO(plain))["t"].tolist() == [0, 1, 2]
