@@ -66,3 +66,13 @@ def subprocess_env(fixture_site):
     env["PYTHONPATH"] = os.pathsep.join(paths + [p for p in [env.get("PYTHONPATH")] if p])
     env.pop("DISPATCHTORCH_BACKENDS", None)
     return env
+
+
+@pytest.fixture
+def opencl_target():
+    """The conformance Target of the OpenCL backend (skips without a device)."""
+    import dispatchtorch as torch
+    from dispatchtorch_conformance.runner import Target
+    if not torch.opencl.is_available():
+        pytest.skip("no OpenCL device")
+    return Target("opencl")

@@ -22,10 +22,8 @@ def test_cpu_passes():
 
 
 @pytest.fixture
-def opencl():
-    if not torch.opencl.is_available():
-        pytest.skip("no OpenCL device")
-    return Target("opencl")
+def opencl(opencl_target):
+    return opencl_target
 
 
 def test_opencl_passes(opencl):

@@ -1,5 +1,8 @@
-"""Fixtures of the store tests that compare against PyTorch."""
+"""Fixtures of the tests that compare against PyTorch: stores, and single-rank runs
+beside PyTorch's own process group."""
 from __future__ import annotations
+
+import tempfile
 
 import pytest
 
@@ -16,3 +19,18 @@ def _outcome(fn):
 @pytest.fixture
 def outcome():
     return _outcome
+
+
+@pytest.fixture(scope="module")
+def beside_pytorch_groups():
+    """dispatchtorch's world of one rank and PyTorch's, a gloo group of one, for a module
+    that runs PyTorch's DDP or FSDP beside ours."""
+    import torch.distributed as tdist
+
+    import dispatchtorch.distributed as dist
+    dist.init_process_group()
+    with tempfile.TemporaryDirectory() as d:
+        tdist.init_process_group("gloo", init_method=f"file://{d}/store", world_size=1, rank=0)
+        yield
+        tdist.destroy_process_group()
+    dist.destroy_process_group()

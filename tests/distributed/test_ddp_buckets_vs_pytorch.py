@@ -4,7 +4,6 @@ iteration (one bucket unless find_unused_parameters) and after the rebuild in gr
 arrival order, for several caps, find_unused_parameters and gradient_as_bucket_view."""
 from __future__ import annotations
 
-import tempfile
 
 import numpy as np
 import pytest
@@ -18,14 +17,8 @@ pytestmark = [pytest.mark.skipif(not dist.is_available(), reason="mpi4py is not 
 
 
 @pytest.fixture(scope="module", autouse=True)
-def groups():
-    import torch.distributed as tdist
-    dist.init_process_group()
-    with tempfile.TemporaryDirectory() as d:
-        tdist.init_process_group("gloo", init_method=f"file://{d}/store", world_size=1, rank=0)
-        yield
-        tdist.destroy_process_group()
-    dist.destroy_process_group()
+def groups(beside_pytorch_groups):
+    yield
 
 
 def _net(lib, bias=False):

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import functools
 import math
-import tempfile
 
 import numpy as np
 import pytest
@@ -24,14 +23,8 @@ pytestmark = [pytest.mark.skipif(not dist.is_available(), reason="mpi4py is not 
 
 
 @pytest.fixture(scope="module", autouse=True)
-def groups():
-    import torch.distributed as tdist
-    dist.init_process_group()
-    with tempfile.TemporaryDirectory() as d:
-        tdist.init_process_group("gloo", init_method=f"file://{d}/store", world_size=1, rank=0)
-        yield
-        tdist.destroy_process_group()
-    dist.destroy_process_group()
+def groups(beside_pytorch_groups):
+    yield
 
 
 def _policies(lib, wrap_mod, block):
