@@ -61,6 +61,8 @@ from ._accelerator import get_num_threads, set_num_threads  # noqa: E402,F401
 
 cuda = _DeviceModule("cuda")
 opencl = _DeviceModule("opencl")
+# PyTorch's other device modules: no backend here provides them, so is_available() is False
+xpu, mps, mtia = _DeviceModule("xpu"), _DeviceModule("mps"), _DeviceModule("mtia")
 
 half, float, double = float16, float32, float64  # noqa: A001
 short, int, long = int16, int32, int64  # noqa: A001

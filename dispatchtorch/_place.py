@@ -44,6 +44,19 @@ class Place:
 _places: dict = {}        # (type, index) -> Place
 _lookup: dict = {}        # what users pass (str, device, None) -> Place
 _making = threading.Lock()   # one Place per device even when threads meet it first together
+_current: dict = {}       # device type -> the index `cuda` (no index) means: set_device
+
+
+def current_index(device_type) -> int:
+    return _current.get(device_type, 0)
+
+
+def set_current_index(device_type, index) -> None:
+    """`torch.<type>.set_device`: later index-less devices of the type mean `index`
+    (process-wide here; PyTorch keeps it per thread). The cache of what users pass is
+    dropped, since 'cuda' now names another Place."""
+    _current[device_type] = index
+    _lookup.clear()
 
 
 def place_of(d) -> Place:
@@ -55,6 +68,8 @@ def place_of(d) -> Place:
     if p is not None:
         return p
     dev = Device("cpu") if d is None else Device(d) if not isinstance(d, Device) else d
+    if dev.index is None and dev.type not in INDEXLESS and dev.type in _current:
+        dev = Device(dev.type, _current[dev.type])
     key = (dev.type, 0 if dev.index is None or dev.type in INDEXLESS else dev.index)
     p = _places.get(key)
     if p is None:
@@ -74,3 +89,4 @@ def reset():
     """Forget every place: their backends were unloaded."""
     _places.clear()
     _lookup.clear()
+    _current.clear()

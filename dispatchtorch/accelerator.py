@@ -1,7 +1,8 @@
 """torch.accelerator: the device-agnostic view of "the" accelerator, which here is the
 first ready backend other than cpu and meta (cuda preferred, then the others by name,
-e.g. opencl). With none, is_available() is False and the rest says so. Streams,
-graphs and memory statistics are absent: no backend reports them yet."""
+e.g. opencl). With none, is_available() is False and the rest says so. The current
+index is the device module's (`torch.cuda.set_device`); streams are its (one in-order
+queue per device, _device_streams.py)."""
 from __future__ import annotations
 
 import contextlib
@@ -11,7 +12,6 @@ __all__ = ["current_accelerator", "current_device_idx", "current_device_index", 
            "set_device_index", "synchronize"]
 
 _HOST = ("cpu", "meta")
-_current_index = {}
 
 
 def _accelerator_type():
@@ -53,7 +53,7 @@ def _require(what):
 
 
 def current_device_index() -> int:
-    return _current_index.get(_require("current_device_index"), 0)
+    return _module(_require("current_device_index")).current_device()
 
 
 def set_device_index(device) -> None:
@@ -63,7 +63,7 @@ def set_device_index(device) -> None:
     if not 0 <= index < _module(name).device_count():
         raise ValueError(f"torch.accelerator.set_device_index: device index {index} is out of "
                          f"range for {name} ({_module(name).device_count()} devices)")
-    _current_index[name] = index
+    _module(name).set_device(index)
 
 
 current_device_idx = current_device_index

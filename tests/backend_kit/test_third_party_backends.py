@@ -104,3 +104,38 @@ def test_one_program_uses_both_moving_tensors_through_the_cpu(site):
     assert r["err"] < 1e-5 and r["same"]
     assert "Expected all tensors to be on the same device" in r["mixed"]
     assert r["grad"] == [18.0] * 4 and r["grad_device"] == "remote:0"
+
+
+def test_set_device_routes_index_less_devices_on_a_two_device_backend(site, monkeypatch):
+    """torch.<type>.set_device / device() / streams on a backend with two devices (the
+    remote example with two worker processes), as torch.cuda behaves with two GPUs."""
+    monkeypatch.setenv("DISPATCHTORCH_REMOTE_WORKERS", "2")
+    r = run_with(site, """
+        import json
+        import dispatchtorch as torch
+        from dispatchtorch._accelerator import DeviceModule
+
+        m = DeviceModule("remote")
+        seen = [m.device_count(), m.current_device(), str(torch.zeros(2, device="remote").device)]
+        m.set_device(1)
+        t = torch.ones(3, device="remote")
+        seen += [m.current_device(), str(t.device), str(torch.ones(1).to("remote").device),
+                 str(m.current_stream().device), (t * 2).sum().item()]
+        with m.device(0):
+            seen += [m.current_device(), str(torch.zeros(1, device="remote").device)]
+        seen += [m.current_device(), str(torch.zeros(1, device="remote:0").device)]
+        try:
+            m.set_device(2)
+        except RuntimeError as exc:
+            seen.append(str(exc))
+        e0, e1 = m.Event(enable_timing=True), m.Event(enable_timing=True)
+        e0.record()
+        (t @ t).item()
+        e1.record()
+        seen.append(e0.elapsed_time(e1) >= 0)
+        print(json.dumps(seen))
+    """)
+    assert r[:3] == [2, 0, "remote:0"]
+    assert r[3:8] == [1, "remote:1", "remote:1", "remote:1", 6.0]
+    assert r[8:12] == [0, "remote:0", 1, "remote:0"]
+    assert "invalid device ordinal 2" in r[12] and r[13] is True
