@@ -126,7 +126,13 @@ def test_special_values_in_a_large_array_like_pytorch(dtype, threads):
     want = torch.nn.functional.gelu(xt).float().numpy()
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
     num = ~np.isnan(want)
-    np.testing.assert_array_equal(np.signbit(got[num]), np.signbit(want[num]))
+    nonzero = num & (want != 0)
+    np.testing.assert_array_equal(np.signbit(got[nonzero]), np.signbit(want[nonzero]))
+    # a zero result's sign is the float64 definition's (-0.0 for -0.0 and -40): PyTorch's
+    # depends on its vector loop (+0.0 from its AVX2 kernels, -0.0 from its AVX-512 ones)
+    zero = num & (want == 0)
+    z64 = xn[zero].astype(np.float64)
+    np.testing.assert_array_equal(np.signbit(got[zero]), np.signbit(z64 * scipy_special.ndtr(z64)))
     # PyTorch's gelu(-3) is -0.00405022 (its erf's absolute error); float64's -0.00404969
     np.testing.assert_allclose(got, want, rtol=1e-6 if dtype == "float32" else 1e-2, atol=1.5e-6)
     if dtype == "float32":

@@ -26,6 +26,9 @@ WORK_THRESHOLD = 1 << 22        # multiply-adds: below this one thread is cheape
 BLOCK_ROWS = 1024               # patch rows per block of a large forward / input gradient
 
 
+MIN_PARTS = 8          # blocks of a large batch: two each for up to four threads
+
+
 def _compute_dtype(dt):
     """float16 / bfloat16 compute in float32 and round once (as the row's decomposition)."""
     if dt.itemsize == 2 and dt.kind in "fV":                 # bfloat16's numpy kind is V
@@ -103,15 +106,16 @@ def _conv_into(out, x, wrows, kernel, stride, lo, hi, spread, dilation, groups, 
 
 def _batch_parts(n, rows_per_image, work, part):
     """part(slice of the batch) over blocks of about BLOCK_ROWS patch rows when the work
-    is large (each block's patches still in cache for its product), the blocks shared
-    with the pool's threads (at least two per thread)."""
+    is large (each block's patches still in cache for its product), at least MIN_PARTS
+    of them, the blocks shared with the pool's threads. The blocks depend on the shapes
+    alone: BLAS may sum a row of a product in another order when the product has another
+    number of rows (OpenBLAS's small-matrix kernels do), so blocks cut by the thread count
+    would change the bits with it."""
     if work < WORK_THRESHOLD or n < 2:
         part(slice(None))
         return
     threads = P.POOL.threads
-    per = max(1, BLOCK_ROWS // rows_per_image)
-    if threads > 1:
-        per = min(per, -(-n // (2 * threads)))
+    per = min(max(1, BLOCK_ROWS // rows_per_image), -(-n // MIN_PARTS))
     bounds = [(a, min(n, a + per)) for a in range(0, n, per)]
     if threads == 1 or len(bounds) == 1:
         for b in bounds:
