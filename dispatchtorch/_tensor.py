@@ -323,6 +323,14 @@ class Tensor:
             run = _engine_backward()
         run(self, gradient, retain_graph, create_graph, inputs)
 
+    def module_load(self, other, assign=False):
+        """What load_state_dict swaps into this parameter or buffer under
+        torch.__future__'s swap switch: a new object, never self or other (a subclass
+        may override it to remap the state dict's value)."""
+        if assign:
+            return other.detach()
+        return self.copy_(other).detach()
+
     def detach(self):
         """A new tensor sharing this one's memory and version, outside the graph."""
         t = object.__new__(Tensor)
