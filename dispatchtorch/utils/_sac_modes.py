@@ -265,24 +265,59 @@ def _empty_wrapper(place, real):
     return sac_empty
 
 
+_plan = {"sig": None, "kernels": [], "decomps": []}   # the wrappers, made once
+
+
+def _signature():
+    runtimes = tuple(rt.name for rt in loaded_backends() if rt.backend is not None)
+    return (len(OPS), sum(len(op.kernels) for op in OPS.values()), runtimes)
+
+
+def _plan_wrappers():
+    """Resolve every op on every loaded backend (a kernel resolved later would escape)
+    and make the wrappers: (kernel table, key, kernel, wrapper) and (op, its
+    decomposition, wrapper)."""
+    runtimes = [rt for rt in loaded_backends() if rt.backend is not None]
+    for op in OPS.values():
+        for rt in runtimes:
+            if rt.name not in op.kernels and (op.prim or op.decomp is not None):
+                try:
+                    resolve(op, rt)
+                except Exception:       # a missing prim: its error comes at call time
+                    pass
+    kernels, decomps = [], []
+    for op in OPS.values():
+        for b, fn in op.kernels.items():
+            if fn is not DECOMPOSE:
+                inner = getattr(fn, "_dt_sac", fn)
+                kernels.append([op, b, inner, _kernel_wrapper(op.name, inner, op.n_out)])
+        if op.decomp is not None:
+            inner = getattr(op.decomp, "_dt_sac", op.decomp)
+            decomps.append([op, inner, _decomp_wrapper(op.name, inner)])
+    _plan["kernels"], _plan["decomps"] = kernels, decomps
+    _plan["sig"] = _signature()
+
+
 def _install():
     with _lock:
         _installed[0] += 1
         if _installed[0] > 1:
             return
-        runtimes = [rt for rt in loaded_backends() if rt.backend is not None]
-        for op in OPS.values():     # resolve now: a kernel resolved later would escape
-            for rt in runtimes:
-                if rt.name not in op.kernels and (op.prim or op.decomp is not None):
-                    try:
-                        resolve(op, rt)
-                    except Exception:       # a missing prim: its error comes at call time
-                        pass
-            for b, fn in list(op.kernels.items()):
-                if fn is not DECOMPOSE and not hasattr(fn, "_dt_sac"):
-                    op.kernels[b] = _kernel_wrapper(op.name, fn, op.n_out)
-            if op.decomp is not None and not hasattr(op.decomp, "_dt_sac"):
-                op.decomp = _decomp_wrapper(op.name, op.decomp)
+        if _plan["sig"] != _signature():
+            _plan_wrappers()
+        for entry in _plan["kernels"]:
+            op, key, inner, wrapper = entry
+            fn = op.kernels.get(key)
+            if fn is not inner and fn is not None and fn is not DECOMPOSE:
+                # replaced since (a profiler's timer, a test's counter): wrap that one
+                entry[2:] = inner, wrapper = fn, _kernel_wrapper(op.name, fn, op.n_out)
+            if fn is inner:
+                op.kernels[key] = wrapper
+        for entry in _plan["decomps"]:
+            op, inner, wrapper = entry
+            if op.decomp is not inner and op.decomp is not None:
+                entry[1:] = inner, wrapper = op.decomp, _decomp_wrapper(op.name, op.decomp)
+            op.decomp = wrapper
         for place in list(_place._places.values()):
             _saved_empty.append((place, place.empty))
             place.empty = _empty_wrapper(place, place.empty)
@@ -296,11 +331,9 @@ def _uninstall():
         while _saved_empty:
             place, real = _saved_empty.pop()
             place.empty = real
-        for op in OPS.values():
-            for b, fn in list(op.kernels.items()):
-                inner = getattr(fn, "_dt_sac", None)
-                if inner is not None:
-                    op.kernels[b] = inner
-            inner = getattr(op.decomp, "_dt_sac", None)
-            if inner is not None:
+        for op, key, inner, wrapper in _plan["kernels"]:
+            if op.kernels.get(key) is wrapper:
+                op.kernels[key] = inner
+        for op, inner, wrapper in _plan["decomps"]:
+            if op.decomp is wrapper:
                 op.decomp = inner

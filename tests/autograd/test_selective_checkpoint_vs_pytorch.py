@@ -274,3 +274,16 @@ def test_no_wrapper_is_left_after_the_region():
 def test_policy_enum_matches_pytorch():
     assert [(p.name, p.value) for p in dck.CheckpointPolicy] == \
         [(p.name, p.value) for p in tck.CheckpointPolicy]
+
+
+def test_under_the_profiler_saved_kernels_are_not_launched_again():
+    xs = [dt.tensor(a, requires_grad=True) for a in (A, B)]
+    ctx_fn = functools.partial(dck.create_selective_checkpoint_contexts, _policy(dt, ("sin",)))
+    with dt.profiler.profile() as prof:
+        out = dck.checkpoint(functools.partial(_sin_tanh, dt), *xs, use_reentrant=False,
+                             context_fn=ctx_fn)
+        out.sum().backward()
+    names = [e.name for e in prof.events()]
+    assert names.count("aten::sin") == 1 and names.count("aten::tanh") == 2
+    p_out, p_grads = _run(dt, _sin_tanh, None)
+    np.testing.assert_allclose(xs[0].grad.numpy(), p_grads[0], rtol=1e-6, atol=1e-6)

@@ -529,7 +529,8 @@ class Module:
             for m in self.children():
                 m._apply(fn)
         swap = _future.get_swap_module_params_on_conversion()
-        for key, param in self._parameters.items():
+        for key in list(self._parameters):      # no (key, param) pair holds param:
+            param = self._parameters[key]        # swap_tensors would look at who holds it
             if param is None:
                 continue
             with no_grad():
@@ -676,7 +677,8 @@ class Module:
         local.update((k, v) for k, v in self._buffers.items()
                      if v is not None and k not in self._non_persistent_buffers_set)
         swap = _future.get_swap_module_params_on_conversion()
-        for name, param in local.items():
+        for name in list(local):                # no (name, param) pair: see _apply
+            param = local[name]
             key = prefix + name
             if key not in state_dict:
                 if strict:
