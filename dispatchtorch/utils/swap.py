@@ -7,7 +7,8 @@ its __dict__, so exchanging __class__ and __dict__ is the whole swap (PyTorch al
 the C++ TensorImpl). PyTorch refuses when something else holds the TensorImpl (its use
 count); here the holders that would see the other tensor's contents after the swap are
 the ones holding the Python object inside the library: a view's `_base`, a tensor whose
-`.grad` it is, a graph node that saved it, and graph edges to it as a leaf (PyTorch's
+`.grad` it is, a graph node or an autograd.Function's ctx that saved it, and graph edges
+to it as a leaf (PyTorch's
 AccumulateGrad node). They are found with gc.get_referrers (one scan of the heap, two or
 three when some tuple holds the tensor: ~10 ms each with 45k live objects), and
 counted as PyTorch counts them: the edges of a leaf requiring grad count once (its one
@@ -21,6 +22,7 @@ import gc
 import weakref
 
 from .._tensor import Tensor
+from ..autograd.function import FunctionCtx
 from ..autograd.graph import FREED, Node
 
 __all__ = ["swap_tensors"]
@@ -116,8 +118,16 @@ def _holders(*tensors):
     edge_tuples = [c for c in containers if type(c) is tuple and len(c) == 2
                    and id(c[0]) in by_id and type(c[1]) is int]
     for r in gc.get_referrers(*containers):
-        if type(r) is Node and r.saved is not FREED and any(r.saved is c for c in containers):
-            for v in r.saved:
+        if isinstance(r, FunctionCtx):  # an autograd.Function's save_for_backward
+            r = vars(r)
+        if isinstance(r, Node):
+            saved = r.saved
+        elif isinstance(r, dict) and type(r.get("_saved")) is tuple:
+            saved = r["_saved"]
+        else:
+            continue
+        if saved is not FREED and any(saved is c for c in containers):
+            for v in saved:
                 h = found.get(id(v))
                 if h is not None and v is by_id[id(v)]:
                     h.others += 1
@@ -125,7 +135,7 @@ def _holders(*tensors):
         next_tuples = [r for r in gc.get_referrers(*edge_tuples) if type(r) is tuple]
         if next_tuples:
             for node in gc.get_referrers(*next_tuples):
-                if type(node) is Node and any(node.next is n for n in next_tuples):
+                if isinstance(node, Node) and any(node.next is n for n in next_tuples):
                     for e in node.next:
                         if e is not None and id(e[0]) in by_id and e[0] is by_id[id(e[0])]:
                             found[id(e[0])].edges.append(node)

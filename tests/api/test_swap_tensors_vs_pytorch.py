@@ -111,6 +111,25 @@ def test_a_saved_tensor_not_requiring_grad_refuses():
     assert _same(run)[0] == "RuntimeError"
 
 
+def test_a_tensor_a_custom_function_saved_refuses():
+    def run(tl):
+        class Square(tl.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x * x
+
+            @staticmethod
+            def backward(ctx, g):
+                x, = ctx.saved_tensors
+                return 2 * x * g
+        a = tl.tensor([1.0, 2.0], requires_grad=True)
+        y = Square.apply(a)  # noqa: F841
+        tl.utils.swap_tensors(a, tl.zeros(2))
+    out = _same(run)
+    assert out[0] == "RuntimeError" and "Expected use_count of t1" in out[1]
+
+
 def test_a_leaf_in_a_live_graph_swaps_and_its_backward_raises():
     def run(tl):
         a = tl.tensor([1.0, 2.0], requires_grad=True)
