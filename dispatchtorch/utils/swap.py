@@ -10,7 +10,8 @@ the ones holding the Python object inside the library: a view's `_base`, a tenso
 `.grad` it is, a graph node or an autograd.Function's ctx that saved it, and graph edges
 to it as a leaf (PyTorch's
 AccumulateGrad node). They are found with gc.get_referrers (one scan of the heap, two or
-three when some tuple holds the tensor: ~10 ms each with 45k live objects), and
+three when some tuple holds the tensor: 5-10 ms each with 48k live objects; `prepared`
+scans once for a whole module's parameters), and
 counted as PyTorch counts them: the edges of a leaf requiring grad count once (its one
 AccumulateGrad), and with nothing else holding it the swap goes ahead and those edges
 are poisoned so that a backward through them raises, as PyTorch's pre-hook does.
@@ -38,6 +39,18 @@ _POISONED = ("Trying to execute AccumulateGrad node that was poisoned by swap_te
 
 def swap_tensors(t1, t2):
     """Swap the contents (class, attributes, data, autograd state) of t1 and t2."""
+    _swap(t1, t2, None)
+
+
+def prepared(tensors):
+    """swap_tensors for pairs among `tensors`, with what holds each found by one heap scan
+    for all of them (nn.Module's conversion swaps every parameter and gradient): valid
+    while nothing else starts holding them."""
+    holders = _holders(*tensors)
+    return lambda t1, t2: _swap(t1, t2, holders)
+
+
+def _swap(t1, t2, holders):
     if weakref.getweakrefs(t1):
         raise RuntimeError("Cannot swap t1 because it has weakref associated with it")
     if weakref.getweakrefs(t2):
@@ -49,7 +62,10 @@ def swap_tensors(t1, t2):
     for t, name in ((t1, "t1"), (t2, "t2")):
         if not isinstance(t, Tensor):      # PyTorch fails on the missing `_use_count`
             raise AttributeError(f"'{type(t).__name__}' object has no attribute '_use_count'")
-    holders = _holders(t1, t2) if t1 is not t2 else {id(t1): _Holders()}
+    if t1 is t2:
+        holders = {id(t1): _Holders()}
+    elif holders is None or id(t1) not in holders or id(t2) not in holders:
+        holders = _holders(t1, t2)
     poison = []
     for t, name in ((t1, "t1"), (t2, "t2")):
         h = holders[id(t)]

@@ -222,3 +222,21 @@ def test_switches_default_off_and_set():
         assert tl.__future__.get_swap_module_params_on_conversion() is False
     dt.__future__.set_swap_module_params_on_conversion(True)
     assert dt.__future__.get_swap_module_params_on_conversion() is True
+
+
+def test_a_refused_second_parameter_leaves_the_first_converted():
+    def run(tl):
+        _set(tl, False, True)
+        m = _model(tl)
+        m(tl.ones(1, 3)).sum().backward()
+        before = list(m.parameters())
+        grads = [p.grad for p in before]
+        view = m.bias[:1]  # noqa: F841  (holds the bias)
+        try:
+            m.double()
+        except RuntimeError as exc:
+            return str(exc), _describe(m, before, grads)
+    ours, theirs = _outcome(run, dt), _outcome(run, torch)
+    assert ours == theirs
+    assert ours[1][0] == "_apply(): Couldn't swap Linear.bias"
+    assert ours[1][1]["dtypes"] == ["float64", "float32"]

@@ -11,7 +11,7 @@ from ..._zero_grad import zero_grads
 from ...autograd.grad_mode import no_grad
 from ...ops.memory import _parse_to
 from ...utils.hooks import RemovableHandle
-from ...utils.swap import swap_tensors
+from ...utils.swap import prepared, swap_tensors
 from ..parameter import Buffer, Parameter
 
 
@@ -528,9 +528,19 @@ class Module:
         if recurse:
             for m in self.children():
                 m._apply(fn)
-        swap = _future.get_swap_module_params_on_conversion()
-        for key in list(self._parameters):      # no (key, param) pair holds param:
-            param = self._parameters[key]        # swap_tensors would look at who holds it
+        if _future.get_swap_module_params_on_conversion():
+            self._apply_by_swap(fn)
+        else:
+            self._apply_by_data(fn)
+        for name, b in self._buffers.items():
+            if b is not None:
+                self._buffers[name] = fn(b)
+        return self
+
+    def _apply_by_data(self, fn):
+        """_apply without the swap switch: `.data =` into the same Parameter (and .grad)
+        objects, or new Parameters under the overwrite switch (PyTorch's rules)."""
+        for key, param in self._parameters.items():
             if param is None:
                 continue
             with no_grad():
@@ -538,19 +548,7 @@ class Module:
             set_data = (param.layout == applied.layout
                         and not _future.get_overwrite_module_params_on_conversion())
             grad = param._grad
-            if swap:
-                try:
-                    if grad is not None:
-                        param.grad = None       # its holder would count against the swap
-                    applied = Parameter(applied, requires_grad=param.requires_grad)
-                    swap_tensors(param, applied)
-                except Exception as exc:
-                    if grad is not None:
-                        param.grad = grad
-                    raise RuntimeError(f"_apply(): Couldn't swap {self._get_name()}.{key}") \
-                        from exc
-                out = param
-            elif set_data:
+            if set_data:
                 if applied is not param:
                     param.data = applied
                 out = param
@@ -564,25 +562,48 @@ class Module:
             if grad is not None:
                 with no_grad():
                     grad_applied = fn(grad)
-                if swap:
-                    grad_applied.requires_grad_(grad.requires_grad)
-                    try:
-                        swap_tensors(grad, grad_applied)
-                    except Exception as exc:
-                        raise RuntimeError(f"_apply(): Couldn't swap {self._get_name()}.{key}"
-                                           f".grad") from exc
-                    out.grad = grad
-                elif set_data and grad.layout == grad_applied.layout:
+                if set_data and grad.layout == grad_applied.layout:
                     if grad_applied is not grad:
                         out.grad.data = grad_applied
                 else:
                     if not grad.is_leaf:
                         raise AssertionError("param_grad must be a leaf tensor")
                     out.grad = grad_applied.requires_grad_(grad.requires_grad)
-        for name, b in self._buffers.items():
-            if b is not None:
-                self._buffers[name] = fn(b)
-        return self
+
+    def _apply_by_swap(self, fn):
+        """_apply under torch.__future__'s swap switch: each parameter, then its .grad,
+        exchanges contents with its converted value (PyTorch's order and errors), with
+        what holds them found by one heap scan for the module (utils/swap.py)."""
+        keys = [k for k in self._parameters if self._parameters[k] is not None]
+        params = [self._parameters[k] for k in keys]   # lists: not looked into as holders
+        grads = [p._grad for p in params]
+        with no_grad():
+            new = [fn(p) for p in params]
+            new_grads = [None if g is None else fn(g) for g in grads]
+        for p, g in zip(params, grads):
+            if g is not None:
+                p.grad = None           # its holder would count against the swap
+        new = [Parameter(n, requires_grad=p.requires_grad) for n, p in zip(new, params)]
+        for ng, g in zip(new_grads, grads):
+            if ng is not None:
+                ng.requires_grad_(g.requires_grad)
+        swap = prepared(params + new + [g for g in grads + new_grads if g is not None])
+        for i, key in enumerate(keys):
+            try:
+                swap(params[i], new[i])
+            except Exception as exc:
+                for p, g in zip(params[i:], grads[i:]):     # not swapped: as they were
+                    if g is not None:
+                        p.grad = g
+                raise RuntimeError(f"_apply(): Couldn't swap {self._get_name()}.{key}") \
+                    from exc
+            if grads[i] is not None:
+                try:
+                    swap(grads[i], new_grads[i])
+                except Exception as exc:
+                    raise RuntimeError(f"_apply(): Couldn't swap {self._get_name()}.{key}"
+                                       f".grad") from exc
+                params[i].grad = grads[i]
 
     def to(self, *args, **kwargs):
         device, dtype, _ = _parse_to(args, dict(kwargs))
