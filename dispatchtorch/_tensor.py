@@ -14,9 +14,8 @@ from ._layout import contiguous_format as _contiguous_format
 from ._layout import memory_format as _MemoryFormat
 from ._layout import strided as _strided
 from ._shape import Size, contiguous_strides, numel as _numel
-from .autograd.grad_mode import STATE
-
 from ._dtype import dtype as _dtype_class
+from .autograd.grad_mode import STATE
 
 _ENGINE_BACKWARD = None      # autograd.engine.backward, once imported (below)
 _SAME = object()             # Tensor._grad_dt's default: grad_dtype is the tensor's dtype

@@ -313,7 +313,7 @@ class _Run:
                 shape, dt = meta
                 if gi._shape != shape:
                     gi = _ops.sum_to(gi, shape, node.op_name)
-                if gi._dtype is not dt and not (e[0].__class__ is not Node and
+                if gi._dtype is not dt and not (isinstance(e[0], Tensor) and
                                                 e[0]._grad_dt is not _SAME):
                     gi = gi.to(dt)      # a leaf with grad_dtype set: _finish_leaf casts
             fixed.append(gi)

@@ -169,3 +169,22 @@ def test_a_non_floating_grad_dtype_fails_at_the_backward():
     x.grad_dtype = dt.int64          # accepted, as in PyTorch (whose engine then asserts)
     with pytest.raises(RuntimeError, match="grad_dtype"):
         (x * 2).sum().backward()
+
+
+def test_a_custom_function_between_mixed_dtypes():
+    # the cast branch for a gradient whose dtype differs from a node input's
+    def run(tl):
+        class Double(tl.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+        x = _leaf(tl)
+        x.grad_dtype = tl.float64
+        w = tl.tensor([1.0, 3.0], dtype=tl.float64)
+        (Double.apply(x * 1) * w).sum().backward()
+        return _g(x.grad)
+    assert _same(run) == ("ok", ("float64", [2.0, 6.0]))       # 2 * w
