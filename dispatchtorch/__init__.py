@@ -9,6 +9,7 @@ del annotations                  # the __future__ feature object: torch has no t
 __version__ = "0.1.0"
 
 from . import _dtype
+from . import __future__  # noqa: F401  (torch.__future__: nn.Module conversion switches)
 from ._device import device
 from ._dtype import (bfloat16, dtype, finfo, float16, float32, float64, get_default_dtype,
                      int8, int16, int32, int64, promote_types, set_default_dtype, uint8)

@@ -14,9 +14,16 @@ from ._layout import contiguous_format as _contiguous_format
 from ._layout import memory_format as _MemoryFormat
 from ._layout import strided as _strided
 from ._shape import Size, contiguous_strides, numel as _numel
+from ._dtype import dtype as _dtype_class
 from .autograd.grad_mode import STATE
 
 _ENGINE_BACKWARD = None      # autograd.engine.backward, once imported (below)
+_SAME = object()             # Tensor._grad_dt's default: grad_dtype is the tensor's dtype
+_GRAD_DTYPE_HINT = ("The gradient must match the tensor's grad_dtype (defaults to the tensor's "
+                    "dtype). You can set the tensor's grad_dtype attribute with a specific dtype, "
+                    "or None to allow any dtype. Set grad_dtype with caution. Diverging the dtypes "
+                    "of a tensor and its gradient may break downstream systems that assume they "
+                    "match.")
 
 
 def _engine_backward():
@@ -41,6 +48,7 @@ class Tensor:
     _grad_fn = None
     _out_nr = 0
     _grad = None
+    _grad_dt = _SAME      # grad_dtype once set (a dtype, or None: any); _SAME: the dtype
     _base = None          # the root tensor this is a view of
     _view_vc = None       # the version at which a view's grad_fn was made
     _hooks = None
@@ -249,10 +257,11 @@ class Tensor:
             if value._shape != self._shape:
                 raise RuntimeError(f"assigned grad has data of a different size: "
                                    f"{list(value._shape)} vs {list(self._shape)}")
-            if value._dtype is not self._dtype:
+            allowed = self._dtype if self._grad_dt is _SAME else self._grad_dt
+            if allowed is not None and value._dtype is not allowed:
                 raise RuntimeError(f"attempting to assign a gradient with dtype "
                                    f"'{value._dtype.cpp_name}' to a tensor with grad_dtype "
-                                   f"'{self._dtype.pt_name}'")
+                                   f"'{allowed.pt_name}'. {_GRAD_DTYPE_HINT}")
             if value._place is not self._place:
                 raise RuntimeError(f"assigned grad has data located on a different device: "
                                    f"{value.device} vs {self.device}")
@@ -261,6 +270,30 @@ class Tensor:
     @grad.deleter
     def grad(self):
         self._grad = None
+
+    @property
+    def grad_dtype(self):
+        """The dtype backward casts this leaf's incoming gradients to, and the one an
+        assigned .grad must have: the tensor's dtype unless set; None allows any."""
+        if self._grad_fn is not None:
+            raise RuntimeError("grad_dtype can only be accessed on leaf tensors.")
+        return self._dtype if self._grad_dt is _SAME else self._grad_dt
+
+    @grad_dtype.setter
+    def grad_dtype(self, value):
+        if self._grad_fn is not None:
+            raise RuntimeError("grad_dtype can only be set on leaf tensors.")
+        if value is not None and not isinstance(value, _dtype_class):
+            raise RuntimeError(f"grad_dtype must be a torch.dtype or None, but got "
+                               f"{type(value).__name__}")
+        g = self._grad
+        if value is not None and g is not None and g._dtype is not value:
+            raise RuntimeError(f"Cannot set grad_dtype to '{value.pt_name}' because there is "
+                               f"already a gradient with dtype '{g._dtype.cpp_name}'. Please "
+                               f"clear the gradient (.grad = None) before changing grad_dtype, "
+                               f"or ensure the new grad_dtype matches the existing gradient's "
+                               f"dtype.")
+        self._grad_dt = value
 
     @property
     def grad_fn(self):
@@ -323,13 +356,21 @@ class Tensor:
             run = _engine_backward()
         run(self, gradient, retain_graph, create_graph, inputs)
 
+    def module_load(self, other, assign=False):
+        """What load_state_dict swaps into this parameter or buffer under
+        torch.__future__'s swap switch: a new object, never self or other (a subclass
+        may override it to remap the state dict's value)."""
+        if assign:
+            return other.detach()
+        return self.copy_(other).detach()
+
     def detach(self):
         """A new tensor sharing this one's memory and version, outside the graph."""
         t = object.__new__(Tensor)
         d = t.__dict__
         d.update(self.__dict__)
-        for k in ("_rg", "_grad_fn", "_out_nr", "_grad", "_base", "_view_vc", "_hooks",
-                  "_post_acc_hooks", "_retains"):
+        for k in ("_rg", "_grad_fn", "_out_nr", "_grad", "_grad_dt", "_base", "_view_vc",
+                  "_hooks", "_post_acc_hooks", "_retains"):
             d.pop(k, None)
         d["_vcount"] = self._vc()
         return t

@@ -6,7 +6,7 @@ import threading
 
 from .. import ops as _ops
 from .._run import wrap
-from .._tensor import Tensor
+from .._tensor import _SAME, Tensor
 from .anomaly_mode import ANOMALY, check_gradients
 from .grad_mode import STATE
 from .graph import Node
@@ -313,8 +313,9 @@ class _Run:
                 shape, dt = meta
                 if gi._shape != shape:
                     gi = _ops.sum_to(gi, shape, node.op_name)
-                if gi._dtype is not dt:
-                    gi = gi.to(dt)
+                if gi._dtype is not dt and not (isinstance(e[0], Tensor) and
+                                                e[0]._grad_dt is not _SAME):
+                    gi = gi.to(dt)      # a leaf with grad_dtype set: _finish_leaf casts
             fixed.append(gi)
         if node.hooks:
             for h in node.hooks:
@@ -329,6 +330,8 @@ class _Run:
         if not (cap_leaves and id(t) in cap_leaves) and (
                 not self.accumulate or (self.only is not None and id(t) not in self.only)):
             return      # as PyTorch: a leaf backward does not reach runs none of its hooks
+        if t._grad_dt is not _SAME:
+            g = _to_grad_dtype(t, g)
         if t._hooks:
             for h in t._hooks:
                 r = h(g)
@@ -377,3 +380,15 @@ class _Run:
                 raise RuntimeError("Tensor post accumulate grad hooks should return None.")
         finally:
             STATE.enabled = prev
+
+
+def _to_grad_dtype(t, g):
+    """A leaf's gradient in its grad_dtype (None: as it came), as PyTorch's engine casts
+    incoming gradients, before the leaf's hooks."""
+    want = t._grad_dt
+    if want is None or g._dtype is want:
+        return g
+    if not want.is_grad:
+        raise RuntimeError(f"the grad_dtype {want} of a leaf is not a floating point or "
+                           f"complex dtype: its gradient cannot be cast to it")
+    return g.to(want)

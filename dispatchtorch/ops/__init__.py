@@ -84,6 +84,9 @@ negative = _F["neg"]
 # objects, never the family modules above (torch has no torch.pointwise, torch.views, ...)
 import types as _types  # noqa: E402
 from . import custom_namespaces as _custom_namespaces  # noqa: E402
+from . import aten_namespace as _aten_namespace  # noqa: E402
+
+_aten_namespace.FUNCTIONS = globals()   # torch.ops.aten.<row>.default(...) calls torch.<row>
 
 
 def __getattr__(name):

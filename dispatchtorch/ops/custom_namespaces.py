@@ -4,6 +4,8 @@ table from above). `dispatchtorch.ops` is also the package of op functions; its 
 functions' lookups never pass here."""
 from __future__ import annotations
 
+from .aten_namespace import ATEN
+
 NAMESPACES = {}     # namespace name -> its object (attributes: the packets of its ops)
 
 
@@ -11,9 +13,8 @@ def lookup(name):
     ns = NAMESPACES.get(name)
     if ns is not None:
         return ns
-    if name == "aten":
-        raise AttributeError("torch.ops.aten is not provided: dispatchtorch's ops are its own "
-                             "functions (torch.add, ...), not ATen operators")
+    if name == "aten":          # packets for this package's own rows (aten_namespace.py)
+        return ATEN
     raise AttributeError(f"module 'dispatchtorch.ops' has no attribute {name!r} (no custom op "
                          f"is registered in a namespace {name!r}; torch.library.custom_op "
                          "defines one)")

@@ -1,5 +1,7 @@
-"""dispatchtorch.utils: data loading, activation checkpointing, pytrees, hook handles."""
+"""dispatchtorch.utils: data loading, activation checkpointing, pytrees, hook handles,
+swap_tensors."""
 from . import data, hooks  # noqa: F401
+from .swap import swap_tensors  # noqa: F401
 
 
 def __getattr__(name):

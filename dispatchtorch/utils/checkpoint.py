@@ -13,8 +13,10 @@ recorded node: `autograd.grad`, keyword arguments and inputs that do not require
 work. A tensor requiring grad the function reaches some other way is an error at the
 backward, never a silently missing gradient. `context_fn` gives two context managers,
 one around the forward and one around the recomputation, as in PyTorch; selective
-activation checkpointing (`create_selective_checkpoint_contexts`, whose policies name
-ATen ops) is absent. The recomputation always runs the whole segment: PyTorch's early
+activation checkpointing's (`create_selective_checkpoint_contexts`) keep what the policy
+saves in the forward and hand it back in the recomputation instead of running the op
+(_sac_modes.py; the ops a policy sees are this package's rows, as torch.ops.aten
+packets). The recomputation always runs the whole segment: PyTorch's early
 stop (`set_checkpoint_early_stop`) saves time, not values, and is accepted.
 """
 from __future__ import annotations
@@ -24,6 +26,9 @@ import functools
 import types
 import warnings
 
+import enum
+from collections import defaultdict
+
 from .. import ops as _ops
 from .._tensor import Tensor
 from ..autograd import engine as _engine
@@ -31,10 +36,14 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import STATE, enable_grad, no_grad
 from ..autograd.graph import leaves_reached
 from ..nn.modules.module import Module
+from ..ops.aten_namespace import OpOverload, OpOverloadPacket
+from . import _sac_modes
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "check_backward_validity",
            "detach_variable", "noop_context_fn", "set_checkpoint_early_stop",
-           "DefaultDeviceType", "set_checkpoint_debug_enabled"]
+           "DefaultDeviceType", "set_checkpoint_debug_enabled", "CheckpointPolicy",
+           "SelectiveCheckpointContext", "create_selective_checkpoint_contexts",
+           "SAC_IGNORED_OPS"]
 _NO_GRAD_INPUTS = "None of the inputs have requires_grad=True. Gradients will be None"
 _settings = {"early_stop": True, "debug": None}   # the two context managers' values below
 
@@ -296,3 +305,93 @@ def _check_reached(pairs, wrt):
             f"tensor that requires grad ({x.dtype}{list(x.shape)}) which is neither an "
             f"argument nor a parameter of a module it names; pass it as an argument, or its "
             f"gradient would be lost")
+
+
+# -- selective activation checkpointing ----------------------------------------------
+
+class CheckpointPolicy(enum.Enum):
+    """What a selective checkpointing policy answers for an op: save its output in the
+    forward (MUST_SAVE / PREFER_SAVE) or run it again in the recomputation
+    (MUST_RECOMPUTE / PREFER_RECOMPUTE). The CPU_OFFLOAD answers are refused: no
+    offloading here."""
+    MUST_SAVE = 0
+    PREFER_SAVE = 1
+    MUST_RECOMPUTE = 2
+    PREFER_RECOMPUTE = 3
+    MUST_CPU_OFFLOAD = 4
+    PREFER_CPU_OFFLOAD = 5
+
+
+_SAVE = frozenset({CheckpointPolicy.MUST_SAVE, CheckpointPolicy.PREFER_SAVE})
+_OFFLOAD = frozenset({CheckpointPolicy.MUST_CPU_OFFLOAD, CheckpointPolicy.PREFER_CPU_OFFLOAD})
+
+# PyTorch ignores detach and metadata ops its checkpoint adds; no op here is added that
+# way (views, detach and copies are not kernels the policy sees), so none is ignored
+SAC_IGNORED_OPS: frozenset = frozenset()
+
+
+class SelectiveCheckpointContext:
+    """What a policy receives about the op it decides for: `op_output` (the op's output;
+    for a kernel, a copy made on first access) and `is_recompute` (always False: the
+    policy is only asked in the forward, as in PyTorch 2.13)."""
+
+    def __init__(self, *, is_recompute, op_output=None):
+        self.is_recompute = is_recompute
+        self._op_output = op_output
+        self._outputs = None
+
+    @property
+    def op_output(self):
+        if self._outputs is not None:
+            return _sac_modes.op_output(self)
+        return self._op_output
+
+    @op_output.setter
+    def op_output(self, value):
+        self._op_output, self._outputs = value, None
+
+
+def _policy_from_list(ops):
+    for op in ops:
+        if not isinstance(op, OpOverload):
+            extra = ("Please update the OpOverloadPacket to a specific OpOverload.For example, "
+                     "if you have `torch.ops.aten.mm`, change it to `torch.ops.aten.mm.default`."
+                     if isinstance(op, OpOverloadPacket) else "")
+            raise ValueError(f"Expected op in `op_list` to be an OpOverload but got: {op} of "
+                             f"type {type(op)}. {extra}")
+
+    def policy_fn(ctx, op, *args, **kwargs):
+        if op in ops:
+            return CheckpointPolicy.MUST_SAVE
+        return CheckpointPolicy.PREFER_RECOMPUTE
+    return policy_fn
+
+
+def _checked(policy_fn):
+    """The policy, refusing CPU offloading (not implemented) by name."""
+    def asked(ctx, op, *args, **kwargs):
+        answer = policy_fn(ctx, op, *args, **kwargs)
+        if answer in _OFFLOAD:
+            raise NotImplementedError(f"selective activation checkpointing: {answer} (for {op}) "
+                                      f"is not implemented in dispatchtorch (no CPU offloading)")
+        return answer
+    return asked
+
+
+def create_selective_checkpoint_contexts(policy_fn_or_list, allow_cache_entry_mutation=False):
+    """checkpoint's `context_fn` for selective activation checkpointing: the policy (or a
+    list of `torch.ops.aten.<op>.default` to save) decides, op by op in the forward, what
+    is saved; the recomputation gets those outputs back instead of running the ops.
+
+    allow_cache_entry_mutation is accepted: the saved outputs are copies, so mutating the
+    forward's tensors never changes them (PyTorch raises unless it is True)."""
+    if isinstance(policy_fn_or_list, list):
+        policy_fn = _policy_from_list(policy_fn_or_list)
+    elif callable(policy_fn_or_list):
+        policy_fn = policy_fn_or_list
+    else:
+        raise TypeError("policy_fn_or_list must be either a function or a list of ops.")
+    storage = defaultdict(dict)
+    return (_sac_modes.CachingMode(_checked(policy_fn), storage, SelectiveCheckpointContext,
+                                   _SAVE),
+            _sac_modes.CachedMode(storage))

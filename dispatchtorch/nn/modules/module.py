@@ -5,11 +5,13 @@ from __future__ import annotations
 from collections import OrderedDict, namedtuple
 
 from ... import _dtype as D
+from ... import __future__ as _future
 from ..._tensor import Tensor
 from ..._zero_grad import zero_grads
 from ...autograd.grad_mode import no_grad
 from ...ops.memory import _parse_to
 from ...utils.hooks import RemovableHandle
+from ...utils.swap import prepared, swap_tensors
 from ..parameter import Buffer, Parameter
 
 
@@ -27,6 +29,21 @@ def _addindent(s, n):
     if len(lines) == 1:
         return s
     return lines[0] + "\n" + "\n".join(" " * n + line for line in lines[1:])
+
+
+def _load_by_swap(param, value, assign):
+    """load_state_dict under torch.__future__'s swap switch: param.module_load(value)
+    swapped into param (the object stays; a Parameter stays a Parameter)."""
+    new = param.module_load(value, assign=assign)
+    if new is value or new is param:
+        raise RuntimeError("module_load returned one of self or other, please .detach() the "
+                           "result if returning one of the inputs in module_load")
+    if isinstance(param, Parameter):
+        if not isinstance(new, Parameter):
+            new = Parameter(new, requires_grad=param.requires_grad)
+        else:
+            new.requires_grad_(param.requires_grad)
+    swap_tensors(param, new)
 
 
 _global_forward_pre_hooks: OrderedDict = OrderedDict()
@@ -504,26 +521,89 @@ class Module:
 
     # -- conversion ------------------------------------------------------------------------------
     def _apply(self, fn, recurse=True):
-        """Replace every parameter's and buffer's data by fn(data), keeping the Parameter
-        objects (so optimizers built before `.to()` still hold them)."""
+        """Replace every parameter's and buffer's data by fn(data). By default the
+        Parameter objects and their .grad objects stay (so optimizers built before `.to()`
+        still hold them); torch.__future__'s switches make it assign new Parameters
+        (overwrite) or exchange contents with swap_tensors (swap), as PyTorch 2.13."""
         if recurse:
             for m in self.children():
                 m._apply(fn)
-        with no_grad():
-            for p in self._parameters.values():
-                if p is None:
-                    continue
-                new = fn(p)
-                if new is not p:
-                    p.data = new
-                if p._grad is not None:
-                    g = fn(p._grad)
-                    if g is not p._grad:
-                        p._grad = g
-            for name, b in self._buffers.items():
-                if b is not None:
-                    self._buffers[name] = fn(b)
+        if _future.get_swap_module_params_on_conversion():
+            self._apply_by_swap(fn)
+        else:
+            self._apply_by_data(fn)
+        for name, b in self._buffers.items():
+            if b is not None:
+                self._buffers[name] = fn(b)
         return self
+
+    def _apply_by_data(self, fn):
+        """_apply without the swap switch: `.data =` into the same Parameter (and .grad)
+        objects, or new Parameters under the overwrite switch (PyTorch's rules)."""
+        for key, param in self._parameters.items():
+            if param is None:
+                continue
+            with no_grad():
+                applied = fn(param)
+            set_data = (param.layout == applied.layout
+                        and not _future.get_overwrite_module_params_on_conversion())
+            grad = param._grad
+            if set_data:
+                if applied is not param:
+                    param.data = applied
+                out = param
+            else:
+                if not isinstance(param, Parameter):
+                    raise AssertionError("param must be a Parameter")
+                if not param.is_leaf:
+                    raise AssertionError("param must be a leaf tensor")
+                out = Parameter(applied, param.requires_grad)
+                self._parameters[key] = out
+            if grad is not None:
+                with no_grad():
+                    grad_applied = fn(grad)
+                if set_data and grad.layout == grad_applied.layout:
+                    if grad_applied is not grad:
+                        out.grad.data = grad_applied
+                else:
+                    if not grad.is_leaf:
+                        raise AssertionError("param_grad must be a leaf tensor")
+                    out.grad = grad_applied.requires_grad_(grad.requires_grad)
+
+    def _apply_by_swap(self, fn):
+        """_apply under torch.__future__'s swap switch: each parameter, then its .grad,
+        exchanges contents with its converted value (PyTorch's order and errors), with
+        what holds them found by one heap scan for the module (utils/swap.py)."""
+        keys = [k for k in self._parameters if self._parameters[k] is not None]
+        params = [self._parameters[k] for k in keys]   # lists: not looked into as holders
+        grads = [p._grad for p in params]
+        with no_grad():
+            new = [fn(p) for p in params]
+            new_grads = [None if g is None else fn(g) for g in grads]
+        for p, g in zip(params, grads):
+            if g is not None:
+                p.grad = None           # its holder would count against the swap
+        new = [Parameter(n, requires_grad=p.requires_grad) for n, p in zip(new, params)]
+        for ng, g in zip(new_grads, grads):
+            if ng is not None:
+                ng.requires_grad_(g.requires_grad)
+        swap = prepared(params + new + [g for g in grads + new_grads if g is not None])
+        for i, key in enumerate(keys):
+            try:
+                swap(params[i], new[i])
+            except Exception as exc:
+                for p, g in zip(params[i:], grads[i:]):     # not swapped: as they were
+                    if g is not None:
+                        p.grad = g
+                raise RuntimeError(f"_apply(): Couldn't swap {self._get_name()}.{key}") \
+                    from exc
+            if grads[i] is not None:
+                try:
+                    swap(grads[i], new_grads[i])
+                except Exception as exc:
+                    raise RuntimeError(f"_apply(): Couldn't swap {self._get_name()}.{key}"
+                                       f".grad") from exc
+                params[i].grad = grads[i]
 
     def to(self, *args, **kwargs):
         device, dtype, _ = _parse_to(args, dict(kwargs))
@@ -617,7 +697,9 @@ class Module:
         local = {k: v for k, v in self._parameters.items() if v is not None}
         local.update((k, v) for k, v in self._buffers.items()
                      if v is not None and k not in self._non_persistent_buffers_set)
-        for name, param in local.items():
+        swap = _future.get_swap_module_params_on_conversion()
+        for name in list(local):                # no (name, param) pair: see _apply
+            param = local[name]
             key = prefix + name
             if key not in state_dict:
                 if strict:
@@ -636,14 +718,20 @@ class Module:
                 continue
             try:
                 with no_grad():
-                    if assign:
-                        new = value if not isinstance(param, Parameter) else \
-                            Parameter(value, requires_grad=param.requires_grad)
-                        setattr(self, name, new)
+                    if swap:
+                        _load_by_swap(param, value, assign)
+                    elif assign:
+                        if isinstance(param, Parameter):
+                            if isinstance(value, Parameter):
+                                value.requires_grad_(param.requires_grad)
+                            else:
+                                value = Parameter(value, requires_grad=param.requires_grad)
+                        setattr(self, name, value)
                     else:
                         param.copy_(value)
             except Exception as exc:
-                error_msgs.append(f"While copying the parameter named \"{key}\", whose dimensions "
+                error_msgs.append(f"While {'swapping' if swap else 'copying'} the parameter named "
+                                  f"\"{key}\", whose dimensions "
                                   f"in the model are {param.shape} and whose dimensions in the "
                                   f"checkpoint are {value.shape}, an exception occurred : "
                                   f"{exc.args}.")

@@ -16,13 +16,13 @@ def _linear(x, weight, bias):
 
 
 def _linear_grad(g, x, weight, needs):
-    out_f, in_f = weight._shape
-    g2 = g.reshape(-1, out_f)
+    # weight is saved only for x's gradient and x only for weight's, as PyTorch's addmm
+    g2 = g.reshape(-1, g._shape[-1])
     gx = gw = gb = None
     if needs[0]:
-        gx = (g2 @ weight).reshape(g._shape[:-1] + (in_f,))
+        gx = (g2 @ weight).reshape(g._shape[:-1] + (weight._shape[1],))
     if needs[1]:
-        gw = g2.mT @ x.reshape(-1, in_f)
+        gw = g2.mT @ x.reshape(-1, x._shape[-1])
     if needs[2]:
         gb = g2.sum(0)
     return gx, gw, gb
@@ -34,4 +34,4 @@ def _linear_meta(x, weight, bias):
 
 LINEAR = Composite("linear", ("x", "weight", "bias"), _linear, _linear_grad, _linear_meta,
                    "linear(x, weight, bias)", "x @ weight.T + bias over the last dim of x",
-                   save_for={"x": ("weight",)})
+                   save_for={"x": ("weight",), "weight": ("x",)})
