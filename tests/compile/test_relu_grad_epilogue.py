@@ -107,21 +107,51 @@ def test_an_input_written_between_the_product_and_the_where_is_not_fused():
     assert len(entry.forward.epilogues) == 0
 
 
+def _launched(monkeypatch):
+    """The names of the OpenCL kernels launched from now on."""
+    from dispatchtorch_opencl.device import Device
+    names, launch = [], Device.launch
+
+    def counted(self, kernel, *args):
+        names.append(kernel.function_name)
+        return launch(self, kernel, *args)
+    monkeypatch.setattr(Device, "launch", counted)
+    return names
+
+
 @needs_opencl
-@pytest.mark.parametrize("force", ["packed", "batched"])
-def test_opencl_fallback_layouts_equal_eager(monkeypatch, force):
+@pytest.mark.parametrize("case,masked_in", [
+    ("2d", "mmnn"), ("lead_dims", "mmnn"), ("packed", "mmmicro"), ("packed_edge", "mmmicro"),
+    ("batched_b", None), ("strided_mask", None)])
+def test_opencl_layouts_equal_eager(monkeypatch, case, masked_in):
+    """Each layout equals eager bit for bit; the mask is in the GEMM kernel's store
+    (the direct nn kernel, the packed micro-kernel: 2-D, or leading dims laid out as
+    one with b shared) or, where neither takes it, one masking pass after the matmul."""
     from dispatchtorch_opencl.kernels import matmul_direct
-    if force == "packed":
+    N = 45 if case == "packed_edge" else 48        # (45: partial micro-kernel blocks)
+    (a, b, h), _ = _inputs("opencl", 9 if case != "lead_dims" else 12, 20, N)
+    if case.startswith("packed"):
         monkeypatch.setattr(matmul_direct, "MAX_WORK", 16)     # past the direct kernels
-        (a, b, h), _ = _inputs("opencl", 9, 20, 40)
-    else:
-        (a, b, h), _ = _inputs("opencl", 9, 20, 40)
-        a, h = a.reshape(3, 3, 20), h.reshape(3, 3, 40)        # batch dims
+    elif case == "lead_dims":
+        a, h = a.reshape(3, 4, 20), h.reshape(3, 4, N)
+    elif case == "batched_b":
+        a, h = a.reshape(3, 3, 20), h.reshape(3, 3, N)
+        b = torch.stack([b, b * 2.0, -b])
+    elif case == "strided_mask":
+        h = h.t().contiguous().t()                              # columns contiguous
     cf = torch.compile(_masked_product)
     cf(a, b, h)
-    _same_bits(_np(cf(a, b, h)), _np(_masked_product(a, b, h)))
+    names = _launched(monkeypatch)
+    got = _np(cf(a, b, h))
+    monkeypatch.undo()
+    _same_bits(got, _np(_masked_product(a, b, h)))
     entry, = _entries(cf)
     assert len(entry.forward.epilogues) == 1
+    if masked_in is None:
+        assert names[-1].startswith("ew_relu_grad_mask") and not any("mask" in n for n in names[:-1])
+    else:
+        assert [n for n in names if "mask" in n] == [n for n in names if n.startswith(masked_in)][-1:]
+        assert names[-1].startswith(masked_in) and names[-1].endswith("mask")
 
 
 @pytest.mark.parametrize("dev", DEVICES)
