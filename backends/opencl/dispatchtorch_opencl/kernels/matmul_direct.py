@@ -125,9 +125,17 @@ def nn_spec(dt, db, bias, w=None, mask=False):
 
     def value(i, v):          # block row i, vector v, as stored
         x = f"c{i}_{v}{add[v]}"
-        if not mask:
-            return x
-        return _MASK.format(v=f"({x})", c=vec, h=f"DT_LOAD(hp + {i} * shm{f' + {w}' if v else ''})")
+        return _MASK.format(v=f"({x})", c=vec, h=f"h{i}_{v}") if mask else x
+
+    # the mask's loads all before the first store (a store might alias h: a load after
+    # it waits, and the misses of h's rows came one after the other). One PoCL thread,
+    # 128x512x512, load 6: still 4-8% slower than the plain kernel (p25 of 80, device
+    # time; h's 256 KB through the caches), about what the separate le + where cost;
+    # loading h before the k loop (spilled) or prefetching it there: no better
+    h_loads = [f"__global const {c}* hp = p_h + o_h + nb * {2 * w};",
+               *(f"{vec} h{i}_0 = DT_LOAD(hp + (m0 + {i} < M ? m0 + {i} : M - 1) * shm), "
+                 f"h{i}_1 = DT_LOAD(hp + (m0 + {i} < M ? m0 + {i} : M - 1) * shm + {w});"
+                 for i in range(rows))] if mask else []
 
     def trip(n):              # n k values: two vector loads of b's row, a broadcast of a
         out = []
@@ -150,7 +158,7 @@ def nn_spec(dt, db, bias, w=None, mask=False):
             f"__global {c}* cp = pc0 + m0 * N + nb * {2 * w};",
             (f"{vec} e_0 = DT_LOAD(p_bias + o_bias + nb * {2 * w}), e_1 = DT_LOAD(p_bias + o_bias + "
              f"nb * {2 * w} + {w});" if bias else ""),
-            (f"__global const {c}* hp = p_h + o_h + m0 * shm + nb * {2 * w};" if mask else ""),
+            *h_loads,
             *(f"if (m0 + {i} < M) {{ DT_STORE({value(i, 0)}, cp + {i} * N); "
               f"DT_STORE({value(i, 1)}, cp + {i} * N + {w}); }}" for i in range(rows))]
     name = kernel_name("mmnn", dt, db, "bias" if bias else "", "" if w == WIDTH[dt] else f"w{w}",
