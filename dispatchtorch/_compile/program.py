@@ -67,7 +67,11 @@ class Program:
         nodes = hoist_checks(nodes, provided, root)
         self.epilogues = {}
         if options.get("fusion", True):
-            nodes, self.epilogues = fuse_epilogues(nodes, values, keep, root, _offer_epilogue)
+            constants = {p.value: p for p in graph.placeholders if p.kind == CONSTANT}
+            made = {o: n for n in nodes for o in n.outputs}
+            nodes, self.epilogues = fuse_epilogues(
+                nodes, values, keep, root, _offer_epilogue,
+                lambda v: passes.scalar_literal(v, values, made, constants))
             if self.epilogues:          # (the intermediate's allocation is unused now)
                 nodes = passes.dce(nodes, keep, provided, root)
         self.constants = {p.value: p for p in graph.placeholders if p.kind == CONSTANT}

@@ -232,5 +232,7 @@ class Backend:
         """A kernel `fn(out, *op's inputs)` computing `epilogue(op(...))` (e.g. "relu"
         of "linear": the GEMM's output rectified before it is stored), equal to the two
         kernels one after the other, or None. The compiler asks only where nothing
-        else reads op's result (dispatchtorch/_compile/epilogue.py). Default: none."""
+        else reads op's result (dispatchtorch/_compile/epilogue.py). For
+        ("matmul", "threshold_backward") the kernel is `fn(out, a, b, h)`:
+        `where(h <= 0, 0.0, a @ b)`, ReLU's backward of a product. Default: none."""
         return None

@@ -48,7 +48,11 @@ def test_mlp_with_fused_epilogues_equals_eager_bit_for_bit(dev):
     assert np.isnan(got[0][2]).all() and not np.isnan(got[0][[0, 1, 3]]).any()
     entry, = _entries(cm._compiled)
     assert len(entry.forward.epilogues) == 2
-    assert entry.launches() == (17, 13)         # 2 relu launches and 2 fused regions fewer
+    # 2 relu launches and 2 fused regions fewer; on OpenCL the 2 ReLU backwards are in
+    # the input-gradient GEMMs' stores too (test_relu_grad_epilogue.py), the CPU
+    # has no such kernel: its backward keeps the regions
+    assert entry.launches() == ((17, 13) if dev == "cpu" else (17, 11))
+    assert len(entry.backward.epilogues) == (0 if dev == "cpu" else 2)
     text = entry.explain()
     assert "2 fused epilogues" in text and text.count("linear + relu epilogue") == 2
 

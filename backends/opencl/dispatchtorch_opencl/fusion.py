@@ -179,10 +179,17 @@ def fuse_elementwise(region):
 
 
 def fuse_epilogue(op, epilogue, dtype):
-    """linear + relu as one GEMM launch (dispatchtorch/_compile/epilogue.py): the
-    direct "nt" kernel rectifies each value before its store (kernels/linear.py
-    linear_relu); other layouts run linear, then relu in place."""
-    if (op, epilogue) != ("linear", "relu") or dtype not in ("float32", "float64"):
+    """linear + relu, and matmul + threshold_backward (ReLU's backward), as one GEMM
+    launch each (dispatchtorch/_compile/epilogue.py): the direct "nt" kernel or the
+    packed micro-kernel rectifies each value before its store (kernels/linear.py
+    linear_relu), the direct "nn" kernel zeroes it where the ReLU's result is <= 0
+    (kernels/matmul_relu_grad.py); other layouts run the two steps."""
+    if dtype not in ("float32", "float64"):
         return None
-    from .kernels.linear import linear_relu
-    return linear_relu
+    if (op, epilogue) == ("linear", "relu"):
+        from .kernels.linear import linear_relu
+        return linear_relu
+    if (op, epilogue) == ("matmul", "threshold_backward"):
+        from .kernels.matmul_relu_grad import matmul_relu_grad
+        return matmul_relu_grad
+    return None

@@ -23,7 +23,7 @@ import numpy as np
 from .. import cltypes as T
 from ..codegen import KernelSpec, coords, dot, kernel_name, signature
 from ..handle import coalesce
-from .matmul_direct import _RELU, direct
+from .matmul_direct import _MASK, _RELU, direct
 
 I64 = np.int64
 TILE = 16
@@ -134,10 +134,11 @@ def pack_rows_spec(dt, db, which, block):
     return KernelSpec(name, src, types, f"matmul packing {which} ({dt})")
 
 
-def micro_spec(dt, block, bias=False, relu=False):
+def micro_spec(dt, block, bias=False, relu=False, mask=False):
     """The register-blocked product of packed panels; bias (float32/float64 only): a
     contiguous (N,) row added before the store (F.linear's), relu: then rectified
-    (dispatchtorch.compile's linear + relu epilogue)."""
+    (dispatchtorch.compile's linear + relu epilogue); mask: zeroed where an (M, N)
+    ReLU result, rows contiguous, is <= 0 (its matmul + threshold_backward)."""
     ctype = compute_type(dt)
     rows, lanes = block
     vec = f"{ctype}{lanes}"
@@ -146,6 +147,8 @@ def micro_spec(dt, block, bias=False, relu=False):
               ("long", "K", I64), ("long", "MB", I64), ("long", "NB", I64)]
     if bias:
         params += [(T.pointer(dt, True), "p_bias", None), ("long", "o_bias", I64)]
+    if mask:
+        params += [(T.pointer(dt, True), "p_h", None), ("long", "o_h", I64), ("long", "shm", I64)]
     sig, types = signature(params)
     lane = [f"s{i:x}" for i in range(lanes)]
     body = [
@@ -162,10 +165,12 @@ def micro_spec(dt, block, bias=False, relu=False):
         "__global " + T.STORAGE[dt] + "* cp = p_out + o_out + batch * M * N;",
     ]
     store_dt = "float64" if ctype == "double" else "float32" if ctype == "float" else dt
-    if (bias or relu) and dt not in ("float32", "float64"):
+    if (bias or relu or mask) and dt not in ("float32", "float64"):
         raise ValueError(f"matmul: a bias or ReLU epilogue only for float32/float64, not {dt}")
     plus = " + p_bias[o_bias + n0 + {v}]" if bias else ""
     tail = _RELU.format(c=ctype) if relu else ""
+    if mask:
+        tail += f" if (p_h[o_h + (m0 + {{i}}) * shm + n0 + {{v}}] <= ({ctype})0) v = ({ctype})0;"
     head = ""
     if dt in ("float32", "float64"):
         # a whole block inside the matrix: a vector store a row, not LANES tested scalar
@@ -174,26 +179,29 @@ def micro_spec(dt, block, bias=False, relu=False):
         e = " + e" if bias else ""
         body += ["if (m0 + " + str(rows) + " <= M && n0 + " + str(lanes) + " <= N) {",
                  *([f"  {vec} e = DT_LOAD(p_bias + o_bias + n0);"] if bias else []),
-                 *(f"  {{ {vec} v = acc{i}{e};{_RELU.format(c=vec) if relu else ''} "
-                   f"DT_STORE(v, cp + (m0 + {i}) * N + n0); }}" for i in range(rows)),
+                 *(f"  {{ {vec} v = acc{i}{e};{_RELU.format(c=vec) if relu else ''}"
+                   + (f" v = {_MASK.format(v='v', c=vec, h=f'DT_LOAD(p_h + o_h + (m0 + {i}) * shm + n0)')};"
+                      if mask else "")
+                   + f" DT_STORE(v, cp + (m0 + {i}) * N + n0); }}" for i in range(rows)),
                  "  return;", "}"]
         head = T.vector_io(ctype, lanes)
     for i in range(rows):
-        if bias or relu:
+        if bias or relu or mask:
             stores = " ".join(
-                f"if (n0 + {v} < N) {{ {ctype} v = acc{i}.{lane[v]}{plus.format(v=v)};{tail} "
+                f"if (n0 + {v} < N) {{ {ctype} v = acc{i}.{lane[v]}{plus.format(v=v)};{tail.format(i=i, v=v)} "
                 f"cp[(m0 + {i}) * N + n0 + {v}] = v; }}" for v in range(lanes))
         else:
             stores = " ".join(
                 f"if (n0 + {v} < N) {{ {T.store_cast(dt, 'cp', f'(m0 + {i}) * N + n0 + {v}', f'acc{i}.{lane[v]}', store_dt)} }}"
                 for v in range(lanes))
         body.append(f"if (m0 + {i} < M) {{ {stores} }}")
-    name = kernel_name("mmmicro", dt, "bias" if bias else "", "relu" if relu else "")
+    name = kernel_name("mmmicro", dt, "bias" if bias else "", "relu" if relu else "",
+                       "mask" if mask else "")
     src = T.preamble((dt,)) + head + f"\n__kernel void {name}({sig}) {{\n  " + "\n  ".join(body) + "\n}\n"
     return KernelSpec(name, src, types, f"matmul ({dt})")
 
 
-def _packed(out, a, b, batch, bstrides, M, N, K, bias=None, relu=False):
+def _packed(out, a, b, batch, bstrides, M, N, K, bias=None, relu=False, mask=None):
     dev, dt = out.dev, out.dtype
     ctype = compute_type(dt)
     block = rows, lanes = register_block(ctype, dev)
@@ -215,10 +223,12 @@ def _packed(out, a, b, batch, bstrides, M, N, K, bias=None, relu=False):
         gsize = (items,) if dev.loop else (-(-items // dev.group) * dev.group,)
         dev.launch(kernel, gsize, (1,) if dev.loop else (dev.group,),
                    [x.buf, x.offset, *batch, *st, R, K, sr, sk, panels, items, dst], what)
-    fused = bias is not None
-    kernel, what = dev.kernel(("mmmicro", dt, block, fused, relu),
-                              lambda: micro_spec(dt, block, fused, relu))
+    fused, masked = bias is not None, mask is not None
+    kernel, what = dev.kernel(("mmmicro", dt, block, fused, relu) + (("mask",) if masked else ()),
+                              lambda: micro_spec(dt, block, fused, relu, masked))
     tail = [bias.buf, bias.offset] if fused else []
+    if masked:
+        tail += [mask.buf, mask.offset, mask.strides[0]]
     dev.launch(kernel, (NB, MB, Bt), None, [pa, pb, out.buf, out.offset, M, N, K, MB, NB] + tail, what)
 
 
@@ -278,6 +288,21 @@ def relu_epilogue_ok(out, a, b):
 
 def matmul(out, a, b):
     matmul_bias(out, a, b, None)
+
+
+def matmul_masked(out, a, b, mask):
+    """out (M, N) contiguous = a (M, K) @ b (K, N), zeroed where mask (the (M, N)
+    result of a ReLU, rows contiguous) is <= 0, in one GEMM launch: on CPUs, the
+    direct nn kernel or the packed micro-kernel, float32/float64. Returns whether it
+    ran (nothing is launched otherwise)."""
+    M, K = a.shape
+    N = b.shape[1]
+    if out.dev.matmul_path != "direct" or out.dtype not in ("float32", "float64") \
+            or mask.dtype != out.dtype or (mask.strides[1] != 1 and N > 1):
+        return False
+    if not direct(out, a, b, (), [(), ()], M, N, K, mask=mask):
+        _packed(out, a, b, (), [(), ()], M, N, K, mask=mask)
+    return True
 
 
 def matmul_bias(out, a, b, bias, relu=False):

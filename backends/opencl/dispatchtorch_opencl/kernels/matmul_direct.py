@@ -54,9 +54,13 @@ NT_LONG_K = 2048      # from this k on, "nt" products stay direct
 # the ReLU epilogue (dispatchtorch.compile's linear + relu): elementwise.py's relu
 # expression on the value about to be stored (NaN stays NaN)
 _RELU = " v = (v < ({c})0) ? ({c})0 : v;"   # NaN and -0.0 stay, as relu
+# the ReLU-backward epilogue (dispatchtorch.compile's matmul + threshold_backward): the
+# value about to be stored, zeroed where the ReLU's result h is <= 0 (a NaN h keeps it:
+# relu's derivative rule `where(result <= 0, 0.0, g)`, +0.0 where it zeroes)
+_MASK = "select({v}, ({c})0, {h} <= ({c})0)"
 
 
-def _params(dt, db, extra, bias):
+def _params(dt, db, extra, bias, mask=False):
     ptr_in, ptr_out = T.pointer(dt, True), T.pointer(dt)
     params = [(ptr_in, "p_a", None), ("long", "o_a", I64), (ptr_in, "p_b", None), ("long", "o_b", I64),
               (ptr_out, "p_out", None), ("long", "o_out", I64)]
@@ -66,6 +70,8 @@ def _params(dt, db, extra, bias):
     params += [("long", n, I64) for n in ("M", "N", "K", "sam", "sak", "sbk", "sbn", *extra)]
     if bias:                  # the Linear's bias (N,), added to every row before the store
         params += [(ptr_in, "p_bias", None), ("long", "o_bias", I64)]
+    if mask:                  # the ReLU's result (M, N), rows shm apart: ReLU's backward
+        params += [(ptr_in, "p_h", None), ("long", "o_h", I64), ("long", "shm", I64)]
     return signature(params)
 
 
@@ -108,12 +114,28 @@ def nn_rows(dt, w):
     return (NN_ROWS, 1) if dt == "float32" and w == WIDTH[dt] else (ROWS, 2)
 
 
-def nn_spec(dt, db, bias, w=None):
+def nn_spec(dt, db, bias, w=None, mask=False):
+    """mask: the ReLU-backward epilogue (_MASK) on each stored vector, h read in place
+    (its rows contiguous)."""
     c, w = CTYPE[dt], w or WIDTH[dt]
     vec = f"{c}{w}"
     rows, unroll = nn_rows(dt, w)
-    sig, types = _params(dt, db, (), bias)
+    sig, types = _params(dt, db, (), bias, mask)
     add = (" + e_0", " + e_1") if bias else ("", "")
+
+    def value(i, v):          # block row i, vector v, as stored
+        x = f"c{i}_{v}{add[v]}"
+        return _MASK.format(v=f"({x})", c=vec, h=f"h{i}_{v}") if mask else x
+
+    # the mask's loads all before the first store (a store might alias h: a load after
+    # it waits, and the misses of h's rows came one after the other). One PoCL thread,
+    # 128x512x512, load 6: still 4-8% slower than the plain kernel (p25 of 80, device
+    # time; h's 256 KB through the caches), about what the separate le + where cost;
+    # loading h before the k loop (spilled) or prefetching it there: no better
+    h_loads = [f"__global const {c}* hp = p_h + o_h + nb * {2 * w};",
+               *(f"{vec} h{i}_0 = DT_LOAD(hp + (m0 + {i} < M ? m0 + {i} : M - 1) * shm), "
+                 f"h{i}_1 = DT_LOAD(hp + (m0 + {i} < M ? m0 + {i} : M - 1) * shm + {w});"
+                 for i in range(rows))] if mask else []
 
     def trip(n):              # n k values: two vector loads of b's row, a broadcast of a
         out = []
@@ -136,9 +158,11 @@ def nn_spec(dt, db, bias, w=None):
             f"__global {c}* cp = pc0 + m0 * N + nb * {2 * w};",
             (f"{vec} e_0 = DT_LOAD(p_bias + o_bias + nb * {2 * w}), e_1 = DT_LOAD(p_bias + o_bias + "
              f"nb * {2 * w} + {w});" if bias else ""),
-            *(f"if (m0 + {i} < M) {{ DT_STORE(c{i}_0{add[0]}, cp + {i} * N); "
-              f"DT_STORE(c{i}_1{add[1]}, cp + {i} * N + {w}); }}" for i in range(rows))]
-    name = kernel_name("mmnn", dt, db, "bias" if bias else "", "" if w == WIDTH[dt] else f"w{w}")
+            *h_loads,
+            *(f"if (m0 + {i} < M) {{ DT_STORE({value(i, 0)}, cp + {i} * N); "
+              f"DT_STORE({value(i, 1)}, cp + {i} * N + {w}); }}" for i in range(rows))]
+    name = kernel_name("mmnn", dt, db, "bias" if bias else "", "" if w == WIDTH[dt] else f"w{w}",
+                       "mask" if mask else "")
     return KernelSpec(name, _program(dt, name, sig, body, w), types, f"matmul ({dt})")
 
 
@@ -171,18 +195,19 @@ def nt_spec(dt, db, bias, relu=False):
     return KernelSpec(name, _program(dt, name, sig, body), types, f"matmul ({dt})")
 
 
-def edge_spec(dt, db, bias):
+def edge_spec(dt, db, bias, mask=False):
     """One output per work-item over the rectangle [m0, m0 + rows) x [n0, n0 + cols)."""
     c = CTYPE[dt]
-    sig, types = _params(dt, db, ("m0", "n0", "cols", "items"), bias)
+    sig, types = _params(dt, db, ("m0", "n0", "cols", "items"), bias, mask)
     body = ["long i = get_global_id(0); if (i >= items) return;", *_bases(db, "get_global_id(1)"),
             "long m = m0 + i / cols, n = n0 + i % cols;",
             f"__global const {c}* ap = pa0 + m * sam;",
             f"__global const {c}* bp = pb0 + n * sbn;",
             f"{c} acc = 0;",
             "for (long k = 0; k < K; k++) acc += ap[k * sak] * bp[k * sbk];",
-            "pc0[m * N + n] = acc" + (" + p_bias[o_bias + n];" if bias else ";")]
-    name = kernel_name("mmedge", dt, db, "bias" if bias else "")
+            "acc = acc" + (" + p_bias[o_bias + n];" if bias else ";"),
+            f"pc0[m * N + n] = " + (f"p_h[o_h + m * shm + n] <= ({c})0 ? ({c})0 : acc;" if mask else "acc;")]
+    name = kernel_name("mmedge", dt, db, "bias" if bias else "", "mask" if mask else "")
     return KernelSpec(name, _program(dt, name, sig, body), types, f"matmul ({dt})")
 
 
@@ -212,14 +237,19 @@ def _nt_packed(dev, dt, M, N, K):
     return (wide or dt == "float32") and N >= 2 * WIDTH[dt] and K < NT_LONG_K
 
 
-def direct(out, a, b, batch, bstrides, M, N, K, bias=None, relu=False):
+def direct(out, a, b, batch, bstrides, M, N, K, bias=None, relu=False, mask=None):
     """Run the matmul with the in-place kernels and return True, or return False
     (nothing launched) when dtype or layout is not theirs. bias: None, or a
     contiguous (N,) handle added to every row (F.linear's epilogue); relu: rectify
     before the store (the nt kernel only: other layouts return False, and the packed
-    micro-kernel rectifies)."""
+    micro-kernel rectifies); mask: None, or the (M, N) handle of a ReLU's result,
+    its rows contiguous, zeroing the product where it is <= 0 (the nn kernel without
+    batch dims only: else False)."""
     dt = out.dtype
     if dt not in WIDTH or M * N * K > MAX_WORK:
+        return False
+    if mask is not None and (batch or mask.dtype != dt or tuple(mask.shape[-2:]) != (M, N)
+                             or (mask.strides[-1] != 1 and N > 1)):
         return False
     sam, sak = a.strides[-2:]
     sbk, sbn = b.strides[-2:]
@@ -250,16 +280,21 @@ def direct(out, a, b, batch, bstrides, M, N, K, bias=None, relu=False):
     else:
         NB = -(-N // NT_COLS)
         grid, N0 = (NB, MB, Bt), N
-    if relu and kind != "nt":
+    if (relu and kind != "nt") or (mask is not None and kind != "nn"):
         return False
+    masked = mask is not None
+    if masked:
+        tail = tail + [mask.buf, mask.offset, mask.strides[-2]]
     if kind == "nn":
-        kernel, what = dev.kernel(("mmnn", dt, db, fused, w), lambda: nn_spec(dt, db, fused, w))
+        kernel, what = dev.kernel(("mmnn", dt, db, fused, w) + (("mask",) if masked else ()),
+                                  lambda: nn_spec(dt, db, fused, w, masked))
     else:
         key = ("mmnt", dt, db, fused) + (("relu",) if relu else ())
         kernel, what = dev.kernel(key, lambda: nt_spec(dt, db, fused, relu))
     dev.launch(kernel, grid, _local(grid, 8 * dev.compute_units), common + tail, what)
     if N0 < N:                   # nn: the columns past the last full block
         items = M * (N - N0)
-        kernel, what = dev.kernel(("mmedge", dt, db, fused), lambda: edge_spec(dt, db, fused))
+        kernel, what = dev.kernel(("mmedge", dt, db, fused) + (("mask",) if masked else ()),
+                                  lambda: edge_spec(dt, db, fused, masked))
         dev.launch(kernel, (items, Bt), None, common + [0, N0, N - N0, items] + tail, what)
     return True
