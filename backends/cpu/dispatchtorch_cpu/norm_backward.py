@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from . import c_layer_norm as _c_layer_norm
 from . import parallel as P
 from .kernels import _F32, _LOWP
 
@@ -66,6 +67,11 @@ def layer_norm_backward(*args, normalized_shape, eps, output_mask):
     wide = x.dtype in _LOWP
     dt = _F32 if wide else x.dtype
     n = math.prod(normalized_shape)
+    if _c_layer_norm.applies(x, tuple(a for a in (g, gx_out, gw_out, gb_out) if a is not None),
+                             n, weight, None):
+        return _c_layer_norm.backward(gx_out, None if gw_out is None else gw_out.reshape(-1),
+                                      None if gb_out is None else gb_out.reshape(-1),
+                                      g, x, None if weight is None else weight.reshape(-1), n, eps)
     rows = x.size // n if n else 0
     x2 = np.ascontiguousarray(x, dtype=dt).reshape(rows, n)
     g2 = np.ascontiguousarray(g, dtype=dt).reshape(rows, n)
