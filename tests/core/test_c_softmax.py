@@ -1,12 +1,14 @@
-"""c_softmax.py: softmax and log_softmax over the last axis as one C loop a row, on the
-pool's row blocks: against float64 formulas, PyTorch's values, special rows (NaN,
-+-inf, all -inf) as numpy's passes give them, and taken only where it applies."""
+"""c_softmax.py: softmax, log_softmax and softmax_backward over the last axis as one C
+loop a row, on the pool's row blocks: against float64 formulas, PyTorch's values,
+special rows (NaN, +-inf, all -inf; zero row sums' signs) as numpy's passes give them,
+and taken only where it applies."""
 import numpy as np
 import pytest
 
 import dispatchtorch as dt
 from dispatchtorch_cpu import c_softmax
 from dispatchtorch_cpu.composites import KERNELS
+from dispatchtorch_cpu.softmax_backward import softmax_backward
 
 pytestmark = pytest.mark.skipif(not c_softmax.kernels(),
                                 reason="no C compiler or no vector exp: numpy's passes run")
@@ -79,3 +81,41 @@ def test_applies_only_to_the_last_axis_of_contiguous_large_floats():
     assert not c_softmax.applies(np.empty((64, 128), np.float16), x.astype(np.float16), -1)
     small = np.zeros((4, 8), np.float32)
     assert not c_softmax.applies(np.empty_like(small), small, -1)
+
+
+@pytest.mark.parametrize("dtype,rtol", [("float32", 1e-5), ("float64", 1e-12)])
+@pytest.mark.parametrize("shape", [(32, 4, 64, 64), (2048, 65), (70000,)])
+def test_backward_against_float64(dtype, rtol, shape, threads):
+    rng = np.random.default_rng(3)
+    y = _want(rng.standard_normal(shape).astype(dtype), 0).astype(dtype)
+    g = rng.standard_normal(shape).astype(dtype)
+    out = np.empty_like(y)
+    assert c_softmax.applies_backward(out, g, y, -1)
+    softmax_backward(out, g, y, dim=-1)
+    gd, yd = g.astype(np.float64), y.astype(np.float64)
+    want = (gd - (gd * yd).sum(-1, keepdims=True)) * yd
+    np.testing.assert_allclose(out, want, rtol=rtol, atol=rtol * np.abs(want).max())
+
+
+def test_backward_zero_row_sum_keeps_pytorchs_sign():
+    """A row whose products all have the sign bit set sums to -0.0 (PyTorch's kernel starts
+    from the first product, not +0.0): the C loop gives the numpy route's bits and
+    PyTorch's signs there."""
+    y = np.full((64, 128), 0.5, np.float32)
+    g = np.zeros((64, 128), np.float32)
+    g[0] = -0.0                          # products -0.0: the row sum is -0.0
+    g[1, :64] = -0.0                     # mixed signs: +0.0
+    y[2] = -0.0
+    g[2] = 1.0                           # products -0.0 again
+    got = np.empty_like(y)
+    softmax_backward(got, g, y, dim=-1)
+    c_softmax.MIN_ELEMENTS, saved = 1 << 40, c_softmax.MIN_ELEMENTS
+    try:
+        want = np.empty_like(y)
+        softmax_backward(want, g, y, dim=-1)        # the numpy route
+    finally:
+        c_softmax.MIN_ELEMENTS = saved
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+    torch = pytest.importorskip("torch")
+    tw = torch._softmax_backward_data(torch.from_numpy(g), torch.from_numpy(y), -1, torch.float32)
+    np.testing.assert_array_equal(np.signbit(got[:3]), np.signbit(tw.numpy()[:3]))
