@@ -46,7 +46,7 @@ def test_forward_and_backward_against_float64(dtype, tol, shape, norm, affine, t
     g = rng.standard_normal(shape).astype(dtype)
     w = rng.standard_normal(norm).astype(dtype) if affine in ("both", "weight") else None
     b = rng.standard_normal(norm).astype(dtype) if affine in ("both", "bias") else None
-    assert c_layer_norm.applies(x, (g,), int(np.prod(norm)), w, b)
+    assert c_layer_norm.applies(x, (g,), int(np.prod(norm)), w, b, written=np.empty_like(x))
     y, gx, gw, gb = _float64(x, w, b, g, norm)
     out = np.empty_like(x)
     COMPOSITES["layer_norm"](out, x, w, b, normalized_shape=norm, eps=1e-5)
@@ -96,7 +96,21 @@ def test_applies_only_to_contiguous_large_floats():
     assert c_layer_norm.applies(x, (x,), 128, None, None)
     assert not c_layer_norm.applies(x.T, (x,), 64, None, None)
     assert not c_layer_norm.applies(x, (x.T,), 128, None, None)
+    assert not c_layer_norm.applies(x, (), 128, None, None, written=np.empty((128, 64), np.float32).T)
     assert not c_layer_norm.applies(x.astype(np.float16), (), 128, None, None)
     assert not c_layer_norm.applies(x, (x.astype(np.float64),), 128, None, None)
     assert not c_layer_norm.applies(x[:8, :8].copy(), (), 8, None, None)
     assert not c_layer_norm.applies(x, (), 128, np.ones(128, np.float64), None)
+
+
+def test_overlapping_outputs_take_the_numpy_kernels():
+    x = rng.standard_normal((64, 128)).astype(np.float32)
+    assert not c_layer_norm.applies(x, (), 128, None, None, written=x)
+    g = rng.standard_normal((64, 128)).astype(np.float32)
+    assert not c_layer_norm.applies(x, (g,), 128, None, None, written=g)
+    assert c_layer_norm.applies(x, (g,), 128, None, None, written=np.empty_like(x))
+    want = np.empty_like(x)
+    COMPOSITES["layer_norm"](want, x, None, None, normalized_shape=(128,), eps=1e-5)
+    y = x.copy()
+    COMPOSITES["layer_norm"](y, y, None, None, normalized_shape=(128,), eps=1e-5)   # in place
+    np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-6)

@@ -171,12 +171,22 @@ def _affine_ok(a, dtype, n):
     return a is None or (a.dtype == dtype and a.size == n and a.flags.c_contiguous)
 
 
-def applies(x, arrays, n, weight, bias):
+def _apart(a, b):
+    """Whether a and b (contiguous) do not overlap in memory."""
+    pa, pb = a.ctypes.data, b.ctypes.data
+    return pa + a.nbytes <= pb or pb + b.nbytes <= pa
+
+
+def applies(x, arrays, n, weight, bias, written=None):
     """Whether the C loops take the call: float32/float64 x of MIN_ELEMENTS or more, the
-    other arrays (outputs, gradients) contiguous and of its dtype, rows of n > 0."""
+    other arrays (grad output, grad weight / bias) and `written` (out, or grad x)
+    contiguous and of its dtype, rows of n > 0, and `written` apart from x and the
+    arrays: the loops read rows of x and g again after writing that row of out or gx."""
+    others = tuple(arrays) + (() if written is None else (written,))
     return (x.size >= MIN_ELEMENTS and n > 0 and x.dtype in _TYPES and x.flags.c_contiguous
-            and all(a.dtype == x.dtype and a.flags.c_contiguous for a in arrays)
+            and all(a.dtype == x.dtype and a.flags.c_contiguous for a in others)
             and _affine_ok(weight, x.dtype, n) and _affine_ok(bias, x.dtype, n)
+            and (written is None or all(_apart(written, a) for a in (x,) + tuple(arrays)))
             and x.dtype in kernels())
 
 

@@ -34,6 +34,11 @@ ROW_BLOCK = 1 << 16     # elements a pool task (whole rows)
 _TYPES = {np.dtype(np.float32): ("float", "f"), np.dtype(np.float64): ("double", "")}
 
 _KERNEL = """
+/* A masked score (x = -inf: attention's causal mask) gets exp's exact 0 without being
+   passed to exp: libmvec's vector exp sends a whole vector to its scalar fallback when
+   one lane is out of its fast range, which made a causal (32, 4, 64, 64) softmax 3.7 ms
+   against 0.9 ms unmasked. The argument is stored first and exp reads it back: written
+   in one loop, gcc sees the select's discarded lanes and passes exp the -inf anyway. */
 void softmax_{c}({c} *o, const {c} *x, int64_t rows, int64_t n, int take_log) {{
   for (int64_t r = 0; r < rows; r++) {{
     const {c} *xr = x + r * n;
@@ -48,20 +53,25 @@ void softmax_{c}({c} *o, const {c} *x, int64_t rows, int64_t n, int take_log) {{
     }}
     if (nan) m = NAN;
     {c} s = 0;
+    #pragma omp simd
+    for (int64_t j = 0; j < n; j++) {{
+      const {c} d = xr[j] - m;
+      orow[j] = d == -INFINITY ? 0 : d;
+    }}
     if (take_log) {{
       #pragma omp simd reduction(+:s)
       for (int64_t j = 0; j < n; j++) {{
-        const {c} d = xr[j] - m;
-        orow[j] = d;
-        s += exp{f}(d);
+        const {c} e = exp{f}(orow[j]);
+        s += xr[j] - m == -INFINITY ? 0 : e;
       }}
       const {c} ls = log{f}(s);
       #pragma omp simd
-      for (int64_t j = 0; j < n; j++) orow[j] -= ls;
+      for (int64_t j = 0; j < n; j++) {{ const {c} d = xr[j] - m; orow[j] = d - ls; }}
     }} else {{
       #pragma omp simd reduction(+:s)
       for (int64_t j = 0; j < n; j++) {{
-        const {c} e = exp{f}(xr[j] - m);
+        const {c} e0 = exp{f}(orow[j]);
+        const {c} e = xr[j] - m == -INFINITY ? 0 : e0;
         orow[j] = e;
         s += e;
       }}
@@ -133,10 +143,16 @@ def kernels():
 
 def applies(out, x, dim):
     """Whether this kernel takes the call: the last axis of a large contiguous float32 or
-    float64 x into a contiguous out of its dtype."""
+    float64 x into a contiguous out of its dtype that does not overlap x."""
     return (x.size >= MIN_ELEMENTS and x.ndim >= 1 and dim % x.ndim == x.ndim - 1
             and x.dtype in _TYPES and out.dtype == x.dtype and x.flags.c_contiguous
-            and out.flags.c_contiguous and x.dtype in kernels())
+            and out.flags.c_contiguous and apart(out, x) and x.dtype in kernels())
+
+
+def apart(out, x):
+    """Whether out's memory and x's (contiguous, of one size) do not overlap: the loops
+    read a row of x again after writing that row of out."""
+    return abs(out.ctypes.data - x.ctypes.data) >= x.nbytes
 
 
 def run(out, x, log):
@@ -150,7 +166,7 @@ def applies_backward(out, g, y, dim):
     """Whether softmax_backward's C loop takes the call (as applies(), g of y's dtype
     and layout too)."""
     return (applies(out, y, dim) and g.dtype == y.dtype and g.flags.c_contiguous
-            and g.shape == y.shape)
+            and g.shape == y.shape and apart(out, g))
 
 
 def run_backward(out, g, y):

@@ -67,8 +67,8 @@ def layer_norm_backward(*args, normalized_shape, eps, output_mask):
     wide = x.dtype in _LOWP
     dt = _F32 if wide else x.dtype
     n = math.prod(normalized_shape)
-    if _c_layer_norm.applies(x, tuple(a for a in (g, gx_out, gw_out, gb_out) if a is not None),
-                             n, weight, None):
+    if _c_layer_norm.applies(x, tuple(a for a in (g, gw_out, gb_out) if a is not None),
+                             n, weight, None, written=gx_out):
         return _c_layer_norm.backward(gx_out, None if gw_out is None else gw_out.reshape(-1),
                                       None if gb_out is None else gb_out.reshape(-1),
                                       g, x, None if weight is None else weight.reshape(-1), n, eps)
