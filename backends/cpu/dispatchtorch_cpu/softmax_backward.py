@@ -6,7 +6,9 @@ each a pass over the whole array into a new buffer, its sum a numpy reduction al
 a short axis (the attention scores' 64: a slow inner loop). Here the row dot
 products sum(g y) are one einsum over rows of the last axis, then g - s and the
 product with y are written in place in the output. float16/bfloat16 compute in
-float32, rounded once (as the decomposition's row does).
+float32, rounded once (as the decomposition's row does). Contiguous float32/float64
+arrays along the last axis take c_softmax.py's C row loop instead where a compiler is
+found (the same formula and sign rule, the row dots in SIMD lanes).
 """
 from __future__ import annotations
 
