@@ -105,3 +105,21 @@ def test_c_loop_gives_phi32s_bits_on_the_polynomial_branch_and_close_in_the_tail
     # the tail differs only through exp (libmvec's expf against numpy's)
     np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-30)
     np.testing.assert_allclose(dgot, dwant, rtol=0, atol=1e-6 * np.abs(g).max())
+
+
+def test_gelu_kernel_without_the_c_loop_runs_phi32s_passes(monkeypatch):
+    """No compiler: c_phi32's table is empty and gelu.py's kernel takes phi32's numpy
+    passes (their bits)."""
+    from dispatchtorch_cpu import gelu as gelu_kernels
+    monkeypatch.setattr(c_phi32, "_kernels", {})
+    monkeypatch.setattr(c_phi32, "_loaded", [True])
+    assert not c_phi32.kernels()
+    x = (np.random.default_rng(8).standard_normal(10_000) * 2).astype(np.float32)
+    g = np.random.default_rng(9).standard_normal(x.size).astype(np.float32)
+    got, dgot, want, dwant = (np.empty_like(x) for _ in range(4))
+    gelu_kernels.gelu(got, x, approximate="none")
+    gelu_kernels.gelu_backward(dgot, g, x, approximate="none")
+    phi32.gelu(want, x)
+    phi32.gelu_backward(dwant, g, x)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(dgot, dwant)

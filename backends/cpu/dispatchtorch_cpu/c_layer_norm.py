@@ -141,13 +141,14 @@ def source():
 
 _lock = threading.Lock()
 _kernels: dict = {}
+_loaded = []            # [True] once kernels() has looked (the table may stay empty)
 
 
 def kernels():
     """{dtype: (forward, backward) ctypes functions}, or {} without a compiler."""
-    if "loaded" not in _kernels:
+    if not _loaded:
         with _lock:
-            if "loaded" not in _kernels:
+            if not _loaded:
                 found = {}
                 lib = c_compiler.load(source()) if c_compiler.compiler() else None
                 if lib is not None:
@@ -159,7 +160,7 @@ def kernels():
                         fw.restype = bw.restype = None
                         found[dtype] = (fw, bw)
                 _kernels.update(found)
-                _kernels["loaded"] = True
+                _loaded.append(True)
     return _kernels
 
 

@@ -77,14 +77,15 @@ void gelu_backward(float *o, const float *gs, const float *xs, int64_t n) {{
 
 _lock = threading.Lock()
 _kernels: dict = {}
+_loaded = []            # [True] once kernels() has looked (the table may stay empty)
 
 
 def kernels():
     """{"gelu": f(o, x, n), "gelu_backward": f(o, g, x, n)} as ctypes functions of data
     pointers, or {} (no compiler, or no vector expf)."""
-    if "loaded" not in _kernels:
+    if not _loaded:
         with _lock:
-            if "loaded" not in _kernels:
+            if not _loaded:
                 found = {}
                 if c_compiler.compiler() is not None and "expf" in c_compiler.simd_functions():
                     lib = c_compiler.load(source(), extra_flags=("-fno-trapping-math",))
@@ -95,7 +96,7 @@ def kernels():
                             fn.restype = None
                             found[name] = fn
                 _kernels.update(found)
-                _kernels["loaded"] = True
+                _loaded.append(True)
     return _kernels
 
 

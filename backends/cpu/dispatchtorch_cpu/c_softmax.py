@@ -113,15 +113,16 @@ def source():
 
 _lock = threading.Lock()
 _kernels: dict = {}
+_loaded = []            # [True] once kernels() has looked (the table may stay empty)
 
 
 def kernels():
     """{dtype: (softmax (out, x, rows, n, log), softmax_backward (out, g, y, rows, n))}
     ctypes functions, or {} (no compiler or no vector exp in libmvec: the row loop
     would be scalar)."""
-    if "loaded" not in _kernels:
+    if not _loaded:
         with _lock:
-            if "loaded" not in _kernels:
+            if not _loaded:
                 found = {}
                 simd = c_compiler.simd_functions() if c_compiler.compiler() else set()
                 if {"expf", "exp"} <= simd:
@@ -137,7 +138,7 @@ def kernels():
                             fn.restype = bw.restype = None
                             found[dtype] = (fn, bw)
                 _kernels.update(found)
-                _kernels["loaded"] = True
+                _loaded.append(True)
     return _kernels
 
 
