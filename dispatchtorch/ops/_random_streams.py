@@ -160,7 +160,9 @@ def bernoulli_scalar(eng, n, p):
     is k * 2**-53 for the 53-bit integer k, so the test is k < p * 2**-53's ceiling in
     integers: the same draws without the float64 conversion and product (dropout)."""
     bound = math.ceil(p * 2.0 ** 53)          # exact: 0 <= p <= 1 (bernoulli_ checks)
-    return (eng.random64(n) & np.uint64((1 << 53) - 1)) < np.uint64(bound)
+    draws = eng.random64(n)
+    np.bitwise_and(draws, np.uint64((1 << 53) - 1), out=draws)    # in place: no second
+    return draws < np.uint64(bound)                                # 8-byte array
 
 
 def exponential(eng, n, lambd):

@@ -106,16 +106,17 @@ _CANDIDATES = [(n + "f", 1, (4, 8, 8, 16)) for n in _UNARY] + \
                ("atan2f", 2, (4, 8, 8, 16)), ("atan2", 2, (2, 4, 4, 8))]
 
 
-def load(source, openmp=False):
+def load(source, openmp=False, extra_flags=()):
     """The shared library built from C `source` (cached on disk and in this process),
     or None without a compiler. A source the compiler rejects raises: it is generated,
     so that is a bug to see, not to hide. `openmp`: `#pragma omp parallel` runs on
     libgomp's threads where the compiler links it; elsewhere the pragma is ignored and
-    the loop runs on the calling thread (a source must give the same bits either way)."""
+    the loop runs on the calling thread (a source must give the same bits either way).
+    `extra_flags`: more compiler flags for this source (part of the cache key)."""
     cc = compiler()
     if cc is None:
         return None
-    flags = FLAGS + (("-fopenmp",) if openmp and _links_openmp(cc) else ())
+    flags = FLAGS + tuple(extra_flags) + (("-fopenmp",) if openmp and _links_openmp(cc) else ())
     key = hashlib.sha256(f"{_identity(cc)}|{' '.join(flags)}\n{source}".encode()).hexdigest()[:32]
     lib = _state.get(key)
     if lib is not None:

@@ -9,6 +9,8 @@ import math
 
 import numpy as np
 
+from . import c_layer_norm as _c_layer_norm
+from . import c_softmax as _c_softmax
 from . import parallel as P
 from .blas_sums import MIN as _BLAS_MIN, blas_sum as _blas_sum
 from .kernels import _F32, _LOWP, _sum
@@ -83,12 +85,16 @@ def _log_softmax(out, x, dim):
 def softmax(out, x, *, dim):
     if x.size == 0:                 # nothing to normalise (max of an empty dim has no identity)
         return
+    if _c_softmax.applies(out, x, dim):
+        return _c_softmax.run(out, x, 0)
     _by_rows(_softmax, out, x, (dim % max(x.ndim, 1),), dim)
 
 
 def log_softmax(out, x, *, dim):
     if x.size == 0:
         return
+    if _c_softmax.applies(out, x, dim):
+        return _c_softmax.run(out, x, 1)
     _by_rows(_log_softmax, out, x, (dim % max(x.ndim, 1),), dim)
 
 
@@ -123,6 +129,9 @@ def _layer_norm(out, x, weight, bias, dims, eps):
 
 
 def layer_norm(out, x, weight, bias, *, normalized_shape, eps):
+    n = math.prod(normalized_shape)
+    if _c_layer_norm.applies(x, (), n, weight, bias, written=out):
+        return _c_layer_norm.forward(out, x, weight, bias, n, eps)
     dims = tuple(range(x.ndim - len(normalized_shape), x.ndim))
     _by_rows(_layer_norm, out, x, dims, weight, bias, dims, eps)
 

@@ -6,18 +6,23 @@ each a pass over the whole array into a new buffer, its sum a numpy reduction al
 a short axis (the attention scores' 64: a slow inner loop). Here the row dot
 products sum(g y) are one einsum over rows of the last axis, then g - s and the
 product with y are written in place in the output. float16/bfloat16 compute in
-float32, rounded once (as the decomposition's row does).
+float32, rounded once (as the decomposition's row does). Contiguous float32/float64
+arrays along the last axis take c_softmax.py's C row loop instead where a compiler is
+found (the same formula and sign rule, the row dots in SIMD lanes).
 """
 from __future__ import annotations
 
 import numpy as np
 
+from . import c_softmax as _c_softmax
 from .kernels import _F32, _LOWP, _sum
 
 
 def softmax_backward(out, g, y, *, dim):
     if y.size == 0:
         return
+    if _c_softmax.applies_backward(out, g, y, dim):
+        return _c_softmax.run_backward(out, g, y)
     wide = out.dtype in _LOWP
     if wide:
         g, y = g.astype(_F32), y.astype(_F32)

@@ -288,14 +288,21 @@ def matmul(kernel):
 
 
 def linear(kernel):
-    """`linear` (x @ weight.T + bias) above MATMUL_THRESHOLD multiply-adds: one call on
-    BLAS's threads, or the single-threaded call of before while they stall (cutting x's
+    """`linear` (x @ weight.T + bias) above MATMUL_THRESHOLD multiply-adds (x of 2 or
+    more dims, contiguous when more): one call on BLAS's threads, or the single-threaded call of before while they stall (cutting x's
     rows over the pool instead made the MLP step 1.3x slower on the loaded machine:
     13.4 against 17.4 ms, docs/performance.md)."""
     def threaded(out, x, weight, bias):
-        if (P.POOL.threads == 1 or x.dtype in _LOWP or out.ndim != 2 or x.ndim != 2
+        if (P.POOL.threads == 1 or x.dtype in _LOWP or x.ndim < 2 or out.ndim != x.ndim
                 or out.size * x.shape[-1] < MATMUL_THRESHOLD):
             return kernel(out, x, weight, bias)
+        if x.ndim > 2:
+            # a batch of sequences (a transformer's (batch, steps, features)): one GEMM
+            # over all the rows, as PyTorch's linear folds them, on BLAS's threads like a
+            # 2-D input (before, these always ran on one thread)
+            if not (x.flags.c_contiguous and out.flags.c_contiguous):
+                return kernel(out, x, weight, bias)
+            x, out = x.reshape(-1, x.shape[-1]), out.reshape(-1, out.shape[-1])
         BLAS.call(("linear", x.shape, weight.shape, x.dtype.char), kernel, kernel,
                   out, x, weight, bias)
     threaded.__wrapped__ = kernel
