@@ -10,6 +10,8 @@ operands always give a C-contiguous result.
 """
 from __future__ import annotations
 
+from ._layout import channels_last, channels_last_3d, contiguous_format, preserve_format
+from ._layout import memory_format as _MemoryFormat
 from ._shape import contiguous_strides
 
 
@@ -161,3 +163,30 @@ def outer_first(shape, stride):
     """The dims of a dense (shape, stride) from the slowest to the fastest: permuting a
     tensor so makes it C-contiguous over the dims of size > 1."""
     return sorted(range(len(shape)), key=lambda d: (-stride[d], -shape[d]))
+
+
+def channels_last_3d_strides(shape):
+    """c10's get_channels_last_strides_3d."""
+    c, d, h, w = shape[1:]
+    s4 = c
+    s3 = s4 * w
+    s2 = s3 * h
+    return (s2 * d, 1, s2, s3, s4)
+
+
+def format_strides(op, shape, stride, memory_format):
+    """The strides a `*_like` factory or copy gets for memory_format (None is
+    preserve_format, the default); stride: the input's, None when C-contiguous. None for
+    C-contiguous; PyTorch's errors for a bad argument or rank."""
+    if memory_format is None or memory_format is preserve_format:
+        return None if stride is None else preserve_strides(shape, stride)
+    if not isinstance(memory_format, _MemoryFormat):
+        raise TypeError(f"{op}(): argument 'memory_format' must be torch.memory_format, "
+                        f"not {type(memory_format).__name__}")
+    if memory_format is contiguous_format:
+        return None
+    rank = 4 if memory_format is channels_last else 5
+    if len(shape) != rank:
+        raise RuntimeError(f"required rank {rank} tensor to use {memory_format.name} format")
+    st = channels_last_strides(shape) if rank == 4 else channels_last_3d_strides(shape)
+    return None if st == contiguous_strides(shape) else st

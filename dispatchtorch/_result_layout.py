@@ -65,3 +65,10 @@ def run_in_layout(call, operands, shape, stride):
     moved = [permuted_operand(x, perm) if isinstance(x, Tensor) else x for x in operands]
     r = call(*moved)
     return laid_out(r, perm, shape, stride)
+
+
+def made_in_layout(make, shape, stride):
+    """make(shape') (a fresh C-contiguous tensor: a factory) with shape's dims ordered
+    slowest first by stride, viewed back as `shape` with `stride`."""
+    perm = tuple(outer_first(shape, stride))
+    return laid_out(make(tuple(shape[d] for d in perm)), perm, shape, stride)

@@ -38,7 +38,7 @@ def _channels_last_copy(input, memory_format):
     if input.dim() != rank:
         raise RuntimeError(f"required rank {rank} tensor to use {memory_format.name} format")
     back = tuple(perm.index(d) for d in range(rank))
-    return views.permute(_clone(views.permute(input, perm)), back)
+    return views.permute(_clone(views.permute(input, perm), memory_format=contiguous_format), back)
 
 
 def contiguous(input, memory_format=contiguous_format):
@@ -54,13 +54,13 @@ def contiguous(input, memory_format=contiguous_format):
 
 
 def clone(input, *, memory_format=None):
-    """A copy; channels_last(_3d) asked for gives its strides. preserve_format (the
-    default) gives row-major strides here (PyTorch keeps a dense input's)."""
+    """A copy laid out as memory_format says: preserve_format (the default) keeps a dense
+    input's strides (else dense in its dims' order), as PyTorch's."""
     if memory_format is not None:
         _check_format("clone", memory_format)
         if memory_format in _CHANNELS_LAST_PERM:
             return _channels_last_copy(input, memory_format)
-    return _clone(input)
+    return _clone(input, memory_format=memory_format)
 
 
 def to(input, *args, **kwargs):
