@@ -190,3 +190,29 @@ def format_strides(op, shape, stride, memory_format):
         raise RuntimeError(f"required rank {rank} tensor to use {memory_format.name} format")
     st = channels_last_strides(shape) if rank == 4 else channels_last_3d_strides(shape)
     return None if st == contiguous_strides(shape) else st
+
+
+def _strides_like(shape, stride, order):
+    """c10's is_channels_last_strides_2d/3d: strides non-decreasing along `order` (C first),
+    NCHW winning the ambiguous cases (a zero channel stride, N111)."""
+    if stride[1] == 0:
+        return False
+    low = 0
+    for d in order:
+        if shape[d] == 0 or stride[d] < low:
+            return False
+        if d == 0 and low == stride[1]:
+            return False
+        low = stride[d] * shape[d] if shape[d] > 1 else stride[d]
+    return True
+
+
+def suggested_format(shape, stride):
+    """Tensor.suggest_memory_format(): the format ATen's conv, pooling, norm and
+    interpolation kernels allocate their output in. stride None: C-contiguous."""
+    if stride is not None:
+        if len(shape) == 4 and _strides_like(shape, stride, (1, 3, 2, 0)):
+            return channels_last
+        if len(shape) == 5 and _strides_like(shape, stride, (1, 4, 3, 2, 0)):
+            return channels_last_3d
+    return contiguous_format

@@ -16,6 +16,7 @@ from ._out import check_tensor_list, takes_out
 from . import creation, views
 from .._layout import channels_last, channels_last_3d, contiguous_format, preserve_format
 from .._layout import memory_format as _MemoryFormat
+from .._output_strides import format_strides, suggested_format
 from .casts import (CAST, CLONE, TRANSFER, _cast, _parse_to, _to_dtype,  # noqa: F401
                     cpu, cuda, type_)
 from .casts import clone as _clone
@@ -64,17 +65,22 @@ def clone(input, *, memory_format=None):
 
 
 def to(input, *args, **kwargs):
-    """Tensor.to; a memory_format other than preserve_format lays the result out so (self
-    when it already is and nothing else changes), as PyTorch's."""
+    """Tensor.to; a memory_format other than preserve_format lays the result out so, as
+    PyTorch's: self when nothing else changes and self's suggested format is that one
+    (a transposed matrix is returned as it is for contiguous_format, as there)."""
     memory_format = kwargs.get("memory_format")
     r = _to(input, *args, **kwargs)
     if memory_format is None:
         return r
     _check_format("to", memory_format)
-    if memory_format is preserve_format or r.is_contiguous(memory_format=memory_format):
+    if memory_format is preserve_format:
+        return r
+    if r is input and suggested_format(r._shape, r._stride) is memory_format:
         return r
     if memory_format is contiguous_format:
         return _contiguous(r)
+    if format_strides("to", r._shape, None, memory_format) == r.stride():
+        return r
     return _channels_last_copy(r, memory_format)
 
 
