@@ -107,7 +107,6 @@ def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation
 
 
 @takes_out("avg_pool3d")
-@in_input_format()
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None):
     x, added = _batched(input, "avg_pool3d", 3)
@@ -127,7 +126,6 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
     return _unbatch(out, added)
 
 
-@in_input_format()
 def adaptive_avg_pool3d(input, output_size):
     output_size = adaptive_size("adaptive_avg_pool3d", output_size, input, 3)
     x, added = _batched(input, "adaptive_avg_pool3d", 3)
@@ -214,7 +212,6 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     return _adaptive_max("adaptive_max_pool2d", input, output_size, 2, return_indices)
 
 
-@in_input_format()
 def adaptive_max_pool3d(input, output_size, return_indices=False):
     return _adaptive_max("adaptive_max_pool3d", input, output_size, 3, return_indices)
 
