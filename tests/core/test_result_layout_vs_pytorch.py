@@ -313,3 +313,20 @@ def test_suggested_format_matches_pytorch_over_random_layouts():
         t = _random_layout(tuple(shape), rnd)
         want = str(suggest_memory_format(t)).split(".")[-1]
         assert suggested_format(tuple(t.shape), tuple(t.stride())).name == want
+
+
+def test_leaf_gradients_take_the_leafs_layout_as_pytorchs_accumulate_grad():
+    got = []
+    for L in (torch, dt):
+        rng = np.random.default_rng(9)
+        mk = lambda *s, L=L, rng=rng: L.tensor(rng.standard_normal(s).astype(np.float32))
+        x = mk(2, 3, 4, 5).contiguous(memory_format=L.channels_last).requires_grad_()
+        t = mk(3, 4).t().requires_grad_()
+        c = mk(4, 3).requires_grad_()
+        w = mk(4, 3, 3, 3)
+        (L.nn.functional.conv2d(x, w).sum() + (x * 2).sum()).backward()
+        (t.exp() * 3).sum().backward()
+        (c.t() * mk(4, 3).t()).sum().backward()
+        got.append((x.grad, t.grad, c.grad))
+    for a, b in zip(got[1], got[0]):
+        _same(a, b, tol=1e-5)
