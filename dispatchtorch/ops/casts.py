@@ -74,8 +74,8 @@ def _cast_contiguous(input, dt):
 
 def _parse_to(args, kwargs):
     """PyTorch's forms: to(dtype, non_blocking, copy), to(device, dtype, non_blocking,
-    copy), to(other, non_blocking, copy), each with keyword memory_format (accepted: the
-    layout is the backend's)."""
+    copy), to(other, non_blocking, copy), each with keyword memory_format (memory.to lays
+    the result out by it)."""
     dev = kwargs.pop("device", None)
     dt = kwargs.pop("dtype", None)
     flags = []                                  # positional non_blocking, copy

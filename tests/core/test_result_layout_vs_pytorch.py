@@ -330,3 +330,22 @@ def test_leaf_gradients_take_the_leafs_layout_as_pytorchs_accumulate_grad():
         got.append((x.grad, t.grad, c.grad))
     for a, b in zip(got[1], got[0]):
         _same(a, b, tol=1e-5)
+
+
+def test_a_channels_last_model_trains_in_channels_last():
+    """Module.to(memory_format=) lays 4-d parameters out so, convert_conv2d_weight_memory_format
+    the convolutions' weights; results and gradients follow, values as PyTorch's."""
+    got = []
+    a = np.random.default_rng(11).standard_normal((2, 3, 8, 8)).astype(np.float32)
+    for L in (torch, dt):
+        L.manual_seed(0)
+        m = L.nn.Sequential(L.nn.Conv2d(3, 4, 3), L.nn.BatchNorm2d(4), L.nn.ReLU(),
+                            L.nn.MaxPool2d(2)).to(memory_format=L.channels_last)
+        x = L.tensor(a)
+        y = m(x.to(memory_format=L.channels_last))
+        y.sum().backward()
+        c = L.nn.utils.convert_conv2d_weight_memory_format(L.nn.Conv2d(3, 4, 3), L.channels_last)
+        got.append((y, m[0].weight, m[0].weight.grad, c.weight, c(x)))
+    for a, b in zip(got[1], got[0]):
+        _same(a, b, tol=1e-4)
+
