@@ -190,7 +190,7 @@ def unary(spec, x, keep=True):
             return decompose(op, (_cast(x, D.float32),), _NOPARAMS).to(ct)
         return decompose(op, (x if dt is ct else _cast(x, ct),), _NOPARAMS)
     shape = x._shape
-    if keep and x._stride is not None:      # a view: maybe laid out otherwise (TensorIterator)
+    if x._stride is not None and keep:      # a view: maybe laid out otherwise (TensorIterator)
         st = iterator_strides(shape, ((shape, x._stride),))
         if st is not None:
             return run_in_layout(lambda v: unary(spec, v, False), (x,), shape, st)
@@ -261,7 +261,7 @@ def binary(spec, a, b, keep=True):
         b = _cast(b, wide) if tb and b._dtype is not wide else b
         r = decompose(op, (a, b), _NOPARAMS)
         return r if wide is ct or r._dtype is not wide else r.to(ct)
-    if keep and (ta and a._stride is not None or tb and b._stride is not None):
+    if (ta and a._stride is not None or tb and b._stride is not None) and keep:
         st = _binary_layout(spec, a, b, ta, tb, sa, sb)
         if st is not None:
             return run_in_layout(lambda x, y: binary(spec, x, y, False), (a, b), st[0], st[1])
@@ -294,6 +294,7 @@ def binary(spec, a, b, keep=True):
     r._shape = shape
     r._dtype = od
     r._place = place
+    r._stride = None
     if INFERENCE_REGIONS[0] and STATE.inference:
         mark_inference(r)
     if track and od.is_grad:
