@@ -36,9 +36,8 @@ def require_strided(layout_arg, op):
 
 class memory_format:
     """One of contiguous_format, preserve_format, channels_last and channels_last_3d,
-    compared by identity. Layout belongs to the backend here: ops take a memory_format
-    argument and give row-major results (values as PyTorch's); Tensor.is_contiguous
-    answers for the tensor's actual strides."""
+    compared by identity. Results are laid out as PyTorch lays them out
+    (_output_strides.py); Tensor.is_contiguous answers for the tensor's actual strides."""
 
     __slots__ = ("name",)
 

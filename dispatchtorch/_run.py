@@ -32,6 +32,7 @@ def wrap(h, shape, dt, place):
     t._shape = shape
     t._dtype = dt
     t._place = place
+    t._stride = None        # the class default, set: reading it is then an instance lookup
     if INFERENCE_REGIONS[0] and STATE.inference:
         mark_inference(t)
     return t
@@ -65,9 +66,9 @@ def make_view(t, shape, stride, offset, h=None):
     v._shape = shape
     v._dtype = t._dtype
     v._place = place
+    v._stride = stride      # in wrap's attribute order (one shared key layout)
     v._storage = storage
     v._offset = offset
-    v._stride = stride
     vc = t._vcount
     if vc is None:
         vc = t._vcount = [0]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 
 from .. import ops as _ops
+from .._layout import contiguous_format
+from .._output_strides import is_non_overlapping_and_dense
 from .._run import wrap
 from .._tensor import _SAME, Tensor
 from .anomaly_mode import ANOMALY, check_gradients
@@ -348,7 +350,9 @@ class _Run:
         if not self.create and (g._grad_fn is not None or g._rg):
             g = g.detach()
         if t._grad is None:
-            if id(g) in self.handed or g._storage is not None:
+            if (t._stride is not None or g._stride is not None) and not _obeys_layout(g, t):
+                g = _laid_out_like(g if self.create else g.detach(), t)
+            elif id(g) in self.handed or g._storage is not None:
                 g = g.clone() if self.create else g.detach().clone()
             self.handed.add(id(g))
             t._grad = g
@@ -392,3 +396,18 @@ def _to_grad_dtype(t, g):
         raise RuntimeError(f"the grad_dtype {want} of a leaf is not a floating point or "
                            f"complex dtype: its gradient cannot be cast to it")
     return g.to(want)
+
+
+def _obeys_layout(g, t):
+    """PyTorch's AccumulateGrad layout contract: a first .grad has a dense leaf's strides
+    (over the dims of size > 1), else is C-contiguous."""
+    if t._stride is None or not is_non_overlapping_and_dense(t._shape, t._stride):
+        return g.is_contiguous()
+    return all(n < 2 or a == b for n, a, b in zip(t._shape, g.stride(), t._stride))
+
+
+def _laid_out_like(g, t):
+    """g copied into the layout the contract gives t's .grad (utils::clone_obey_contract)."""
+    if t._stride is None or not is_non_overlapping_and_dense(t._shape, t._stride):
+        return g.clone(memory_format=contiguous_format)
+    return _ops.empty_like(t, dtype=g._dtype, device=g.device).copy_(g)

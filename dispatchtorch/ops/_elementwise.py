@@ -14,6 +14,8 @@ from .. import _dtype as D
 from .._run import (any_requires_grad, decompose, execute1, kernel_error, launch, mark_inference,
                     operand_handle,
                     record, resolve, same_place, to_place, wrap)
+from .._output_strides import iterator_strides
+from .._result_layout import run_in_layout
 from .._inplace import (check_no_internal_overlap, check_not_inference, commit_inplace,
                         inplace_needs_graph, self_for_rule)
 from .._shape import broadcast_shapes2
@@ -165,7 +167,8 @@ def _bad_operand(name, x):
 
 # -- executors -------------------------------------------------------------------------
 
-def unary(spec, x):
+def unary(spec, x, keep=True):
+    """keep: lay the result out as x is (False once run_in_layout has permuted x)."""
     if not isinstance(x, Tensor):
         raise _bad_operand(spec.name, x)
     dt = x._dtype
@@ -187,6 +190,10 @@ def unary(spec, x):
             return decompose(op, (_cast(x, D.float32),), _NOPARAMS).to(ct)
         return decompose(op, (x if dt is ct else _cast(x, ct),), _NOPARAMS)
     shape = x._shape
+    if x._stride is not None and keep:      # a view: maybe laid out otherwise (TensorIterator)
+        st = iterator_strides(shape, ((shape, x._stride),))
+        if st is not None:
+            return run_in_layout(lambda v: unary(spec, v, False), (x,), shape, st)
     od = D.bool_ if spec.out_bool else ct
     if dt is ct:
         h = x._h
@@ -209,7 +216,8 @@ def unary(spec, x):
     return r
 
 
-def binary(spec, a, b):
+def binary(spec, a, b, keep=True):
+    """keep: lay the result out as the operands are (False once run_in_layout permuted them)."""
     ta = type(a) is Tensor or isinstance(a, Tensor)     # the exact type first: cheaper
     tb = type(b) is Tensor or isinstance(b, Tensor)
     if ta:
@@ -253,6 +261,10 @@ def binary(spec, a, b):
         b = _cast(b, wide) if tb and b._dtype is not wide else b
         r = decompose(op, (a, b), _NOPARAMS)
         return r if wide is ct or r._dtype is not wide else r.to(ct)
+    if (ta and a._stride is not None or tb and b._stride is not None) and keep:
+        st = _binary_layout(spec, a, b, ta, tb, sa, sb)
+        if st is not None:
+            return run_in_layout(lambda x, y: binary(spec, x, y, False), (a, b), st[0], st[1])
     fresh = None
     if sa == sb:                    # the usual case: one shape comparison, not three
         shape = sa
@@ -282,6 +294,7 @@ def binary(spec, a, b):
     r._shape = shape
     r._dtype = od
     r._place = place
+    r._stride = None
     if INFERENCE_REGIONS[0] and STATE.inference:
         mark_inference(r)
     if track and od.is_grad:
@@ -289,9 +302,18 @@ def binary(spec, a, b):
     return r
 
 
-def nary(spec, operands, out_dtype=None, params=_NOPARAMS, compute=None):
+def _binary_layout(spec, a, b, ta, tb, sa, sb):
+    """(shape, strides) of a binary result laid out otherwise than C-contiguous, or None."""
+    shape = sa if sa == sb else broadcast_shapes2(sa, sb, spec.name)
+    st = iterator_strides(shape, ((sa, a.stride()) if ta else ((), ()),
+                                  (sb, b.stride()) if tb else ((), ())))
+    return None if st is None else (shape, st)
+
+
+def nary(spec, operands, out_dtype=None, params=_NOPARAMS, compute=None, keep=True):
     """The general executor (where, lerp-like ops): operands are tensors or scalars,
-    all promoted together unless `compute` gives per-operand dtypes."""
+    all promoted together unless `compute` gives per-operand dtypes. keep: lay the
+    result out as the operands are (False once run_in_layout has permuted them)."""
     tensors = [x for x in operands if isinstance(x, Tensor)]
     if not tensors:
         raise _bad_operand(spec.name, operands[0])
@@ -319,9 +341,17 @@ def nary(spec, operands, out_dtype=None, params=_NOPARAMS, compute=None):
                      for x in operands)
         return decompose(op, wide, params).to(low)
     shape = ()
+    laid = False
     for x in operands:
         if isinstance(x, Tensor):
             shape = broadcast_shapes2(shape, x._shape, spec.name)
+            laid = laid or x._stride is not None
+    if keep and laid:
+        st = iterator_strides(shape, [(x._shape, x.stride()) if isinstance(x, Tensor) else ((), ())
+                                      for x in operands])
+        if st is not None:
+            return run_in_layout(lambda *xs: nary(spec, xs, out_dtype, params, compute, False),
+                                 operands, shape, st)
     handles = [operand_handle(x, c, shape, place) for x, c in zip(operands, compute)]
     return execute1(op, k, place, shape, od, handles, compute, params,
                     tuple(operands) if track else None, params)

@@ -7,20 +7,39 @@ from __future__ import annotations
 
 from .. import _dtype as D
 from .._device import device as Device
+from .._layout import preserve_format
+from .._output_strides import preserve_strides
 from .._place import place_of
+from .._result_layout import run_in_layout
 from .._run import record, to_device, wrap
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ..dispatch.registry import frontend_row
 
 CLONE = frontend_row("clone", kind="memory", grad=lambda g: g,
-                     signature="clone(x)", doc="a copy in fresh contiguous memory")
+                     signature="clone(x)", doc="a copy in fresh memory (a dense input's strides)")
 CAST = frontend_row("to_dtype", kind="memory", grad=lambda g, x: g.to(x.dtype),
                     signature="to(x, dtype)", doc="convert elements (C casts)")
 TRANSFER = frontend_row("to_device", kind="memory", grad=lambda g, x: g.to(x.device),
                         signature="to(x, device)", doc="copy to another device (via the host)")
 
+def kept_strides(input, memory_format=None):
+    """The strides preserve_format (None, the default) gives a copy of input: a dense
+    input's own, else dense in its dims' order; None for C-contiguous (PyTorch's
+    empty_like rule). Any other memory_format here means contiguous."""
+    st = input._stride
+    if st is None or memory_format is not None and memory_format is not preserve_format:
+        return None
+    return preserve_strides(input._shape, st)
+
+
 def clone(input, *, memory_format=None):
+    """A copy; preserve_format (the default) keeps a dense input's strides, any other
+    memory_format reaching here (contiguous_format) gives C-contiguous memory."""
+    st = kept_strides(input, memory_format)
+    if st is not None:
+        return run_in_layout(lambda v: clone(v, memory_format="contiguous"), (input,),
+                             input._shape, st)
     place = input._place
     out = place.empty(input._shape, input._dtype.name, place.index)
     place.bk.copy_(out, input._h)
@@ -31,10 +50,18 @@ def clone(input, *, memory_format=None):
 
 
 def contiguous(input, memory_format=None):
-    return input if input.is_contiguous() else clone(input)
+    return input if input.is_contiguous() else clone(input, memory_format="contiguous")
 
 
 def _cast(input, dt):
+    """input converted to dt, laid out as clone's preserve_format lays a copy out."""
+    st = kept_strides(input)
+    if st is not None:
+        return run_in_layout(lambda v: _cast_contiguous(v, dt), (input,), input._shape, st)
+    return _cast_contiguous(input, dt)
+
+
+def _cast_contiguous(input, dt):
     place = input._place
     place.check_dtype(dt, "to")
     out = place.empty(input._shape, dt.name, place.index)
@@ -47,8 +74,8 @@ def _cast(input, dt):
 
 def _parse_to(args, kwargs):
     """PyTorch's forms: to(dtype, non_blocking, copy), to(device, dtype, non_blocking,
-    copy), to(other, non_blocking, copy), each with keyword memory_format (accepted: the
-    layout is the backend's)."""
+    copy), to(other, non_blocking, copy), each with keyword memory_format (memory.to lays
+    the result out by it)."""
     dev = kwargs.pop("device", None)
     dt = kwargs.pop("dtype", None)
     flags = []                                  # positional non_blocking, copy

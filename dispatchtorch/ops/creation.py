@@ -14,6 +14,8 @@ import warnings
 import numpy as np
 
 from .._layout import require_strided as _require_strided
+from .._output_strides import format_strides
+from .._result_layout import made_in_layout
 from .. import _dtype as D
 from .._place import place_of
 from .._run import wrap
@@ -319,32 +321,45 @@ def _like(input, dtype, device):
     return (_dtype_or(dtype, input.dtype), input.device if device is None else device)
 
 
+def made_like(op, input, memory_format, make, requires_grad):
+    """make(shape) (a factory call) laid out as PyTorch lays a `*_like` result out:
+    preserve_format (the default) keeps a dense input's strides; the result is a leaf."""
+    st = format_strides(op, input._shape, input._stride, memory_format)
+    if st is None:
+        return _finish(make(input._shape), requires_grad)
+    return _finish(made_in_layout(make, input._shape, st), requires_grad)
+
+
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, layout=None,
                memory_format=None):
     _require_strided(layout, "empty_like")
     dt, dev = _like(input, dtype, device)
-    return empty(input._shape, dtype=dt, device=dev, requires_grad=requires_grad)
+    return made_like("empty_like", input, memory_format,
+                     lambda shape: empty(shape, dtype=dt, device=dev), requires_grad)
 
 
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, layout=None,
                memory_format=None):
     _require_strided(layout, "zeros_like")
     dt, dev = _like(input, dtype, device)
-    return full(input._shape, 0, dtype=dt, device=dev, requires_grad=requires_grad)
+    return made_like("zeros_like", input, memory_format,
+                     lambda shape: full(shape, 0, dtype=dt, device=dev), requires_grad)
 
 
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, layout=None,
               memory_format=None):
     _require_strided(layout, "ones_like")
     dt, dev = _like(input, dtype, device)
-    return full(input._shape, 1, dtype=dt, device=dev, requires_grad=requires_grad)
+    return made_like("ones_like", input, memory_format,
+                     lambda shape: full(shape, 1, dtype=dt, device=dev), requires_grad)
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None,
               memory_format=None):
     _require_strided(layout, "full_like")
     dt, dev = _like(input, dtype, device)
-    return full(input._shape, fill_value, dtype=dt, device=dev, requires_grad=requires_grad)
+    return made_like("full_like", input, memory_format,
+                     lambda shape: full(shape, fill_value, dtype=dt, device=dev), requires_grad)
 
 
 def _number(x, name):

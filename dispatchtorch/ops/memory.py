@@ -16,6 +16,7 @@ from ._out import check_tensor_list, takes_out
 from . import creation, views
 from .._layout import channels_last, channels_last_3d, contiguous_format, preserve_format
 from .._layout import memory_format as _MemoryFormat
+from .._output_strides import format_strides, suggested_format
 from .casts import (CAST, CLONE, TRANSFER, _cast, _parse_to, _to_dtype,  # noqa: F401
                     cpu, cuda, type_)
 from .casts import clone as _clone
@@ -38,7 +39,7 @@ def _channels_last_copy(input, memory_format):
     if input.dim() != rank:
         raise RuntimeError(f"required rank {rank} tensor to use {memory_format.name} format")
     back = tuple(perm.index(d) for d in range(rank))
-    return views.permute(_clone(views.permute(input, perm)), back)
+    return views.permute(_clone(views.permute(input, perm), memory_format=contiguous_format), back)
 
 
 def contiguous(input, memory_format=contiguous_format):
@@ -54,27 +55,32 @@ def contiguous(input, memory_format=contiguous_format):
 
 
 def clone(input, *, memory_format=None):
-    """A copy; channels_last(_3d) asked for gives its strides. preserve_format (the
-    default) gives row-major strides here (PyTorch keeps a dense input's)."""
+    """A copy laid out as memory_format says: preserve_format (the default) keeps a dense
+    input's strides (else dense in its dims' order), as PyTorch's."""
     if memory_format is not None:
         _check_format("clone", memory_format)
         if memory_format in _CHANNELS_LAST_PERM:
             return _channels_last_copy(input, memory_format)
-    return _clone(input)
+    return _clone(input, memory_format=memory_format)
 
 
 def to(input, *args, **kwargs):
-    """Tensor.to; a memory_format other than preserve_format lays the result out so (self
-    when it already is and nothing else changes), as PyTorch's."""
+    """Tensor.to; a memory_format other than preserve_format lays the result out so, as
+    PyTorch's: self when nothing else changes and self's suggested format is that one
+    (a transposed matrix is returned as it is for contiguous_format, as there)."""
     memory_format = kwargs.get("memory_format")
     r = _to(input, *args, **kwargs)
     if memory_format is None:
         return r
     _check_format("to", memory_format)
-    if memory_format is preserve_format or r.is_contiguous(memory_format=memory_format):
+    if memory_format is preserve_format:
+        return r
+    if r is input and suggested_format(r._shape, r._stride) is memory_format:
         return r
     if memory_format is contiguous_format:
         return _contiguous(r)
+    if format_strides("to", r._shape, None, memory_format) == r.stride():
+        return r
     return _channels_last_copy(r, memory_format)
 
 

@@ -18,7 +18,7 @@ from .._shape import as_shape
 from .._tensor import Tensor
 from . import _random_streams as S
 from . import random as R
-from .creation import _cast_host, _dtype_or, _from_host, _like, _place, empty, size_arg
+from .creation import _cast_host, _dtype_or, _from_host, _like, _place, empty, made_like, size_arg
 from .memory import copy_
 from ._out import takes_out
 from ._bare_support import check_op as bare_check
@@ -134,12 +134,14 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False,
 
 def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     dt, dev = _like(input, dtype, device)
-    return rand(input._shape, dtype=dt, device=dev, requires_grad=requires_grad)
+    return made_like("rand_like", input, memory_format,
+                     lambda shape: rand(shape, dtype=dt, device=dev), requires_grad)
 
 
 def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     dt, dev = _like(input, dtype, device)
-    return randn(input._shape, dtype=dt, device=dev, requires_grad=requires_grad)
+    return made_like("randn_like", input, memory_format,
+                     lambda shape: randn(shape, dtype=dt, device=dev), requires_grad)
 
 
 def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False,
@@ -147,7 +149,8 @@ def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_g
     if high is None:
         low, high = 0, low
     dt, dev = _like(input, dtype, device)
-    return randint(low, high, input._shape, dtype=dt, device=dev, requires_grad=requires_grad)
+    return made_like("randint_like", input, memory_format,
+                     lambda shape: randint(low, high, shape, dtype=dt, device=dev), requires_grad)
 
 
 @takes_out("normal", "cast", factory=True)

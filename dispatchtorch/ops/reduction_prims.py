@@ -113,6 +113,7 @@ def _reduce(op, input, dims, keepdim, out_dtype):
     r._shape = out_shape
     r._dtype = out_dtype
     r._place = place
+    r._stride = None
     if INFERENCE_REGIONS[0] and STATE.inference:
         mark_inference(r)
     if track and out_dtype.is_grad:

@@ -34,7 +34,7 @@ def retyped_view(t, dt, shape, stride, offset, op, base=True):
     v = _new(Tensor)
     v._h = place.bk.as_strided(flat, shape, stride, offset)
     v._shape, v._dtype, v._place = shape, dt, place
-    v._storage, v._offset, v._stride = flat, offset, stride
+    v._stride, v._storage, v._offset = stride, flat, offset
     vc = t._vcount
     if vc is None:
         vc = t._vcount = [0]

@@ -10,6 +10,7 @@ import operator
 import numpy as np
 
 from .. import _dtype as D
+from .._layout import contiguous_format
 from .._run import decompose, kernel_for, launch, make_view, record, to_place
 from .._shape import broadcast_shapes, broadcast_shapes2, contiguous_strides, norm_dim, numel
 from .._shape import slice_indices
@@ -247,7 +248,7 @@ INDEX_PUT = composite(
 
 def _index_put(x, values, positions, accumulate):
     """A copy of x with values written at logical (row-major) positions."""
-    out = x.clone().reshape(-1)
+    out = x.clone(memory_format=contiguous_format).reshape(-1)
     _scatter_raw(out, positions, values.to(x.dtype), accumulate)
     return out.reshape(x.shape)
 

@@ -84,7 +84,7 @@ def _dense(g):
     """g as a fresh contiguous storage (so geometry relative to it is meaningful)."""
     if g._storage is None and g._stride is None:
         return g
-    return casts.clone(g)
+    return casts.clone(g, memory_format="contiguous")
 
 
 # -- the two ops everything else reduces to in backward ---------------------------------------

@@ -110,10 +110,14 @@ def test_other_layouts_take_the_tiles_with_eagers_bits(monkeypatch):
     monkeypatch.setattr(c_fusion, "layout", lambda s, a: calls.append(r := real(s, a)) or r)
     f = lambda x, y: torch.maximum(x * 2, y) - y
     cf = torch.compile(f)
-    x = torch.randn(512, 256).t()                 # transposed: columns are not contiguous
     y = torch.randn(256, 1024)[:, ::2]            # a step of 2
-    _bits_equal(_np(_run(cf, x, y)), _np(f(x, y)))
+    z = torch.randn(256, 512)
+    _bits_equal(_np(_run(cf, z, y)), _np(f(z, y)))
     assert calls and calls[-1] is None
+    x = torch.randn(512, 256).t()                 # transposed: the result is laid out so too
+    r = _run(cf, x, y)
+    _bits_equal(_np(r), _np(f(x, y)))
+    assert r.stride() == f(x, y).stride() == (1, 256)
     a, b = torch.randn(256, 512), torch.randn(256, 512)
     _bits_equal(_np(_run(cf, a, b)), _np(f(a, b)))      # the same graph, C-contiguous: generated C
     assert calls[-1] is not None

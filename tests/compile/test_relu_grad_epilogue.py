@@ -146,6 +146,12 @@ def test_opencl_layouts_equal_eager(monkeypatch, case, masked_in):
     monkeypatch.undo()
     _same_bits(got, _np(_masked_product(a, b, h)))
     entry, = _entries(cf)
+    if case == "strided_mask":
+        # the mask's comparison keeps h's column-major layout (PyTorch's TensorIterator
+        # rule, docs/architecture.md), so its region runs through permuted views, which
+        # the capture does not fuse: the matmul and the masking stay separate kernels
+        assert len(entry.forward.epilogues) == 0
+        return
     assert len(entry.forward.epilogues) == 1
     if masked_in is None:
         assert names[-1].startswith("ew_relu_grad_mask") and not any("mask" in n for n in names[:-1])

@@ -8,6 +8,7 @@ from ...ops._out import takes_out
 from ...ops.nn_ops import windows as W
 from .._tuples import adaptive_size, check_nonnegative, pair, single
 from ._pad import pad
+from ._channels_last import in_input_format
 
 
 def _batched(input, name, dims):
@@ -104,6 +105,7 @@ def _check_size(x, kernel, dilation, padding):
                                f"({ks}). Kernel size can't be greater than actual input size")
 
 
+@in_input_format(weight=True)
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     x, added = _batched(input, "conv2d", 2)
     _check_weight("conv2d", x, weight, bias, groups)
@@ -137,6 +139,7 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _unbatch(out.squeeze(2), added)
 
 
+@in_input_format(weight=True)
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
     x, added = _batched(input, "conv_transpose2d", 2)
@@ -206,6 +209,7 @@ def _pool_args(name, x, kernel_size, stride, padding, dilation=1):
     return kernel, stride, padding, dilation
 
 
+@in_input_format()
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     x, added = _batched(input, "max_pool2d", 2)
@@ -270,6 +274,7 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 
 @takes_out("avg_pool2d")
+@in_input_format()
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
     x, added = _batched(input, "avg_pool2d", 2)
@@ -310,6 +315,7 @@ def _adaptive_matrix(n, o, x):
     return m
 
 
+@in_input_format()
 def adaptive_avg_pool2d(input, output_size):
     """Adaptive average pooling is separable: rows then columns, two small matmuls."""
     output_size = adaptive_size("adaptive_avg_pool2d", output_size, input, 2)

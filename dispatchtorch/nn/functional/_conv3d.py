@@ -6,6 +6,7 @@ from ... import ops as _ops
 from ..._tensor import Tensor
 from .._tuples import triple
 from ._conv import _batched, _check_weight, _unbatch, conv1d, conv2d, conv_transpose2d
+from ._channels_last import in_input_format
 
 
 def _same_pad3d(x, kernel, dilation, stride):
@@ -19,6 +20,7 @@ def _same_pad3d(x, kernel, dilation, stride):
     return pad(x, spec)
 
 
+@in_input_format(weight=True)
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     x, added = _batched(input, "conv3d", 3)
     _check_weight("conv3d", x, weight, bias, groups)
@@ -61,6 +63,7 @@ def _pad_depth(x, p):
     return pad(x, (0, 0, 0, 0, p, p))
 
 
+@in_input_format(weight=True)
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
     x, added = _batched(input, "conv_transpose3d", 3)

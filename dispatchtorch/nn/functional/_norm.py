@@ -6,6 +6,7 @@ from ...ops.norms import vector_norm
 from ..._tensor import Tensor
 from ...ops import nn_ops as N
 from ...ops._out import takes_out
+from ._channels_last import in_input_format
 
 
 def _shape_of(name, normalized_shape):
@@ -48,6 +49,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     return N.RMS_NORM(input, weight, normalized_shape=shape, eps=eps)
 
 
+@in_input_format()
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     if input.dim() < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "

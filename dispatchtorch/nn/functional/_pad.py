@@ -9,6 +9,7 @@ import numpy as np
 from ... import ops as _ops
 from ..._tensor import Tensor
 from ...dispatch.loader import on_reset
+from ._channels_last import in_input_format
 
 # index and weight tensors of the resampling/padding geometry, per device; they live on a
 # loaded backend, so they are forgotten when the backends are reset
@@ -30,6 +31,7 @@ def _index(positions, device):
     return _ops.tensor(np.asarray(positions, dtype=np.int64), device=device)
 
 
+@in_input_format()
 def pad(input, pad, mode="constant", value=None):
     """PyTorch's F.pad: `pad` lists (left, right) pairs from the last dim backwards;
     negative amounts crop."""

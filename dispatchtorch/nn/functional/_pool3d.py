@@ -13,6 +13,7 @@ from ...ops._out import takes_out
 from .._tuples import adaptive_size, check_nonnegative, single, triple
 from ._conv import (_adaptive_matrix, _batched, _half, _unbatch, avg_pool1d, avg_pool2d,
                     max_pool2d)
+from ._channels_last import in_input_format
 
 
 def _pool3d_args(kernel_size, stride, padding, dilation=1):
@@ -76,6 +77,7 @@ def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation
     return _unbatch(out, added), _unbatch(idx, added)
 
 
+@in_input_format()
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     if return_indices:
@@ -92,6 +94,7 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return _unbatch(v2.reshape(n, c, v2.shape[2], oh, ow), added)
 
 
+@in_input_format()
 def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
                             ceil_mode=False, return_indices=True):
     return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
@@ -204,6 +207,7 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
     return _adaptive_max("adaptive_max_pool1d", input, output_size, 1, return_indices)
 
 
+@in_input_format()
 def adaptive_max_pool2d(input, output_size, return_indices=False):
     return _adaptive_max("adaptive_max_pool2d", input, output_size, 2, return_indices)
 

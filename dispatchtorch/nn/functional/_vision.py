@@ -11,6 +11,7 @@ from ..._tensor import Tensor
 from . import _pool3d
 from ._conv import adaptive_avg_pool1d, adaptive_avg_pool2d
 from ._pad import _cached, _index, pad  # noqa: F401  (pad: _vision.pad is imported by others)
+from ._channels_last import in_input_format
 
 
 # -- interpolate ----------------------------------------------------------------------------------
@@ -63,6 +64,7 @@ def _linear_matrix(n, o, scale, align_corners):
     return a
 
 
+@in_input_format()
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
     if not isinstance(input, Tensor):

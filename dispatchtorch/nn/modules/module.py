@@ -611,10 +611,16 @@ class Module:
             raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got desired "
                             f"dtype={dtype}")
 
+        memory_format = kwargs.get("memory_format")
+
         def convert(t):
             if dtype is not None and t.dtype.is_floating_point:
-                return t.to(device=device, dtype=dtype) if device is not None else t.to(dtype)
-            return t.to(device) if device is not None else t
+                t = t.to(device=device, dtype=dtype) if device is not None else t.to(dtype)
+            elif device is not None:
+                t = t.to(device)
+            if memory_format is not None and t.dim() in (4, 5):     # as PyTorch's
+                t = t.to(memory_format=memory_format)
+            return t
         return self._apply(convert)
 
     def cpu(self):

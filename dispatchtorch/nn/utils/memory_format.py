@@ -1,15 +1,13 @@
-"""convert_conv2d/3d_weight_memory_format: PyTorch's channels-last conversion.
-
-dispatchtorch tensors are laid out by the backend; the memory_format argument is
-accepted and the module returned unchanged in value (PyTorch's result is equal
-element for element too, only its strides differ)."""
+"""convert_conv2d/3d_weight_memory_format: PyTorch's channels-last conversion: the
+convolutions' weights laid out in memory_format (values unchanged), so the convolutions
+give results in it (docs/dropin.md, "memory_format")."""
 from __future__ import annotations
 
 
 def _convert(module, memory_format, conv_types):
     from ..modules.conv import _ConvNd
     if isinstance(module, _ConvNd) and type(module).__name__ in conv_types:
-        module.weight.data = module.weight.detach().clone().contiguous()
+        module.weight.data = module.weight.detach().clone(memory_format=memory_format)
     for child in module.children():
         _convert(child, memory_format, conv_types)
     return module
