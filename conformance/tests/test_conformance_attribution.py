@@ -19,7 +19,9 @@ PLAN = {
     "b_zerosign": ("float32", ["neg"], [], ["extremes"], ["prime", "T"]),
     "b_halfsum": ("float16", ["sum"], ["add"], ["dim1"], ["0d", "one"]),
     "b_int32sum": ("int64", ["sum"], [], ["wide"], ["all", "dim1", "prime"]),
-    "b_layout": ("float32", ["abs"], [], ["T3", "perm4", "step5"], ["T", "step", "step1"]),
+    # (T3 and perm4, dense permutations, now reach the kernel contiguous: the frontend runs
+    # elementwise ops on permuted views in the layout PyTorch gives the result)
+    "b_layout": ("float32", ["abs"], [], ["step5"], ["T", "step", "step1", "T3", "perm4"]),
     "b_tile": ("float32", ["matmul"], ["linear"], ["tiles-17x33x65", "tiles-4x127x129"],
                ["tiles-129x17x3", "prime", "batched"]),
     "b_scatter": ("float32", ["index_add_"], ["cummax"], ["dim0"], []),
