@@ -128,7 +128,7 @@ def _diff(case, tfn, sample):
     tos = _flat(theirs)
     if len(tos) != len(ours.outputs):
         return f"{len(ours.outputs)} outputs, torch {len(tos)}"
-    for (path, h), t in zip(ours.outputs, tos):
+    for i, ((path, h), t) in enumerate(zip(ours.outputs, tos)):
         if not isinstance(t, T.Tensor):
             if h != t:
                 return f"{path}: {h!r}, torch {t!r}"
@@ -139,9 +139,37 @@ def _diff(case, tfn, sample):
         tv = t.detach().float().numpy() if t.dtype == T.bfloat16 else t.detach().numpy()
         hv = h.values.astype(np.float32) if h.dtype == "bfloat16" else h.values
         m = compare(hv, tv, *tolerance(h.dtype))
-        if m is not None:
+        if m is not None and not _no_farther_from_float64(tfn, sample, i, hv, tv):
             return f"{path}: {m.describe(*tolerance(h.dtype))}"
     return None
+
+
+def _as_float64(obj):
+    if isinstance(obj, T.Tensor) and obj.is_floating_point():
+        return obj.double()
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_as_float64(o) for o in obj)
+    if isinstance(obj, dict):
+        return {k: _as_float64(v) for k, v in obj.items()}
+    return obj
+
+
+def _no_farther_from_float64(tfn, sample, i, ours, theirs):
+    """Two float32 results that differ past the tolerance where a sum cancels (a weight
+    gradient of 0.88 summed from terms of 60): ours passes when PyTorch's own call in
+    float64 finds it no farther off than PyTorch's float32 result."""
+    if ours.dtype != np.float32 or ours.shape != theirs.shape:
+        return False
+    finite = np.isfinite(ours)
+    if not (finite == np.isfinite(theirs)).all() or \
+            not np.array_equal(ours[~finite], theirs[~finite], equal_nan=True):
+        return False        # a NaN or an infinity where PyTorch has another value
+    try:
+        exact = _flat(tfn(*_as_float64(_up(sample.args)), **_as_float64(_up(sample.kwargs))))[i]
+    except Exception:        # noqa: BLE001  (no float64 kernel: no second opinion)
+        return False
+    exact = exact.detach().numpy()[finite]
+    return np.abs(ours[finite] - exact).max(initial=0) <= np.abs(theirs[finite] - exact).max(initial=0)
 
 
 @pytest.mark.parametrize("case", all_cases(), ids=lambda c: c.name)

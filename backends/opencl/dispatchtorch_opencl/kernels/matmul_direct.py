@@ -56,8 +56,12 @@ NT_LONG_K = 2048      # from this k on, "nt" products stay direct
 _RELU = " v = (v < ({c})0) ? ({c})0 : v;"   # NaN and -0.0 stay, as relu
 # the ReLU-backward epilogue (dispatchtorch.compile's matmul + threshold_backward): the
 # value about to be stored, zeroed where the ReLU's result h is <= 0 (a NaN h keeps it:
-# relu's derivative rule `where(result <= 0, 0.0, g)`, +0.0 where it zeroes)
-_MASK = "select({v}, ({c})0, {h} <= ({c})0)"
+# relu's derivative rule `where(result <= 0, 0.0, g)`, +0.0 where it zeroes). The
+# conditional operator, not OpenCL's select(): PoCL 3.0's LLVM 14 aborts the whole
+# process compiling select() on float16 in the packed micro-kernel where the host has
+# AVX-512 (an AMD EPYC whose PoCL target is znver3: "LLVM ERROR: Cannot emit physreg
+# copy instruction"); `?:` on vectors selects per lane just the same
+_MASK = "(({h} <= ({c})0) ? ({c})0 : {v})"
 
 
 def _params(dt, db, extra, bias, mask=False):
