@@ -144,3 +144,23 @@ def test_the_package_imports_lazily():
     code = ("import sys, dispatchtorch_conformance as d; assert 'dispatchtorch' not in sys.modules; "
             "d.Case; assert 'dispatchtorch' in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_isolate_reuses_a_worker_only_after_a_clean_op(subprocess_env, monkeypatch):
+    """One worker runs op after op while they pass; a failing op's worker is not reused
+    (whatever that op left in the process stays out of the next verdict)."""
+    from dispatchtorch_conformance import isolate
+    started = []
+
+    class Counted(isolate.Worker):
+        def __init__(self):
+            super().__init__()
+            started.append(self.proc.pid)
+    monkeypatch.setattr(isolate, "Worker", Counted)
+    monkeypatch.setenv("PYTHONPATH", subprocess_env["PYTHONPATH"])
+    config = {"backend": "fixture", "device": 0, "strict": False, "skips": None}
+    jobs = [(op, op, ["float32"]) for op in ("neg", "abs", "add", "sin", "sqrt")]
+    results = isolate.run_isolated(config, jobs, 60.0, workers=1)
+    outcome = {r.case: r.outcome for r in results if r.check == "forward"}
+    assert outcome["add"] == "fail" and outcome["neg"] == outcome["sqrt"] == "pass", outcome
+    assert len(started) == 2, started           # neg, abs, add in one; sin, sqrt in another
