@@ -53,7 +53,7 @@ def parser():
                    "format (for a kernel that hangs or crashes)")
     p.add_argument("--strict-xfail", action="store_true",
                    help="an expected failure that passes fails the run")
-    p.add_argument("--isolate", action="store_true", help="run each op in a subprocess; a "
+    p.add_argument("--isolate", action="store_true", help="run the ops in worker subprocesses; a "
                    "crash or a hang is reported for its cell and the run goes on")
     p.add_argument("--timeout", type=float, default=60.0, help="with --isolate: seconds one "
                    "sample may take (default 60); after an op's first hang its other dtypes "
