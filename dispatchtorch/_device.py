@@ -89,12 +89,10 @@ class device:
         return self.type if self.index is None else f"{self.type}:{self.index}"
 
     def __eq__(self, other):
-        if isinstance(other, str):
-            try:
-                other = device(other)
-            except (RuntimeError, TypeError):
-                return False
-        return isinstance(other, device) and self.type == other.type and self.index == other.index
+        # as PyTorch's: a device equals devices only (device("cpu") == "cpu" is False)
+        if not isinstance(other, device):
+            return NotImplemented
+        return self.type == other.type and self.index == other.index
 
     def __hash__(self):
         return hash((self.type, self.index))

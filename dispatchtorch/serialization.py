@@ -263,7 +263,7 @@ class _Decoder:
         saved_device = node.get("device", "cpu")
         target = map_device(saved_device, self.map_location)
         t = ops.tensor(host, dtype=dt, device="cpu")
-        if target is not None and target != "cpu":
+        if target is not None and str(target) != "cpu":
             t = t.to(target)
         elif target is None:
             try:

@@ -31,7 +31,7 @@ def is_meta(map_location):
 
 
 def _to(t, device):
-    if device == "cpu":
+    if str(device) == "cpu":
         return t
     try:
         return t.to(device)

@@ -31,7 +31,7 @@ class GradScaler:
                  growth_interval=2000, enabled=True):
         self._device = device
         self._enabled = enabled
-        if self._device == "cuda" and enabled:
+        if str(self._device) == "cuda" and enabled:
             from .._accelerator import DeviceModule
             if not DeviceModule("cuda").is_available():
                 warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  "

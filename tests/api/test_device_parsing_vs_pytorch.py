@@ -76,3 +76,14 @@ def test_a_registered_backend_type_is_a_device_type(monkeypatch):
         dt.device("remot")
     assert str(e.value).endswith("privateuseone, remote device type at start of device string: remot")
     assert _device.TORCH_TYPES[0] == "cpu"
+
+
+@pytest.mark.parametrize("other", ["cpu", "cpu:0", "cuda", 0, None, ("cpu", None)])
+def test_a_device_equals_devices_only(other):
+    """device("cpu") == "cpu" is False in PyTorch: == compares with devices, never parses."""
+    for a in ("cpu", "cpu:0", "cuda"):
+        ours, theirs = dt.device(a), torch.device(a)
+        assert (ours == other, other == ours, ours != other) == \
+               (theirs == other, other == theirs, theirs != other), (a, other)
+        assert (ours == dt.device(a), ours == dt.device("meta")) == \
+               (theirs == torch.device(a), theirs == torch.device("meta"))
