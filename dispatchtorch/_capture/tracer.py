@@ -378,20 +378,10 @@ def _draw_wrapper(fn):
 def install():
     """Swap in the wrappers (called with _lock held by the first tracer)."""
     from .. import _place, _run, _tensor
-    from ..dispatch.loader import loaded_backends
+    from ..dispatch import resolve_everywhere
     from ..ops import random as R, random_sampling
 
-    from ..dispatch import resolve
-    runtimes = [rt for rt in loaded_backends() if rt.backend is not None]
-    # resolve every op now: a kernel first resolved while tracing (a CPU fallback made on
-    # the spot) would escape the wrappers below
-    for op in OPS.values():
-        for rt in runtimes:
-            if rt.name not in op.kernels and (op.prim or op.decomp is not None):
-                try:
-                    resolve(op, rt)
-                except Exception:      # the reference lacking a prim: an error at call time
-                    pass
+    runtimes = resolve_everywhere()
     for rt in runtimes:
         saved = dict(rt.kernels)
         for k, fn in saved.items():

@@ -2,9 +2,10 @@
 from .registry import OpDef, OPS, register_op, DECOMPOSE
 from .loader import (BackendRuntime, get_backend, list_backends, loaded_backends,
                      available_names, reset_backends)
-from .dispatcher import (resolve, set_fallback_mode, get_fallback_mode, kernel_error,
+from .dispatcher import (resolve, resolve_everywhere, set_fallback_mode, get_fallback_mode, kernel_error,
                          record_kernels)
 
 __all__ = ["OpDef", "OPS", "register_op", "DECOMPOSE", "BackendRuntime", "get_backend",
            "list_backends", "loaded_backends", "available_names", "reset_backends", "resolve",
+           "resolve_everywhere",
            "set_fallback_mode", "get_fallback_mode", "kernel_error", "record_kernels"]

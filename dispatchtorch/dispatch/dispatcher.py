@@ -56,6 +56,22 @@ def _recorded(op, rt, fn, on_device):
     return recorded
 
 
+def resolve_everywhere():
+    """Resolve every op on every loaded backend; the backends' runtimes. Whoever swaps
+    kernel tables for recorders (tracing, profiling, selective checkpointing) calls this
+    first: a kernel first resolved while it records would escape its wrappers."""
+    from .loader import loaded_backends
+    runtimes = [rt for rt in loaded_backends() if rt.backend is not None]
+    for op in OPS.values():
+        for rt in runtimes:
+            if rt.name not in op.kernels and (op.prim or op.decomp is not None):
+                try:
+                    resolve(op, rt)
+                except Exception:      # noqa: BLE001  (a missing prim: its error comes at call time)
+                    pass
+    return runtimes
+
+
 def resolve(op, rt):
     """Fill and return op.kernels[rt.name]."""
     fn = rt.kernels.get(op.name)

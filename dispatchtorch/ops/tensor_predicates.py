@@ -3,6 +3,7 @@ PyTorch's Tensor.is_same_size, is_signed, is_nonzero, is_set_to, is_distributed 
 dim_order answer them: no op runs, nothing is recorded."""
 from __future__ import annotations
 
+from .._output_strides import is_channels_last, is_contiguous
 from .._tensor import Tensor
 
 
@@ -55,35 +56,6 @@ def is_distributed(input):
 
 # -- dim_order: PyTorch 2.13's Tensor.dim_order (torch/_tensor.py, _prims_common) ------------
 
-def _is_contiguous(shape, stride):
-    n = 1
-    for s in shape:
-        n *= s
-    if n < 2:
-        return True
-    expected = 1
-    for size, st in zip(reversed(shape), reversed(stride)):
-        if size == 1:
-            continue
-        if st != expected:
-            return False
-        expected *= size
-    return True
-
-
-def _is_channels_last_2d(shape, stride):
-    if len(shape) != 4:
-        return False
-    expected = 1
-    for d in (1, 3, 2, 0):
-        if shape[d] == 1:
-            continue
-        if stride[d] != expected:
-            return False
-        expected *= shape[d]
-    return True
-
-
 def _should_swap(shape, stride, a, b):
     """PyTorch's comparison of two dims for the physical order: 1 swap, -1 keep, 0 tie."""
     def ge(x, y):
@@ -112,7 +84,7 @@ def _logical_to_physical(shape, stride, check):
         return [], False
     if ndim == 1:
         return [0], False
-    contiguous, channels_last = _is_contiguous(shape, stride), _is_channels_last_2d(shape, stride)
+    contiguous, channels_last = is_contiguous(shape, stride), is_channels_last(shape, stride)
     if contiguous and not channels_last:
         return list(range(ndim)), False
     if channels_last and not contiguous:

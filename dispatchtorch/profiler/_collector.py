@@ -14,7 +14,7 @@ import threading
 import traceback
 from time import perf_counter_ns
 
-from ..dispatch import DECOMPOSE, OPS, resolve
+from ..dispatch import DECOMPOSE, OPS, resolve_everywhere
 from ..dispatch.loader import loaded_backends
 
 ACTIVE = [None]         # the recording Collector, or None
@@ -173,14 +173,7 @@ def _n_out(name):
 
 
 def _install():
-    runtimes = [rt for rt in loaded_backends() if rt.backend is not None]
-    for op in OPS.values():       # resolve now: a kernel resolved later would escape
-        for rt in runtimes:
-            if rt.name not in op.kernels and (op.prim or op.decomp is not None):
-                try:
-                    resolve(op, rt)
-                except Exception:      # a missing prim: its error comes at call time
-                    pass
+    runtimes = resolve_everywhere()
     from ..autograd import engine
     if not hasattr(engine._Run._apply, "_dt_profiled"):
         engine._Run._apply = _engine_wrapper(engine._Run._apply)

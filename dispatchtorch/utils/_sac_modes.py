@@ -34,7 +34,7 @@ from collections import defaultdict
 from .. import _dtype as D
 from .. import _place
 from .._run import wrap
-from ..dispatch import DECOMPOSE, OPS, resolve
+from ..dispatch import DECOMPOSE, OPS, resolve_everywhere
 from ..dispatch.loader import loaded_backends
 from ..ops.aten_namespace import overload_of
 
@@ -277,14 +277,7 @@ def _plan_wrappers():
     """Resolve every op on every loaded backend (a kernel resolved later would escape)
     and make the wrappers: (kernel table, key, kernel, wrapper) and (op, its
     decomposition, wrapper)."""
-    runtimes = [rt for rt in loaded_backends() if rt.backend is not None]
-    for op in OPS.values():
-        for rt in runtimes:
-            if rt.name not in op.kernels and (op.prim or op.decomp is not None):
-                try:
-                    resolve(op, rt)
-                except Exception:       # a missing prim: its error comes at call time
-                    pass
+    resolve_everywhere()
     kernels, decomps = [], []
     for op in OPS.values():
         for b, fn in op.kernels.items():
