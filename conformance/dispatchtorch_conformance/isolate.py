@@ -8,7 +8,7 @@ prints goes to stderr). A worker is reused only after an op whose every check pa
 was skipped or an expected failure), so whatever a failing op left behind in the
 process (a stuck queue, a leaked buffer, a patched kernel table) cannot touch the next
 op's verdict; the contract checks get a worker of their own. Starting Python and a
-backend per op cost more than a third of the OpenCL run here. A worker that dies is
+backend per op cost more than half the OpenCL run here (100 ops: 52 s, 20 s reused). A worker that dies is
 reported as `crash` for the cell it was running, with the sample it was in and the end
 of its stderr (faulthandler's traceback of the crash); a new worker carries on with the
 op's remaining dtypes. The timeout is per sample: a worker silent for that long is
@@ -97,13 +97,12 @@ class Worker:
         os.unlink(self.err_path)
 
 
-def run_job(config, case_name, cells, timeout, op="-", on_result=None, workers=None):
+def run_job(config, case_name, cells, timeout, op, on_result, held):
     """Run one op's cells (dtypes; contract check ids for the contract) in workers.
-    workers: a one-element list holding the worker to use (or None) and, after, the one
-    fit for the next op (or None); without it each op gets workers of its own."""
+    held: a one-element list with the worker to use (or None); on return, the one fit
+    for the next op (or None)."""
     remaining = list(cells)
     results = []
-    held = workers if workers is not None else [None]
 
     def emit(r):
         results.append(r)
@@ -175,7 +174,7 @@ def run_job(config, case_name, cells, timeout, op="-", on_result=None, workers=N
                     remaining = []
                     break
         finally:
-            if clean and case_name != CONTRACT and workers is not None:
+            if clean and case_name != CONTRACT:
                 held[0] = worker
             else:
                 worker.close()
